@@ -1,0 +1,2 @@
+//! Scanner throughput benchmark (filled in with the scanner).
+fn main() {}

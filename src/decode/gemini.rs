@@ -1,0 +1,16 @@
+//! Placeholder: replaced by the real decoder in the next commit.
+
+use super::{Decoder, Event, text::TextDecoder};
+
+#[derive(Debug, Default)]
+pub struct GeminiDecoder(TextDecoder);
+
+impl Decoder for GeminiDecoder {
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<Event>) {
+        self.0.feed(bytes, out)
+    }
+
+    fn finish(&mut self, out: &mut Vec<Event>) {
+        self.0.finish(out)
+    }
+}

@@ -1,0 +1,1 @@
+//! Rendering the prompt that offers codecrew's tools to a model.

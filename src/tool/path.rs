@@ -1,0 +1,1 @@
+//! Resolving the paths a tool call names, confined to the workspace root.
