@@ -1,6 +1,8 @@
 //! Interception: finding the tool calls a model writes in its own text.
 
+mod envelope;
 mod scanner;
+mod strict;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -38,3 +40,6 @@ pub struct Rejection {
     pub reason: String,
     pub raw: String,
 }
+
+#[cfg(test)]
+mod tests;
