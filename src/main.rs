@@ -1,6 +1,71 @@
-use clap::Parser;
+//! The `codecrew` binary: parses the command line, sets up logging and the runtime, and
+//! hands over to one command. Exit codes are documented in `codecrew --help`.
 
-fn main() {
-    let cli = codecrew::cli::Cli::parse();
-    println!("{cli:?}");
+mod commands;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use codecrew::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("codecrew: cannot start the async runtime: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(run(cli));
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            if is_broken_pipe(&error) {
+                // The reader went away (`codecrew ... | head`): not an error.
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("codecrew: {error:#}");
+            ExitCode::from(commands::EXIT_USAGE)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let workdir = commands::workspace(cli.workdir.as_deref())?;
+    match cli.command {
+        Command::Prompt(args) => commands::prompt::run(args),
+        Command::Intercept(args) => commands::intercept::run(args, workdir).await,
+        Command::Tools(command) => commands::tools::run(command, workdir).await,
+    }
+}
+
+fn init_logging(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .init();
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

@@ -146,7 +146,7 @@ fn judge_values(values: &[Value]) -> Option<Vec<Verdict>> {
         match value {
             Value::Array(items) if !items.is_empty() => {
                 let inner: Vec<Verdict> = items.iter().map(judge).collect();
-                if inner.iter().any(|v| *v == Verdict::NotEnvelope) {
+                if inner.contains(&Verdict::NotEnvelope) {
                     // An array that is not all envelopes is ordinary JSON; an envelope
                     // nested in it is not a call.
                     verdicts.push(Verdict::NotEnvelope);
@@ -214,21 +214,18 @@ pub fn repair(text: &str, close_missing: bool) -> Option<String> {
             out.push(c);
             continue;
         }
-        if let Some(at) = held_comma.take() {
-            if c == '}' || c == ']' {
-                out.remove(at);
-                changed = true;
-            }
+        if let Some(at) = held_comma.take()
+            && (c == '}' || c == ']')
+        {
+            out.remove(at);
+            changed = true;
         }
         match c {
             '"' => in_string = true,
             '{' => stack.push('}'),
             '[' => stack.push(']'),
-            '}' | ']' => {
-                if stack.pop() != Some(c) {
-                    return None;
-                }
-            }
+            // The guard pops: a matching closer falls through to `_` already popped.
+            '}' | ']' if stack.pop() != Some(c) => return None,
             ',' => held_comma = Some(out.len()),
             _ => {}
         }

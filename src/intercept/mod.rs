@@ -2,12 +2,14 @@
 
 mod envelope;
 mod scanner;
+mod stream;
 mod strict;
 
 use serde::Serialize;
 use serde_json::Value;
 
 pub use scanner::{Scanner, ScannerLimits};
+pub use stream::{Interceptor, Item};
 
 /// The canonical prefix of codecrew tool names.
 pub const PREFIX: &str = "codecrew:";

@@ -1,0 +1,197 @@
+//! `codecrew intercept`: an LLM CLI's output on stdin; the calls in it found and run.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use codecrew::cli::{InterceptArgs, OutputArg};
+use codecrew::decode::{Event, Format};
+use codecrew::intercept::{Interceptor, Item, Rejection, ScannerLimits, Segment, ToolCall};
+use codecrew::tool::executor::CallRequest;
+use codecrew::tool::{Mode, ToolExecutor, ToolRegistry, ToolResult};
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+
+const CHUNK: usize = 64 * 1024;
+
+pub async fn run(args: InterceptArgs, workspace: PathBuf) -> anyhow::Result<ExitCode> {
+    let mode = Mode::from(args.mode);
+    let executor = if args.dry_run {
+        None
+    } else {
+        Some(super::executor(mode, workspace)?)
+    };
+    let mut report = Report::new(args.output, executor);
+    let mut interceptor = Interceptor::new(Format::from(args.from), ScannerLimits::default());
+    let mut stdin = tokio::io::stdin();
+    let mut buffer = vec![0u8; CHUNK];
+    let mut items = Vec::new();
+    loop {
+        let read = stdin.read(&mut buffer).await?;
+        if read == 0 {
+            break;
+        }
+        interceptor.feed(&buffer[..read], &mut items);
+        for item in items.drain(..) {
+            report.item(item).await?;
+        }
+    }
+    interceptor.finish(&mut items);
+    for item in items.drain(..) {
+        report.item(item).await?;
+    }
+    report.finish()
+}
+
+/// Collects (json) or prints as it goes (text) what the output held.
+struct Report {
+    output: OutputArg,
+    executor: Option<ToolExecutor>,
+    registry: ToolRegistry,
+    calls: Vec<ToolCall>,
+    results: Vec<ToolResult>,
+    rejected: Vec<Rejection>,
+    text: String,
+    /// Whether the text so far ends a message that did not end with a newline.
+    needs_separator: bool,
+    stdout: std::io::Stdout,
+}
+
+impl Report {
+    fn new(output: OutputArg, executor: Option<ToolExecutor>) -> Self {
+        Report {
+            output,
+            executor,
+            registry: ToolRegistry::builtin(),
+            calls: Vec::new(),
+            results: Vec::new(),
+            rejected: Vec::new(),
+            text: String::new(),
+            needs_separator: false,
+            stdout: std::io::stdout(),
+        }
+    }
+
+    async fn item(&mut self, item: Item) -> anyhow::Result<()> {
+        match item {
+            Item::Segment(Segment::Text(text)) => self.text(&text)?,
+            Item::Segment(Segment::Call(call)) => self.call(call).await?,
+            Item::Segment(Segment::Rejected(rejection)) => {
+                if self.output == OutputArg::Text {
+                    self.line(&format!("[codecrew] rejected: {}", rejection.reason))?;
+                }
+                self.rejected.push(rejection);
+            }
+            Item::MessageEnd => {
+                self.needs_separator = !self.text_ends_with_newline();
+            }
+            Item::Event(Event::Malformed { reason, raw }) => {
+                tracing::warn!("{reason}");
+                self.rejected.push(Rejection { reason, raw });
+            }
+            Item::Event(Event::Error(message)) => {
+                eprintln!("codecrew: the CLI reported an error: {message}")
+            }
+            Item::Event(other) => tracing::debug!(event = ?other, "CLI event"),
+        }
+        Ok(())
+    }
+
+    fn text_ends_with_newline(&self) -> bool {
+        self.text.is_empty() || self.text.ends_with('\n') || self.output == OutputArg::Text
+    }
+
+    fn text(&mut self, text: &str) -> anyhow::Result<()> {
+        let separator = if std::mem::take(&mut self.needs_separator) {
+            "\n"
+        } else {
+            ""
+        };
+        match self.output {
+            OutputArg::Json => {
+                self.text.push_str(separator);
+                self.text.push_str(text);
+            }
+            OutputArg::Text => {
+                let mut out = self.stdout.lock();
+                out.write_all(separator.as_bytes())?;
+                out.write_all(text.as_bytes())?;
+                out.flush()?;
+                // Only the last byte matters for separators in text mode.
+                self.text.clear();
+                self.text.push_str(&text[text.len().saturating_sub(1)..]);
+            }
+        }
+        Ok(())
+    }
+
+    fn line(&mut self, line: &str) -> anyhow::Result<()> {
+        let mut out = self.stdout.lock();
+        if !self.text.is_empty() && !self.text.ends_with('\n') {
+            out.write_all(b"\n")?;
+        }
+        writeln!(out, "{line}")?;
+        out.flush()?;
+        self.text = "\n".to_owned();
+        Ok(())
+    }
+
+    async fn call(&mut self, call: ToolCall) -> anyhow::Result<()> {
+        if self.output == OutputArg::Text {
+            let input = serde_json::to_string(&call.input)?;
+            self.line(&format!("[codecrew] call {} {input}", call.name))?;
+        }
+        if let Some(executor) = &self.executor {
+            let request = CallRequest {
+                id: String::new(),
+                tool: call.tool.clone(),
+                input: call.input.clone(),
+            };
+            let result = executor.call(&request).await;
+            if self.output == OutputArg::Text {
+                let rendered = serde_json::to_string_pretty(&result)?;
+                self.line(&rendered)?;
+            }
+            self.results.push(result);
+        }
+        self.calls.push(call);
+        Ok(())
+    }
+
+    fn finish(self) -> anyhow::Result<ExitCode> {
+        let failed = self.results.iter().any(|result| !result.is_ok());
+        if self.output == OutputArg::Json {
+            let calls: Vec<Value> = self
+                .calls
+                .iter()
+                .map(|call| {
+                    json!({
+                        "name": call.name,
+                        "tool": call.tool,
+                        "input": call.input,
+                        "known": self.registry.contains(&call.tool),
+                    })
+                })
+                .collect();
+            let document = if self.executor.is_some() {
+                json!({
+                    "calls": calls,
+                    "results": self.results,
+                    "text": self.text,
+                    "rejected": self.rejected,
+                })
+            } else {
+                json!({ "calls": calls, "text": self.text, "rejected": self.rejected })
+            };
+            let mut out = self.stdout.lock();
+            serde_json::to_writer(&mut out, &document)?;
+            out.write_all(b"\n")?;
+            out.flush()?;
+        }
+        Ok(if failed {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        })
+    }
+}

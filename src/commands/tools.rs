@@ -1,0 +1,130 @@
+//! `codecrew tools`: list, show and call tools directly.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use codecrew::cli::{OutputArg, ToolsCommand};
+use codecrew::intercept::PREFIX;
+use codecrew::tool::executor::CallRequest;
+use codecrew::tool::{Mode, Status, ToolCatalog, ToolError, ToolRegistry, ToolResult};
+use serde_json::{Value, json};
+
+pub async fn run(command: ToolsCommand, workspace: PathBuf) -> anyhow::Result<ExitCode> {
+    match command {
+        ToolsCommand::List { mode, output } => list(Mode::from(mode), output),
+        ToolsCommand::Show { name } => show(&name),
+        ToolsCommand::Call { name, input, mode } => {
+            call(&name, &input, Mode::from(mode), workspace).await
+        }
+    }
+}
+
+fn list(mode: Mode, output: OutputArg) -> anyhow::Result<ExitCode> {
+    let catalog = ToolCatalog::for_mode(&ToolRegistry::builtin(), mode)?;
+    let mut out = std::io::stdout().lock();
+    match output {
+        OutputArg::Json => {
+            let tools: Vec<Value> = catalog
+                .tools()
+                .map(|tool| {
+                    json!({
+                        "name": format!("{PREFIX}{}", tool.name()),
+                        "tool": tool.name(),
+                        "description": tool.description(),
+                        "readonly": tool.readonly(),
+                        "input_schema": tool.input_schema(),
+                    })
+                })
+                .collect();
+            serde_json::to_writer_pretty(&mut out, &tools)?;
+            writeln!(out)?;
+        }
+        OutputArg::Text => {
+            let width = catalog.names().map(str::len).max().unwrap_or(0) + PREFIX.len();
+            for tool in catalog.tools() {
+                let access = if tool.readonly() { "read" } else { "write" };
+                let summary = first_sentence(tool.description());
+                let name = format!("{PREFIX}{}", tool.name());
+                writeln!(out, "{name:<width$}  {access:<5}  {summary}")?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn first_sentence(text: &str) -> &str {
+    let text = text.trim();
+    match text.find(". ") {
+        Some(end) => &text[..=end],
+        None => text,
+    }
+}
+
+fn show(name: &str) -> anyhow::Result<ExitCode> {
+    let registry = ToolRegistry::builtin();
+    let bare = super::bare_name(name);
+    let Some(tool) = registry.get(bare) else {
+        let known: Vec<&str> = registry.names().collect();
+        anyhow::bail!(
+            "there is no tool named {name:?}; known tools: {}",
+            known.join(", ")
+        );
+    };
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{PREFIX}{}", tool.name())?;
+    writeln!(out)?;
+    writeln!(out, "{}", tool.description().trim())?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Read-only: {}",
+        if tool.readonly() {
+            "yes"
+        } else {
+            "no (execute mode only)"
+        }
+    )?;
+    writeln!(out, "Input schema:")?;
+    serde_json::to_writer_pretty(&mut out, &tool.input_schema())?;
+    writeln!(out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn call(name: &str, input: &str, mode: Mode, workspace: PathBuf) -> anyhow::Result<ExitCode> {
+    let tool = super::bare_name(name).to_owned();
+    let result = match serde_json::from_str::<Value>(input) {
+        Ok(input) => {
+            let executor = super::executor(mode, workspace)?;
+            executor
+                .call(&CallRequest {
+                    id: String::new(),
+                    tool,
+                    input,
+                })
+                .await
+        }
+        Err(error) => ToolResult {
+            tool_call_id: "call_1".to_owned(),
+            tool,
+            status: Status::Error,
+            output: Value::Null,
+            error: Some(
+                ToolError::new(
+                    "E_INVALID_INPUT",
+                    format!("--input is not valid JSON: {error}"),
+                )
+                .with_suggestion("pass a JSON object, e.g. --input '{\"path\":\"README.md\"}'"),
+            ),
+            duration_ms: 0,
+        },
+    };
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, &result)?;
+    writeln!(out)?;
+    Ok(if result.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
