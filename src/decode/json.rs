@@ -35,6 +35,11 @@ impl<'a> Str<'a> {
     pub fn into_string(self) -> Option<String> {
         self.0.map(Cow::into_owned)
     }
+
+    /// This string if present, else `other`.
+    pub fn or(self, other: Str<'a>) -> Str<'a> {
+        if self.0.is_some() { self } else { other }
+    }
 }
 
 /// Implements the visitor methods for every non-string JSON value as "absent".
@@ -116,6 +121,10 @@ impl<T> Default for Obj<T> {
 impl<T> Obj<T> {
     pub fn into_inner(self) -> Option<T> {
         self.0
+    }
+
+    pub fn as_ref(&self) -> Option<&T> {
+        self.0.as_ref()
     }
 }
 
