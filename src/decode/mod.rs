@@ -14,7 +14,10 @@ mod auto;
 mod claude;
 mod codex;
 mod gemini;
+mod json;
 mod lines;
+#[cfg(test)]
+mod testing;
 mod text;
 
 use serde_json::Value;
