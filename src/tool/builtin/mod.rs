@@ -1,12 +1,27 @@
-//! The built-in tools.
+//! The built-in tools, one per file. File tools resolve every path through
+//! [`crate::tool::path`]; what they share lives in `support`.
 
+mod edit_file;
 mod help;
+mod read_file;
+mod support;
+mod write_file;
 
 use std::sync::Arc;
 
 use super::Tool;
 
+pub use edit_file::EditFile;
+pub use help::Help;
+pub use read_file::ReadFile;
+pub use write_file::WriteFile;
+
 /// Every built-in tool.
 pub fn all() -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(help::Help)]
+    vec![
+        Arc::new(Help),
+        Arc::new(ReadFile),
+        Arc::new(WriteFile),
+        Arc::new(EditFile),
+    ]
 }
