@@ -2,7 +2,9 @@
 //! [`crate::tool::path`]; what they share lives in `support`.
 
 mod edit_file;
+mod glob;
 mod help;
+mod list_directory;
 mod read_file;
 mod support;
 mod write_file;
@@ -12,7 +14,9 @@ use std::sync::Arc;
 use super::Tool;
 
 pub use edit_file::EditFile;
+pub use glob::Glob;
 pub use help::Help;
+pub use list_directory::ListDirectory;
 pub use read_file::ReadFile;
 pub use write_file::WriteFile;
 
@@ -23,5 +27,7 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(ReadFile),
         Arc::new(WriteFile),
         Arc::new(EditFile),
+        Arc::new(ListDirectory),
+        Arc::new(Glob),
     ]
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use ignore::WalkBuilder;
 use serde_json::Value;
 
 use crate::tool::ToolError;
@@ -20,6 +21,10 @@ pub fn required_str<'a>(input: &'a Value, field: &str) -> Result<&'a str, ToolEr
         .get(field)
         .and_then(Value::as_str)
         .ok_or_else(|| ToolError::new("E_INVALID_INPUT", format!("`{field}` must be a string")))
+}
+
+pub fn optional_str<'a>(input: &'a Value, field: &str) -> Option<&'a str> {
+    input.get(field).and_then(Value::as_str)
 }
 
 pub fn optional_u64(input: &Value, field: &str) -> Option<u64> {
@@ -70,6 +75,20 @@ pub fn regular_file(path: &Path, display: &str) -> Result<Metadata, ToolError> {
     Ok(meta)
 }
 
+/// Checks that `path` is an existing directory.
+pub fn directory(path: &Path, display: &str) -> Result<(), ToolError> {
+    let meta = fs::metadata(path).map_err(|error| io_error(display, &error))?;
+    if meta.is_dir() {
+        Ok(())
+    } else {
+        Err(ToolError::new(
+            "E_NOT_A_DIRECTORY",
+            format!("{display:?} is not a directory"),
+        )
+        .with_suggestion("read a file with codecrew:read_file"))
+    }
+}
+
 /// A flag set when the caller stops waiting (the tool's future was dropped, e.g. on the
 /// executor's timeout), so a walk on a blocking thread can stop early.
 #[derive(Clone, Debug, Default)]
@@ -100,6 +119,18 @@ where
     tokio::task::spawn_blocking(move || work(cancel))
         .await
         .map_err(|error| ToolError::new("E_INTERNAL", format!("the tool's task failed: {error}")))?
+}
+
+/// The walker every listing and search tool uses: `.gitignore`, `.ignore` and git's
+/// excludes are respected even outside a git repository (a workspace need not be one),
+/// hidden files are included, and `.git` itself is skipped.
+pub fn walker(dir: &Path) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(dir);
+    builder
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|entry| entry.file_name() != ".git");
+    builder
 }
 
 /// Replaces (or creates) `target` with `bytes` atomically: a temporary file in the same
