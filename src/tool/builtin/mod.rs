@@ -3,6 +3,8 @@
 
 mod edit_file;
 mod glob;
+mod grep;
+mod grep_sink;
 mod help;
 mod list_directory;
 mod read_file;
@@ -15,6 +17,7 @@ use super::Tool;
 
 pub use edit_file::EditFile;
 pub use glob::Glob;
+pub use grep::Grep;
 pub use help::Help;
 pub use list_directory::ListDirectory;
 pub use read_file::ReadFile;
@@ -29,5 +32,6 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(EditFile),
         Arc::new(ListDirectory),
         Arc::new(Glob),
+        Arc::new(Grep),
     ]
 }
