@@ -8,6 +8,7 @@ mod grep_sink;
 mod help;
 mod list_directory;
 mod read_file;
+mod run_command;
 mod support;
 mod write_file;
 
@@ -21,6 +22,7 @@ pub use grep::Grep;
 pub use help::Help;
 pub use list_directory::ListDirectory;
 pub use read_file::ReadFile;
+pub use run_command::{RunCommand, scrub_env};
 pub use write_file::WriteFile;
 
 /// Every built-in tool.
@@ -33,5 +35,6 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(ListDirectory),
         Arc::new(Glob),
         Arc::new(Grep),
+        Arc::new(RunCommand),
     ]
 }
