@@ -1,1 +1,306 @@
 //! Resolving the paths a tool call names, confined to the workspace root.
+//!
+//! Every file tool goes through [`resolve`] before it touches the file system. The model
+//! writes paths relative to the workspace root (absolute paths are accepted when they lie
+//! inside it); whatever it writes, the result is either a path inside the root or an error
+//! the model can act on.
+//!
+//! How confinement works: the longest prefix of the path that exists is canonicalised
+//! (so every symlink in it is resolved by the OS), the rest, which does not exist yet, is
+//! normalised lexically (it cannot contain symlinks), and the result must start with the
+//! root. Writes add two rules: the parent must resolve inside the root, and the final
+//! component must not be a symlink (writing through it would change its target, which may
+//! lie anywhere).
+//!
+//! Later rules (sensitive files that may not be read, protected files that may not be
+//! written) belong in [`check_policy`], which sees every resolved path and its access.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::ToolError;
+
+/// What a tool is about to do with a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+const OUTSIDE_SUGGESTION: &str =
+    "paths are relative to the workspace root; use a path like \"src/main.rs\" inside it";
+
+/// Resolves `requested` against the canonical workspace `root`.
+///
+/// The result lies inside the root (or is the root), with every existing symlink
+/// resolved. It need not exist: tools report a missing file themselves.
+pub fn resolve(root: &Path, requested: &str, access: Access) -> Result<PathBuf, ToolError> {
+    if requested.is_empty() {
+        return Err(ToolError::new("E_INVALID_PATH", "the path is empty")
+            .with_suggestion("give a path relative to the workspace root, e.g. \".\""));
+    }
+    if requested.contains('\0') {
+        return Err(ToolError::new(
+            "E_INVALID_PATH",
+            format!("the path {requested:?} contains a NUL byte"),
+        ));
+    }
+    let joined = root.join(requested);
+    let resolved = match access {
+        Access::Read => confine(root, &joined, requested, access)?,
+        Access::Write => {
+            // `Path::file_name` is None for a path ending in `..` or for `/`; neither names
+            // a file that could be written.
+            let (Some(parent), Some(name)) = (joined.parent(), joined.file_name()) else {
+                return Err(ToolError::new(
+                    "E_INVALID_PATH",
+                    format!("{requested:?} does not name a file"),
+                ));
+            };
+            let target = confine(root, parent, requested, access)?.join(name);
+            refuse_symlink(&target, requested)?;
+            target
+        }
+    };
+    check_policy(root, &resolved, access)?;
+    Ok(resolved)
+}
+
+/// The place for rules beyond confinement (sensitive and protected files). There are none
+/// yet; every confined path is allowed.
+fn check_policy(_root: &Path, _path: &Path, _access: Access) -> Result<(), ToolError> {
+    Ok(())
+}
+
+/// Canonicalises the existing part of `path`, normalises the rest and checks the result
+/// lies inside `root`.
+fn confine(
+    root: &Path,
+    path: &Path,
+    requested: &str,
+    access: Access,
+) -> Result<PathBuf, ToolError> {
+    let (existing, tail, dangling) = split_existing(path);
+    if dangling && access == Access::Write {
+        // A link whose target does not exist cannot be checked; creating directories
+        // through it would create them wherever it points.
+        return Err(ToolError::new(
+            "E_SYMLINK",
+            format!("{requested:?} passes through a symbolic link whose target does not exist"),
+        ));
+    }
+    let mut resolved = existing;
+    for component in tail {
+        match component {
+            // The tail does not exist, so it holds no symlinks and `..` is lexical.
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            Component::Normal(name) => resolved.push(name),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    if resolved.starts_with(root) {
+        Ok(resolved)
+    } else {
+        Err(outside(requested))
+    }
+}
+
+/// Splits `path` into the canonical form of its longest existing prefix and the
+/// components after it; the flag says whether one of those components exists after all
+/// (a dangling symlink, the only thing that exists but does not canonicalise).
+fn split_existing(path: &Path) -> (PathBuf, Vec<Component<'_>>, bool) {
+    let mut tail = Vec::new();
+    let mut current = path;
+    let mut dangling = false;
+    loop {
+        if let Ok(canonical) = current.canonicalize() {
+            tail.reverse();
+            return (canonical, tail, dangling);
+        }
+        dangling |= current.symlink_metadata().is_ok();
+        match (current.parent(), current.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                tail.push(last);
+                current = parent;
+            }
+            // Nothing of the path exists, not even `/` (cannot happen on a working
+            // system); keep it as given and let the prefix check decide.
+            _ => return (path.to_path_buf(), Vec::new(), dangling),
+        }
+    }
+}
+
+fn refuse_symlink(target: &Path, requested: &str) -> Result<(), ToolError> {
+    match target.symlink_metadata() {
+        Ok(meta) if meta.file_type().is_symlink() => Err(ToolError::new(
+            "E_SYMLINK",
+            format!("{requested:?} is a symbolic link; codecrew does not write through links"),
+        )
+        .with_suggestion("write to the file the link points to instead")),
+        _ => Ok(()),
+    }
+}
+
+fn outside(requested: &str) -> ToolError {
+    ToolError::new(
+        "E_PATH_OUTSIDE_WORKSPACE",
+        format!("{requested:?} is outside the workspace"),
+    )
+    .with_suggestion(OUTSIDE_SUGGESTION)
+}
+
+/// `path` as the model should see it: relative to the root, `.` for the root itself.
+pub fn display(root: &Path, path: &Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(relative) if relative.as_os_str().is_empty() => ".".to_owned(),
+        Ok(relative) => relative.to_string_lossy().into_owned(),
+        Err(_) => path.to_string_lossy().into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::symlink;
+    use tempfile::TempDir;
+
+    fn workspace() -> (TempDir, PathBuf) {
+        let dir = TempDir::new().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        (dir, root)
+    }
+
+    fn code(result: Result<PathBuf, ToolError>) -> String {
+        result.unwrap_err().code
+    }
+
+    #[test]
+    fn relative_paths_join_the_root() {
+        let (_dir, root) = workspace();
+        fs::write(root.join("a.txt"), "x").unwrap();
+        assert_eq!(
+            resolve(&root, "a.txt", Access::Read).unwrap(),
+            root.join("a.txt")
+        );
+        assert_eq!(resolve(&root, ".", Access::Read).unwrap(), root);
+        assert_eq!(
+            resolve(&root, "new/dir/file.rs", Access::Read).unwrap(),
+            root.join("new/dir/file.rs")
+        );
+    }
+
+    #[test]
+    fn absolute_paths_inside_are_accepted() {
+        let (_dir, root) = workspace();
+        let inside = root.join("b.txt");
+        let requested = inside.to_str().unwrap();
+        assert_eq!(resolve(&root, requested, Access::Write).unwrap(), inside);
+    }
+
+    #[test]
+    fn empty_and_nul_paths_are_invalid() {
+        let (_dir, root) = workspace();
+        assert_eq!(code(resolve(&root, "", Access::Read)), "E_INVALID_PATH");
+        assert_eq!(code(resolve(&root, "a\0b", Access::Read)), "E_INVALID_PATH");
+        assert_eq!(
+            code(resolve(&root, "a\0b", Access::Write)),
+            "E_INVALID_PATH"
+        );
+    }
+
+    #[test]
+    fn dot_dot_escapes_are_refused() {
+        let (_dir, root) = workspace();
+        let error = resolve(&root, "../etc/passwd", Access::Read).unwrap_err();
+        assert_eq!(error.code, "E_PATH_OUTSIDE_WORKSPACE");
+        assert!(error.message.contains("../etc/passwd"));
+        assert!(
+            error
+                .suggestion
+                .unwrap()
+                .contains("relative to the workspace root")
+        );
+        // Through a directory that does not exist, still lexically outside.
+        assert_eq!(
+            code(resolve(&root, "nope/../../x", Access::Write)),
+            "E_PATH_OUTSIDE_WORKSPACE"
+        );
+        // `..` that stays inside is fine.
+        fs::create_dir(root.join("sub")).unwrap();
+        assert_eq!(
+            resolve(&root, "sub/../c.txt", Access::Read).unwrap(),
+            root.join("c.txt")
+        );
+    }
+
+    #[test]
+    fn absolute_paths_outside_are_refused() {
+        let (_dir, root) = workspace();
+        assert_eq!(
+            code(resolve(&root, "/etc/passwd", Access::Read)),
+            "E_PATH_OUTSIDE_WORKSPACE"
+        );
+        assert_eq!(
+            code(resolve(&root, "/tmp/elsewhere.txt", Access::Write)),
+            "E_PATH_OUTSIDE_WORKSPACE"
+        );
+    }
+
+    #[test]
+    fn symlinks_pointing_outside_are_refused() {
+        let (_dir, root) = workspace();
+        let (_other, outside_dir) = workspace();
+        fs::write(outside_dir.join("secret"), "s").unwrap();
+        symlink(outside_dir.join("secret"), root.join("link")).unwrap();
+        symlink(&outside_dir, root.join("dirlink")).unwrap();
+        assert_eq!(
+            code(resolve(&root, "link", Access::Read)),
+            "E_PATH_OUTSIDE_WORKSPACE"
+        );
+        assert_eq!(
+            code(resolve(&root, "dirlink/secret", Access::Read)),
+            "E_PATH_OUTSIDE_WORKSPACE"
+        );
+        assert_eq!(
+            code(resolve(&root, "dirlink/new.txt", Access::Write)),
+            "E_PATH_OUTSIDE_WORKSPACE"
+        );
+    }
+
+    #[test]
+    fn writes_through_a_final_symlink_are_refused() {
+        let (_dir, root) = workspace();
+        fs::write(root.join("real.txt"), "r").unwrap();
+        symlink(root.join("real.txt"), root.join("inner")).unwrap();
+        // Reading through an inside link is fine and yields the target.
+        assert_eq!(
+            resolve(&root, "inner", Access::Read).unwrap(),
+            root.join("real.txt")
+        );
+        assert_eq!(code(resolve(&root, "inner", Access::Write)), "E_SYMLINK");
+        // A dangling link is refused too: writing would create its target.
+        symlink(root.join("missing"), root.join("dangling")).unwrap();
+        assert_eq!(code(resolve(&root, "dangling", Access::Write)), "E_SYMLINK");
+        symlink("/nonexistent-dir", root.join("dirlink")).unwrap();
+        assert_eq!(
+            code(resolve(&root, "dirlink/file", Access::Write)),
+            "E_SYMLINK"
+        );
+    }
+
+    #[test]
+    fn writes_need_a_file_name() {
+        let (_dir, root) = workspace();
+        assert_eq!(code(resolve(&root, "..", Access::Write)), "E_INVALID_PATH");
+    }
+
+    #[test]
+    fn display_is_relative_to_the_root() {
+        let (_dir, root) = workspace();
+        assert_eq!(display(&root, &root), ".");
+        assert_eq!(display(&root, &root.join("src/lib.rs")), "src/lib.rs");
+        assert_eq!(display(&root, Path::new("/elsewhere")), "/elsewhere");
+    }
+}
