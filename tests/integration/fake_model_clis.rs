@@ -7,13 +7,54 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::support::clis::{CLI_TIMEOUT, Cli, CliEnv, CliRun, Clis, TestHome, run};
 use crate::support::fake_model::{
-    Api, Extracted, FakeModel, Reply, Rule, Script, chunk_text, extract_anthropic, extract_gemini,
-    extract_openai, is_gemini_structured, schema_instance,
+    Api, Extracted, FakeModel, LoggedRequest, Reply, Rule, Script, chunk_text, extract_anthropic,
+    extract_gemini, extract_openai, is_gemini_structured, schema_instance,
 };
 
 const HELLO: &str = "Hello! I am the fake model. How can I help?";
+const TOOL_DONE: &str = "The tool printed fake-tool-output.";
 const FAIL: &str = "scripted failure from fake server";
+
+fn envelope_reply_text() -> String {
+    "Sure, calling the helper tool:\n\n```json\n\
+     {\"type\":\"tool_use\",\"name\":\"codecrew:help\",\"input\":{}}\n```\n"
+        .to_string()
+}
+
+/// The script every real-CLI test uses; only the native tool call differs per CLI.
+fn script(cli: Cli) -> Script {
+    let tool = match cli {
+        Cli::Claude => Reply::text("I'll run that command.").with_tool_call(
+            "Bash",
+            json!({"command": "echo fake-tool-output", "description": "Echo a test string"}),
+        ),
+        Cli::Gemini => Reply::text("Running it.").with_tool_call(
+            "run_shell_command",
+            json!({"command": "echo fake-tool-output", "description": "echo"}),
+        ),
+        Cli::Codex => Reply::text("Running it.")
+            .with_tool_call("exec_command", json!({"cmd": "echo fake-tool-output"})),
+    };
+    Script::new()
+        .rule(Rule::on_tool_result("fake-tool-output", Reply::text(TOOL_DONE)).named("tool-done"))
+        .rule(Rule::on_prompt("hello", Reply::text(HELLO)).named("hello"))
+        .rule(Rule::on_prompt("codecrew", Reply::text(envelope_reply_text())).named("envelope"))
+        .rule(
+            Rule::on_prompt(
+                "remember the number",
+                Reply::text("Got it: I will remember 42."),
+            )
+            .named("turn-1"),
+        )
+        .rule(
+            Rule::on_prompt("what number", Reply::text("You asked me to remember 42."))
+                .named("turn-2"),
+        )
+        .rule(Rule::on_prompt("fail please", Reply::error(400, FAIL)).named("fail"))
+        .rule(Rule::on_prompt("run echo", tool).named("tool-call"))
+}
 
 fn fixture(name: &str) -> Vec<Value> {
     let path = format!(
@@ -628,4 +669,557 @@ fn hang_accepts_and_never_answers_and_delay_waits() {
         0,
         "connection closed, no answer"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The real CLIs
+// ---------------------------------------------------------------------------------------------
+
+/// One test's setup: the located CLIs, a fake model, a HOME and the environment.
+struct Rig {
+    clis: Clis,
+    server: FakeModel,
+    _home: TestHome,
+    env: CliEnv,
+    cli: Cli,
+}
+
+impl Rig {
+    fn new(cli: Cli, test: &str) -> Option<Rig> {
+        let clis = Clis::require(test)?;
+        let server = FakeModel::start(script(cli));
+        let home = TestHome::new(test);
+        let env = clis.env_for(cli, &home, &server.url());
+        Some(Rig {
+            clis,
+            server,
+            _home: home,
+            env,
+            cli,
+        })
+    }
+
+    fn run(&self, args: &[&str]) -> CliRun {
+        let mut command = self.clis.command(self.cli, &self.env);
+        command.args(args);
+        let result = run(&mut command, CLI_TIMEOUT);
+        eprintln!(
+            "{} {:?}: exit {:?} in {:.2?}, {} request(s) logged so far",
+            self.cli.bin_name(),
+            args,
+            result.code(),
+            result.elapsed,
+            self.server.requests().len()
+        );
+        result
+    }
+}
+
+impl Drop for Rig {
+    /// On a failed assertion, show what the CLI sent.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("fake model request log:");
+            for request in self.server.requests() {
+                eprintln!("  {}", request.summary());
+            }
+        }
+    }
+}
+
+fn claude_args(prompt: &str) -> Vec<&str> {
+    vec![
+        "-p",
+        prompt,
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--model",
+        "haiku",
+    ]
+}
+
+fn gemini_args(prompt: &str) -> Vec<&str> {
+    vec!["-p", prompt, "--output-format", "stream-json"]
+}
+
+fn codex_args(prompt: &str) -> Vec<&str> {
+    vec!["exec", "--skip-git-repo-check", "--json", prompt]
+}
+
+/// Claude's final text (the `result` event, checked for success).
+fn claude_result(run: &CliRun) -> String {
+    let result = run.events("result").pop().expect("a result event");
+    assert_eq!(result["is_error"], false, "{result}");
+    result["result"].as_str().unwrap().to_string()
+}
+
+/// Gemini's assistant text: the concatenated `message` deltas.
+fn gemini_text(run: &CliRun) -> String {
+    run.events("message")
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Codex's agent messages.
+fn codex_messages(run: &CliRun) -> Vec<String> {
+    run.events("item.completed")
+        .iter()
+        .filter(|e| e["item"]["type"] == "agent_message")
+        .map(|e| e["item"]["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The assistant turns replayed in a request's history, whatever the protocol.
+fn replayed_assistant_text(request: &LoggedRequest) -> Vec<String> {
+    let texts = |items: &Value, role: &str, parts: &str| -> Vec<String> {
+        items
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == role)
+            .flat_map(|m| match &m[parts] {
+                Value::String(s) => vec![s.clone()],
+                Value::Array(blocks) => blocks
+                    .iter()
+                    .filter_map(|b| b["text"].as_str().map(str::to_string))
+                    .collect(),
+                _ => vec![],
+            })
+            .collect()
+    };
+    match request.api {
+        Api::Anthropic => texts(&request.body["messages"], "assistant", "content"),
+        Api::Gemini => texts(&request.body["contents"], "model", "parts"),
+        Api::OpenAi => texts(&request.body["input"], "assistant", "content"),
+        Api::Other => vec![],
+    }
+}
+
+// --- Claude ---
+
+#[test]
+fn claude_plain_answer() {
+    let Some(rig) = Rig::new(Cli::Claude, "claude_plain_answer") else {
+        return;
+    };
+    let run = rig.run(&claude_args("hello"));
+    run.assert_code(0);
+    let assistant = run.events("assistant");
+    assert_eq!(assistant[0]["message"]["content"][0]["text"], HELLO);
+    assert!(
+        assistant[0]["request_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("req_")
+    );
+    assert_eq!(claude_result(&run), HELLO);
+    let requests = rig.server.model_requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].prompt.as_deref(), Some("hello"));
+    assert_eq!(requests[0].path, "/v1/messages");
+    assert_eq!(requests[0].answered_by, "hello");
+    assert_eq!(
+        requests[0].header("x-api-key"),
+        rig.env.get("ANTHROPIC_API_KEY").and_then(|v| v.to_str())
+    );
+    let session = &run.events("system")[0]["session_id"];
+    assert_eq!(
+        requests[0].header("x-claude-code-session-id"),
+        session.as_str()
+    );
+}
+
+#[test]
+fn claude_passes_a_fenced_envelope_through() {
+    let Some(rig) = Rig::new(Cli::Claude, "claude_envelope") else {
+        return;
+    };
+    let run = rig.run(&claude_args("please use codecrew help"));
+    run.assert_code(0);
+    assert_eq!(claude_result(&run), envelope_reply_text());
+    assert_eq!(
+        run.events("assistant")[0]["message"]["content"][0]["text"],
+        envelope_reply_text()
+    );
+}
+
+#[test]
+fn claude_resumed_session_replays_history() {
+    let Some(rig) = Rig::new(Cli::Claude, "claude_resume") else {
+        return;
+    };
+    let first = rig.run(&claude_args("remember the number 42"));
+    first.assert_code(0);
+    let session = first.events("system")[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut args = claude_args("what number did I ask you to remember?");
+    args.extend(["--resume", &session]);
+    let second = rig.run(&args);
+    second.assert_code(0);
+    assert_eq!(claude_result(&second), "You asked me to remember 42.");
+    assert_eq!(second.events("result")[0]["session_id"], session.as_str());
+    let requests = rig.server.model_requests();
+    let last = requests.last().unwrap();
+    assert_eq!(last.answered_by, "turn-2");
+    assert_eq!(
+        last.prompt.as_deref(),
+        Some("what number did I ask you to remember?")
+    );
+    assert!(replayed_assistant_text(last).contains(&"Got it: I will remember 42.".to_string()));
+}
+
+#[test]
+fn claude_api_error_exits_1() {
+    let Some(rig) = Rig::new(Cli::Claude, "claude_api_error") else {
+        return;
+    };
+    let run = rig.run(&claude_args("fail please"));
+    run.assert_code(Cli::Claude.api_error_exit_code());
+    let result = run.events("result").pop().unwrap();
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["api_error_status"], 400);
+    assert!(
+        result["result"].as_str().unwrap().contains(FAIL),
+        "{result}"
+    );
+    // 2.1.329 re-sends a 400 with fewer beta features; every request got the error.
+    let requests = rig.server.model_requests();
+    assert!(!requests.is_empty());
+    assert!(requests.iter().all(|r| r.answered_by == "fail"));
+}
+
+#[test]
+fn claude_native_tool_round_trip() {
+    let Some(rig) = Rig::new(Cli::Claude, "claude_tool") else {
+        return;
+    };
+    let mut args = claude_args("run echo for me");
+    args.extend(["--allowedTools", "Bash"]);
+    let run = rig.run(&args);
+    run.assert_code(0);
+    let tool_use = run
+        .events("assistant")
+        .into_iter()
+        .find(|e| e["message"]["content"][0]["type"] == "tool_use")
+        .expect("a tool_use event");
+    assert_eq!(tool_use["message"]["content"][0]["name"], "Bash");
+    let user = run.events("user");
+    assert_eq!(
+        user[0]["message"]["content"][0]["content"],
+        "fake-tool-output"
+    );
+    assert_eq!(claude_result(&run), TOOL_DONE);
+    let requests = rig.server.model_requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].answered_by, "tool-call");
+    assert_eq!(requests[1].answered_by, "tool-done");
+    assert_eq!(requests[1].tool_result.as_deref(), Some("fake-tool-output"));
+    assert_eq!(requests[1].prompt.as_deref(), Some("run echo for me"));
+}
+
+#[test]
+fn claude_thinking_block() {
+    let Some(rig) = Rig::new(Cli::Claude, "claude_thinking") else {
+        return;
+    };
+    rig.server.set_script(
+        Script::new().default_reply(
+            Reply::text("Here is my considered answer.")
+                .with_thinking("Let me think about this carefully."),
+        ),
+    );
+    let run = rig.run(&claude_args("think first"));
+    run.assert_code(0);
+    let thinking = run
+        .events("assistant")
+        .into_iter()
+        .find(|e| e["message"]["content"][0]["type"] == "thinking")
+        .expect("a thinking block");
+    assert_eq!(
+        thinking["message"]["content"][0]["thinking"],
+        "Let me think about this carefully."
+    );
+    assert_eq!(claude_result(&run), "Here is my considered answer.");
+}
+
+// --- Gemini ---
+
+#[test]
+fn gemini_plain_answer() {
+    let Some(rig) = Rig::new(Cli::Gemini, "gemini_plain_answer") else {
+        return;
+    };
+    let run = rig.run(&gemini_args("hello"));
+    run.assert_code(0);
+    assert_eq!(gemini_text(&run), HELLO);
+    // Each streamed chunk is one delta event.
+    let deltas = run
+        .events("message")
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .count();
+    assert_eq!(deltas, chunk_text(HELLO, 12).len());
+    assert_eq!(run.events("result")[0]["status"], "success");
+    let log = rig.server.requests();
+    assert!(
+        log.iter()
+            .any(|r| r.answered_by == "structured-output" && r.prompt.as_deref() == Some("hello"))
+    );
+    let turns = rig.server.model_requests();
+    assert_eq!(turns.len(), 1);
+    assert_eq!(turns[0].prompt.as_deref(), Some("hello"));
+    assert!(turns[0].path.ends_with(":streamGenerateContent"));
+}
+
+#[test]
+fn gemini_passes_a_fenced_envelope_through() {
+    let Some(rig) = Rig::new(Cli::Gemini, "gemini_envelope") else {
+        return;
+    };
+    let run = rig.run(&gemini_args("please use codecrew help"));
+    run.assert_code(0);
+    assert_eq!(gemini_text(&run), envelope_reply_text());
+}
+
+#[test]
+fn gemini_resumed_session_replays_history() {
+    let Some(rig) = Rig::new(Cli::Gemini, "gemini_resume") else {
+        return;
+    };
+    let first = rig.run(&gemini_args("remember the number 42"));
+    first.assert_code(0);
+    let session = first.events("init")[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut args = gemini_args("what number did I ask you to remember?");
+    args.extend(["--resume", &session]);
+    let second = rig.run(&args);
+    second.assert_code(0);
+    assert_eq!(gemini_text(&second), "You asked me to remember 42.");
+    assert_eq!(second.events("init")[0]["session_id"], session.as_str());
+    let last = rig.server.model_requests().pop().unwrap();
+    assert_eq!(last.answered_by, "turn-2");
+    assert!(
+        replayed_assistant_text(&last)
+            .concat()
+            .contains("Got it: I will remember 42.")
+    );
+}
+
+#[test]
+fn gemini_api_error_exits_144() {
+    let Some(rig) = Rig::new(Cli::Gemini, "gemini_api_error") else {
+        return;
+    };
+    let run = rig.run(&gemini_args("fail please"));
+    run.assert_code(Cli::Gemini.api_error_exit_code());
+    let result = run.events("result").pop().unwrap();
+    assert_eq!(result["status"], "error");
+    assert!(result["error"]["message"].as_str().unwrap().contains(FAIL));
+}
+
+#[test]
+fn gemini_native_tool_round_trip() {
+    let Some(rig) = Rig::new(Cli::Gemini, "gemini_tool") else {
+        return;
+    };
+    let mut args = gemini_args("run echo for me");
+    args.push("--yolo");
+    let run = rig.run(&args);
+    run.assert_code(0);
+    let tool_use = run.events("tool_use").pop().expect("a tool_use event");
+    assert_eq!(tool_use["tool_name"], "run_shell_command");
+    assert_eq!(run.events("tool_result")[0]["status"], "success");
+    assert!(gemini_text(&run).ends_with(TOOL_DONE));
+    let turns = rig.server.model_requests();
+    assert_eq!(turns.last().unwrap().answered_by, "tool-done");
+    assert!(
+        turns
+            .last()
+            .unwrap()
+            .tool_result
+            .as_deref()
+            .unwrap()
+            .contains("fake-tool-output")
+    );
+}
+
+#[test]
+fn gemini_drops_thought_parts_from_its_output() {
+    let Some(rig) = Rig::new(Cli::Gemini, "gemini_thinking") else {
+        return;
+    };
+    rig.server.set_script(
+        Script::new().default_reply(
+            Reply::text("Here is my considered answer.")
+                .with_thinking("Let me think about this carefully."),
+        ),
+    );
+    let run = rig.run(&gemini_args("think first"));
+    run.assert_code(0);
+    assert_eq!(gemini_text(&run), "Here is my considered answer.");
+    assert!(!run.stdout.contains("Let me think"), "{}", run.stdout);
+}
+
+// --- Codex ---
+
+#[test]
+fn codex_plain_answer() {
+    let Some(rig) = Rig::new(Cli::Codex, "codex_plain_answer") else {
+        return;
+    };
+    let run = rig.run(&codex_args("hello"));
+    run.assert_code(0);
+    assert_eq!(codex_messages(&run), [HELLO]);
+    assert_eq!(run.events("turn.completed").len(), 1);
+    let turns = rig.server.model_requests();
+    assert_eq!(turns.len(), 1);
+    assert_eq!(turns[0].prompt.as_deref(), Some("hello"));
+    assert_eq!(turns[0].path, "/v1/responses");
+    let bearer = format!("Bearer {}", crate::support::clis::FAKE_API_KEY);
+    assert_eq!(turns[0].header("authorization"), Some(bearer.as_str()));
+    assert!(
+        !run.stderr.contains("could not create PATH aliases"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn codex_passes_a_fenced_envelope_through() {
+    let Some(rig) = Rig::new(Cli::Codex, "codex_envelope") else {
+        return;
+    };
+    let run = rig.run(&codex_args("please use codecrew help"));
+    run.assert_code(0);
+    assert_eq!(codex_messages(&run), [envelope_reply_text()]);
+}
+
+#[test]
+fn codex_resumed_session_replays_history() {
+    let Some(rig) = Rig::new(Cli::Codex, "codex_resume") else {
+        return;
+    };
+    let first = rig.run(&codex_args("remember the number 42"));
+    first.assert_code(0);
+    let thread = first.events("thread.started")[0]["thread_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let second = rig.run(&[
+        "exec",
+        "--skip-git-repo-check",
+        "--json",
+        "resume",
+        &thread,
+        "what number did I ask you to remember?",
+    ]);
+    second.assert_code(0);
+    assert_eq!(codex_messages(&second), ["You asked me to remember 42."]);
+    assert_eq!(
+        second.events("thread.started")[0]["thread_id"],
+        thread.as_str()
+    );
+    let last = rig.server.model_requests().pop().unwrap();
+    assert_eq!(last.answered_by, "turn-2");
+    assert!(replayed_assistant_text(&last).contains(&"Got it: I will remember 42.".to_string()));
+}
+
+#[test]
+fn codex_api_error_exits_1() {
+    let Some(rig) = Rig::new(Cli::Codex, "codex_api_error") else {
+        return;
+    };
+    let run = rig.run(&codex_args("fail please"));
+    run.assert_code(Cli::Codex.api_error_exit_code());
+    let failed = run.events("turn.failed").pop().expect("turn.failed");
+    assert!(failed["error"]["message"].as_str().unwrap().contains(FAIL));
+    assert_eq!(rig.server.model_requests().len(), 1, "no retries");
+}
+
+#[test]
+fn codex_native_tool_round_trip() {
+    let Some(rig) = Rig::new(Cli::Codex, "codex_tool") else {
+        return;
+    };
+    let run = rig.run(&codex_args("run echo for me"));
+    run.assert_code(0);
+    let command = run
+        .events("item.completed")
+        .into_iter()
+        .find(|e| e["item"]["type"] == "command_execution")
+        .expect("a command_execution item");
+    assert_eq!(command["item"]["aggregated_output"], "fake-tool-output\n");
+    assert_eq!(codex_messages(&run), ["Running it.", TOOL_DONE]);
+    let turns = rig.server.model_requests();
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[1].answered_by, "tool-done");
+    assert_eq!(turns[1].prompt.as_deref(), Some("run echo for me"));
+}
+
+#[test]
+fn codex_reasoning_summary_becomes_a_reasoning_item() {
+    let Some(rig) = Rig::new(Cli::Codex, "codex_thinking") else {
+        return;
+    };
+    rig.server.set_script(
+        Script::new().default_reply(
+            Reply::text("Here is my considered answer.")
+                .with_thinking("Let me think about this carefully."),
+        ),
+    );
+    let run = rig.run(&codex_args("think first"));
+    run.assert_code(0);
+    let items: Vec<Value> = run
+        .events("item.completed")
+        .into_iter()
+        .map(|e| e["item"].clone())
+        .collect();
+    assert_eq!(items[0]["type"], "reasoning");
+    assert_eq!(items[0]["text"], "Let me think about this carefully.");
+    assert_eq!(codex_messages(&run), ["Here is my considered answer."]);
+}
+
+#[test]
+fn harness_env_for_all_clis_puts_the_clis_first_on_path() {
+    let Some(clis) = Clis::require("harness_env_for_all") else {
+        return;
+    };
+    let home = TestHome::new("harness_env");
+    let env = clis.env_for_all(&home, "http://127.0.0.1:9");
+    let path = env.get("PATH").unwrap();
+    let first = std::env::split_paths(path).next().unwrap();
+    assert_eq!(first, clis.bin_dir());
+    for key in [
+        "ANTHROPIC_BASE_URL",
+        "GOOGLE_GEMINI_BASE_URL",
+        "CODEX_HOME",
+        "GEMINI_CLI_HOME",
+    ] {
+        assert!(env.get(key).is_some(), "{key}");
+    }
+    assert!(env.remove.iter().any(|k| k == "CLAUDECODE"));
+    assert!(env.remove.iter().any(|k| k == "OPENAI_API_KEY"));
+    let config = std::fs::read_to_string(home.home().join(".codex/config.toml")).unwrap();
+    assert!(config.contains("base_url = \"http://127.0.0.1:9/v1\""));
+    assert!(home.home().join(".gemini/settings.json").is_file());
+    // codecrew finds the CLIs by name on this PATH.
+    let mut which = std::process::Command::new("sh");
+    which.args([
+        "-c",
+        "for c in claude gemini codex node; do command -v $c; done",
+    ]);
+    env.apply(&mut which);
+    let found = run(&mut which, Duration::from_secs(10));
+    let lines: Vec<&str> = found.stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", found.stdout);
+    for (line, cli) in lines.iter().zip(Cli::ALL) {
+        assert_eq!(std::path::Path::new(line), clis.path(cli));
+    }
 }

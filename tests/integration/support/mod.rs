@@ -3,4 +3,5 @@
 // Each topic module uses a different part of these helpers.
 #![allow(dead_code)]
 
+pub mod clis;
 pub mod fake_model;
