@@ -1,0 +1,7 @@
+//! codecrew's integration tests: one test binary, one module per topic.
+
+// Test code may unwrap and panic (the crate-wide lints deny them in library code).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod fake_model_clis;
+mod support;

@@ -1,0 +1,532 @@
+//! Running the real `claude`, `gemini` and `codex` CLIs against a [`FakeModel`].
+//!
+//! * [`Clis::require`] finds the CLIs that `.ci/install-clis` put in
+//!   `<CARGO_MANIFEST_DIR>/.clis/node_modules/.bin` (or in `$CODECREW_TEST_CLIS`). When they are
+//!   missing it panics under CI (env `CI` set), and otherwise returns `None` after printing a
+//!   note, so the test can return early (it is then reported as passed).
+//! * [`TestHome::new`] makes a scratch folder under `CARGO_TARGET_TMPDIR` (not the system temp
+//!   dir, where Codex warns about its helper binaries) with a `home/` and an empty `work/` cwd.
+//!   Reuse one `TestHome` for every turn of a session: the CLIs keep their sessions there.
+//! * [`claude_env`], [`gemini_env`] and [`codex_env`] write what each CLI needs into the HOME and
+//!   return a [`CliEnv`]: the variables to set and the inherited ones to remove. [`CliEnv::apply`]
+//!   puts them on a child `Command`; tests never change their own environment.
+//!   [`Clis::env_for`] / [`Clis::env_for_all`] add a `PATH` that starts with the CLIs' bin
+//!   dir and `node`'s dir, so codecrew (which finds the CLIs on `PATH`) finds these.
+//! * [`run`] runs a command with stdin null, a timeout, and its own process group.
+//!
+//! [`FakeModel`]: super::fake_model::FakeModel
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Env var naming another CLI install: a bin dir holding `claude`, `gemini` and `codex`, or an
+/// npm prefix whose `node_modules/.bin` holds them.
+pub const CLIS_ENV: &str = "CODECREW_TEST_CLIS";
+
+/// The dummy API key handed to every CLI.
+pub const FAKE_API_KEY: &str = "fake-key-0123456789ab";
+
+/// The timeout the CLI tests use for one run.
+pub const CLI_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One of the three real CLIs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Cli {
+    Claude,
+    Gemini,
+    Codex,
+}
+
+impl Cli {
+    pub const ALL: [Cli; 3] = [Cli::Claude, Cli::Gemini, Cli::Codex];
+
+    /// The executable's name (as codecrew looks it up on PATH).
+    pub fn bin_name(self) -> &'static str {
+        match self {
+            Cli::Claude => "claude",
+            Cli::Gemini => "gemini",
+            Cli::Codex => "codex",
+        }
+    }
+
+    /// The exit code of a run that got an API error from the server.
+    pub fn api_error_exit_code(self) -> i32 {
+        match self {
+            Cli::Claude | Cli::Codex => 1,
+            Cli::Gemini => 144,
+        }
+    }
+}
+
+/// The located CLI install.
+#[derive(Clone, Debug)]
+pub struct Clis {
+    bin_dir: PathBuf,
+}
+
+fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
+}
+
+impl Clis {
+    /// The install at `$CODECREW_TEST_CLIS` or `<CARGO_MANIFEST_DIR>/.clis`, if all three CLIs
+    /// are there; otherwise the reason they are not.
+    pub fn locate() -> Result<Clis, String> {
+        let root = match std::env::var_os(CLIS_ENV) {
+            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+            _ => Path::new(env!("CARGO_MANIFEST_DIR")).join(".clis"),
+        };
+        let nested = root.join("node_modules").join(".bin");
+        let bin_dir = if nested.is_dir() { nested } else { root };
+        let missing: Vec<&str> = Cli::ALL
+            .iter()
+            .map(|c| c.bin_name())
+            .filter(|name| !bin_dir.join(name).is_file())
+            .collect();
+        if missing.is_empty() {
+            Ok(Clis { bin_dir })
+        } else {
+            Err(format!(
+                "the real CLIs ({}) are not installed in {} (run .ci/install-clis, or set {CLIS_ENV})",
+                missing.join(", "),
+                bin_dir.display()
+            ))
+        }
+    }
+
+    /// [`Clis::locate`], for a test: panics under CI (env `CI`), else prints a skip note and
+    /// returns `None`. Use as `let Some(clis) = Clis::require("test name") else { return };`.
+    pub fn require(test: &str) -> Option<Clis> {
+        match Clis::locate() {
+            Ok(clis) => Some(clis),
+            Err(why) if ci() => panic!("{test}: {why}; CI must run the real-CLI tests"),
+            Err(why) => {
+                eprintln!("note: skipping {test}: {why}");
+                None
+            }
+        }
+    }
+
+    pub fn bin_dir(&self) -> &Path {
+        &self.bin_dir
+    }
+
+    pub fn path(&self, cli: Cli) -> PathBuf {
+        self.bin_dir.join(cli.bin_name())
+    }
+
+    /// `PATH` with the CLIs' bin dir first, then `node`'s dir, then the inherited `PATH`.
+    pub fn path_var(&self) -> OsString {
+        let inherited = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![self.bin_dir.clone()];
+        if let Some(node_dir) = std::env::split_paths(&inherited)
+            .find(|dir| dir.join("node").is_file())
+            .filter(|dir| *dir != self.bin_dir)
+        {
+            dirs.push(node_dir);
+        }
+        dirs.extend(std::env::split_paths(&inherited));
+        std::env::join_paths(dirs).unwrap()
+    }
+
+    /// The environment for one CLI against `server_url`, with [`Clis::path_var`] as PATH.
+    pub fn env_for(&self, cli: Cli, home: &TestHome, server_url: &str) -> CliEnv {
+        let env = match cli {
+            Cli::Claude => claude_env(home, server_url),
+            Cli::Gemini => gemini_env(home, server_url),
+            Cli::Codex => codex_env(home, server_url),
+        };
+        env.with("PATH", self.path_var())
+    }
+
+    /// The environment for all three CLIs at once (for running codecrew).
+    pub fn env_for_all(&self, home: &TestHome, server_url: &str) -> CliEnv {
+        claude_env(home, server_url)
+            .merge(gemini_env(home, server_url))
+            .merge(codex_env(home, server_url))
+            .with("PATH", self.path_var())
+    }
+
+    /// A command for `cli` with `env` applied, cwd the home's work dir and stdin null.
+    pub fn command(&self, cli: Cli, env: &CliEnv) -> Command {
+        let mut command = Command::new(self.path(cli));
+        env.apply(&mut command);
+        command.stdin(Stdio::null());
+        command
+    }
+}
+
+/// A scratch folder for one test (or one chain of resumed turns): `home/` and `work/`.
+/// Removed when dropped, unless env `CODECREW_KEEP_TEST_HOMES` is set.
+pub struct TestHome {
+    dir: Option<tempfile::TempDir>,
+    path: PathBuf,
+}
+
+impl TestHome {
+    pub fn new(label: &str) -> TestHome {
+        let parent = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-homes");
+        std::fs::create_dir_all(&parent).unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{label}-"))
+            .tempdir_in(&parent)
+            .unwrap();
+        let path = dir.path().to_path_buf();
+        std::fs::create_dir_all(path.join("home")).unwrap();
+        std::fs::create_dir_all(path.join("work")).unwrap();
+        let keep = std::env::var_os("CODECREW_KEEP_TEST_HOMES").is_some();
+        TestHome {
+            dir: if keep {
+                let _ = dir.keep();
+                None
+            } else {
+                Some(dir)
+            },
+            path,
+        }
+    }
+
+    /// The HOME handed to the CLIs.
+    pub fn home(&self) -> PathBuf {
+        self.path.join("home")
+    }
+
+    /// An empty working directory for the CLIs.
+    pub fn workdir(&self) -> PathBuf {
+        self.path.join("work")
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TestHome {
+    fn drop(&mut self) {
+        if let Some(dir) = self.dir.take() {
+            let _ = dir.close();
+        }
+    }
+}
+
+/// Environment changes for a child process: variables to set, inherited ones to remove, and
+/// the working directory.
+#[derive(Clone, Debug, Default)]
+pub struct CliEnv {
+    pub set: BTreeMap<OsString, OsString>,
+    pub remove: Vec<OsString>,
+    pub workdir: Option<PathBuf>,
+}
+
+/// Inherited variables removed for every CLI: proxies (the fake is on loopback) and XDG dirs
+/// (so that everything lands in the test HOME).
+const COMMON_REMOVE: &[&str] = &[
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+];
+
+impl CliEnv {
+    fn base(home: &TestHome) -> CliEnv {
+        CliEnv {
+            workdir: Some(home.workdir()),
+            ..CliEnv::default()
+        }
+        .with("HOME", home.home())
+        .with("NO_COLOR", "1")
+        .with("NO_PROXY", "127.0.0.1,localhost")
+        .with("no_proxy", "127.0.0.1,localhost")
+        .without(COMMON_REMOVE)
+    }
+
+    /// Sets a variable (and stops removing it).
+    pub fn with(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> CliEnv {
+        let key = key.as_ref().to_os_string();
+        self.remove.retain(|k| *k != key);
+        self.set.insert(key, value.as_ref().to_os_string());
+        self
+    }
+
+    /// Removes inherited variables (unless this env sets them).
+    pub fn without(mut self, keys: &[&str]) -> CliEnv {
+        for key in keys {
+            let key = OsString::from(key);
+            if !self.set.contains_key(&key) && !self.remove.contains(&key) {
+                self.remove.push(key);
+            }
+        }
+        self
+    }
+
+    /// Both sets of changes (`other` wins on conflicts).
+    pub fn merge(mut self, other: CliEnv) -> CliEnv {
+        for key in other.remove {
+            if !self.set.contains_key(&key) && !self.remove.contains(&key) {
+                self.remove.push(key);
+            }
+        }
+        for (key, value) in other.set {
+            self = self.with(key, value);
+        }
+        self.workdir = other.workdir.or(self.workdir);
+        self
+    }
+
+    /// Claude as root with `--dangerously-skip-permissions` needs `IS_SANDBOX=1`; set it only
+    /// when running as root.
+    pub fn with_claude_root_bypass(self) -> CliEnv {
+        if running_as_root() {
+            self.with("IS_SANDBOX", "1")
+        } else {
+            self
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&OsStr> {
+        self.set.get(OsStr::new(key)).map(OsString::as_os_str)
+    }
+
+    /// Applies the removals, the variables and the working directory to `command`.
+    pub fn apply<'c>(&self, command: &'c mut Command) -> &'c mut Command {
+        for key in &self.remove {
+            command.env_remove(key);
+        }
+        command.envs(&self.set);
+        if let Some(dir) = &self.workdir {
+            command.current_dir(dir);
+        }
+        command
+    }
+}
+
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// Claude Code (README §4.2): base URL and key by env, config in `<home>/.claude`, no retries,
+/// no non-essential traffic.
+pub fn claude_env(home: &TestHome, server_url: &str) -> CliEnv {
+    let config_dir = home.home().join(".claude");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    CliEnv::base(home)
+        .with("ANTHROPIC_BASE_URL", server_url)
+        .with("ANTHROPIC_API_KEY", FAKE_API_KEY)
+        .with("CLAUDE_CONFIG_DIR", config_dir)
+        .with("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .with("DISABLE_AUTOUPDATER", "1")
+        .with("DISABLE_TELEMETRY", "1")
+        .with("DISABLE_ERROR_REPORTING", "1")
+        .with("DISABLE_BUG_COMMAND", "1")
+        .with("CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY", "1")
+        .with("CLAUDE_CODE_MAX_RETRIES", "0")
+        .with("API_TIMEOUT_MS", "60000")
+        .without(&[
+            "CLAUDECODE",
+            "CLAUDE_CODE_ENTRYPOINT",
+            "CLAUDE_CODE_SSE_PORT",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+            "CLAUDE_CODE_USE_BEDROCK",
+            "CLAUDE_CODE_USE_VERTEX",
+            "CLAUDE_CODE_USE_FOUNDRY",
+            "ANTHROPIC_MODEL",
+            "ANTHROPIC_SMALL_FAST_MODEL",
+            "ANTHROPIC_DEFAULT_OPUS_MODEL",
+            "ANTHROPIC_DEFAULT_SONNET_MODEL",
+            "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+            "ANTHROPIC_CUSTOM_HEADERS",
+            "CLAUDE_CODE_SESSION_ID",
+            "IS_SANDBOX",
+        ])
+}
+
+/// Gemini CLI (README §5.2): `settings.json` selecting API-key auth (else exit 41), a trusted
+/// workspace (else exit 55), HOME and GEMINI_CLI_HOME both the test HOME.
+pub fn gemini_env(home: &TestHome, server_url: &str) -> CliEnv {
+    let dir = home.home().join(".gemini");
+    std::fs::create_dir_all(&dir).unwrap();
+    let settings = serde_json::json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+        "general": {"disableAutoUpdate": true, "disableUpdateNag": true}
+    });
+    std::fs::write(
+        dir.join("settings.json"),
+        serde_json::to_string_pretty(&settings).unwrap(),
+    )
+    .unwrap();
+    CliEnv::base(home)
+        .with("GOOGLE_GEMINI_BASE_URL", server_url)
+        .with("GEMINI_API_KEY", FAKE_API_KEY)
+        .with("GEMINI_CLI_HOME", home.home())
+        .with("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .without(&[
+            "GOOGLE_GENAI_USE_VERTEXAI",
+            "GOOGLE_GENAI_USE_GCA",
+            "GOOGLE_API_KEY",
+            "GOOGLE_CLOUD_PROJECT",
+            "GOOGLE_CLOUD_LOCATION",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "GEMINI_MODEL",
+            "GEMINI_CLI",
+            "GEMINI_SYSTEM_MD",
+        ])
+}
+
+/// Codex (README §6.2): `$CODEX_HOME/config.toml` with the `fake` provider (base_url ending in
+/// `/v1`, no retries), rewritten on every call since the port changes.
+pub fn codex_env(home: &TestHome, server_url: &str) -> CliEnv {
+    let codex_home = home.home().join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let config = format!(
+        r#"model = "gpt-5.5"
+model_provider = "fake"
+approval_policy = "never"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake"
+base_url = "{server_url}/v1"
+wire_api = "responses"
+env_key = "FAKE_OPENAI_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[otel]
+exporter = "none"
+"#
+    );
+    std::fs::write(codex_home.join("config.toml"), config).unwrap();
+    CliEnv::base(home)
+        .with("CODEX_HOME", codex_home)
+        .with("FAKE_OPENAI_API_KEY", FAKE_API_KEY)
+        .without(&[
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "CODEX_API_KEY",
+            "CODEX_SANDBOX",
+            "CODEX_SANDBOX_NETWORK_DISABLED",
+            "CODEX_THREAD_ID",
+            "CODEX_MANAGED_BY_NPM",
+        ])
+}
+
+/// What a finished run printed.
+#[derive(Debug)]
+pub struct CliRun {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl CliRun {
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// The stdout lines that parse as JSON (JSONL output).
+    pub fn json_lines(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The JSON lines whose `type` is `kind`.
+    pub fn events(&self, kind: &str) -> Vec<Value> {
+        self.json_lines()
+            .into_iter()
+            .filter(|e| e["type"] == kind)
+            .collect()
+    }
+
+    /// Panics with both outputs unless the exit code is `code`.
+    pub fn assert_code(&self, code: i32) -> &CliRun {
+        assert_eq!(
+            self.code(),
+            Some(code),
+            "unexpected exit ({:?})\n--- stdout\n{}\n--- stderr\n{}",
+            self.status,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+}
+
+/// Runs `command` with stdin null and stdout/stderr captured, in its own process group. On
+/// timeout, kills the group and panics with what was printed. When the main process exits, any
+/// process it left in its group is killed too, so a stray grandchild cannot hold the pipes.
+pub fn run(command: &mut Command, timeout: Duration) -> CliRun {
+    let start = Instant::now();
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot spawn {command:?}: {e}"));
+    let pid = child.id();
+    let reader = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = reader(Box::new(child.stdout.take().unwrap()));
+    let stderr = reader(Box::new(child.stderr.take().unwrap()));
+    let kill_group = || {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    };
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if start.elapsed() > timeout {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    kill_group();
+    let status = match status {
+        Some(status) => status,
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            let out = stdout.join().unwrap_or_default();
+            let err = stderr.join().unwrap_or_default();
+            panic!("{command:?} timed out after {timeout:?}\n--- stdout\n{out}\n--- stderr\n{err}");
+        }
+    };
+    CliRun {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+        elapsed: start.elapsed(),
+    }
+}
