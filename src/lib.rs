@@ -28,6 +28,7 @@
 //! ```
 
 pub mod cli;
+pub mod config;
 pub mod decode;
 pub mod intercept;
 pub mod prompt;

@@ -1,0 +1,187 @@
+//! Configuration: `codecrew.toml` (project) and the user's config file, merged over the
+//! built-in defaults.
+//!
+//! The types here are the contract the rest of codecrew reads; loading, discovery and the
+//! starter file live in the submodules.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Everything codecrew can be configured with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// The agent used when a task has no `@mention`.
+    pub default_agent: String,
+    /// Agents by id (`@id` in a task).
+    pub agents: BTreeMap<String, AgentConfig>,
+    pub permissions: PermissionsConfig,
+    pub limits: LimitsConfig,
+}
+
+/// Which CLI an agent runs, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    Claude,
+    Gemini,
+    Codex,
+    Copilot,
+    /// Any other CLI, described by a [`CommandProvider`].
+    Command,
+}
+
+impl ProviderKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::Claude => "claude",
+            ProviderKind::Gemini => "gemini",
+            ProviderKind::Codex => "codex",
+            ProviderKind::Copilot => "copilot",
+            ProviderKind::Command => "command",
+        }
+    }
+}
+
+/// One agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    pub provider: ProviderKind,
+    /// The model used when the mention names none (`@claude` vs `@claude:haiku`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Text put before codecrew's prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Extra arguments for the CLI, per mode.
+    #[serde(default)]
+    pub args: ModeArgs,
+    /// The codecrew tools offered to this agent (names without prefix); all the mode
+    /// allows when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// For `provider = "command"`: how to run the CLI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandProvider>,
+}
+
+/// Extra CLI arguments per mode.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModeArgs {
+    pub query: Vec<String>,
+    pub execute: Vec<String>,
+}
+
+/// A CLI codecrew does not know, described by the user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandProvider {
+    /// The argv template. `{prompt}` is replaced by the prompt (when `prompt = "arg"`),
+    /// `{model}` by the model; an argument that is only `{model}` is dropped when there is
+    /// no model. Never run through a shell.
+    pub argv: Vec<String>,
+    /// How the prompt reaches the CLI.
+    #[serde(default)]
+    pub prompt: PromptVia,
+    /// What the CLI prints.
+    #[serde(default)]
+    pub output: OutputFormat,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PromptVia {
+    /// Written to the CLI's stdin, which is then closed.
+    #[default]
+    Stdin,
+    /// Put in place of `{prompt}` in the argv.
+    Arg,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputFormat {
+    #[default]
+    Text,
+    Claude,
+    Gemini,
+    Codex,
+}
+
+/// Permission rules, e.g. `run_command(git diff *)`, `write_file(src/**)`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PermissionsConfig {
+    pub allow: Vec<String>,
+    pub ask: Vec<String>,
+    pub deny: Vec<String>,
+    /// Environment variables passed to tool commands despite the scrub.
+    pub pass_env: Vec<String>,
+    /// Whether run_command may use the network inside the sandbox (execute mode).
+    pub allow_network: bool,
+}
+
+/// Limits of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Model turns per job before codecrew stops (`--max-turns`).
+    pub max_turns: u32,
+    /// Seconds one CLI turn may take (`--timeout`).
+    pub turn_timeout_secs: u64,
+    /// Calls accepted from one message.
+    pub max_calls_per_message: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            max_turns: 8,
+            turn_timeout_secs: 600,
+            max_calls_per_message: 16,
+        }
+    }
+}
+
+impl LimitsConfig {
+    pub fn turn_timeout(&self) -> Duration {
+        Duration::from_secs(self.turn_timeout_secs)
+    }
+}
+
+impl Default for Config {
+    /// The built-in agents: one per known CLI, `claude` the default.
+    fn default() -> Self {
+        let agents = [
+            ProviderKind::Claude,
+            ProviderKind::Gemini,
+            ProviderKind::Codex,
+            ProviderKind::Copilot,
+        ]
+        .into_iter()
+        .map(|provider| {
+            (
+                provider.name().to_owned(),
+                AgentConfig {
+                    provider,
+                    model: None,
+                    system_prompt: None,
+                    args: ModeArgs::default(),
+                    tools: None,
+                    command: None,
+                },
+            )
+        })
+        .collect();
+        Config {
+            default_agent: "claude".to_owned(),
+            agents,
+            permissions: PermissionsConfig::default(),
+            limits: LimitsConfig::default(),
+        }
+    }
+}
