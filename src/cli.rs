@@ -37,6 +37,13 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Ask one or more agents a question; they may use codecrew's read-only tools
+    #[command(after_help = RUN_EXAMPLES_QUERY)]
+    Query(RunArgs),
+    /// Have one or more agents do a task; they may write files and run commands,
+    /// within the permission policy
+    #[command(after_help = RUN_EXAMPLES_EXECUTE)]
+    Execute(RunArgs),
     /// Print the tool-augmented prompt for a message, to feed any LLM CLI
     #[command(
         after_help = "Example:\n  codecrew prompt \"List the TODOs in src/\" | llm | codecrew intercept"
@@ -51,6 +58,78 @@ pub enum Command {
     /// List, inspect and call codecrew's tools directly
     #[command(subcommand)]
     Tools(ToolsCommand),
+}
+
+const RUN_EXAMPLES_QUERY: &str = "\
+Examples:
+  codecrew query \"@claude:haiku How do I use codecrew?\"
+  codecrew query \"@claude @gemini compare the two error handling styles in src/\"
+  codecrew query \"@codex where is the config parsed?\" \"@claude summarise README.md\"
+  codecrew query --output json \"What does this project do?\"
+
+A task is @agent or @agent:model followed by text; all mentions in one argument share its
+text, and each argument is its own task. Without a mention the default agent (claude) runs.
+Several tasks run at the same time.";
+
+const RUN_EXAMPLES_EXECUTE: &str = "\
+Examples:
+  codecrew execute \"@claude add a --verbose flag to src/main.rs\"
+  codecrew execute --yes \"@codex:gpt-5.5 fix the failing test\"
+
+Tasks and mentions work as in `codecrew query`.";
+
+/// Flags shared by `query` and `execute`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Tasks: \"@agent[:model] text\"; each argument is one task
+    #[arg(required = true, value_name = "TASK")]
+    pub tasks: Vec<String>,
+    /// How to print the answers
+    #[arg(long, value_enum, default_value_t = RunOutput::Text)]
+    pub output: RunOutput,
+    /// Print only the final answer (text output)
+    #[arg(long)]
+    pub raw: bool,
+    /// Model turns per task before codecrew stops; 1 returns the tool results themselves
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub max_turns: Option<u32>,
+    /// Time one CLI turn may take before its process group is killed (exit 124),
+    /// e.g. 90s, 10m [default: 10m]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RunOutput {
+    /// The answers as they stream, tool calls as one-line notices
+    Text,
+    /// One JSON document at the end
+    Json,
+    /// NDJSON events as they happen
+    StreamJson,
+}
+
+/// `90`, `90s`, `5m`, `1h`, `500ms`.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration; use e.g. 90s, 10m or 1h"))?;
+    let seconds = match unit.trim() {
+        "ms" => return Ok(std::time::Duration::from_millis(value)),
+        "" | "s" => value,
+        "m" => value.saturating_mul(60),
+        "h" => value.saturating_mul(3600),
+        other => return Err(format!("unknown unit {other:?}; use ms, s, m or h")),
+    };
+    if seconds == 0 {
+        return Err("the timeout must be more than zero".to_owned());
+    }
+    Ok(std::time::Duration::from_secs(seconds))
 }
 
 #[derive(Debug, Args)]

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use codecrew::cli::{Cli, Command};
+use codecrew::tool::Mode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -39,6 +40,8 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let workdir = commands::workspace(cli.workdir.as_deref())?;
     match cli.command {
+        Command::Query(args) => commands::run::run(args, Mode::Query, workdir).await,
+        Command::Execute(args) => commands::run::run(args, Mode::Execute, workdir).await,
         Command::Prompt(args) => commands::prompt::run(args),
         Command::Intercept(args) => commands::intercept::run(args, workdir).await,
         Command::Tools(command) => commands::tools::run(command, workdir).await,

@@ -2,6 +2,7 @@
 
 pub mod intercept;
 pub mod prompt;
+pub mod run;
 pub mod tools;
 
 use std::path::{Path, PathBuf};

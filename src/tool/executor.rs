@@ -135,7 +135,10 @@ impl ToolExecutor {
                 };
                 ToolError::new(
                     "E_TOOL_NOT_IN_CATALOG",
-                    format!("codecrew:{} is not offered in this run{why}", call.tool),
+                    format!(
+                        "the tool codecrew:{} is not offered in this run{why}",
+                        call.tool
+                    ),
                 )
                 .with_suggestion(format!("use one of: {}", prefixed(&offered)))
             } else {
@@ -166,7 +169,7 @@ impl ToolExecutor {
             let error = ToolError::new(
                 "E_PERMISSION_DENIED",
                 format!(
-                    "codecrew:{} can change files; query mode is read-only",
+                    "the tool codecrew:{} can change files; query mode is read-only",
                     tool.name()
                 ),
             )
@@ -182,7 +185,7 @@ impl ToolExecutor {
                 Err(_) => Err(ToolError::new(
                     "E_TIMEOUT",
                     format!(
-                        "codecrew:{} did not finish within {} ms",
+                        "the tool codecrew:{} did not finish within {} ms",
                         tool.name(),
                         timeout.as_millis()
                     ),

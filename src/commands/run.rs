@@ -1,0 +1,168 @@
+//! `codecrew query` and `codecrew execute`: resolve the mentions, run every job at once,
+//! render as they go, and turn the reports into an exit code.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use codecrew::cli::RunArgs;
+use codecrew::config::Config;
+use codecrew::intercept::ScannerLimits;
+use codecrew::mention;
+use codecrew::provider::Provider;
+use codecrew::render::{JobLabel, Renderer};
+use codecrew::session::{JobReport, JobRun, Settings, StopReason};
+use codecrew::tool::middleware::TracingLogger;
+use codecrew::tool::{Mode, ToolCatalog, ToolContext, ToolExecutor, ToolRegistry};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+
+/// Stdout bytes one CLI turn may print before it is stopped as flooding.
+const MAX_STDOUT_BYTES: u64 = 256 * 1024 * 1024;
+
+pub async fn run(args: RunArgs, mode: Mode, workspace: PathBuf) -> anyhow::Result<ExitCode> {
+    let config = Config::default();
+    let jobs = mention::jobs(&args.tasks, &config.default_agent);
+    if let Some(unknown) = jobs
+        .iter()
+        .find(|job| !config.agents.contains_key(&job.agent))
+    {
+        let known: Vec<String> = config.agents.keys().map(|id| format!("@{id}")).collect();
+        eprintln!(
+            "codecrew: unknown agent @{}; known agents: {} (define more in codecrew.toml)",
+            unknown.agent,
+            known.join(", ")
+        );
+        return Ok(ExitCode::from(super::EXIT_USAGE));
+    }
+    if let Some(empty) = jobs.iter().find(|job| job.task.trim().is_empty()) {
+        eprintln!(
+            "codecrew: the task for @{} is empty; write what it should do after the mention",
+            empty.agent
+        );
+        return Ok(ExitCode::from(super::EXIT_USAGE));
+    }
+    let settings = Settings {
+        mode,
+        max_turns: args.max_turns.unwrap_or(config.limits.max_turns),
+        turn_timeout: args.timeout.unwrap_or(config.limits.turn_timeout()),
+        workspace: workspace.clone(),
+        scanner: ScannerLimits {
+            max_calls_per_message: config.limits.max_calls_per_message,
+            ..ScannerLimits::default()
+        },
+        max_stdout_bytes: MAX_STDOUT_BYTES,
+    };
+    let registry = Arc::new(ToolRegistry::builtin());
+    let mut runs = Vec::new();
+    let mut labels = Vec::new();
+    for (index, job) in jobs.into_iter().enumerate() {
+        let agent = config.agents[&job.agent].clone();
+        let offered = ToolCatalog::for_mode(&registry, mode)?;
+        let catalog = match &agent.tools {
+            Some(names) => ToolCatalog::from_tools(
+                offered
+                    .tools()
+                    .filter(|tool| names.iter().any(|n| n == tool.name()))
+                    .cloned(),
+            )?,
+            None => offered,
+        };
+        let context = ToolContext {
+            workspace: workspace.clone(),
+            mode,
+        };
+        let executor = ToolExecutor::new(registry.clone(), Arc::new(catalog), context)
+            .with_middleware(Arc::new(TracingLogger));
+        let provider = Provider::new(&job.agent, agent);
+        labels.push(JobLabel {
+            agent: job.agent.clone(),
+            provider: provider.kind().name().to_owned(),
+            model: job.model.clone().or_else(|| provider.agent.model.clone()),
+            mode: mode.name(),
+        });
+        runs.push(JobRun {
+            index,
+            job,
+            provider,
+            executor: Arc::new(executor),
+            settings: settings.clone(),
+        });
+    }
+
+    let (events_tx, mut events) = mpsc::unbounded_channel();
+    let (cancel_tx, cancel) = watch::channel(false);
+    let mut tasks = JoinSet::new();
+    let count = runs.len();
+    for run in runs {
+        let index = run.index;
+        let events_tx = events_tx.clone();
+        let cancel = cancel.clone();
+        tasks.spawn(async move { (index, run.run(events_tx, cancel).await) });
+    }
+    drop(events_tx);
+
+    let mut renderer = Renderer::new(args.output, args.raw, labels, std::io::stdout());
+    renderer.start()?;
+    let mut reports: Vec<Option<JobReport>> = (0..count).map(|_| None).collect();
+    let mut interrupted = false;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    loop {
+        tokio::select! {
+            Some((index, event)) = events.recv() => renderer.event(index, &event)?,
+            joined = tasks.join_next() => match joined {
+                Some(Ok((index, report))) => {
+                    // Events the job sent before it ended come first.
+                    while let Ok((index, event)) = events.try_recv() {
+                        renderer.event(index, &event)?;
+                    }
+                    if let (false, codecrew::cli::RunOutput::Text, Some(error)) =
+                        (report.success, args.output, &report.error)
+                    {
+                        let _ = writeln!(std::io::stderr(), "codecrew: @{} failed: {error}", report.agent);
+                    }
+                    renderer.done(index, &report)?;
+                    reports[index] = Some(report);
+                }
+                Some(Err(error)) => {
+                    tracing::error!("a job stopped abnormally: {error}");
+                }
+                None => break,
+            },
+            _ = &mut ctrl_c, if !interrupted => {
+                interrupted = true;
+                let _ = writeln!(std::io::stderr(), "\ncodecrew: interrupted; stopping the agents…");
+                let _ = cancel_tx.send(true);
+                // A second Ctrl-C is the default one: the process ends.
+                tokio::spawn(async {
+                    let _ = tokio::signal::ctrl_c().await;
+                    std::process::exit(130);
+                });
+            }
+        }
+    }
+    let reports: Vec<JobReport> = reports.into_iter().flatten().collect();
+    renderer.finish(&reports)?;
+    Ok(ExitCode::from(exit_code(&reports, interrupted, count)))
+}
+
+/// 130 interrupted > 124 timed out > 3 CLI missing > 1 any failure > 0.
+fn exit_code(reports: &[JobReport], interrupted: bool, expected: usize) -> u8 {
+    if interrupted
+        || reports
+            .iter()
+            .any(|r| r.stop_reason == StopReason::Interrupted)
+    {
+        130
+    } else if reports.iter().any(|r| r.timed_out) {
+        124
+    } else if reports.iter().any(|r| r.missing_cli) {
+        3
+    } else if reports.len() < expected || reports.iter().any(|r| !r.success) {
+        1
+    } else {
+        0
+    }
+}

@@ -1,0 +1,417 @@
+//! Running one CLI turn: spawn, stream stdout, drain stderr, and stop it cleanly.
+//!
+//! The discipline, in one place: stdin is null (or fed the prompt, then closed), the child
+//! leads its own process group, stdout and stderr are drained concurrently (a noisy stderr
+//! can never block the child), stderr keeps only its tail, and a timeout or a cancel
+//! (Ctrl-C) kills the whole group — the CLI and anything it started.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+use tokio::sync::watch;
+
+/// How much of stderr is kept: its last bytes, for error messages.
+const STDERR_TAIL: usize = 8 * 1024;
+/// Read buffer for stdout.
+const CHUNK: usize = 64 * 1024;
+/// Between SIGTERM and SIGKILL when stopping a group.
+const GRACE: Duration = Duration::from_millis(500);
+
+/// A command to run.
+#[derive(Debug, Clone, Default)]
+pub struct CommandSpec {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    /// Variables to set on top of the inherited environment.
+    pub env: Vec<(OsString, OsString)>,
+    /// Inherited variables to remove.
+    pub env_remove: Vec<OsString>,
+    /// Bytes written to stdin before it is closed; `None` means stdin is null.
+    pub stdin: Option<Vec<u8>>,
+    pub cwd: Option<PathBuf>,
+}
+
+impl CommandSpec {
+    /// The command line, for logs and error messages (the prompt is not in it when it
+    /// goes through stdin).
+    pub fn display(&self) -> String {
+        std::iter::once(self.program.as_os_str())
+            .chain(self.args.iter().map(OsString::as_os_str))
+            .map(|arg| {
+                let arg = arg.to_string_lossy();
+                if arg.len() > 80 {
+                    format!("{}…", arg.chars().take(80).collect::<String>())
+                } else {
+                    arg.into_owned()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ending {
+    /// The process exited with this code.
+    Exited(i32),
+    /// The process was killed by a signal it did not get from us.
+    Signalled(i32),
+    /// The timeout passed; the group was killed.
+    TimedOut,
+    /// The run was cancelled (Ctrl-C); the group was killed.
+    Cancelled,
+    /// The stdout cap was passed; the group was killed.
+    Flooded,
+}
+
+/// What a run left behind.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub ending: Ending,
+    /// The last bytes of stderr, lossily decoded.
+    pub stderr_tail: String,
+    pub stdout_bytes: u64,
+}
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start {program}: {source}")]
+pub struct SpawnError {
+    pub program: String,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Limits of one run.
+#[derive(Debug, Clone)]
+pub struct RunLimits {
+    pub timeout: Duration,
+    /// Stdout bytes after which the CLI is stopped as flooding.
+    pub max_stdout_bytes: u64,
+}
+
+/// Runs `spec`, calling `on_stdout` with every chunk of stdout as it arrives.
+pub async fn run(
+    spec: &CommandSpec,
+    limits: &RunLimits,
+    mut cancel: watch::Receiver<bool>,
+    mut on_stdout: impl FnMut(&[u8]),
+) -> Result<Outcome, SpawnError> {
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for name in &spec.env_remove {
+        command.env_remove(name);
+    }
+    for (name, value) in &spec.env {
+        command.env(name, value);
+    }
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
+    }
+    let mut child = command.spawn().map_err(|source| SpawnError {
+        program: spec.program.display().to_string(),
+        source,
+    })?;
+    let group = GroupGuard(child.id());
+
+    if let (Some(input), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
+        // Written from its own task: a CLI that prints before reading all its stdin must
+        // not deadlock against us.
+        tokio::spawn(async move {
+            let _ = stdin.write_all(&input).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
+    let stderr_task = child.stderr.take().map(|mut stderr| {
+        tokio::spawn(async move {
+            let mut tail: Vec<u8> = Vec::new();
+            let mut buffer = vec![0u8; 8192];
+            while let Ok(read) = stderr.read(&mut buffer).await {
+                if read == 0 {
+                    break;
+                }
+                tail.extend_from_slice(&buffer[..read]);
+                if tail.len() > 2 * STDERR_TAIL {
+                    tail.drain(..tail.len() - STDERR_TAIL);
+                }
+            }
+            if tail.len() > STDERR_TAIL {
+                tail.drain(..tail.len() - STDERR_TAIL);
+            }
+            String::from_utf8_lossy(&tail).into_owned()
+        })
+    });
+
+    let mut stdout = child.stdout.take();
+    let mut buffer = vec![0u8; CHUNK];
+    let mut stdout_bytes = 0u64;
+    let deadline = tokio::time::sleep(limits.timeout);
+    tokio::pin!(deadline);
+    let mut stop: Option<Ending> = None;
+    while let Some(out) = stdout.as_mut() {
+        tokio::select! {
+            read = out.read(&mut buffer) => match read {
+                Ok(0) | Err(_) => stdout = None,
+                Ok(read) => {
+                    stdout_bytes += read as u64;
+                    on_stdout(&buffer[..read]);
+                    if stdout_bytes > limits.max_stdout_bytes {
+                        stop = Some(Ending::Flooded);
+                        break;
+                    }
+                }
+            },
+            () = &mut deadline => {
+                stop = Some(Ending::TimedOut);
+                break;
+            }
+            changed = cancel.changed() => {
+                if changed.is_err() || *cancel.borrow() {
+                    stop = Some(Ending::Cancelled);
+                    break;
+                }
+            }
+        }
+    }
+    let ending = match stop {
+        Some(ending) => {
+            group.kill().await;
+            let _ = child.wait().await;
+            ending
+        }
+        None => wait_for_exit(&mut child, &mut deadline, &mut cancel, &group).await,
+    };
+    let stderr_tail = match stderr_task {
+        Some(task) => tokio::time::timeout(Duration::from_secs(2), task)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default(),
+        None => String::new(),
+    };
+    // Whatever the CLI left running in its group goes with it.
+    group.kill_now();
+    Ok(Outcome {
+        ending,
+        stderr_tail,
+        stdout_bytes,
+    })
+}
+
+async fn wait_for_exit(
+    child: &mut Child,
+    deadline: &mut std::pin::Pin<&mut tokio::time::Sleep>,
+    cancel: &mut watch::Receiver<bool>,
+    group: &GroupGuard,
+) -> Ending {
+    loop {
+        tokio::select! {
+            status = child.wait() => {
+                return match status {
+                    Ok(status) => match status.code() {
+                        Some(code) => Ending::Exited(code),
+                        None => {
+                            use std::os::unix::process::ExitStatusExt;
+                            Ending::Signalled(status.signal().unwrap_or(0))
+                        }
+                    },
+                    Err(_) => Ending::Exited(-1),
+                };
+            }
+            () = deadline.as_mut() => {
+                group.kill().await;
+                let _ = child.wait().await;
+                return Ending::TimedOut;
+            }
+            changed = cancel.changed() => {
+                if changed.is_err() || *cancel.borrow() {
+                    group.kill().await;
+                    let _ = child.wait().await;
+                    return Ending::Cancelled;
+                }
+            }
+        }
+    }
+}
+
+/// The child's process group; killed when dropped, so that no path out of `run` (an
+/// early return, a panic, a dropped future) leaves the CLI running.
+struct GroupGuard(Option<u32>);
+
+impl GroupGuard {
+    fn pgid(&self) -> Option<nix::unistd::Pid> {
+        let id = self.0?;
+        i32::try_from(id).ok().map(nix::unistd::Pid::from_raw)
+    }
+
+    /// SIGTERM, a short grace, then SIGKILL.
+    async fn kill(&self) {
+        use nix::sys::signal::{Signal, killpg};
+        if let Some(pgid) = self.pgid() {
+            if killpg(pgid, Signal::SIGTERM).is_ok() {
+                tokio::time::sleep(GRACE).await;
+            }
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+    }
+
+    fn kill_now(&self) {
+        use nix::sys::signal::{Signal, killpg};
+        if let Some(pgid) = self.pgid() {
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill_now();
+    }
+}
+
+/// Finds a program on `PATH` (or checks an explicit path), like `which`.
+pub fn find_program(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let is_executable = |candidate: &std::path::Path| {
+        candidate
+            .metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if name.contains('/') {
+        let candidate = PathBuf::from(name);
+        return is_executable(&candidate).then_some(candidate);
+    }
+    let path = path
+        .map(OsString::from)
+        .or_else(|| std::env::var_os("PATH"))?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(script: &str) -> CommandSpec {
+        CommandSpec {
+            program: "bash".into(),
+            args: vec!["-c".into(), script.into()],
+            ..CommandSpec::default()
+        }
+    }
+
+    fn limits(timeout_ms: u64) -> RunLimits {
+        RunLimits {
+            timeout: Duration::from_millis(timeout_ms),
+            max_stdout_bytes: 1 << 20,
+        }
+    }
+
+    async fn collect(spec: &CommandSpec, limits: &RunLimits) -> (Outcome, String) {
+        let (_tx, rx) = watch::channel(false);
+        let mut out = Vec::new();
+        let outcome = run(spec, limits, rx, |b| out.extend_from_slice(b))
+            .await
+            .expect("spawns");
+        (outcome, String::from_utf8_lossy(&out).into_owned())
+    }
+
+    #[tokio::test]
+    async fn streams_stdout_keeps_stderr_tail_and_exit_code() {
+        let (outcome, out) =
+            collect(&spec("echo hello; echo oops >&2; exit 3"), &limits(10_000)).await;
+        assert_eq!(out, "hello\n");
+        assert_eq!(outcome.ending, Ending::Exited(3));
+        assert_eq!(outcome.stderr_tail, "oops\n");
+    }
+
+    #[tokio::test]
+    async fn stdin_is_fed_then_closed_or_null() {
+        let mut fed = spec("cat");
+        fed.stdin = Some(b"prompt text".to_vec());
+        let (_, out) = collect(&fed, &limits(10_000)).await;
+        assert_eq!(out, "prompt text");
+        // With stdin null, `cat` ends at once instead of hanging.
+        let (outcome, out) = collect(&spec("cat"), &limits(10_000)).await;
+        assert_eq!((outcome.ending, out.as_str()), (Ending::Exited(0), ""));
+    }
+
+    #[tokio::test]
+    async fn a_noisy_stderr_cannot_block_the_child() {
+        let script = "head -c 3000000 /dev/zero | tr '\\0' e >&2; echo done";
+        let (outcome, out) = collect(&spec(script), &limits(20_000)).await;
+        assert_eq!(out, "done\n");
+        assert_eq!(outcome.ending, Ending::Exited(0));
+        assert_eq!(outcome.stderr_tail.len(), STDERR_TAIL);
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_whole_group() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let marker = dir.path().join("grandchild-pid");
+        let script = format!("sleep 60 & echo $! > {}; sleep 60", marker.display());
+        let (outcome, _) = collect(&spec(&script), &limits(300)).await;
+        assert_eq!(outcome.ending, Ending::TimedOut);
+        let pid: i32 = std::fs::read_to_string(&marker)
+            .expect("pid")
+            .trim()
+            .parse()
+            .expect("int");
+        // The grandchild is gone (or a zombie awaiting a reaper that is not us).
+        let status = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            status.is_empty() || status.contains(") Z "),
+            "grandchild alive: {status}"
+        );
+    }
+
+    #[tokio::test]
+    async fn cancel_kills_the_run() {
+        let (tx, rx) = watch::channel(false);
+        let spec = spec("echo started; sleep 60");
+        let task = tokio::spawn(async move { run(&spec, &limits(60_000), rx, |_| {}).await });
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        tx.send(true).expect("send");
+        let outcome = task.await.expect("joins").expect("spawns");
+        assert_eq!(outcome.ending, Ending::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn a_flood_is_stopped() {
+        let (outcome, _) = collect(&spec("yes flood"), &limits(20_000)).await;
+        assert_eq!(outcome.ending, Ending::Flooded);
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_a_spawn_error() {
+        let spec = CommandSpec {
+            program: "/nonexistent/cli".into(),
+            ..CommandSpec::default()
+        };
+        let (_tx, rx) = watch::channel(false);
+        assert!(run(&spec, &limits(1000), rx, |_| {}).await.is_err());
+    }
+
+    #[test]
+    fn finds_programs_on_path() {
+        assert!(find_program("bash", None).is_some());
+        assert!(find_program("surely-not-a-program-xyz", None).is_none());
+        assert!(find_program("/bin/sh", None).is_some());
+    }
+}

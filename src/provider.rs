@@ -1,0 +1,352 @@
+//! Providers: how each CLI is run headless for one turn.
+//!
+//! Every provider turns a [`Turn`] (prompt, session, mode, model) into a
+//! [`CommandSpec`] and names the output format its decoder reads. The prompt always goes
+//! through stdin or a single argv element, never through a shell.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::config::{AgentConfig, OutputFormat, PromptVia, ProviderKind};
+use crate::decode::Format;
+use crate::process::CommandSpec;
+use crate::tool::Mode;
+
+/// Variables that make a CLI believe it runs inside another CLI session (set when
+/// codecrew itself is run from Claude Code); they break headless runs.
+const CLAUDE_MARKERS: [&str; 4] = [
+    "CLAUDECODE",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CLAUDE_CODE_SSE_PORT",
+    "CLAUDE_CODE_SESSION_ID",
+];
+
+/// One turn to run.
+#[derive(Debug, Clone)]
+pub struct Turn<'a> {
+    pub prompt: &'a str,
+    /// The session to continue, when the CLI can resume one.
+    pub session: Option<&'a str>,
+    pub mode: Mode,
+    pub model: Option<&'a str>,
+}
+
+/// An agent's CLI.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    pub agent_id: String,
+    pub agent: AgentConfig,
+}
+
+impl Provider {
+    pub fn new(agent_id: &str, agent: AgentConfig) -> Self {
+        Provider {
+            agent_id: agent_id.to_owned(),
+            agent,
+        }
+    }
+
+    pub fn kind(&self) -> ProviderKind {
+        self.agent.provider
+    }
+
+    /// The program to look up on PATH.
+    pub fn program(&self) -> String {
+        match self.kind() {
+            ProviderKind::Claude => "claude".to_owned(),
+            ProviderKind::Gemini => "gemini".to_owned(),
+            ProviderKind::Codex => "codex".to_owned(),
+            ProviderKind::Copilot => "copilot".to_owned(),
+            ProviderKind::Command => self
+                .agent
+                .command
+                .as_ref()
+                .and_then(|command| command.argv.first().cloned())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// How to install the CLI, for the "not installed" message.
+    pub fn install_hint(&self) -> String {
+        match self.kind() {
+            ProviderKind::Claude => "npm install -g @anthropic-ai/claude-code".to_owned(),
+            ProviderKind::Gemini => "npm install -g @google/gemini-cli".to_owned(),
+            ProviderKind::Codex => "npm install -g @openai/codex".to_owned(),
+            ProviderKind::Copilot => "npm install -g @github/copilot".to_owned(),
+            ProviderKind::Command => format!(
+                "install {:?} or fix `agents.{}.command.argv` in codecrew.toml",
+                self.program(),
+                self.agent_id
+            ),
+        }
+    }
+
+    /// The output format of this CLI as codecrew runs it.
+    pub fn format(&self) -> Format {
+        match self.kind() {
+            ProviderKind::Claude => Format::Claude,
+            ProviderKind::Gemini => Format::Gemini,
+            ProviderKind::Codex => Format::Codex,
+            ProviderKind::Copilot => Format::Text,
+            ProviderKind::Command => match self.agent.command.as_ref().map(|c| c.output) {
+                Some(OutputFormat::Claude) => Format::Claude,
+                Some(OutputFormat::Gemini) => Format::Gemini,
+                Some(OutputFormat::Codex) => Format::Codex,
+                Some(OutputFormat::Text) | None => Format::Text,
+            },
+        }
+    }
+
+    /// Whether a follow-up turn can continue the CLI's own session; otherwise codecrew
+    /// sends the transcript so far.
+    pub fn can_resume(&self) -> bool {
+        matches!(
+            self.kind(),
+            ProviderKind::Claude | ProviderKind::Gemini | ProviderKind::Codex
+        )
+    }
+
+    /// The command line for one turn.
+    pub fn command(&self, program: &Path, turn: &Turn<'_>, cwd: &Path) -> CommandSpec {
+        let model = turn.model.or(self.agent.model.as_deref());
+        let extra = match turn.mode {
+            Mode::Query => &self.agent.args.query,
+            Mode::Execute => &self.agent.args.execute,
+        };
+        let mut spec = CommandSpec {
+            program: program.to_path_buf(),
+            cwd: Some(cwd.to_path_buf()),
+            ..CommandSpec::default()
+        };
+        let mut args: Vec<String> = Vec::new();
+        match self.kind() {
+            ProviderKind::Claude => {
+                args.extend(
+                    ["-p", "--output-format", "stream-json", "--verbose"].map(String::from),
+                );
+                if let Some(model) = model {
+                    args.extend(["--model".to_owned(), model.to_owned()]);
+                }
+                if let Some(session) = turn.session {
+                    args.extend(["--resume".to_owned(), session.to_owned()]);
+                }
+                match turn.mode {
+                    // Claude's own tools, read-only: headless runs deny what needs approval,
+                    // and these never get it.
+                    Mode::Query => args
+                        .extend(["--disallowedTools", "Edit,Write,NotebookEdit"].map(String::from)),
+                    Mode::Execute => {
+                        args.extend(["--permission-mode", "acceptEdits"].map(String::from))
+                    }
+                }
+                args.extend(extra.iter().cloned());
+                spec.stdin = Some(turn.prompt.as_bytes().to_vec());
+                spec.env_remove = CLAUDE_MARKERS.iter().map(OsString::from).collect();
+            }
+            ProviderKind::Gemini => {
+                args.extend(["--output-format", "stream-json"].map(String::from));
+                if let Some(model) = model {
+                    args.extend(["-m".to_owned(), model.to_owned()]);
+                }
+                if let Some(session) = turn.session {
+                    args.extend(["--resume".to_owned(), session.to_owned()]);
+                }
+                if turn.mode == Mode::Execute {
+                    args.extend(["--approval-mode", "auto_edit"].map(String::from));
+                }
+                args.extend(extra.iter().cloned());
+                // Headless Gemini reads the whole prompt from stdin when there is no -p.
+                spec.stdin = Some(turn.prompt.as_bytes().to_vec());
+            }
+            ProviderKind::Codex => {
+                args.extend(["exec", "--json", "--skip-git-repo-check"].map(String::from));
+                if let Some(model) = model {
+                    args.extend(["-m".to_owned(), model.to_owned()]);
+                }
+                let sandbox = match turn.mode {
+                    Mode::Query => "read-only",
+                    Mode::Execute => "workspace-write",
+                };
+                args.extend(["--sandbox".to_owned(), sandbox.to_owned()]);
+                args.extend(extra.iter().cloned());
+                // Exec options come before `resume`; `-` reads the prompt from stdin.
+                if let Some(session) = turn.session {
+                    args.extend(["resume".to_owned(), session.to_owned()]);
+                }
+                args.push("-".to_owned());
+                spec.stdin = Some(turn.prompt.as_bytes().to_vec());
+            }
+            ProviderKind::Copilot => {
+                args.extend(["-p".to_owned(), turn.prompt.to_owned()]);
+                if let Some(model) = model {
+                    args.extend(["--model".to_owned(), model.to_owned()]);
+                }
+                if turn.mode == Mode::Execute {
+                    args.push("--allow-all-tools".to_owned());
+                }
+                args.extend(extra.iter().cloned());
+            }
+            ProviderKind::Command => {
+                if let Some(command) = &self.agent.command {
+                    for arg in command.argv.iter().skip(1) {
+                        if arg == "{model}" && model.is_none() {
+                            continue;
+                        }
+                        let mut value = arg.replace("{model}", model.unwrap_or(""));
+                        if command.prompt == PromptVia::Arg {
+                            value = value.replace("{prompt}", turn.prompt);
+                        }
+                        args.push(value);
+                    }
+                    if command.prompt == PromptVia::Stdin {
+                        spec.stdin = Some(turn.prompt.as_bytes().to_vec());
+                    }
+                }
+                args.extend(extra.iter().cloned());
+            }
+        }
+        spec.args = args.into_iter().map(OsString::from).collect();
+        spec
+    }
+}
+
+/// The user-facing name of a provider's program when it is missing.
+pub fn describe_missing(provider: &Provider) -> String {
+    format!(
+        "the {} CLI ({}) is not installed or not on PATH; install it with: {}",
+        provider.kind().name(),
+        provider.program(),
+        provider.install_hint()
+    )
+}
+
+/// Looks the provider's program up on PATH.
+pub fn locate(provider: &Provider) -> Option<PathBuf> {
+    let program = provider.program();
+    if program.is_empty() {
+        return None;
+    }
+    crate::process::find_program(&program, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{CommandProvider, Config};
+
+    fn provider(kind: &str) -> Provider {
+        let config = Config::default();
+        Provider::new(kind, config.agents[kind].clone())
+    }
+
+    fn args(spec: &CommandSpec) -> Vec<String> {
+        spec.args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    fn turn(session: Option<&'static str>, mode: Mode) -> Turn<'static> {
+        Turn {
+            prompt: "the prompt",
+            session,
+            mode,
+            model: Some("haiku"),
+        }
+    }
+
+    #[test]
+    fn claude_command_line() {
+        let spec = provider("claude").command(
+            Path::new("claude"),
+            &turn(Some("s1"), Mode::Query),
+            Path::new("."),
+        );
+        assert_eq!(
+            args(&spec),
+            [
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--model",
+                "haiku",
+                "--resume",
+                "s1",
+                "--disallowedTools",
+                "Edit,Write,NotebookEdit"
+            ]
+        );
+        assert_eq!(spec.stdin.as_deref(), Some(&b"the prompt"[..]));
+        assert!(spec.env_remove.contains(&OsString::from("CLAUDECODE")));
+    }
+
+    #[test]
+    fn codex_puts_exec_options_before_resume() {
+        let spec = provider("codex").command(
+            Path::new("codex"),
+            &turn(Some("t1"), Mode::Execute),
+            Path::new("."),
+        );
+        assert_eq!(
+            args(&spec),
+            [
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "-m",
+                "haiku",
+                "--sandbox",
+                "workspace-write",
+                "resume",
+                "t1",
+                "-"
+            ]
+        );
+    }
+
+    #[test]
+    fn gemini_reads_the_prompt_from_stdin() {
+        let spec = provider("gemini").command(
+            Path::new("gemini"),
+            &turn(None, Mode::Query),
+            Path::new("."),
+        );
+        assert_eq!(
+            args(&spec),
+            ["--output-format", "stream-json", "-m", "haiku"]
+        );
+        assert!(spec.stdin.is_some());
+    }
+
+    #[test]
+    fn command_provider_template() {
+        let mut agent = Config::default().agents["claude"].clone();
+        agent.provider = ProviderKind::Command;
+        agent.command = Some(CommandProvider {
+            argv: vec![
+                "llm".into(),
+                "-m".into(),
+                "{model}".into(),
+                "--".into(),
+                "{prompt}".into(),
+            ],
+            prompt: PromptVia::Arg,
+            output: OutputFormat::Text,
+        });
+        let provider = Provider::new("mine", agent);
+        let spec = provider.command(
+            Path::new("/usr/bin/llm"),
+            &turn(None, Mode::Query),
+            Path::new("."),
+        );
+        assert_eq!(args(&spec), ["-m", "haiku", "--", "the prompt"]);
+        assert!(spec.stdin.is_none());
+        let mut no_model = turn(None, Mode::Query);
+        no_model.model = None;
+        let spec = provider.command(Path::new("/usr/bin/llm"), &no_model, Path::new("."));
+        assert_eq!(args(&spec), ["-m", "--", "the prompt"]);
+        assert_eq!(provider.format(), Format::Text);
+        assert!(!provider.can_resume());
+    }
+}

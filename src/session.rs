@@ -1,0 +1,421 @@
+//! The session loop for one job: prompt → run the CLI → decode and intercept live →
+//! execute the calls → send the results back to the same session → until the model
+//! answers without a call or the turn limit is reached.
+//!
+//! This is the only module that knows the order of the steps. It reports what happens as
+//! [`JobEvent`]s (for live display) and returns a [`JobReport`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use crate::decode::Event;
+use crate::intercept::{Interceptor, Item, Rejection, ScannerLimits, Segment, ToolCall};
+use crate::mention::Job;
+use crate::process::{self, Ending, RunLimits};
+use crate::prompt;
+use crate::provider::{self, Provider, Turn};
+use crate::tool::executor::CallRequest;
+use crate::tool::{Mode, Status, ToolError, ToolExecutor, ToolResult};
+
+/// How one job runs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub mode: Mode,
+    pub max_turns: u32,
+    pub turn_timeout: Duration,
+    pub workspace: PathBuf,
+    pub scanner: ScannerLimits,
+    /// Stdout bytes per turn after which a CLI is stopped as flooding.
+    pub max_stdout_bytes: u64,
+}
+
+/// What a running job reports, in order.
+#[derive(Debug, Clone)]
+pub enum JobEvent {
+    /// A turn starts (1-based).
+    Turn(u32),
+    /// Assistant text, envelopes removed.
+    Text(String),
+    /// One assistant message ended.
+    MessageEnd,
+    /// A call found in the model's text, about to run.
+    ToolCall(ToolCall),
+    /// An envelope that cannot run.
+    Rejected(Rejection),
+    /// A call's result.
+    ToolResult(ToolResult),
+    /// Something the user should know that is not the model's text (a CLI error).
+    Notice(String),
+}
+
+/// A call as the report shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CallRecord {
+    pub name: String,
+    pub input: Value,
+    pub status: Status,
+    pub output: Value,
+    pub error: Option<ToolError>,
+    pub duration_ms: u64,
+}
+
+/// Why a job stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model answered without a call.
+    Answered,
+    /// The turn limit was reached.
+    MaxTurns,
+    /// The CLI failed, timed out, or was not found.
+    Error,
+    /// The user interrupted the run.
+    Interrupted,
+}
+
+/// The result of one job.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobReport {
+    pub agent: String,
+    pub provider: String,
+    pub model: Option<String>,
+    pub mode: Mode,
+    pub success: bool,
+    pub response: String,
+    pub turns: u32,
+    pub tool_calls: Vec<CallRecord>,
+    pub session_id: Option<String>,
+    pub duration_ms: u64,
+    pub error: Option<String>,
+    pub stop_reason: StopReason,
+    #[serde(skip)]
+    pub timed_out: bool,
+    #[serde(skip)]
+    pub missing_cli: bool,
+}
+
+/// Sends a job's events to whoever displays them.
+pub type EventSender = mpsc::UnboundedSender<(usize, JobEvent)>;
+
+/// One job with everything it needs.
+pub struct JobRun {
+    /// The job's position on the command line; events carry it.
+    pub index: usize,
+    pub job: Job,
+    pub provider: Provider,
+    pub executor: Arc<ToolExecutor>,
+    pub settings: Settings,
+}
+
+impl JobRun {
+    fn emit(&self, events: &EventSender, event: JobEvent) {
+        // The display may be gone (its reader hung up); the job still finishes.
+        let _ = events.send((self.index, event));
+    }
+
+    fn report(&self, started: Instant) -> JobReport {
+        JobReport {
+            agent: self.job.agent.clone(),
+            provider: self.provider.kind().name().to_owned(),
+            model: self
+                .job
+                .model
+                .clone()
+                .or_else(|| self.provider.agent.model.clone()),
+            mode: self.settings.mode,
+            success: false,
+            response: String::new(),
+            turns: 0,
+            tool_calls: Vec::new(),
+            session_id: None,
+            duration_ms: elapsed_ms(started),
+            error: None,
+            stop_reason: StopReason::Error,
+            timed_out: false,
+            missing_cli: false,
+        }
+    }
+
+    /// Runs the job to its end. Never fails: every failure is in the report.
+    pub async fn run(self, events: EventSender, cancel: watch::Receiver<bool>) -> JobReport {
+        let started = Instant::now();
+        let mut report = self.report(started);
+        let Some(program) = provider::locate(&self.provider) else {
+            report.error = Some(provider::describe_missing(&self.provider));
+            report.missing_cli = true;
+            return report;
+        };
+        let catalog = self.executor.catalog();
+        let mut prompt = prompt::render_task(catalog, self.settings.mode, &self.job.task);
+        if let Some(system) = &self.provider.agent.system_prompt {
+            prompt = format!("{}\n\n{prompt}", system.trim());
+        }
+        // For CLIs that cannot resume: everything said so far, resent each turn.
+        let mut transcript = String::new();
+        let limits = RunLimits {
+            timeout: self.settings.turn_timeout,
+            max_stdout_bytes: self.settings.max_stdout_bytes,
+        };
+        loop {
+            report.turns += 1;
+            self.emit(&events, JobEvent::Turn(report.turns));
+            let resuming = self.provider.can_resume() && report.session_id.is_some();
+            let turn_prompt = if resuming || transcript.is_empty() {
+                prompt.clone()
+            } else {
+                format!("{transcript}\n\n{prompt}")
+            };
+            let spec = self.provider.command(
+                &program,
+                &Turn {
+                    prompt: &turn_prompt,
+                    session: if resuming {
+                        report.session_id.as_deref()
+                    } else {
+                        None
+                    },
+                    mode: self.settings.mode,
+                    model: self.job.model.as_deref(),
+                },
+                &self.settings.workspace,
+            );
+            tracing::info!(agent = %self.job.agent, turn = report.turns, command = %spec.display(), "running");
+            let mut turn = TurnState::default();
+            let mut interceptor =
+                Interceptor::new(self.provider.format(), self.settings.scanner.clone());
+            let mut items = Vec::new();
+            let outcome = process::run(&spec, &limits, cancel.clone(), |bytes| {
+                interceptor.feed(bytes, &mut items);
+                for item in items.drain(..) {
+                    turn.take(item, |event| self.emit(&events, event));
+                }
+            })
+            .await;
+            interceptor.finish(&mut items);
+            for item in items.drain(..) {
+                turn.take(item, |event| self.emit(&events, event));
+            }
+            if let Some(id) = turn.session.take() {
+                report.session_id = Some(id);
+            }
+            report.response = turn.text.trim().to_owned();
+            let outcome = match outcome {
+                Ok(outcome) => outcome,
+                Err(error) => {
+                    report.error = Some(error.to_string());
+                    break;
+                }
+            };
+            if let Some(error) = turn_failure(&outcome, &turn, &limits) {
+                if outcome.ending == Ending::Cancelled {
+                    report.stop_reason = StopReason::Interrupted;
+                }
+                report.timed_out = outcome.ending == Ending::TimedOut;
+                self.emit(&events, JobEvent::Notice(error.clone()));
+                report.error = Some(error);
+                break;
+            }
+            if turn.calls.is_empty() && turn.rejected.is_empty() {
+                report.success = true;
+                report.stop_reason = StopReason::Answered;
+                break;
+            }
+            let requests: Vec<CallRequest> = turn
+                .calls
+                .iter()
+                .enumerate()
+                .map(|(n, call)| CallRequest {
+                    id: format!("call_{}_{}", report.turns, n + 1),
+                    tool: call.tool.clone(),
+                    input: call.input.clone(),
+                })
+                .collect();
+            let results = self.executor.call_all(&requests).await;
+            let mut lines = Vec::new();
+            for (call, result) in turn.calls.iter().zip(&results) {
+                self.emit(&events, JobEvent::ToolResult(result.clone()));
+                lines.push(result_line(result));
+                report.tool_calls.push(CallRecord {
+                    name: call.name.clone(),
+                    input: call.input.clone(),
+                    status: result.status,
+                    output: result.output.clone(),
+                    error: result.error.clone(),
+                    duration_ms: result.duration_ms,
+                });
+            }
+            for rejection in &turn.rejected {
+                lines.push(rejection_line(rejection));
+            }
+            if report.turns >= self.settings.max_turns {
+                report.success = true;
+                report.stop_reason = StopReason::MaxTurns;
+                if self.settings.max_turns == 1 {
+                    // One turn: the results are the answer (as the original CodeCrew did).
+                    report.response = lines.join("\n");
+                }
+                break;
+            }
+            if !self.provider.can_resume() || report.session_id.is_none() {
+                transcript = format!(
+                    "{transcript}{sep}{turn_prompt}\n\n## Your previous answer\n\n{answer}",
+                    sep = if transcript.is_empty() { "" } else { "\n\n" },
+                    turn_prompt = if transcript.is_empty() {
+                        &prompt
+                    } else {
+                        &turn_prompt
+                    },
+                    answer = turn.raw_text.trim(),
+                );
+            }
+            prompt = prompt::render_results(&lines.join("\n"));
+        }
+        report.duration_ms = elapsed_ms(started);
+        report
+    }
+}
+
+/// Why a finished turn is a failure, if it is one.
+fn turn_failure(
+    outcome: &process::Outcome,
+    turn: &TurnState,
+    limits: &RunLimits,
+) -> Option<String> {
+    let stderr = stderr_note(&outcome.stderr_tail);
+    let reported = (!turn.errors.is_empty()).then(|| turn.errors.join("; "));
+    match outcome.ending {
+        Ending::TimedOut => Some(format!(
+            "the CLI did not finish its turn within {} s and was stopped",
+            limits.timeout.as_secs()
+        )),
+        Ending::Cancelled => Some("interrupted".to_owned()),
+        Ending::Flooded => Some(format!(
+            "the CLI printed more than {} bytes in one turn and was stopped",
+            limits.max_stdout_bytes
+        )),
+        Ending::Signalled(signal) => Some(format!("the CLI was killed by signal {signal}{stderr}")),
+        Ending::Exited(code) if code != 0 => Some(match reported {
+            Some(message) => format!("{message} (exit code {code})"),
+            None => format!("the CLI exited with code {code}{stderr}"),
+        }),
+        Ending::Exited(_) if turn.is_error || reported.is_some() => {
+            Some(reported.unwrap_or_else(|| format!("the CLI reported an error{stderr}")))
+        }
+        Ending::Exited(_) if !turn.saw_anything() => {
+            Some(format!("the CLI printed no answer{stderr}"))
+        }
+        Ending::Exited(_) => None,
+    }
+}
+
+fn stderr_note(tail: &str) -> String {
+    let tail = tail.trim();
+    if tail.is_empty() {
+        String::new()
+    } else {
+        let lines: Vec<&str> = tail.lines().rev().take(5).collect();
+        let lines: Vec<&str> = lines.into_iter().rev().collect();
+        format!("; stderr: {}", lines.join(" | "))
+    }
+}
+
+fn result_line(result: &ToolResult) -> String {
+    let line = serde_json::to_string(result).unwrap_or_default();
+    neutralise(&line)
+}
+
+fn rejection_line(rejection: &Rejection) -> String {
+    let value = serde_json::json!({
+        "status": "error",
+        "error": {
+            "code": "E_REJECTED_ENVELOPE",
+            "message": rejection.reason,
+            "suggestion": "write the call again as one valid JSON envelope in a ```json block",
+        },
+        "raw": crate::tool::executor::truncate_chars(&rejection.raw, 1000),
+    });
+    neutralise(&value.to_string())
+}
+
+/// Makes envelopes inside text fed back to the model inert: a tool's output (a file the
+/// model read, a command's output) may hold one, and the model must not be nudged into
+/// echoing it as its own call. Only a prefix that opens a JSON string is broken (where an
+/// envelope's name sits); prose such as "use one of: codecrew:read_file" stays copyable.
+fn neutralise(text: &str) -> String {
+    text.replace("\"codecrew:", "\"codecrew\u{200b}:")
+        .replace("\"codecrew__", "\"codecrew\u{200b}__")
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// What one turn produced.
+#[derive(Debug, Default)]
+struct TurnState {
+    /// Assistant text with envelopes removed.
+    text: String,
+    /// Assistant text as the model wrote it, for transcripts.
+    raw_text: String,
+    calls: Vec<ToolCall>,
+    rejected: Vec<Rejection>,
+    session: Option<String>,
+    errors: Vec<String>,
+    is_error: bool,
+    finished: bool,
+}
+
+impl TurnState {
+    fn saw_anything(&self) -> bool {
+        self.finished
+            || !self.text.trim().is_empty()
+            || !self.calls.is_empty()
+            || !self.rejected.is_empty()
+    }
+
+    fn take(&mut self, item: Item, mut emit: impl FnMut(JobEvent)) {
+        match item {
+            Item::Segment(Segment::Text(text)) => {
+                self.text.push_str(&text);
+                self.raw_text.push_str(&text);
+                emit(JobEvent::Text(text));
+            }
+            Item::Segment(Segment::Call(call)) => {
+                self.raw_text.push_str(&format!(
+                    "\n```json\n{}\n```\n",
+                    serde_json::json!({"type": "tool_use", "name": call.name, "input": call.input})
+                ));
+                emit(JobEvent::ToolCall(call.clone()));
+                self.calls.push(call);
+            }
+            Item::Segment(Segment::Rejected(rejection)) => {
+                emit(JobEvent::Rejected(rejection.clone()));
+                self.rejected.push(rejection);
+            }
+            Item::MessageEnd => {
+                if !self.text.is_empty() && !self.text.ends_with('\n') {
+                    self.text.push('\n');
+                    self.raw_text.push('\n');
+                }
+                emit(JobEvent::MessageEnd);
+            }
+            Item::Event(Event::Session { id, .. }) => self.session = Some(id),
+            Item::Event(Event::Error(message)) => {
+                if !self.errors.contains(&message) {
+                    self.errors.push(message);
+                }
+            }
+            Item::Event(Event::Finished { is_error, .. }) => {
+                self.finished = true;
+                self.is_error |= is_error;
+            }
+            Item::Event(Event::Malformed { reason, .. }) => tracing::warn!("{reason}"),
+            Item::Event(event) => tracing::debug!(?event, "CLI event"),
+        }
+    }
+}

@@ -1,0 +1,464 @@
+//! End to end: `codecrew query` / `execute` drive the REAL claude, gemini and codex CLIs
+//! against the project's fake model server. Each scenario runs for every CLI.
+//!
+//! The fake picks replies by prompt content. codecrew's follow-up turns carry the tool
+//! results as a new user prompt ("codecrew ran the tool calls …") in the same session, so
+//! the rules match on that text and on the results in it.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::clis::{CliEnv, CliRun, Clis, TestHome, run};
+use crate::support::fake_model::{FakeModel, Reply, Rule, Script};
+
+const FOLLOW_UP: &str = "codecrew ran the tool calls";
+const AGENTS: [&str; 3] = ["claude", "gemini", "codex"];
+const TIMEOUT: Duration = Duration::from_secs(180);
+
+fn fenced(envelopes: &[Value]) -> String {
+    envelopes
+        .iter()
+        .map(|e| format!("```json\n{e}\n```\n"))
+        .collect()
+}
+
+fn envelope(tool: &str, input: Value) -> Value {
+    json!({"type": "tool_use", "name": format!("codecrew:{tool}"), "input": input})
+}
+
+/// A test's world: a fake model with `script`, a HOME and a workspace, the CLIs' env.
+struct World {
+    home: TestHome,
+    server: FakeModel,
+    env: CliEnv,
+}
+
+impl World {
+    fn new(test: &str, script: Script) -> Option<World> {
+        let clis = Clis::require(test)?;
+        let home = TestHome::new(test);
+        let server = FakeModel::start(script);
+        let env = clis.env_for_all(&home, &server.url());
+        Some(World { home, server, env })
+    }
+
+    fn workspace(&self) -> std::path::PathBuf {
+        self.home.workdir()
+    }
+
+    fn codecrew(&self, args: &[&str]) -> CliRun {
+        self.codecrew_with(&self.env, args)
+    }
+
+    fn codecrew_with(&self, env: &CliEnv, args: &[&str]) -> CliRun {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
+        env.apply(&mut command);
+        command.args(args);
+        run(&mut command, TIMEOUT)
+    }
+
+    /// `codecrew <mode> --output json <args>`, parsed.
+    fn json(&self, mode: &str, args: &[&str]) -> (CliRun, Value) {
+        let mut all = vec![mode, "--output", "json"];
+        all.extend_from_slice(args);
+        let run = self.codecrew(&all);
+        let document = serde_json::from_str(run.stdout.trim()).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not one JSON document ({e})\n--- stdout\n{}\n--- stderr\n{}",
+                run.stdout, run.stderr
+            )
+        });
+        (run, document)
+    }
+}
+
+fn result(document: &Value) -> &Value {
+    &document["results"][0]
+}
+
+#[test]
+fn plain_answer() {
+    let script = Script::new().rule(Rule::on_prompt(
+        "E2E-PLAIN",
+        Reply::text("Plain answer from the fake."),
+    ));
+    let Some(world) = World::new("e2e-plain", script) else {
+        return;
+    };
+    for agent in AGENTS {
+        let (run, doc) = world.json("query", &[&format!("@{agent} E2E-PLAIN say hi")]);
+        run.assert_code(0);
+        let r = result(&doc);
+        assert_eq!(doc["success"], true, "{agent}: {doc}");
+        assert_eq!(r["agent"], agent);
+        assert_eq!(r["provider"], agent);
+        assert_eq!(r["mode"], "query");
+        assert_eq!(r["response"], "Plain answer from the fake.", "{agent}");
+        assert_eq!(r["turns"], 1);
+        assert!(r["session_id"].is_string(), "{agent}: {r}");
+        assert_eq!(r["tool_calls"], json!([]));
+    }
+    // The prompt that reached the model lists codecrew's tools and carries the task.
+    let first = world.server.model_requests();
+    let prompt = first.iter().find_map(|r| r.prompt.clone()).unwrap();
+    assert!(prompt.contains("### codecrew:read_file"), "{prompt}");
+    assert!(prompt.contains("E2E-PLAIN say hi"));
+}
+
+#[test]
+fn one_tool_call_then_the_answer_in_the_same_session() {
+    let call = fenced(&[envelope("read_file", json!({"path": "notes.txt"}))]);
+    let script = Script::new()
+        .rule(
+            Rule::on_prompt(FOLLOW_UP, Reply::text("The notes say NOTE-CONTENT-42."))
+                .and_prompt("NOTE-CONTENT-42"),
+        )
+        .rule(Rule::on_prompt(
+            "E2E-READ",
+            Reply::text(format!("Let me read it.\n\n{call}")),
+        ));
+    let Some(world) = World::new("e2e-read", script) else {
+        return;
+    };
+    std::fs::write(world.workspace().join("notes.txt"), "NOTE-CONTENT-42\n").unwrap();
+    for agent in AGENTS {
+        let (run, doc) = world.json(
+            "query",
+            &[&format!("@{agent} E2E-READ what do the notes say?")],
+        );
+        run.assert_code(0);
+        let r = result(&doc);
+        assert_eq!(
+            r["response"], "The notes say NOTE-CONTENT-42.",
+            "{agent}: {doc}"
+        );
+        assert_eq!(r["turns"], 2);
+        let calls = r["tool_calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0]["name"], "codecrew:read_file");
+        assert_eq!(calls[0]["status"], "ok");
+        assert!(
+            calls[0]["output"]["content"]
+                .as_str()
+                .unwrap()
+                .contains("NOTE-CONTENT-42")
+        );
+    }
+    // Every follow-up continued its session: the model saw the first turn's history.
+    let follow_ups: Vec<_> = world
+        .server
+        .model_requests()
+        .into_iter()
+        .filter(|r| r.prompt.as_deref().is_some_and(|p| p.contains(FOLLOW_UP)))
+        .collect();
+    assert_eq!(follow_ups.len(), AGENTS.len());
+    for request in follow_ups {
+        let body = request.body.to_string();
+        assert!(
+            body.contains("E2E-READ"),
+            "the follow-up lacks the first turn: {:?}",
+            request.api
+        );
+        assert!(body.contains("Let me read it."), "{:?}", request.api);
+    }
+}
+
+#[test]
+fn several_calls_in_one_message_and_an_unknown_tool() {
+    let calls = fenced(&[
+        envelope("read_file", json!({"path": "a.txt"})),
+        envelope("list_directory", json!({})),
+        envelope("no_such_tool", json!({})),
+    ]);
+    let script = Script::new()
+        .rule(
+            Rule::on_prompt(FOLLOW_UP, Reply::text("Got all three."))
+                .and_prompt("ALPHA")
+                .and_prompt("b.txt")
+                .and_prompt("E_UNKNOWN_TOOL"),
+        )
+        .rule(Rule::on_prompt("E2E-MANY", Reply::text(calls)));
+    let Some(world) = World::new("e2e-many", script) else {
+        return;
+    };
+    std::fs::write(world.workspace().join("a.txt"), "ALPHA\n").unwrap();
+    std::fs::write(world.workspace().join("b.txt"), "beta\n").unwrap();
+    for agent in AGENTS {
+        let (run, doc) = world.json("query", &[&format!("@{agent} E2E-MANY")]);
+        run.assert_code(0);
+        let r = result(&doc);
+        assert_eq!(r["response"], "Got all three.", "{agent}: {doc}");
+        let statuses: Vec<&str> = r["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["status"].as_str().unwrap())
+            .collect();
+        assert_eq!(statuses, ["ok", "ok", "error"], "{agent}");
+        assert_eq!(r["tool_calls"][2]["error"]["code"], "E_UNKNOWN_TOOL");
+    }
+}
+
+#[test]
+fn a_chain_of_three_turns_and_max_turns() {
+    let first = fenced(&[envelope("read_file", json!({"path": "step1.txt"}))]);
+    let second = fenced(&[envelope("read_file", json!({"path": "step2.txt"}))]);
+    let script = Script::new()
+        .rule(
+            Rule::on_prompt(FOLLOW_UP, Reply::text("Both steps read: STEP-TWO."))
+                .and_prompt("STEP-TWO"),
+        )
+        .rule(
+            Rule::on_prompt(FOLLOW_UP, Reply::text(format!("Next one.\n{second}")))
+                .and_prompt("STEP-ONE"),
+        )
+        .rule(Rule::on_prompt("E2E-CHAIN", Reply::text(first)));
+    let Some(world) = World::new("e2e-chain", script) else {
+        return;
+    };
+    std::fs::write(world.workspace().join("step1.txt"), "STEP-ONE\n").unwrap();
+    std::fs::write(world.workspace().join("step2.txt"), "STEP-TWO\n").unwrap();
+    for agent in AGENTS {
+        let (run, doc) = world.json("query", &[&format!("@{agent} E2E-CHAIN")]);
+        run.assert_code(0);
+        let r = result(&doc);
+        assert_eq!(
+            r["response"], "Both steps read: STEP-TWO.",
+            "{agent}: {doc}"
+        );
+        assert_eq!(r["turns"], 3);
+        assert_eq!(r["tool_calls"].as_array().unwrap().len(), 2);
+
+        // Stopped after two turns: the second turn's call ran, its result is reported.
+        let (run, doc) = world.json(
+            "query",
+            &["--max-turns", "2", &format!("@{agent} E2E-CHAIN")],
+        );
+        run.assert_code(0);
+        let r = result(&doc);
+        assert_eq!(r["turns"], 2, "{agent}: {doc}");
+        assert_eq!(r["stop_reason"], "max_turns");
+        assert_eq!(r["tool_calls"].as_array().unwrap().len(), 2);
+
+        // One turn returns the tool results themselves.
+        let (run, doc) = world.json(
+            "query",
+            &["--max-turns", "1", &format!("@{agent} E2E-CHAIN")],
+        );
+        run.assert_code(0);
+        let r = result(&doc);
+        assert_eq!(r["turns"], 1);
+        assert!(
+            r["response"].as_str().unwrap().contains("STEP-ONE"),
+            "{agent}: {doc}"
+        );
+    }
+}
+
+#[test]
+fn an_api_error_is_a_failure_with_its_message() {
+    let script = Script::new().rule(Rule::on_prompt(
+        "E2E-FAIL",
+        Reply::error(400, "scripted failure E2E"),
+    ));
+    let Some(world) = World::new("e2e-fail", script) else {
+        return;
+    };
+    for agent in AGENTS {
+        let (run, doc) = world.json("query", &[&format!("@{agent} E2E-FAIL")]);
+        run.assert_code(1);
+        let r = result(&doc);
+        assert_eq!(doc["success"], false);
+        assert_eq!(r["success"], false);
+        let error = r["error"].as_str().unwrap();
+        assert!(error.contains("scripted failure E2E"), "{agent}: {error}");
+    }
+}
+
+#[test]
+fn a_missing_cli_exits_3_with_how_to_install() {
+    let Some(world) = World::new("e2e-missing", Script::new()) else {
+        return;
+    };
+    let bare = Path::new("/usr/bin:/bin");
+    let env = world.env.clone().with("PATH", bare);
+    for agent in AGENTS {
+        let run = world.codecrew_with(
+            &env,
+            &["query", "--output", "json", &format!("@{agent} hello")],
+        );
+        run.assert_code(3);
+        let doc: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+        let error = result(&doc)["error"].as_str().unwrap().to_owned();
+        assert!(error.contains("npm install -g"), "{error}");
+    }
+}
+
+#[test]
+fn a_hanging_cli_is_killed_at_the_timeout() {
+    let script = Script::new().rule(Rule::on_prompt("E2E-HANG", Reply::hang()));
+    let Some(world) = World::new("e2e-hang", script) else {
+        return;
+    };
+    for agent in AGENTS {
+        let started = std::time::Instant::now();
+        let (run, doc) = world.json("query", &["--timeout", "4s", &format!("@{agent} E2E-HANG")]);
+        run.assert_code(124);
+        assert!(
+            result(&doc)["error"]
+                .as_str()
+                .unwrap()
+                .contains("within 4 s"),
+            "{doc}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(60));
+    }
+}
+
+#[test]
+fn agents_run_in_parallel_each_with_its_own_result() {
+    let script = Script::new().rule(Rule::on_prompt(
+        "E2E-PAR",
+        Reply::text("parallel answer").with_delay_ms(1500),
+    ));
+    let Some(world) = World::new("e2e-parallel", script) else {
+        return;
+    };
+    let (run, doc) = world.json("query", &["@claude @codex E2E-PAR", "@gemini E2E-PAR"]);
+    run.assert_code(0);
+    let agents: Vec<&str> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["agent"].as_str().unwrap())
+        .collect();
+    assert_eq!(agents, ["claude", "codex", "gemini"]);
+    for r in doc["results"].as_array().unwrap() {
+        assert_eq!(r["response"], "parallel answer", "{r}");
+    }
+    // The text output gives each agent its own section.
+    let run = world.codecrew(&["query", "@claude @codex E2E-PAR"]);
+    run.assert_code(0);
+    assert!(
+        run.stdout
+            .contains("━━ @claude (claude) ━━\nparallel answer\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("━━ @codex (codex) ━━\nparallel answer\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn execute_writes_a_file_and_query_may_not() {
+    let call = fenced(&[envelope(
+        "write_file",
+        json!({"path": "out/hello.txt", "content": "written by the model\n"}),
+    )]);
+    let script = Script::new()
+        .rule(Rule::on_prompt(FOLLOW_UP, Reply::text("Written.")).and_prompt("\"status\":\"ok\""))
+        .rule(Rule::on_prompt(FOLLOW_UP, Reply::text("It was refused.")).and_prompt("E_"))
+        .rule(Rule::on_prompt("E2E-WRITE", Reply::text(call)));
+    let Some(world) = World::new("e2e-write", script) else {
+        return;
+    };
+    let target = world.workspace().join("out/hello.txt");
+    for agent in AGENTS {
+        let _ = std::fs::remove_file(&target);
+        let (run, doc) = world.json("query", &[&format!("@{agent} E2E-WRITE")]);
+        run.assert_code(0);
+        assert_eq!(
+            result(&doc)["tool_calls"][0]["status"],
+            "denied",
+            "{agent}: {doc}"
+        );
+        assert!(!target.exists(), "query wrote a file");
+
+        let (run, doc) = world.json("execute", &[&format!("@{agent} E2E-WRITE")]);
+        run.assert_code(0);
+        let r = result(&doc);
+        assert_eq!(r["mode"], "execute");
+        assert_eq!(r["tool_calls"][0]["status"], "ok", "{agent}: {doc}");
+        assert_eq!(r["response"], "Written.");
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "written by the model\n"
+        );
+    }
+}
+
+#[test]
+fn text_and_stream_json_output() {
+    let call = fenced(&[envelope("list_directory", json!({}))]);
+    let script = Script::new()
+        .rule(Rule::on_prompt(FOLLOW_UP, Reply::text("Listed.")))
+        .rule(Rule::on_prompt(
+            "E2E-SHOW",
+            Reply::text(format!("Looking.\n{call}")),
+        ));
+    let Some(world) = World::new("e2e-show", script) else {
+        return;
+    };
+    let run = world.codecrew(&["query", "@claude E2E-SHOW"]);
+    run.assert_code(0);
+    assert_eq!(
+        run.stdout
+            .lines()
+            .map(|l| l.split(" (").next().unwrap_or(l))
+            .collect::<Vec<_>>(),
+        [
+            "Looking.",
+            "→ codecrew:list_directory {}",
+            "  ← list_directory ok",
+            "Listed."
+        ],
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("tool_use"),
+        "envelopes are hidden from the display"
+    );
+
+    let run = world.codecrew(&["query", "--raw", "@claude E2E-SHOW"]);
+    assert_eq!(run.stdout, "Listed.\n");
+
+    let run = world.codecrew(&["query", "--output", "stream-json", "@codex E2E-SHOW"]);
+    run.assert_code(0);
+    let types: Vec<String> = run
+        .json_lines()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(types.first().map(String::as_str), Some("start"));
+    assert_eq!(types.last().map(String::as_str), Some("done"));
+    for kind in ["turn", "text", "tool_call", "tool_result"] {
+        assert!(
+            types.iter().any(|t| t == kind),
+            "{kind} missing in {types:?}"
+        );
+    }
+    assert!(run.json_lines().iter().all(|e| e["agent"] == "codex"));
+}
+
+#[test]
+fn unknown_agent_is_a_usage_error() {
+    let Some(world) = World::new("e2e-unknown-agent", Script::new()) else {
+        return;
+    };
+    let run = world.codecrew(&["query", "@nobody hello"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("unknown agent @nobody"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("@claude"));
+}
