@@ -27,7 +27,7 @@ fn plain_text(size: usize) -> String {
     let mut line = 0usize;
     while text.len() < size {
         line += 1;
-        if line % 1000 == 0 {
+        if line.is_multiple_of(1000) {
             text.push_str("Let me read the file.\n```json\n");
             text.push_str(ENVELOPE);
             text.push_str("\n```\n");
