@@ -1,0 +1,131 @@
+//! What codecrew adds to a CLI run.
+//!
+//! `cargo bench --bench overhead` puts a fake `claude` on PATH (a shell script that prints
+//! a plain Claude stream-json answer at once) and measures:
+//! - the wall time of the fake CLI alone vs `codecrew query "@claude hi"` running it
+//!   (median of many runs): the difference is codecrew's added time;
+//! - the delay between the CLI printing a piece of text and codecrew printing it: the fake
+//!   CLI writes its clock into the text, codecrew's reader stamps its arrival.
+//!
+//! Figures from this machine are in docs/PERFORMANCE.md.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+const RUNS: usize = 40;
+
+const FAST_CLI: &str = r#"#!/bin/sh
+cat > /dev/null
+printf '%s\n' '{"type":"system","subtype":"init","session_id":"bench","model":"fake"}'
+printf '%s\n' '{"type":"assistant","message":{"content":[{"type":"text","text":"Hello from the fake CLI."}]},"session_id":"bench"}'
+printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"Hello from the fake CLI.","session_id":"bench"}'
+"#;
+
+/// Prints text carrying its own clock (ns since the epoch), then waits before finishing.
+const STAMPING_CLI: &str = r#"#!/bin/bash
+cat > /dev/null
+printf '%s\n' '{"type":"system","subtype":"init","session_id":"bench","model":"fake"}'
+for i in 1 2 3 4 5 6 7 8 9 10; do
+  printf '{"type":"assistant","message":{"content":[{"type":"text","text":"STAMP %s\\n"}]},"session_id":"bench"}\n' "$(date +%s%N)"
+  sleep 0.05
+done
+printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"bench"}'
+"#;
+
+fn install(dir: &Path, script: &str) {
+    let path = dir.join("claude");
+    std::fs::write(&path, script).unwrap_or_default();
+    let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755));
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples.get(samples.len() / 2).copied().unwrap_or_default()
+}
+
+fn time_runs(mut command: impl FnMut() -> Command) -> Duration {
+    let mut samples = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        let status = command()
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if status.is_ok() {
+            samples.push(start.elapsed());
+        }
+    }
+    median(samples)
+}
+
+fn path_with(dir: &Path) -> std::ffi::OsString {
+    let inherited = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = vec![dir.to_path_buf()];
+    dirs.extend(std::env::split_paths(&inherited));
+    std::env::join_paths(dirs).unwrap_or_default()
+}
+
+fn main() {
+    let codecrew = env!("CARGO_BIN_EXE_codecrew");
+    let Ok(dir) = tempfile::tempdir() else {
+        println!("no temp dir; nothing measured");
+        return;
+    };
+    let path = path_with(dir.path());
+
+    install(dir.path(), FAST_CLI);
+    let cli = dir.path().join("claude");
+    let direct = time_runs(|| Command::new(&cli));
+    let through = time_runs(|| {
+        let mut command = Command::new(codecrew);
+        command
+            .args(["query", "--workdir"])
+            .arg(dir.path())
+            .arg("@claude hi")
+            .env("PATH", &path);
+        command
+    });
+    println!("codecrew overhead over calling the CLI directly (median of {RUNS} runs)\n");
+    println!("fake CLI alone            {:>8.2} ms", direct.as_secs_f64() * 1e3);
+    println!("codecrew query → fake CLI {:>8.2} ms", through.as_secs_f64() * 1e3);
+    println!(
+        "added by codecrew         {:>8.2} ms",
+        (through.as_secs_f64() - direct.as_secs_f64()) * 1e3
+    );
+
+    install(dir.path(), STAMPING_CLI);
+    let mut delays = Vec::new();
+    for _ in 0..5 {
+        let child = Command::new(codecrew)
+            .args(["query", "--workdir"])
+            .arg(dir.path())
+            .arg("@claude hi")
+            .env("PATH", &path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn();
+        let Ok(mut child) = child else { continue };
+        let Some(stdout) = child.stdout.take() else { continue };
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+            if let Some(stamp) = line.strip_prefix("STAMP ").and_then(|s| s.trim().parse::<u128>().ok()) {
+                delays.push(Duration::from_nanos(u64::try_from(now.as_nanos().saturating_sub(stamp)).unwrap_or(0)));
+            }
+        }
+        let _ = child.wait();
+    }
+    // The stamp is taken by `date` just before the CLI's printf: the delay includes the
+    // printf and a pipe hop inside the fake CLI, so it bounds codecrew's share from above.
+    let count = delays.len();
+    println!("\ntext delay, CLI print → codecrew print ({count} samples)\n");
+    println!("median                    {:>8.2} ms", median(delays.clone()).as_secs_f64() * 1e3);
+    println!(
+        "max                       {:>8.2} ms",
+        delays.iter().max().copied().unwrap_or_default().as_secs_f64() * 1e3
+    );
+}
