@@ -12,11 +12,12 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// A config file exists but cannot be read (permissions, not UTF-8, a directory...).
-    #[error("cannot read the config file {}: {source}\n  hint: {hint}", path.display())]
+    /// (`error` is part of the message rather than a `source`, so that printing the error
+    /// chain does not repeat it.)
+    #[error("cannot read the config file {}: {error}\n  hint: {hint}", path.display())]
     Read {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
         hint: &'static str,
     },
     /// `CODECREW_CONFIG` names a file that does not exist.

@@ -399,17 +399,17 @@ fn read_file(path: &Path, kind: FileKind) -> Result<Option<ParsedFile>, ConfigEr
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
+        Err(error) => {
             return Err(ConfigError::Read {
                 path: path.to_path_buf(),
-                source,
+                error,
                 hint: READ_HINT,
             });
         }
     };
     let text = String::from_utf8(bytes).map_err(|error| ConfigError::Read {
         path: path.to_path_buf(),
-        source: io::Error::new(io::ErrorKind::InvalidData, error),
+        error: io::Error::new(io::ErrorKind::InvalidData, error),
         hint: READ_HINT,
     })?;
     parse(path, text, kind)
