@@ -3,5 +3,6 @@
 // Test code may unwrap and panic (the crate-wide lints deny them in library code).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod config;
 mod fake_model_clis;
 mod support;
