@@ -1,7 +1,7 @@
 //! What each config key expects, with an example: the source of the hints in error messages.
 
 /// `(path, what it expects, an example)`; `*` stands for any agent id.
-const KEYS: &[(&str, &str, &str)] = &[
+pub(crate) const KEYS: &[(&str, &str, &str)] = &[
     (
         "default_agent",
         "the id of a defined agent",
