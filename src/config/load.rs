@@ -165,9 +165,8 @@ pub fn find_project_file(workspace: &Path) -> Option<PathBuf> {
         .canonicalize()
         .unwrap_or_else(|_| workspace.to_path_buf());
     let repo_root = start.ancestors().find(|dir| dir.join(".git").exists());
-    let mut candidates = start.ancestors();
     let last = repo_root.unwrap_or(&start);
-    for dir in candidates.by_ref() {
+    for dir in start.ancestors() {
         let file = dir.join(PROJECT_FILE);
         if file.is_file() {
             return Some(file);
