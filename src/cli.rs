@@ -58,6 +58,17 @@ pub enum Command {
     /// List, inspect and call codecrew's tools directly
     #[command(subcommand)]
     Tools(ToolsCommand),
+    /// Write a commented starter codecrew.toml in the workspace
+    #[command(after_help = "Then check it with:\n  codecrew agents list")]
+    Init(InitArgs),
+    /// Show the agents of the merged configuration
+    #[command(subcommand)]
+    Agents(AgentsCommand),
+    /// Print a shell completion script
+    #[command(
+        after_help = "Example:\n  codecrew completions bash > ~/.local/share/bash-completion/completions/codecrew"
+    )]
+    Completions(CompletionsArgs),
 }
 
 const RUN_EXAMPLES_QUERY: &str = "\
@@ -185,6 +196,29 @@ pub enum ToolsCommand {
         #[arg(long, value_enum, default_value_t = ModeArg::Query)]
         mode: ModeArg,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Overwrite an existing codecrew.toml
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// List the agents (id, provider, model, default, where defined) and the config files read
+    List {
+        #[arg(long, value_enum, default_value_t = OutputArg::Text)]
+        output: OutputArg,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -45,6 +45,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Prompt(args) => commands::prompt::run(args),
         Command::Intercept(args) => commands::intercept::run(args, workdir).await,
         Command::Tools(command) => commands::tools::run(command, workdir).await,
+        Command::Init(args) => commands::init::run(&args, &workdir),
+        Command::Agents(command) => commands::agents::run(&command, &workdir),
+        Command::Completions(args) => commands::completions::run(&args),
     }
 }
 

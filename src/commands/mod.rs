@@ -1,5 +1,8 @@
 //! One module per command. Each prints its result on stdout and returns the exit code.
 
+pub mod agents;
+pub mod completions;
+pub mod init;
 pub mod intercept;
 pub mod prompt;
 pub mod run;

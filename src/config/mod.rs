@@ -4,10 +4,25 @@
 //! The types here are the contract the rest of codecrew reads; loading, discovery and the
 //! starter file live in the submodules.
 
+mod error;
+mod keys;
+pub mod load;
+mod spans;
+pub mod starter;
+#[cfg(test)]
+mod tests;
+mod validate;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+pub use error::{ConfigError, Diagnostic};
+pub use load::{
+    CONFIG_ENV, LoadedConfig, Origin, PROJECT_FILE, find_project_file, load, load_from,
+    user_config_path, user_config_path_with,
+};
 
 /// Everything codecrew can be configured with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,275 @@
+//! `codecrew init`, `codecrew agents list` and `codecrew completions`, run as the built binary.
+//! Every run gets `CODECREW_CONFIG` pointing at a scratch user file, so the developer's own
+//! config never leaks in, and a workspace that is a repository root (`.git`), so no
+//! `codecrew.toml` above it is found.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+const STARTER: &str = include_str!("../../src/config/starter.toml");
+
+struct Sandbox {
+    dir: TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Sandbox {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("ws/.git")).unwrap();
+        std::fs::write(dir.path().join("user.toml"), "").unwrap();
+        Sandbox { dir }
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.dir.path().join("ws").canonicalize().unwrap()
+    }
+
+    fn project_file(&self) -> PathBuf {
+        self.workspace().join("codecrew.toml")
+    }
+
+    fn user_file(&self) -> PathBuf {
+        self.dir.path().join("user.toml")
+    }
+
+    fn run_with_config(&self, config: &Path, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_codecrew"))
+            .args(args)
+            .arg("--workdir")
+            .arg(self.workspace())
+            .env("CODECREW_CONFIG", config)
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.run_with_config(&self.user_file(), args)
+    }
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[track_caller]
+fn assert_exit(output: &Output, code: i32) {
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(output),
+        stderr(output)
+    );
+}
+
+#[test]
+fn init_writes_the_starter_file_and_it_loads() {
+    let sandbox = Sandbox::new();
+    let output = sandbox.run(&["init"]);
+    assert_exit(&output, 0);
+    assert!(stdout(&output).contains("Wrote "), "{}", stdout(&output));
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project_file()).unwrap(),
+        STARTER
+    );
+
+    let output = sandbox.run(&["agents", "list"]);
+    assert_exit(&output, 0);
+    let text = stdout(&output);
+    for agent in ["claude", "llm", "ollama"] {
+        assert!(text.lines().any(|l| l.starts_with(agent)), "{text}");
+    }
+    assert!(
+        text.contains(&sandbox.project_file().display().to_string()),
+        "{text}"
+    );
+}
+
+#[test]
+fn init_refuses_to_overwrite_without_force() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.project_file(), "default_agent = \"gemini\"\n").unwrap();
+    let output = sandbox.run(&["init"]);
+    assert_exit(&output, 2);
+    assert!(
+        stderr(&output).contains("already exists"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(stderr(&output).contains("--force"), "{}", stderr(&output));
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project_file()).unwrap(),
+        "default_agent = \"gemini\"\n"
+    );
+
+    let output = sandbox.run(&["init", "--force"]);
+    assert_exit(&output, 0);
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project_file()).unwrap(),
+        STARTER
+    );
+}
+
+const USER: &str = r#"
+default_agent = "mine"
+
+[agents.mine]
+provider = "gemini"
+model = "gemini-2.5-flash"
+"#;
+
+const PROJECT: &str = r#"
+[agents.claude]
+provider = "claude"
+model = "haiku"
+
+[agents.wrapped]
+provider = "command"
+command = { argv = ["llm", "-m", "{model}"] }
+"#;
+
+#[test]
+fn agents_list_shows_the_merged_agents_and_the_files() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.user_file(), USER).unwrap();
+    std::fs::write(sandbox.project_file(), PROJECT).unwrap();
+    let output = sandbox.run(&["agents", "list"]);
+    assert_exit(&output, 0);
+    let text = stdout(&output);
+    let row = |id: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(id))
+            .unwrap_or_else(|| panic!("no row for {id} in:\n{text}"))
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect()
+    };
+    let user = sandbox.user_file().display().to_string();
+    let project = sandbox.project_file().display().to_string();
+    assert_eq!(
+        row("mine"),
+        ["mine", "gemini", "gemini-2.5-flash", "yes", &user]
+    );
+    assert_eq!(row("claude"), ["claude", "claude", "haiku", &project]);
+    assert_eq!(row("codex"), ["codex", "codex", "-", "built-in"]);
+    assert!(
+        row("wrapped").join(" ").contains("blocked until trusted"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("user     {user}")), "{text}");
+    assert!(
+        text.contains(&format!("project  {project} (not trusted")),
+        "{text}"
+    );
+}
+
+#[test]
+fn agents_list_json_is_one_document() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.user_file(), USER).unwrap();
+    std::fs::write(sandbox.project_file(), PROJECT).unwrap();
+    let output = sandbox.run(&["agents", "list", "--output", "json"]);
+    assert_exit(&output, 0);
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["default_agent"], "mine");
+    let agents = document["agents"].as_array().unwrap();
+    let agent = |id: &str| agents.iter().find(|a| a["id"] == id).unwrap().clone();
+    let mine = agent("mine");
+    assert_eq!(mine["provider"], "gemini");
+    assert_eq!(mine["model"], "gemini-2.5-flash");
+    assert_eq!(mine["default"], true);
+    assert_eq!(mine["origin"], "user");
+    assert_eq!(
+        mine["defined_in"],
+        sandbox.user_file().display().to_string()
+    );
+    let claude = agent("claude");
+    assert_eq!(claude["origin"], "project");
+    assert_eq!(claude["default"], false);
+    let codex = agent("codex");
+    assert_eq!(codex["origin"], "builtin");
+    assert_eq!(codex["model"], Value::Null);
+    assert_eq!(codex["defined_in"], Value::Null);
+    let wrapped = agent("wrapped");
+    assert_eq!(wrapped["argv"], serde_json::json!(["llm", "-m", "{model}"]));
+    assert_eq!(wrapped["allowed"], false);
+    assert_eq!(
+        document["sources"],
+        serde_json::json!([
+            sandbox.user_file().display().to_string(),
+            sandbox.project_file().display().to_string()
+        ])
+    );
+    assert_eq!(document["files"]["project_trusted"], false);
+}
+
+#[test]
+fn a_broken_project_file_is_exit_2_with_its_location() {
+    let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.project_file(),
+        "[agents.mine]\nprovider = \"openai\"\n",
+    )
+    .unwrap();
+    for args in [
+        &["agents", "list"][..],
+        &["agents", "list", "--output", "json"],
+    ] {
+        let output = sandbox.run(args);
+        assert_exit(&output, 2);
+        let message = stderr(&output);
+        let location = format!("{}:2:12: ", sandbox.project_file().display());
+        assert!(message.contains(&location), "{message}");
+        assert!(message.contains("unknown provider `openai`"), "{message}");
+        assert!(message.contains("hint: "), "{message}");
+        assert!(output.stdout.is_empty(), "{}", stdout(&output));
+    }
+}
+
+#[test]
+fn a_broken_user_file_is_exit_2_with_its_location() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.user_file(), "[limits]\nmax_turns = 0\n").unwrap();
+    let output = sandbox.run(&["agents", "list"]);
+    assert_exit(&output, 2);
+    let message = stderr(&output);
+    let location = format!("{}:2:13: ", sandbox.user_file().display());
+    assert!(message.contains(&location), "{message}");
+    assert!(message.contains("must be positive"), "{message}");
+}
+
+#[test]
+fn a_missing_codecrew_config_file_is_exit_2() {
+    let sandbox = Sandbox::new();
+    let missing = sandbox.dir.path().join("missing.toml");
+    let output = sandbox.run_with_config(&missing, &["agents", "list"]);
+    assert_exit(&output, 2);
+    assert!(
+        stderr(&output).contains("CODECREW_CONFIG"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn completions_for_each_shell_know_the_commands() {
+    let sandbox = Sandbox::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let output = sandbox.run(&["completions", shell]);
+        assert_exit(&output, 0);
+        let script = stdout(&output);
+        assert!(!script.trim().is_empty(), "{shell}");
+        assert!(script.contains("intercept"), "{shell}:\n{script}");
+    }
+    let output = sandbox.run(&["completions", "cmd.exe"]);
+    assert_exit(&output, 2);
+}
