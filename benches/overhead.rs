@@ -90,8 +90,14 @@ fn main() {
         command
     });
     println!("codecrew overhead over calling the CLI directly (median of {RUNS} runs)\n");
-    println!("fake CLI alone            {:>8.2} ms", direct.as_secs_f64() * 1e3);
-    println!("codecrew query → fake CLI {:>8.2} ms", through.as_secs_f64() * 1e3);
+    println!(
+        "fake CLI alone            {:>8.2} ms",
+        direct.as_secs_f64() * 1e3
+    );
+    println!(
+        "codecrew query → fake CLI {:>8.2} ms",
+        through.as_secs_f64() * 1e3
+    );
     println!(
         "added by codecrew         {:>8.2} ms",
         (through.as_secs_f64() - direct.as_secs_f64()) * 1e3
@@ -110,11 +116,20 @@ fn main() {
             .stderr(Stdio::null())
             .spawn();
         let Ok(mut child) = child else { continue };
-        let Some(stdout) = child.stdout.take() else { continue };
+        let Some(stdout) = child.stdout.take() else {
+            continue;
+        };
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-            if let Some(stamp) = line.strip_prefix("STAMP ").and_then(|s| s.trim().parse::<u128>().ok()) {
-                delays.push(Duration::from_nanos(u64::try_from(now.as_nanos().saturating_sub(stamp)).unwrap_or(0)));
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default();
+            if let Some(stamp) = line
+                .strip_prefix("STAMP ")
+                .and_then(|s| s.trim().parse::<u128>().ok())
+            {
+                delays.push(Duration::from_nanos(
+                    u64::try_from(now.as_nanos().saturating_sub(stamp)).unwrap_or(0),
+                ));
             }
         }
         let _ = child.wait();
@@ -123,9 +138,18 @@ fn main() {
     // printf and a pipe hop inside the fake CLI, so it bounds codecrew's share from above.
     let count = delays.len();
     println!("\ntext delay, CLI print → codecrew print ({count} samples)\n");
-    println!("median                    {:>8.2} ms", median(delays.clone()).as_secs_f64() * 1e3);
+    println!(
+        "median                    {:>8.2} ms",
+        median(delays.clone()).as_secs_f64() * 1e3
+    );
     println!(
         "max                       {:>8.2} ms",
-        delays.iter().max().copied().unwrap_or_default().as_secs_f64() * 1e3
+        delays
+            .iter()
+            .max()
+            .copied()
+            .unwrap_or_default()
+            .as_secs_f64()
+            * 1e3
     );
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use codecrew::cli::RunArgs;
-use codecrew::config::Config;
+use codecrew::config;
 use codecrew::intercept::ScannerLimits;
 use codecrew::mention;
 use codecrew::provider::Provider;
@@ -22,7 +22,14 @@ use tokio::task::JoinSet;
 const MAX_STDOUT_BYTES: u64 = 256 * 1024 * 1024;
 
 pub async fn run(args: RunArgs, mode: Mode, workspace: PathBuf) -> anyhow::Result<ExitCode> {
-    let config = Config::default();
+    let loaded = match config::load(&workspace) {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            eprintln!("codecrew: {error}");
+            return Ok(ExitCode::from(super::EXIT_USAGE));
+        }
+    };
+    let config = &loaded.config;
     let jobs = mention::jobs(&args.tasks, &config.default_agent);
     if let Some(unknown) = jobs
         .iter()
@@ -35,6 +42,12 @@ pub async fn run(args: RunArgs, mode: Mode, workspace: PathBuf) -> anyhow::Resul
             known.join(", ")
         );
         return Ok(ExitCode::from(super::EXIT_USAGE));
+    }
+    for job in &jobs {
+        if let Err(error) = loaded.check_agent_allowed(&job.agent) {
+            eprintln!("codecrew: {error}");
+            return Ok(ExitCode::from(super::EXIT_USAGE));
+        }
     }
     if let Some(empty) = jobs.iter().find(|job| job.task.trim().is_empty()) {
         eprintln!(
