@@ -53,11 +53,19 @@ fn list(mode: Mode, output: OutputArg) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The first sentence: up to a `. ` followed by a capital letter or a backtick (so that
+/// abbreviations like "e.g. `*.rs`" do not end it).
 fn first_sentence(text: &str) -> &str {
     let text = text.trim();
-    match text.find(". ") {
+    let bytes = text.as_bytes();
+    let end = text.match_indices(". ").map(|(at, _)| at).find(|at| {
+        bytes
+            .get(at + 2)
+            .is_some_and(|b| b.is_ascii_uppercase() || *b == b'`')
+    });
+    match end {
         Some(end) => &text[..=end],
-        None => text,
+        None => text.lines().next().unwrap_or(text),
     }
 }
 
