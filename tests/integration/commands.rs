@@ -1,0 +1,308 @@
+//! The binary's own commands, driven as a user runs them: `prompt`, `intercept`, `tools`,
+//! help and exit codes.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+fn codecrew(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_codecrew"))
+        .args(args)
+        .current_dir(dir)
+        .env("CODECREW_CONFIG", "")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let bytes = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&bytes);
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    output
+}
+
+fn json_of(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name),
+    )
+    .unwrap()
+}
+
+#[test]
+fn intercept_dry_run_on_every_cli_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = json!({
+        "calls": [{"name": "codecrew:help", "tool": "help", "input": {}, "known": true}],
+        "text": "Sure, calling the helper tool:\n\n",
+        "rejected": [],
+    });
+    for capture in [
+        "claude/b_json_block_stream_json.stdout",
+        "claude/b_json_block_json.stdout",
+        "claude-2.1.197/b_json_block_stream_json.stdout",
+        "gemini/b_json_block_stream_json.stdout",
+        "gemini/b_json_block_json.stdout",
+        "codex/b_json_block_json.stdout",
+    ] {
+        for from in ["auto", capture.split(['/', '-']).next().unwrap()] {
+            let output = codecrew(
+                dir.path(),
+                &["intercept", "--dry-run", "--output", "json", "--from", from],
+                &fixture(capture),
+            );
+            assert!(output.status.success(), "{capture}");
+            assert_eq!(json_of(&output), expected, "{capture} --from {from}");
+        }
+    }
+}
+
+#[test]
+fn intercept_runs_the_calls_and_reports_results() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "first line\n").unwrap();
+    let text = "Reading.\n```json\n{\"name\":\"codecrew:read_file\",\"input\":{\"path\":\"notes.txt\"}}\n```\n\
+                {\"name\":\"codecrew:write_file\",\"input\":{\"path\":\"x\",\"content\":\"y\"}}\n";
+    let output = codecrew(
+        dir.path(),
+        &["intercept", "--output", "json"],
+        text.as_bytes(),
+    );
+    let doc = json_of(&output);
+    assert_eq!(output.status.code(), Some(1), "a denied call fails the run");
+    assert_eq!(doc["results"][0]["status"], "ok");
+    assert!(
+        doc["results"][0]["output"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("first line")
+    );
+    assert_eq!(
+        doc["results"][1]["status"], "denied",
+        "query mode never writes"
+    );
+    assert!(!dir.path().join("x").exists());
+
+    let output = codecrew(
+        dir.path(),
+        &["intercept", "--mode", "execute", "--output", "json"],
+        text.as_bytes(),
+    );
+    assert!(output.status.success());
+    assert_eq!(std::fs::read_to_string(dir.path().join("x")).unwrap(), "y");
+
+    // Text output: the text, a notice per call, and its result.
+    let output = codecrew(
+        dir.path(),
+        &["intercept"],
+        b"Hi.\n{\"name\":\"codecrew:help\",\"input\":{\"command\":\"prompt\"}}\n",
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        stdout.starts_with("Hi.\n[codecrew] call codecrew:help {\"command\":\"prompt\"}\n{"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\"status\": \"ok\""));
+}
+
+#[test]
+fn intercept_survives_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut garbage: Vec<u8> = (0..200_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    garbage.extend_from_slice(b"\xff\xfe{\"name\":\"codecrew:help\"");
+    for (name, input) in [
+        ("binary", garbage),
+        (
+            "invalid utf-8",
+            b"caf\xe9 \xc3\x28\n{\"name\":\"codecrew:help\"}\n".to_vec(),
+        ),
+        (
+            "half a JSON line",
+            b"{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n{\"type\":\"item.comp".to_vec(),
+        ),
+        (
+            "unterminated fence",
+            b"```json\n{\"name\":\"codecrew:help\",".to_vec(),
+        ),
+        ("one long line", vec![b'x'; 5_000_000]),
+    ] {
+        let output = codecrew(
+            dir.path(),
+            &["intercept", "--dry-run", "--output", "json"],
+            &input,
+        );
+        assert!(
+            output.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let doc = json_of(&output);
+        assert!(
+            doc["calls"].is_array() && doc["rejected"].is_array(),
+            "{name}"
+        );
+    }
+    let output = codecrew(
+        dir.path(),
+        &["intercept", "--dry-run", "--output", "json"],
+        b"caf\xe9\n{\"name\":\"codecrew:help\"}\n",
+    );
+    assert_eq!(json_of(&output)["calls"][0]["tool"], "help");
+    let output = codecrew(
+        dir.path(),
+        &[
+            "intercept",
+            "--from",
+            "codex",
+            "--dry-run",
+            "--output",
+            "json",
+        ],
+        b"{\"type\":\"item.comp",
+    );
+    let doc = json_of(&output);
+    assert!(
+        doc["rejected"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("incomplete"),
+        "{doc}"
+    );
+}
+
+#[test]
+fn prompt_lists_the_tools_of_the_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let query =
+        String::from_utf8(codecrew(dir.path(), &["prompt", "Summarise", "README.md"], b"").stdout)
+            .unwrap();
+    assert!(query.contains("### codecrew:read_file"));
+    assert!(!query.contains("### codecrew:write_file"));
+    assert!(
+        query
+            .trim_end()
+            .ends_with("## Your task\n\nSummarise README.md")
+    );
+    let execute =
+        String::from_utf8(codecrew(dir.path(), &["prompt", "--mode", "execute", "x"], b"").stdout)
+            .unwrap();
+    assert!(
+        execute.contains("### codecrew:write_file") && execute.contains("### codecrew:run_command")
+    );
+}
+
+#[test]
+fn tools_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = json_of(&codecrew(
+        dir.path(),
+        &["tools", "list", "--mode", "query", "--output", "json"],
+        b"",
+    ));
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["glob", "grep", "help", "list_directory", "read_file"]
+    );
+
+    let show = codecrew(dir.path(), &["tools", "show", "codecrew:edit_file"], b"");
+    let text = String::from_utf8(show.stdout).unwrap();
+    assert!(
+        text.contains("old_string") && text.contains("Read-only: no"),
+        "{text}"
+    );
+    let missing = codecrew(dir.path(), &["tools", "show", "nope"], b"");
+    assert_eq!(missing.status.code(), Some(2));
+
+    let ok = codecrew(
+        dir.path(),
+        &[
+            "tools",
+            "call",
+            "help",
+            "--input",
+            "{\"command\":\"intercept\"}",
+        ],
+        b"",
+    );
+    assert!(ok.status.success());
+    assert!(
+        json_of(&ok)["output"]["help"]
+            .as_str()
+            .unwrap()
+            .contains("--dry-run")
+    );
+    let unknown = codecrew(dir.path(), &["tools", "call", "nope"], b"");
+    assert_eq!(unknown.status.code(), Some(1));
+    assert_eq!(json_of(&unknown)["error"]["code"], "E_UNKNOWN_TOOL");
+    let extra = codecrew(
+        dir.path(),
+        &[
+            "tools",
+            "call",
+            "read_file",
+            "--input",
+            "{\"path\":\"a\",\"bogus\":1}",
+        ],
+        b"",
+    );
+    assert_eq!(json_of(&extra)["error"]["code"], "E_INVALID_INPUT");
+    let nul = codecrew(
+        dir.path(),
+        &[
+            "tools",
+            "call",
+            "read_file",
+            "--input",
+            "{\"path\":\"a\\u0000b\"}",
+        ],
+        b"",
+    );
+    assert_eq!(nul.status.code(), Some(1));
+    assert!(
+        json_of(&nul)["error"]["code"]
+            .as_str()
+            .unwrap()
+            .starts_with("E_")
+    );
+}
+
+#[test]
+fn help_and_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = String::from_utf8(codecrew(dir.path(), &["--help"], b"").stdout).unwrap();
+    for command in ["query", "execute", "prompt", "intercept", "tools"] {
+        assert!(help.contains(command), "{command} missing from --help");
+    }
+    assert!(help.contains("Exit codes"));
+    let bad = codecrew(dir.path(), &["intercept", "--from", "nonsense"], b"");
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = codecrew(dir.path(), &["query", "--timeout", "soon", "x"], b"");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("not a duration"));
+}
