@@ -1,23 +1,44 @@
 //! The tools one run offers the model.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
 use super::{Mode, Tool, ToolRegistry};
 
-/// One offered tool with its compiled input schema.
+/// One offered tool with its input schema, compiled on first use: most runs call few of
+/// the offered tools, and compiling every schema up front would cost each start-up.
 pub struct CatalogEntry {
     pub tool: Arc<dyn Tool>,
-    validator: jsonschema::Validator,
+    validator: OnceLock<Result<jsonschema::Validator, String>>,
 }
 
 impl CatalogEntry {
+    fn new(tool: Arc<dyn Tool>) -> Self {
+        CatalogEntry {
+            tool,
+            validator: OnceLock::new(),
+        }
+    }
+
+    fn validator(&self) -> Result<&jsonschema::Validator, CatalogError> {
+        self.validator
+            .get_or_init(|| {
+                jsonschema::validator_for(&self.tool.input_schema()).map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|message| CatalogError {
+                tool: self.tool.name().to_owned(),
+                message: message.clone(),
+            })
+    }
+
     /// Checks an input against the tool's schema. Each error names the path the model
-    /// has to fix, e.g. `input.path: 3 is not of type "string"`.
+    /// has to fix, e.g. `input.path: 3 is not of type "string"`. A schema that does not
+    /// compile is one error naming the tool.
     pub fn validate(&self, input: &Value) -> Result<(), Vec<String>> {
-        let errors: Vec<String> = self
-            .validator
+        let validator = self.validator().map_err(|error| vec![error.to_string()])?;
+        let errors: Vec<String> = validator
             .iter_errors(input)
             .map(|error| {
                 let pointer = error.instance_path().to_string();
@@ -65,20 +86,15 @@ impl ToolCatalog {
     pub fn from_tools(
         tools: impl IntoIterator<Item = Arc<dyn Tool>>,
     ) -> Result<Self, CatalogError> {
-        let entries = tools
-            .into_iter()
-            .map(|tool| {
-                let validator =
-                    jsonschema::validator_for(&tool.input_schema()).map_err(|error| {
-                        CatalogError {
-                            tool: tool.name().to_owned(),
-                            message: error.to_string(),
-                        }
-                    })?;
-                Ok(CatalogEntry { tool, validator })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let entries = tools.into_iter().map(CatalogEntry::new).collect();
         Ok(ToolCatalog { entries })
+    }
+
+    /// Compiles every schema now, for checks (`doctor`, tests) that want errors early.
+    pub fn check_schemas(&self) -> Result<(), CatalogError> {
+        self.entries
+            .iter()
+            .try_for_each(|entry| entry.validator().map(|_| ()))
     }
 
     pub fn get(&self, name: &str) -> Option<&CatalogEntry> {
@@ -95,5 +111,18 @@ impl ToolCatalog {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::{Mode, ToolRegistry};
+
+    #[test]
+    fn every_builtin_schema_compiles() {
+        let catalog = ToolCatalog::for_mode(&ToolRegistry::builtin(), Mode::Execute).unwrap();
+        assert_eq!(catalog.names().count(), 8);
+        catalog.check_schemas().unwrap();
     }
 }
