@@ -30,6 +30,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
 
+    /// Append one JSON line per tool call (tool, input digest, decision, status, time) to
+    /// .codecrew/audit.jsonl in the workspace
+    #[arg(long, global = true, env = "CODECREW_AUDIT", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub audit: bool,
+
     /// More logging on stderr (-v info, -vv debug, -vvv trace); RUST_LOG overrides it
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,

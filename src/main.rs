@@ -39,12 +39,13 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let workdir = commands::workspace(cli.workdir.as_deref())?;
+    let audit = cli.audit;
     match cli.command {
-        Command::Query(args) => commands::run::run(args, Mode::Query, workdir).await,
-        Command::Execute(args) => commands::run::run(args, Mode::Execute, workdir).await,
+        Command::Query(args) => commands::run::run(args, Mode::Query, workdir, audit).await,
+        Command::Execute(args) => commands::run::run(args, Mode::Execute, workdir, audit).await,
         Command::Prompt(args) => commands::prompt::run(args),
-        Command::Intercept(args) => commands::intercept::run(args, workdir).await,
-        Command::Tools(command) => commands::tools::run(command, workdir).await,
+        Command::Intercept(args) => commands::intercept::run(args, workdir, audit).await,
+        Command::Tools(command) => commands::tools::run(command, workdir, audit).await,
         Command::Init(args) => commands::init::run(&args, &workdir),
         Command::Agents(command) => commands::agents::run(&command, &workdir),
         Command::Completions(args) => commands::completions::run(&args),

@@ -14,12 +14,12 @@ use tokio::io::AsyncReadExt;
 
 const CHUNK: usize = 64 * 1024;
 
-pub async fn run(args: InterceptArgs, workspace: PathBuf) -> anyhow::Result<ExitCode> {
+pub async fn run(args: InterceptArgs, workspace: PathBuf, audit: bool) -> anyhow::Result<ExitCode> {
     let mode = Mode::from(args.mode);
     let executor = if args.dry_run {
         None
     } else {
-        Some(super::executor(mode, workspace)?)
+        Some(super::executor(mode, workspace, audit)?)
     };
     let mut report = Report::new(args.output, executor);
     let mut interceptor = Interceptor::new(Format::from(args.from), ScannerLimits::default());

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use codecrew::tool::middleware::TracingLogger;
+use codecrew::tool::middleware::{AuditLog, TracingLogger};
 use codecrew::tool::{Mode, ToolCatalog, ToolContext, ToolExecutor, ToolRegistry};
 
 /// Usage or configuration error.
@@ -36,11 +36,28 @@ pub fn workspace(workdir: Option<&Path>) -> anyhow::Result<PathBuf> {
 }
 
 /// The executor for one run in `mode` over `workspace`.
-pub fn executor(mode: Mode, workspace: PathBuf) -> anyhow::Result<ToolExecutor> {
+pub fn executor(mode: Mode, workspace: PathBuf, audit: bool) -> anyhow::Result<ToolExecutor> {
     let registry = Arc::new(ToolRegistry::builtin());
     let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode)?);
+    Ok(executor_for(registry, catalog, mode, workspace, audit))
+}
+
+/// The executor over a given catalog, with the logging and (when asked) the audit hooks.
+pub fn executor_for(
+    registry: Arc<ToolRegistry>,
+    catalog: Arc<ToolCatalog>,
+    mode: Mode,
+    workspace: PathBuf,
+    audit: bool,
+) -> ToolExecutor {
+    let audit_log = audit.then(|| Arc::new(AuditLog::in_workspace(&workspace)));
     let context = ToolContext { workspace, mode };
-    Ok(ToolExecutor::new(registry, catalog, context).with_middleware(Arc::new(TracingLogger)))
+    let mut executor =
+        ToolExecutor::new(registry, catalog, context).with_middleware(Arc::new(TracingLogger));
+    if let Some(audit_log) = audit_log {
+        executor = executor.with_middleware(audit_log);
+    }
+    executor
 }
 
 /// Strips the `codecrew:` (or `codecrew__`) prefix a user may type.

@@ -13,15 +13,19 @@ use codecrew::mention;
 use codecrew::provider::Provider;
 use codecrew::render::{JobLabel, Renderer};
 use codecrew::session::{JobReport, JobRun, Settings, StopReason};
-use codecrew::tool::middleware::TracingLogger;
-use codecrew::tool::{Mode, ToolCatalog, ToolContext, ToolExecutor, ToolRegistry};
+use codecrew::tool::{Mode, ToolCatalog, ToolRegistry};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 /// Stdout bytes one CLI turn may print before it is stopped as flooding.
 const MAX_STDOUT_BYTES: u64 = 256 * 1024 * 1024;
 
-pub async fn run(args: RunArgs, mode: Mode, workspace: PathBuf) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    args: RunArgs,
+    mode: Mode,
+    workspace: PathBuf,
+    audit: bool,
+) -> anyhow::Result<ExitCode> {
     let loaded = match config::load(&workspace) {
         Ok(loaded) => loaded,
         Err(error) => {
@@ -82,12 +86,13 @@ pub async fn run(args: RunArgs, mode: Mode, workspace: PathBuf) -> anyhow::Resul
             )?,
             None => offered,
         };
-        let context = ToolContext {
-            workspace: workspace.clone(),
+        let executor = super::executor_for(
+            registry.clone(),
+            Arc::new(catalog),
             mode,
-        };
-        let executor = ToolExecutor::new(registry.clone(), Arc::new(catalog), context)
-            .with_middleware(Arc::new(TracingLogger));
+            workspace.clone(),
+            audit,
+        );
         let provider = Provider::new(&job.agent, agent);
         labels.push(JobLabel {
             agent: job.agent.clone(),

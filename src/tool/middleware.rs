@@ -1,4 +1,4 @@
-//! Hooks around every tool call: tracing now, the audit log next.
+//! Hooks around every tool call: a tracing logger and an audit log.
 
 use serde_json::Value;
 
@@ -36,5 +36,90 @@ impl Middleware for TracingLogger {
             duration_ms = result.duration_ms,
             "tool result"
         );
+    }
+}
+
+/// Appends one JSON line per call to an audit file (`.codecrew/audit.jsonl` in the
+/// workspace): time, tool, a digest of the input (not the input: it may hold secrets),
+/// the decision, the status and the duration. A failure to write is logged, never fatal:
+/// the audit must not change what the call does.
+#[derive(Debug)]
+pub struct AuditLog {
+    path: std::path::PathBuf,
+    file: std::sync::Mutex<Option<std::fs::File>>,
+}
+
+impl AuditLog {
+    /// The audit log of a workspace.
+    pub fn in_workspace(workspace: &std::path::Path) -> Self {
+        AuditLog::at(workspace.join(".codecrew").join("audit.jsonl"))
+    }
+
+    pub fn at(path: std::path::PathBuf) -> Self {
+        AuditLog {
+            path,
+            file: std::sync::Mutex::new(None),
+        }
+    }
+
+    fn append(&self, line: &str) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut guard = self
+            .file
+            .lock()
+            .map_err(|_| std::io::Error::other("audit log lock poisoned"))?;
+        if guard.is_none() {
+            if let Some(dir) = self.path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)?;
+            *guard = Some(file);
+        }
+        match guard.as_mut() {
+            // One write per line, to a file opened for appending: concurrent codecrew
+            // processes interleave whole lines, never parts of them.
+            Some(file) => file.write_all(format!("{line}\n").as_bytes()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The SHA-256 of a value's JSON text, in hex.
+pub fn digest(input: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let hash = Sha256::digest(input.to_string().as_bytes());
+    hash.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+impl Middleware for AuditLog {
+    fn after(&self, call: &CallInfo, result: &ToolResult) {
+        let seconds = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        let decision = match result.status {
+            super::Status::Denied => "deny",
+            super::Status::Ok | super::Status::Error => "allow",
+        };
+        let line = serde_json::json!({
+            "time": seconds,
+            "id": call.id,
+            "tool": call.tool,
+            "mode": call.mode.name(),
+            "input_sha256": digest(&call.input),
+            "decision": decision,
+            "status": result.status,
+            "error": result.error.as_ref().map(|e| e.code.clone()),
+            "duration_ms": result.duration_ms,
+        });
+        if let Err(error) = self.append(&line.to_string()) {
+            tracing::warn!(
+                "cannot write the audit log {}: {error}",
+                self.path.display()
+            );
+        }
     }
 }

@@ -142,3 +142,6 @@ impl ToolResult {
         self.status == Status::Ok
     }
 }
+
+#[cfg(test)]
+mod tests;
