@@ -250,6 +250,11 @@ impl<W: Write> Renderer<W> {
         self.out.flush()
     }
 
+    /// Whether the live output stands at the start of a line (where a spinner may draw).
+    pub fn at_line_start(&self) -> bool {
+        self.views.iter().all(|view| view.at_line_start)
+    }
+
     pub fn into_inner(self) -> W {
         self.out
     }

@@ -300,7 +300,7 @@ fn turn_failure(
         )),
         Ending::Signalled(signal) => Some(format!("the CLI was killed by signal {signal}{stderr}")),
         Ending::Exited(code) if code != 0 => Some(match reported {
-            Some(message) => format!("{message} (exit code {code})"),
+            Some(message) => format!("{message} (exit code {code}{stderr})"),
             None => format!("the CLI exited with code {code}{stderr}"),
         }),
         Ending::Exited(_) if turn.is_error || reported.is_some() => {

@@ -121,6 +121,16 @@ pub async fn run(
     }
     drop(events_tx);
 
+    let mut spinner = Spinner::new(
+        args.output == codecrew::cli::RunOutput::Text
+            && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        labels
+            .iter()
+            .map(|l| format!("@{}", l.agent))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    let mut ticks = tokio::time::interval(std::time::Duration::from_millis(120));
     let mut renderer = Renderer::new(args.output, args.raw, labels, std::io::stdout());
     renderer.start()?;
     let mut reports: Vec<Option<JobReport>> = (0..count).map(|_| None).collect();
@@ -129,9 +139,18 @@ pub async fn run(
     tokio::pin!(ctrl_c);
     loop {
         tokio::select! {
-            Some((index, event)) = events.recv() => renderer.event(index, &event)?,
+            Some((index, event)) = events.recv() => {
+                spinner.clear();
+                renderer.event(index, &event)?;
+            }
+            _ = ticks.tick(), if spinner.enabled => {
+                if args.raw || renderer.at_line_start() {
+                    spinner.draw();
+                }
+            }
             joined = tasks.join_next() => match joined {
                 Some(Ok((index, report))) => {
+                    spinner.clear();
                     // Events the job sent before it ended come first.
                     while let Ok((index, event)) = events.try_recv() {
                         renderer.event(index, &event)?;
@@ -161,6 +180,7 @@ pub async fn run(
             }
         }
     }
+    spinner.clear();
     let reports: Vec<JobReport> = reports.into_iter().flatten().collect();
     renderer.finish(&reports)?;
     Ok(ExitCode::from(exit_code(&reports, interrupted, count)))
@@ -182,5 +202,60 @@ fn exit_code(reports: &[JobReport], interrupted: bool, expected: usize) -> u8 {
         1
     } else {
         0
+    }
+}
+
+/// A one-line "still working" indicator on stderr, for a person at a terminal. It draws
+/// only on an empty line and erases itself before anything else is printed.
+struct Spinner {
+    enabled: bool,
+    who: String,
+    frame: usize,
+    drawn: bool,
+    started: std::time::Instant,
+    last_activity: std::time::Instant,
+}
+
+impl Spinner {
+    const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+    fn new(enabled: bool, who: String) -> Self {
+        let now = std::time::Instant::now();
+        Spinner {
+            enabled,
+            who,
+            frame: 0,
+            drawn: false,
+            started: now,
+            last_activity: now,
+        }
+    }
+
+    fn draw(&mut self) {
+        // Text that just arrived may be mid-sentence: wait for a pause.
+        if self.last_activity.elapsed() < std::time::Duration::from_millis(300) {
+            return;
+        }
+        self.frame = (self.frame + 1) % Self::FRAMES.len();
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r\x1b[K{} {} working… {}s",
+            Self::FRAMES[self.frame],
+            self.who,
+            self.started.elapsed().as_secs()
+        );
+        let _ = err.flush();
+        self.drawn = true;
+    }
+
+    fn clear(&mut self) {
+        self.last_activity = std::time::Instant::now();
+        if self.drawn {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[K");
+            let _ = err.flush();
+            self.drawn = false;
+        }
     }
 }
