@@ -19,14 +19,15 @@ use codecrew::intercept::{Interceptor, Scanner, ScannerLimits, Segment};
 
 const MB: usize = 1024 * 1024;
 const CHUNK: usize = 64 * 1024;
-const ENVELOPE: &str = r#"{"type":"tool_use","name":"codecrew:read_file","input":{"path":"src/main.rs"}}"#;
+const ENVELOPE: &str =
+    r#"{"type":"tool_use","name":"codecrew:read_file","input":{"path":"src/main.rs"}}"#;
 
 fn plain_text(size: usize) -> String {
     let mut text = String::with_capacity(size + 1024);
     let mut line = 0usize;
     while text.len() < size {
         line += 1;
-        if line % 1000 == 0 {
+        if line.is_multiple_of(1000) {
             text.push_str("Let me read the file.\n```json\n");
             text.push_str(ENVELOPE);
             text.push_str("\n```\n");
@@ -107,7 +108,17 @@ fn rate(bytes: usize, time: Duration) -> f64 {
 fn peak_rss_kib(input: &Path, format: &str) -> Option<u64> {
     let binary = env!("CARGO_BIN_EXE_codecrew");
     let output = Command::new("/usr/bin/time")
-        .args(["-f", "%M", binary, "intercept", "--dry-run", "--output", "text", "--from", format])
+        .args([
+            "-f",
+            "%M",
+            binary,
+            "intercept",
+            "--dry-run",
+            "--output",
+            "text",
+            "--from",
+            format,
+        ])
         .stdin(std::fs::File::open(input).ok()?)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -148,16 +159,27 @@ fn main() {
         println!("(no temp dir: memory not measured)");
         return;
     };
-    for (name, format, content) in [("plain text", "text", &text), ("claude stream", "claude", &stream)] {
+    for (name, format, content) in [
+        ("plain text", "text", &text),
+        ("claude stream", "claude", &stream),
+    ] {
         for mb in [10usize, 100] {
             let path = dir.path().join(format!("{format}-{mb}.txt"));
             let bytes = &content.as_bytes()[..(mb * MB).min(content.len())];
             // Cut at a line end so the stream stays well formed.
-            let end = bytes.iter().rposition(|b| *b == b'\n').map_or(bytes.len(), |i| i + 1);
+            let end = bytes
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(bytes.len(), |i| i + 1);
             let written = std::fs::File::create(&path).and_then(|mut f| f.write_all(&bytes[..end]));
             match written.ok().and_then(|()| peak_rss_kib(&path, format)) {
-                Some(kib) => println!("{name:<14} {mb:>4} MB input  {:>8.1} MiB peak", kib as f64 / 1024.0),
-                None => println!("{name:<14} {mb:>4} MB input  (not measured: needs /usr/bin/time)"),
+                Some(kib) => println!(
+                    "{name:<14} {mb:>4} MB input  {:>8.1} MiB peak",
+                    kib as f64 / 1024.0
+                ),
+                None => {
+                    println!("{name:<14} {mb:>4} MB input  (not measured: needs /usr/bin/time)")
+                }
             }
         }
     }

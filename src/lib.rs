@@ -31,5 +31,6 @@ pub mod cli;
 pub mod config;
 pub mod decode;
 pub mod intercept;
+pub mod permission;
 pub mod prompt;
 pub mod tool;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use codecrew::cli::{Cli, Command};
+use codecrew::permission::process;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -22,7 +23,16 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let result = runtime.block_on(run(cli));
+    // Orphaned tool processes come back to codecrew, and are killed when it exits.
+    process::become_subreaper();
+    let result = runtime.block_on(async {
+        tokio::select! {
+            result = run(cli) => result,
+            code = interrupted() => Ok(ExitCode::from(code)),
+        }
+    });
+    drop(runtime);
+    process::kill_all();
     match result {
         Ok(code) => code,
         Err(error) => {
@@ -40,9 +50,30 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let workdir = commands::workspace(cli.workdir.as_deref())?;
     match cli.command {
         Command::Prompt(args) => commands::prompt::run(args),
-        Command::Intercept(args) => commands::intercept::run(args, workdir).await,
-        Command::Tools(command) => commands::tools::run(command, workdir).await,
+        Command::Intercept(args) => commands::intercept::run(args, workdir, cli.yes).await,
+        Command::Tools(command) => commands::tools::run(command, workdir, cli.yes).await,
     }
+}
+
+/// Resolves on Ctrl-C, SIGTERM or SIGHUP with the exit code to use (130, 143, 129); the
+/// caller then drops the run (which kills the running commands' groups) and sweeps up
+/// whatever is left.
+async fn interrupted() -> u8 {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return std::future::pending().await;
+    };
+    let code = tokio::select! {
+        _ = int.recv() => 130,
+        _ = term.recv() => 143,
+        _ = hup.recv() => 129,
+    };
+    eprintln!("codecrew: interrupted; stopping the commands it started");
+    code
 }
 
 fn init_logging(verbose: u8) {

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
+use codecrew::permission::Policy;
+use codecrew::permission::ask::default_asker;
 use codecrew::tool::middleware::TracingLogger;
 use codecrew::tool::{Mode, ToolCatalog, ToolContext, ToolExecutor, ToolRegistry};
 
@@ -31,12 +33,27 @@ pub fn workspace(workdir: Option<&Path>) -> anyhow::Result<PathBuf> {
     Ok(canonical)
 }
 
-/// The executor for one run in `mode` over `workspace`.
-pub fn executor(mode: Mode, workspace: PathBuf) -> anyhow::Result<ToolExecutor> {
+/// The executor for one run in `mode` over `workspace`; `yes` is `--yes`.
+///
+/// The policy is the built-in defaults until config loading hands over the user's and the
+/// project's `[permissions]` (see `Policy::from_layers`).
+pub fn executor(mode: Mode, workspace: PathBuf, yes: bool) -> anyhow::Result<ToolExecutor> {
     let registry = Arc::new(ToolRegistry::builtin());
     let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode)?);
-    let context = ToolContext { workspace, mode };
-    Ok(ToolExecutor::new(registry, catalog, context).with_middleware(Arc::new(TracingLogger)))
+    let mut context = ToolContext::new(workspace, mode);
+    // The user (never the model) can turn the OS sandbox off, e.g. for builds that must
+    // write caches outside the workspace.
+    context.exec.sandbox = std::env::var("CODECREW_SANDBOX").map_or(true, |value| value != "off");
+    if !context.exec.sandbox {
+        eprintln!(
+            "codecrew: warning: CODECREW_SANDBOX=off: run_command runs without the OS sandbox"
+        );
+    }
+    Ok(ToolExecutor::new(registry, catalog, context)
+        .with_middleware(Arc::new(TracingLogger))
+        .with_policy(Arc::new(Policy::default()))
+        .with_asker(default_asker())
+        .assume_yes(yes))
 }
 
 /// Strips the `codecrew:` (or `codecrew__`) prefix a user may type.

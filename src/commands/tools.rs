@@ -10,12 +10,12 @@ use codecrew::tool::executor::CallRequest;
 use codecrew::tool::{Mode, Status, ToolCatalog, ToolError, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 
-pub async fn run(command: ToolsCommand, workspace: PathBuf) -> anyhow::Result<ExitCode> {
+pub async fn run(command: ToolsCommand, workspace: PathBuf, yes: bool) -> anyhow::Result<ExitCode> {
     match command {
         ToolsCommand::List { mode, output } => list(Mode::from(mode), output),
         ToolsCommand::Show { name } => show(&name),
         ToolsCommand::Call { name, input, mode } => {
-            call(&name, &input, Mode::from(mode), workspace).await
+            call(&name, &input, Mode::from(mode), workspace, yes).await
         }
     }
 }
@@ -91,11 +91,17 @@ fn show(name: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn call(name: &str, input: &str, mode: Mode, workspace: PathBuf) -> anyhow::Result<ExitCode> {
+async fn call(
+    name: &str,
+    input: &str,
+    mode: Mode,
+    workspace: PathBuf,
+    yes: bool,
+) -> anyhow::Result<ExitCode> {
     let tool = super::bare_name(name).to_owned();
     let result = match serde_json::from_str::<Value>(input) {
         Ok(input) => {
-            let executor = super::executor(mode, workspace)?;
+            let executor = super::executor(mode, workspace, yes)?;
             executor
                 .call(&CallRequest {
                     id: String::new(),

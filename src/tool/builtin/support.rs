@@ -206,10 +206,7 @@ pub mod test_support {
             let root = dir.path().canonicalize().unwrap();
             Workspace {
                 _dir: dir,
-                ctx: ToolContext {
-                    workspace: root,
-                    mode: Mode::Execute,
-                },
+                ctx: ToolContext::new(root, Mode::Execute),
             }
         }
 
