@@ -414,9 +414,20 @@ fn path_facts(tool: &str, input: &Value, ctx: &ToolContext) -> Facts {
     let access = if writes { Access::Write } else { Access::Read };
     let written = lexical(root, &requested);
     facts.paths.push(written.clone());
-    // The tool reports paths it cannot resolve (outside, through links) itself.
-    let Ok(resolved) = resolve(root, &requested, access) else {
-        return facts;
+    let resolved = match resolve(root, &requested, access) {
+        Ok(resolved) => resolved,
+        Err(error) => {
+            // Outside the workspace, through a link that leaves it or smuggles a
+            // sensitive file, a special file: never. Other problems (an empty path) the
+            // tool reports itself.
+            if matches!(
+                error.code.as_str(),
+                "E_PATH_OUTSIDE_WORKSPACE" | "E_SYMLINK" | "E_PERMISSION_DENIED" | "E_NOT_A_FILE"
+            ) {
+                facts.deny.push(error.message);
+            }
+            return facts;
+        }
     };
     let relative = display(root, &resolved);
     if relative != written {

@@ -348,12 +348,20 @@ fn links_to_sensitive_files_and_special_files() {
     let ws = Ws::new(Mode::Execute);
     let root = ws.ctx.workspace.clone();
     std::os::unix::fs::symlink(root.join(".env"), root.join("notes.txt")).unwrap();
+    // A link to a sensitive file is refused: approval is asked by the file's own name.
     check(
         &Policy::default(),
         &ws,
         "read_file",
         json!({"path": "notes.txt"}),
-        "ask",
+        "deny",
+    );
+    check(
+        &Policy::default(),
+        &ws,
+        "read_file",
+        json!({"path": "../x"}),
+        "deny",
     );
     fs::write(root.join("data"), "x").unwrap();
     fs::hard_link(root.join("data"), root.join("data2")).unwrap();
