@@ -25,6 +25,7 @@ fn main() -> ExitCode {
     };
     // Orphaned tool processes come back to codecrew, and are killed when it exits.
     process::become_subreaper();
+    codecrew::permission::sandbox::protect_self();
     let result = runtime.block_on(async {
         tokio::select! {
             result = run(cli) => result,

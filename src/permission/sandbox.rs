@@ -38,6 +38,16 @@ pub enum Support {
     Unsupported,
 }
 
+/// Makes codecrew's own process non-dumpable: its `/proc/<pid>/environ` and memory are
+/// then readable only with CAP_SYS_PTRACE, which the commands it runs give up. Without
+/// this a command could read the API keys codecrew passes to the agent CLIs from
+/// `/proc/$PPID/environ`, scrub or not. (It also turns off core dumps of codecrew.)
+pub fn protect_self() {
+    if let Err(error) = nix::sys::prctl::set_dumpable(false) {
+        tracing::warn!("could not make codecrew non-dumpable: {error}");
+    }
+}
+
 /// What the kernel supports, probed once.
 pub fn support() -> Support {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
@@ -108,20 +118,27 @@ pub fn ruleset(
     Ok(Some(created))
 }
 
-/// Makes the child of `command` start a session of its own and, with a ruleset, confine
-/// itself before it executes the program.
+/// Linux's number for CAP_SYS_PTRACE (capability.h).
+const CAP_SYS_PTRACE: nix::libc::c_ulong = 19;
+
+/// Makes the child of `command` start a session of its own, give up CAP_SYS_PTRACE (so
+/// even as root it cannot read codecrew's memory or `/proc/<codecrew>/environ`, which
+/// holds the secrets the scrub kept from the command; see [`protect_self`]) and, with a
+/// ruleset, confine itself before it executes the program.
 #[allow(unsafe_code)]
 pub fn confine(command: &mut tokio::process::Command, ruleset: Option<RulesetCreated>) {
     let mut ruleset = ruleset;
     // SAFETY: the closure runs in the forked child before exec, where only
-    // async-signal-safe work is sound. It makes two system calls (setsid, then prctl
-    // and landlock_restrict_self inside `restrict_self`) on a ruleset file descriptor
-    // built before the fork; it allocates nothing and takes no lock, and its errors are
-    // plain errno values.
+    // async-signal-safe work is sound. It makes plain system calls (setsid, prctl, and
+    // prctl plus landlock_restrict_self inside `restrict_self`) on a ruleset file
+    // descriptor built before the fork; it allocates nothing and takes no lock, and its
+    // errors are plain errno values.
     unsafe {
         command.pre_exec(move || {
             nix::unistd::setsid()
                 .map_err(|errno| std::io::Error::from_raw_os_error(errno as i32))?;
+            // Fails without CAP_SETPCAP (not root), where there is nothing to drop.
+            let _ = nix::libc::prctl(nix::libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
             if let Some(ruleset) = ruleset.take() {
                 ruleset.restrict_self().map_err(|_| {
                     std::io::Error::from_raw_os_error(nix::errno::Errno::EPERM as i32)

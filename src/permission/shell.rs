@@ -500,6 +500,12 @@ impl<'a> Analyser<'a> {
         if duplicate {
             return;
         }
+        if !destination.literal
+            && let Some(why) = paths::forbidden_system_path(value)
+        {
+            self.deny(why);
+            return;
+        }
         if !destination.literal || destination.glob || destination.tilde {
             self.risk(format!(
                 "it redirects to `{value}`, a file name only known at run time"
@@ -510,6 +516,10 @@ impl<'a> Analyser<'a> {
             "<" => self.path_argument(value, true),
             ">" | ">>" | "&>" | "&>>" | ">|" | ">&" | "<>" => {
                 if is_harmless_device(value) {
+                    return;
+                }
+                if value.starts_with("/dev/tcp/") || value.starts_with("/dev/udp/") {
+                    self.risk(format!("it opens a network connection ({value})"));
                     return;
                 }
                 if value.starts_with("/dev/") {
@@ -587,6 +597,11 @@ impl<'a> Analyser<'a> {
             ));
         }
         for word in &words[1..] {
+            if !word.literal
+                && let Some(why) = paths::forbidden_system_path(&word.value)
+            {
+                self.deny(why);
+            }
             if !word.literal {
                 self.risk(format!(
                     "the argument `{}` is only known at run time",

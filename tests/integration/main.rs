@@ -4,4 +4,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod fake_model_clis;
+mod security;
 mod support;
