@@ -55,7 +55,7 @@ const SENSITIVE_NAMES: &[&str] = &[
 
 /// File-name prefixes that are sensitive (`.env.local`, `id_rsa.pub`, `secrets.yaml`).
 const SENSITIVE_PREFIXES: &[&str] = &[
-    ".env.",
+    ".env",
     "id_rsa",
     "id_dsa",
     "id_ecdsa",
@@ -261,6 +261,8 @@ mod tests {
             "/root/.netrc",
             "secrets.yaml",
             ".npmrc",
+            ".env~",
+            ".env-prod",
         ] {
             assert!(is_sensitive(path), "{path} should be sensitive");
         }
@@ -270,7 +272,8 @@ mod tests {
             "environment.rs",
             "keys.rs",
             "docs/ssh.md",
-            ".envoy/config",
+            "envoy/config",
+            "my.environment",
         ] {
             assert!(!is_sensitive(path), "{path} should not be sensitive");
         }

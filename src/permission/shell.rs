@@ -622,6 +622,7 @@ impl<'a> Analyser<'a> {
             self.change_directory(&words);
         }
         let safe = safe(&argv);
+        self.tree_search(&argv);
         for word in &words[1..] {
             if word.literal && !word.brace() {
                 self.word_paths(word, safe);
@@ -724,6 +725,26 @@ impl<'a> Analyser<'a> {
                     }
                 }
                 Err(error) => self.risk(format!("`{value}`: {}", error.message)),
+            }
+        }
+    }
+
+    /// Recursive searches (`grep -r`, `rg`) read every file below their directories:
+    /// a tree holding credentials (or, when links are followed, a link out of the
+    /// workspace) makes them a risk.
+    fn tree_search(&mut self, argv: &[String]) {
+        let Some((dirs, follow)) = searched_trees(argv) else {
+            return;
+        };
+        for dir in dirs {
+            for cwd in self.cwds.clone() {
+                let start = cwd.join(&dir);
+                if let Some(found) = tree_holds_secrets(self.ctx.workspace, &start, follow) {
+                    self.risk(format!(
+                        "`{}` searches {dir}, which holds {found}; search named files instead",
+                        argv[0]
+                    ));
+                }
             }
         }
     }
@@ -1344,6 +1365,107 @@ fn expand_glob(cwd: &Path, pattern: &str) -> Option<Vec<PathBuf>> {
         current = next;
     }
     Some(current)
+}
+
+/// The directories a recursive search reads, and whether it follows links; None for
+/// anything else.
+fn searched_trees(argv: &[String]) -> Option<(Vec<String>, bool)> {
+    let program = base_name(&argv[0]);
+    let args = &argv[1..];
+    let options: Vec<&String> = args.iter().filter(|arg| arg.starts_with('-')).collect();
+    let positional: Vec<&String> = args.iter().filter(|arg| !arg.starts_with('-')).collect();
+    let short = |letter: char| {
+        options
+            .iter()
+            .any(|option| !option.starts_with("--") && option.contains(letter))
+    };
+    let long = |name: &str| options.iter().any(|option| option.starts_with(name));
+    let (recursive, follow, pattern_given) = match program {
+        "grep" | "egrep" | "fgrep" => (
+            short('r')
+                || short('R')
+                || long("--recursive")
+                || long("--dereference-recursive")
+                || long("--directories=recurse"),
+            short('R') || long("--dereference-recursive"),
+            short('e') || short('f') || long("--regexp") || long("--file"),
+        ),
+        "rg" | "ag" | "ack" | "ack-grep" => (
+            true,
+            short('L') || long("--follow"),
+            short('e') || short('f') || long("--regexp") || long("--file"),
+        ),
+        _ => return None,
+    };
+    if !recursive {
+        return None;
+    }
+    let mut dirs: Vec<String> = positional
+        .iter()
+        .skip(usize::from(!pattern_given))
+        .map(|dir| (*dir).clone())
+        .collect();
+    if dirs.is_empty() {
+        dirs.push(".".to_owned());
+    }
+    Some((dirs, follow))
+}
+
+/// What in the tree below `start` a search must not read: a sensitive file, or (when
+/// following links) a link leaving the workspace. Bounded: a huge tree counts as unsafe.
+fn tree_holds_secrets(root: &Path, start: &Path, follow: bool) -> Option<String> {
+    const MAX_ENTRIES: usize = 50_000;
+    let Ok(meta) = std::fs::symlink_metadata(start) else {
+        return None;
+    };
+    if !meta.is_dir() {
+        return None;
+    }
+    let mut stack = vec![start.to_path_buf()];
+    let mut seen = 0;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_ENTRIES {
+                return Some(format!("more than {MAX_ENTRIES} files to check"));
+            }
+            let path = entry.path();
+            let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_symlink() {
+                if follow {
+                    match path.canonicalize() {
+                        Ok(target) if target.starts_with(root) => {
+                            let inner = target.strip_prefix(root).unwrap_or(&target);
+                            if paths::sensitive(inner).is_some() {
+                                return Some(format!("a link to {}", inner.display()));
+                            }
+                        }
+                        _ => {
+                            return Some(format!(
+                                "{}, a link out of the workspace",
+                                relative.display()
+                            ));
+                        }
+                    }
+                }
+                continue;
+            }
+            if kind.is_dir() {
+                if entry.file_name() != ".git" {
+                    stack.push(path);
+                }
+            } else if paths::sensitive(&relative).is_some() {
+                return Some(relative.display().to_string());
+            }
+        }
+    }
+    None
 }
 
 /// How a command runs another.

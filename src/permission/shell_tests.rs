@@ -268,6 +268,29 @@ fn symlinks_and_globs_in_arguments_are_followed() {
 }
 
 #[test]
+fn recursive_searches_over_credentials_are_risks() {
+    let ws = Ws::new();
+    fs::create_dir_all(ws.root.join("docs")).unwrap();
+    fs::write(ws.root.join("docs/a.md"), "x").unwrap();
+    for command in [
+        "grep -r KEY .",
+        "grep -rn KEY",
+        "rg KEY",
+        "grep -R KEY",
+        "egrep -r -e KEY .",
+    ] {
+        expect(&ws, command, "risk");
+    }
+    expect(&ws, "grep -r KEY docs src", "safe");
+    expect(&ws, "grep KEY src/main.rs", "safe");
+    // Following links out of the workspace.
+    let outside = TempDir::new().unwrap();
+    symlink(outside.path(), ws.root.join("docs/out")).unwrap();
+    expect(&ws, "grep -R KEY docs", "risk");
+    expect(&ws, "grep -r KEY docs", "safe");
+}
+
+#[test]
 fn nesting_is_bounded() {
     let ws = Ws::new();
     let deep = format!("{}ls{}", "(".repeat(500), ")".repeat(500));

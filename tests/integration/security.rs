@@ -404,6 +404,10 @@ fn sensitive_reads_need_approval() {
         "cat .ssh/id_ed25519",
         "cp .env leak.txt",
         "ls && cat .env",
+        "grep -r sk-codecrew .",
+        "grep -rn API_KEY",
+        "rg sk-codecrew",
+        "cat .env~",
     ] {
         denied(&ws.run(command));
     }
