@@ -449,8 +449,9 @@ fn path_facts(tool: &str, input: &Value, ctx: &ToolContext) -> Facts {
             ));
         }
         if paths::hard_linked(&meta) && (reads_content || writes) {
-            facts.risks.push(format!(
-                "{relative} has other hard links, one of which may lie outside the workspace"
+            facts.deny.push(format!(
+                "{relative} has other hard links, and one may be a file outside the workspace; \
+                 codecrew does not read or write hard-linked files (copy the file instead)"
             ));
         }
     }

@@ -370,7 +370,7 @@ fn links_to_sensitive_files_and_special_files() {
         &ws,
         "read_file",
         json!({"path": "data"}),
-        "ask",
+        "deny",
     );
     let status = std::process::Command::new("mkfifo")
         .arg(root.join("pipe"))

@@ -719,8 +719,9 @@ impl<'a> Analyser<'a> {
                     if let Ok(meta) = std::fs::symlink_metadata(&resolved)
                         && paths::hard_linked(&meta)
                     {
-                        self.risk(format!(
-                            "{relative} has other hard links, which may lie outside the workspace"
+                        self.deny(format!(
+                            "{relative} has other hard links, and one may be a file outside the \
+                             workspace"
                         ));
                     }
                 }
@@ -1338,11 +1339,15 @@ fn expand_glob(cwd: &Path, pattern: &str) -> Option<Vec<PathBuf>> {
         if !part.contains(['*', '?', '[']) {
             next = current.iter().map(|dir| dir.join(part)).collect();
         } else {
-            let matcher = globset::GlobBuilder::new(part)
+            // A pattern bash cannot match either stays a literal word, which the caller
+            // checks as a path.
+            let Ok(glob) = globset::GlobBuilder::new(part)
                 .literal_separator(true)
                 .build()
-                .ok()?
-                .compile_matcher();
+            else {
+                return Some(Vec::new());
+            };
+            let matcher = glob.compile_matcher();
             for dir in &current {
                 let Ok(entries) = std::fs::read_dir(dir) else {
                     continue;

@@ -135,9 +135,15 @@ pub fn open_read(path: &Path) -> std::io::Result<File> {
         .read(true)
         .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits() | nix::fcntl::OFlag::O_NONBLOCK.bits())
         .open(path)?;
-    if !file.metadata()?.is_file() {
+    let meta = file.metadata()?;
+    if !meta.is_file() {
         return Err(std::io::Error::other(
             "not a regular file (a FIFO, socket or device)",
+        ));
+    }
+    if paths::hard_linked(&meta) {
+        return Err(std::io::Error::other(
+            "the file has other hard links, and one may be a file outside the workspace",
         ));
     }
     if !fd_is_at(&file, path) {

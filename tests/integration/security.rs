@@ -496,10 +496,15 @@ fn special_and_hard_linked_files_are_refused() {
         started.elapsed() < Duration::from_secs(20),
         "a FIFO blocked"
     );
-    // A hard link to a file outside (same file system): asks, so it is denied here.
     std::fs::hard_link(ws.outside.join("secret.txt"), ws.root.join("hard.txt")).unwrap();
+    // A hard link to a file outside (same file system) is refused, --yes or not.
     denied(&ws.call("read_file", json!({"path": "hard.txt"})));
-    denied(&ws.run("cat hard.txt"));
+    denied(&ws.call_yes("read_file", json!({"path": "hard.txt"})));
+    denied(&ws.call_yes(
+        "edit_file",
+        json!({"path": "hard.txt", "old_string": "sk", "new_string": "xx"}),
+    ));
+    denied(&ws.run_yes("cat hard.txt"));
     let result = ws.call("grep", json!({"pattern": "sk-", "output_mode": "content"}));
     assert!(!result.to_string().contains(SECRET), "{result:#}");
 }
