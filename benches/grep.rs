@@ -36,10 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let registry = ToolRegistry::builtin();
     let grep = registry.get("grep").ok_or("no grep tool")?.clone();
-    let ctx = ToolContext {
-        workspace: root.clone(),
-        mode: Mode::Query,
-    };
+    let ctx = ToolContext::new(root.clone(), Mode::Query);
     let rg_present = Command::new("rg").arg("--version").output().is_ok();
     if !rg_present {
         println!("note: `rg` is not installed (apt-get install ripgrep); timing codecrew only");

@@ -38,6 +38,10 @@ pub struct Cli {
     /// More logging on stderr (-v info, -vv debug, -vvv trace); RUST_LOG overrides it
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+
+    /// Allow tool calls that would ask for approval; denied calls stay denied
+    #[arg(long, global = true)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Subcommand)]

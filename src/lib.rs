@@ -32,6 +32,7 @@ pub mod config;
 pub mod decode;
 pub mod intercept;
 pub mod mention;
+pub mod permission;
 pub mod process;
 pub mod prompt;
 pub mod provider;

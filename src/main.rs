@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use codecrew::cli::{Cli, Command};
+use codecrew::permission::process;
 use codecrew::tool::Mode;
 
 fn main() -> ExitCode {
@@ -23,7 +24,19 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let result = runtime.block_on(run(cli));
+    // Orphaned tool processes come back to codecrew, and are killed when it exits.
+    process::become_subreaper();
+    let handles_signals = matches!(cli.command, Command::Query(_) | Command::Execute(_));
+    codecrew::permission::sandbox::protect_self();
+    let result = runtime.block_on(async {
+        tokio::select! {
+            result = run(cli) => result,
+            // query and execute stop their agents themselves and print what arrived.
+            code = commands::interrupted(), if !handles_signals => Ok(ExitCode::from(code)),
+        }
+    });
+    drop(runtime);
+    process::kill_all();
     match result {
         Ok(code) => code,
         Err(error) => {
@@ -39,13 +52,17 @@ fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let workdir = commands::workspace(cli.workdir.as_deref())?;
-    let audit = cli.audit;
+    let options = commands::ToolOptions {
+        workspace: workdir.clone(),
+        yes: cli.yes,
+        audit: cli.audit,
+    };
     match cli.command {
-        Command::Query(args) => commands::run::run(args, Mode::Query, workdir, audit).await,
-        Command::Execute(args) => commands::run::run(args, Mode::Execute, workdir, audit).await,
+        Command::Query(args) => commands::run::run(args, Mode::Query, options).await,
+        Command::Execute(args) => commands::run::run(args, Mode::Execute, options).await,
         Command::Prompt(args) => commands::prompt::run(args),
-        Command::Intercept(args) => commands::intercept::run(args, workdir, audit).await,
-        Command::Tools(command) => commands::tools::run(command, workdir, audit).await,
+        Command::Intercept(args) => commands::intercept::run(args, options).await,
+        Command::Tools(command) => commands::tools::run(command, options).await,
         Command::Init(args) => commands::init::run(&args, &workdir),
         Command::Agents(command) => commands::agents::run(&command, &workdir),
         Command::Completions(args) => commands::completions::run(&args),

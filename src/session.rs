@@ -324,9 +324,13 @@ fn stderr_note(tail: &str) -> String {
     }
 }
 
+/// A result as the model reads it. Its output is untrusted data (a file, a command's
+/// output) and may hold an envelope: it is neutralised. codecrew's own error messages and
+/// suggestions stay as they are, so that the model can copy a tool name from them.
 fn result_line(result: &ToolResult) -> String {
-    let line = serde_json::to_string(result).unwrap_or_default();
-    neutralise(&line)
+    let mut result = result.clone();
+    crate::intercept::neutralise_value(&mut result.output);
+    serde_json::to_string(&result).unwrap_or_default()
 }
 
 fn rejection_line(rejection: &Rejection) -> String {
@@ -337,18 +341,11 @@ fn rejection_line(rejection: &Rejection) -> String {
             "message": rejection.reason,
             "suggestion": "write the call again as one valid JSON envelope in a ```json block",
         },
-        "raw": crate::tool::executor::truncate_chars(&rejection.raw, 1000),
+        "raw": crate::intercept::neutralise_envelopes(
+            &crate::tool::executor::truncate_chars(&rejection.raw, 1000)
+        ),
     });
-    neutralise(&value.to_string())
-}
-
-/// Makes envelopes inside text fed back to the model inert: a tool's output (a file the
-/// model read, a command's output) may hold one, and the model must not be nudged into
-/// echoing it as its own call. Only a prefix that opens a JSON string is broken (where an
-/// envelope's name sits); prose such as "use one of: codecrew:read_file" stays copyable.
-fn neutralise(text: &str) -> String {
-    text.replace("\"codecrew:", "\"codecrew\u{200b}:")
-        .replace("\"codecrew__", "\"codecrew\u{200b}__")
+    value.to_string()
 }
 
 fn elapsed_ms(started: Instant) -> u64 {

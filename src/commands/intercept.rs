@@ -1,12 +1,14 @@
 //! `codecrew intercept`: an LLM CLI's output on stdin; the calls in it found and run.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use codecrew::cli::{InterceptArgs, OutputArg};
 use codecrew::decode::{Event, Format};
-use codecrew::intercept::{Interceptor, Item, Rejection, ScannerLimits, Segment, ToolCall};
+use codecrew::intercept::{
+    Interceptor, Item, Rejection, ScannerLimits, Segment, ToolCall, neutralise_envelopes,
+    neutralise_value,
+};
 use codecrew::tool::executor::CallRequest;
 use codecrew::tool::{Mode, ToolExecutor, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
@@ -14,12 +16,12 @@ use tokio::io::AsyncReadExt;
 
 const CHUNK: usize = 64 * 1024;
 
-pub async fn run(args: InterceptArgs, workspace: PathBuf, audit: bool) -> anyhow::Result<ExitCode> {
+pub async fn run(args: InterceptArgs, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
     let mode = Mode::from(args.mode);
     let executor = if args.dry_run {
         None
     } else {
-        Some(super::executor(mode, workspace, audit)?)
+        Some(super::executor(mode, &options)?)
     };
     let mut report = Report::new(args.output, executor);
     let mut interceptor = Interceptor::new(Format::from(args.from), ScannerLimits::default());
@@ -147,10 +149,16 @@ impl Report {
                 tool: call.tool.clone(),
                 input: call.input.clone(),
             };
-            let result = executor.call(&request).await;
+            let mut result = executor.call(&request).await;
+            // What a tool returns may quote hostile text; printed results may be fed back
+            // to a model, so no envelope in them may read as a call.
+            neutralise_value(&mut result.output);
+            if let Some(error) = &mut result.error {
+                error.message = neutralise_envelopes(&error.message);
+            }
             if self.output == OutputArg::Text {
                 let rendered = serde_json::to_string_pretty(&result)?;
-                self.line(&rendered)?;
+                self.line(&neutralise_envelopes(&rendered))?;
             }
             self.results.push(result);
         }

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
+use codecrew::permission::Policy;
+use codecrew::permission::ask::default_asker;
 use codecrew::tool::middleware::{AuditLog, TracingLogger};
 use codecrew::tool::{Mode, ToolCatalog, ToolContext, ToolExecutor, ToolRegistry};
 
@@ -35,27 +37,69 @@ pub fn workspace(workdir: Option<&Path>) -> anyhow::Result<PathBuf> {
     Ok(canonical)
 }
 
-/// The executor for one run in `mode` over `workspace`.
-pub fn executor(mode: Mode, workspace: PathBuf, audit: bool) -> anyhow::Result<ToolExecutor> {
-    let registry = Arc::new(ToolRegistry::builtin());
-    let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode)?);
-    Ok(executor_for(registry, catalog, mode, workspace, audit))
+/// What the global flags give every command that runs tools.
+#[derive(Debug, Clone)]
+pub struct ToolOptions {
+    /// The canonical workspace root.
+    pub workspace: PathBuf,
+    /// `--yes`: allow what would be asked; never what is denied.
+    pub yes: bool,
+    /// `--audit`: one JSON line per call in `.codecrew/audit.jsonl`.
+    pub audit: bool,
 }
 
-/// The executor over a given catalog, with the logging and (when asked) the audit hooks.
+/// The permission policy of a workspace: built-in defaults < user config < project config
+/// (which only restricts, unless the user trusts the project).
+pub fn policy(workspace: &Path) -> anyhow::Result<Policy> {
+    let loaded = codecrew::config::load(workspace)?;
+    policy_from(&loaded)
+}
+
+/// The policy from an already loaded configuration.
+pub fn policy_from(loaded: &codecrew::config::LoadedConfig) -> anyhow::Result<Policy> {
+    Ok(Policy::from_layers(
+        &codecrew::permission::builtin_defaults(),
+        loaded.user_permissions.as_ref(),
+        loaded.project_permissions.as_ref(),
+        loaded.project_trusted,
+    )?)
+}
+
+/// The executor for one run in `mode`, with the workspace's policy.
+pub fn executor(mode: Mode, options: &ToolOptions) -> anyhow::Result<ToolExecutor> {
+    let registry = Arc::new(ToolRegistry::builtin());
+    let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode)?);
+    let policy = Arc::new(policy(&options.workspace)?);
+    Ok(executor_for(registry, catalog, mode, options, policy))
+}
+
+/// The executor over a given catalog and policy, with the logging, the asker, `--yes`
+/// and (when asked) the audit hooks.
 pub fn executor_for(
     registry: Arc<ToolRegistry>,
     catalog: Arc<ToolCatalog>,
     mode: Mode,
-    workspace: PathBuf,
-    audit: bool,
+    options: &ToolOptions,
+    policy: Arc<Policy>,
 ) -> ToolExecutor {
-    let audit_log = audit.then(|| Arc::new(AuditLog::in_workspace(&workspace)));
-    let context = ToolContext { workspace, mode };
-    let mut executor =
-        ToolExecutor::new(registry, catalog, context).with_middleware(Arc::new(TracingLogger));
-    if let Some(audit_log) = audit_log {
-        executor = executor.with_middleware(audit_log);
+    let mut context = ToolContext::new(options.workspace.clone(), mode);
+    context.exec.pass_env = policy.pass_env().to_vec();
+    context.exec.allow_network = policy.allow_network();
+    // The user (never the model) can turn the OS sandbox off, e.g. for builds that must
+    // write caches outside the workspace.
+    context.exec.sandbox = std::env::var("CODECREW_SANDBOX").map_or(true, |value| value != "off");
+    if !context.exec.sandbox {
+        eprintln!(
+            "codecrew: warning: CODECREW_SANDBOX=off: run_command runs without the OS sandbox"
+        );
+    }
+    let mut executor = ToolExecutor::new(registry, catalog, context)
+        .with_middleware(Arc::new(TracingLogger))
+        .with_policy(policy)
+        .with_asker(default_asker())
+        .assume_yes(options.yes);
+    if options.audit {
+        executor = executor.with_middleware(Arc::new(AuditLog::in_workspace(&options.workspace)));
     }
     executor
 }
@@ -65,4 +109,24 @@ pub fn bare_name(name: &str) -> &str {
     name.strip_prefix("codecrew:")
         .or_else(|| name.strip_prefix("codecrew__"))
         .unwrap_or(name)
+}
+
+/// Resolves on Ctrl-C, SIGTERM or SIGHUP with the exit code to use (130, 143, 129); the
+/// caller then stops what it runs, and `main` sweeps up whatever is left.
+pub async fn interrupted() -> u8 {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return std::future::pending().await;
+    };
+    let code = tokio::select! {
+        _ = int.recv() => 130,
+        _ = term.recv() => 143,
+        _ = hup.recv() => 129,
+    };
+    eprintln!("\ncodecrew: interrupted; stopping the agents and commands it started");
+    code
 }

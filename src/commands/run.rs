@@ -2,7 +2,6 @@
 //! render as they go, and turn the reports into an exit code.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -23,9 +22,9 @@ const MAX_STDOUT_BYTES: u64 = 256 * 1024 * 1024;
 pub async fn run(
     args: RunArgs,
     mode: Mode,
-    workspace: PathBuf,
-    audit: bool,
+    options: super::ToolOptions,
 ) -> anyhow::Result<ExitCode> {
+    let workspace = options.workspace.clone();
     let loaded = match config::load(&workspace) {
         Ok(loaded) => loaded,
         Err(error) => {
@@ -34,6 +33,13 @@ pub async fn run(
         }
     };
     let config = &loaded.config;
+    let policy = match super::policy_from(&loaded) {
+        Ok(policy) => Arc::new(policy),
+        Err(error) => {
+            eprintln!("codecrew: {error:#}");
+            return Ok(ExitCode::from(super::EXIT_USAGE));
+        }
+    };
     let jobs = mention::jobs(&args.tasks, &config.default_agent);
     if let Some(unknown) = jobs
         .iter()
@@ -90,8 +96,8 @@ pub async fn run(
             registry.clone(),
             Arc::new(catalog),
             mode,
-            workspace.clone(),
-            audit,
+            &options,
+            policy.clone(),
         );
         let provider = Provider::new(&job.agent, agent);
         labels.push(JobLabel {
@@ -134,9 +140,9 @@ pub async fn run(
     let mut renderer = Renderer::new(args.output, args.raw, labels, std::io::stdout());
     renderer.start()?;
     let mut reports: Vec<Option<JobReport>> = (0..count).map(|_| None).collect();
-    let mut interrupted = false;
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
+    let mut interrupted: Option<u8> = None;
+    let signal = super::interrupted();
+    tokio::pin!(signal);
     loop {
         tokio::select! {
             Some((index, event)) = events.recv() => {
@@ -168,14 +174,14 @@ pub async fn run(
                 }
                 None => break,
             },
-            _ = &mut ctrl_c, if !interrupted => {
-                interrupted = true;
-                let _ = writeln!(std::io::stderr(), "\ncodecrew: interrupted; stopping the agents…");
+            code = &mut signal, if interrupted.is_none() => {
+                interrupted = Some(code);
+                spinner.clear();
                 let _ = cancel_tx.send(true);
-                // A second Ctrl-C is the default one: the process ends.
-                tokio::spawn(async {
-                    let _ = tokio::signal::ctrl_c().await;
-                    std::process::exit(130);
+                // A second signal ends the process at once (main's exit sweeps the groups).
+                tokio::spawn(async move {
+                    let code = super::interrupted().await;
+                    std::process::exit(i32::from(code));
                 });
             }
         }
@@ -186,12 +192,14 @@ pub async fn run(
     Ok(ExitCode::from(exit_code(&reports, interrupted, count)))
 }
 
-/// 130 interrupted > 124 timed out > 3 CLI missing > 1 any failure > 0.
-fn exit_code(reports: &[JobReport], interrupted: bool, expected: usize) -> u8 {
-    if interrupted
-        || reports
-            .iter()
-            .any(|r| r.stop_reason == StopReason::Interrupted)
+/// Interrupted (130, or 143/129 for SIGTERM/SIGHUP) > 124 timed out > 3 CLI missing >
+/// 1 any failure > 0.
+fn exit_code(reports: &[JobReport], interrupted: Option<u8>, expected: usize) -> u8 {
+    if let Some(code) = interrupted {
+        code
+    } else if reports
+        .iter()
+        .any(|r| r.stop_reason == StopReason::Interrupted)
     {
         130
     } else if reports.iter().any(|r| r.timed_out) {

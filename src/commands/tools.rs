@@ -1,7 +1,6 @@
 //! `codecrew tools`: list, show and call tools directly.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use codecrew::cli::{OutputArg, ToolsCommand};
@@ -10,16 +9,12 @@ use codecrew::tool::executor::CallRequest;
 use codecrew::tool::{Mode, Status, ToolCatalog, ToolError, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 
-pub async fn run(
-    command: ToolsCommand,
-    workspace: PathBuf,
-    audit: bool,
-) -> anyhow::Result<ExitCode> {
+pub async fn run(command: ToolsCommand, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
     match command {
         ToolsCommand::List { mode, output } => list(Mode::from(mode), output),
         ToolsCommand::Show { name } => show(&name),
         ToolsCommand::Call { name, input, mode } => {
-            call(&name, &input, Mode::from(mode), workspace, audit).await
+            call(&name, &input, Mode::from(mode), &options).await
         }
     }
 }
@@ -107,13 +102,12 @@ async fn call(
     name: &str,
     input: &str,
     mode: Mode,
-    workspace: PathBuf,
-    audit: bool,
+    options: &super::ToolOptions,
 ) -> anyhow::Result<ExitCode> {
     let tool = super::bare_name(name).to_owned();
     let result = match serde_json::from_str::<Value>(input) {
         Ok(input) => {
-            let executor = super::executor(mode, workspace, audit)?;
+            let executor = super::executor(mode, options)?;
             executor
                 .call(&CallRequest {
                     id: String::new(),

@@ -1,6 +1,7 @@
 //! Interception: finding the tool calls a model writes in its own text.
 
 mod envelope;
+mod neutralise;
 mod scanner;
 mod stream;
 mod strict;
@@ -8,6 +9,7 @@ mod strict;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use neutralise::{neutralise_envelopes, neutralise_value};
 pub use scanner::{Scanner, ScannerLimits};
 pub use stream::{Interceptor, Item};
 

@@ -1,11 +1,19 @@
-//! Turning calls into results: catalog lookup, schema validation, the mode check, a
-//! timeout, caps on what comes back, and every failure as data.
+//! Turning calls into results: catalog lookup, schema validation, the mode check, the
+//! permission decision, a timeout, caps on what comes back, and every failure as data.
+//!
+//! The permission decision ([`crate::permission::Policy`]) comes after validation and
+//! before the tool runs: Deny is a `denied` result with `E_PERMISSION_DENIED`, the reason
+//! and what would allow it; Ask goes to the [`Asker`] (a terminal prompt), or is allowed
+//! with `--yes` ([`ToolExecutor::assume_yes`]), or denied when there is no terminal.
 
-use std::sync::Arc;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::Value;
+
+use crate::permission::{Answer, Asker, Decision, NonInteractive, Policy, Question, Reason};
 
 use super::middleware::{CallInfo, Middleware};
 use super::{Mode, Status, ToolCatalog, ToolContext, ToolError, ToolRegistry, ToolResult};
@@ -26,6 +34,11 @@ pub struct ToolExecutor {
     context: ToolContext,
     middleware: Vec<Arc<dyn Middleware>>,
     next_id: AtomicU64,
+    policy: Arc<Policy>,
+    asker: Arc<dyn Asker>,
+    assume_yes: bool,
+    /// Exact calls approved "always for this run".
+    approved: Mutex<HashSet<String>>,
 }
 
 impl ToolExecutor {
@@ -40,7 +53,36 @@ impl ToolExecutor {
             context,
             middleware: Vec::new(),
             next_id: AtomicU64::new(1),
+            policy: Arc::new(Policy::default()),
+            asker: Arc::new(NonInteractive),
+            assume_yes: false,
+            approved: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// The permission policy (the built-in defaults unless set). Its `pass_env` and
+    /// `allow_network` become the settings of the commands this executor runs.
+    pub fn with_policy(mut self, policy: Arc<Policy>) -> Self {
+        self.context.exec.pass_env = policy.pass_env().to_vec();
+        self.context.exec.allow_network = policy.allow_network();
+        self.policy = policy;
+        self
+    }
+
+    /// Who answers when a call needs approval ([`NonInteractive`] unless set).
+    pub fn with_asker(mut self, asker: Arc<dyn Asker>) -> Self {
+        self.asker = asker;
+        self
+    }
+
+    /// `--yes`: calls that would be asked about are allowed. Denied calls stay denied.
+    pub fn assume_yes(mut self, yes: bool) -> Self {
+        self.assume_yes = yes;
+        self
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
     }
 
     /// Adds a hook that sees every call before and after it runs.
@@ -176,6 +218,9 @@ impl ToolExecutor {
             .with_suggestion("run the task with `codecrew execute` instead");
             return (Status::Denied, Err(error), cap);
         }
+        if let Err(error) = self.permit(tool.name(), tool.readonly(), &call.input).await {
+            return (Status::Denied, Err(error), cap);
+        }
         let timeout = tool.timeout();
         let outcome =
             match tokio::time::timeout(timeout, tool.execute(&self.context, call.input.clone()))
@@ -198,6 +243,90 @@ impl ToolExecutor {
         };
         (status, outcome, cap)
     }
+}
+
+impl ToolExecutor {
+    /// The permission decision for a validated call, and the question when it asks.
+    async fn permit(&self, tool: &str, readonly: bool, input: &Value) -> Result<(), ToolError> {
+        let reason = match self.policy.decide(tool, readonly, input, &self.context) {
+            Decision::Allow => return Ok(()),
+            Decision::Deny(reason) => {
+                let hint = reason.hint.clone().unwrap_or_else(|| {
+                    "no flag or prompt overrides a denial; change the call".to_owned()
+                });
+                return Err(ToolError::new(
+                    "E_PERMISSION_DENIED",
+                    format!("codecrew:{tool} is denied: {}", reason.message),
+                )
+                .with_suggestion(hint));
+            }
+            Decision::Ask(reason) => reason,
+        };
+        if self.assume_yes {
+            tracing::info!(tool, reason = %reason, "allowed by --yes");
+            return Ok(());
+        }
+        let key = format!("{tool}\u{0}{input}");
+        if self
+            .approved
+            .lock()
+            .is_ok_and(|approved| approved.contains(&key))
+        {
+            return Ok(());
+        }
+        if !self.asker.interactive() {
+            return Err(needs_approval(tool, &reason));
+        }
+        let asker = Arc::clone(&self.asker);
+        let question = Question {
+            tool: tool.to_owned(),
+            input: input.clone(),
+            reason: reason.clone(),
+        };
+        let answer = tokio::task::spawn_blocking(move || asker.ask(&question))
+            .await
+            .unwrap_or(Answer::Deny);
+        match answer {
+            Answer::Once => Ok(()),
+            Answer::Always => {
+                if let Some(rule) = &reason.hint
+                    && let Err(error) = self.policy.allow_for_run(rule)
+                {
+                    tracing::warn!("could not remember {rule:?}: {error}");
+                }
+                if let Ok(mut approved) = self.approved.lock() {
+                    approved.insert(key);
+                }
+                Ok(())
+            }
+            Answer::Deny => Err(ToolError::new(
+                "E_PERMISSION_DENIED",
+                format!("the user did not allow codecrew:{tool}: {}", reason.message),
+            )
+            .with_suggestion("do something else, or ask the user what they want")),
+        }
+    }
+}
+
+/// A call that needs approval when nobody can be asked.
+fn needs_approval(tool: &str, reason: &Reason) -> ToolError {
+    let suggestion = match &reason.hint {
+        Some(rule) => format!(
+            "the user can rerun with --yes (allows calls that would ask), or add \"{rule}\" \
+             to `allow` under [permissions] in their user config"
+        ),
+        None => "the user can rerun with --yes, which allows calls that would ask; no allow \
+                 rule lifts this check"
+            .to_owned(),
+    };
+    ToolError::new(
+        "E_PERMISSION_DENIED",
+        format!(
+            "codecrew:{tool} needs the user's approval and there is no terminal to ask on: {}",
+            reason.message
+        ),
+    )
+    .with_suggestion(suggestion)
 }
 
 fn prefixed(names: &[&str]) -> String {

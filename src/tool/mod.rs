@@ -47,6 +47,41 @@ pub struct ToolContext {
     /// The canonical workspace root; file tools never leave it.
     pub workspace: PathBuf,
     pub mode: Mode,
+    /// How commands run (environment, network, OS sandbox).
+    pub exec: ExecSettings,
+}
+
+impl ToolContext {
+    /// A context with the default command settings (scrubbed environment, sandbox on,
+    /// no network).
+    pub fn new(workspace: PathBuf, mode: Mode) -> Self {
+        ToolContext {
+            workspace,
+            mode,
+            exec: ExecSettings::default(),
+        }
+    }
+}
+
+/// How `run_command` (and any tool that starts processes) runs them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecSettings {
+    /// Variables passed through the environment scrub (`pass_env` in the config).
+    pub pass_env: Vec<String>,
+    /// Whether commands may use the network (`allow_network` in the config).
+    pub allow_network: bool,
+    /// Whether the OS sandbox confines commands (Linux Landlock, where the kernel has it).
+    pub sandbox: bool,
+}
+
+impl Default for ExecSettings {
+    fn default() -> Self {
+        ExecSettings {
+            pass_env: Vec::new(),
+            allow_network: false,
+            sandbox: true,
+        }
+    }
 }
 
 /// A failure, shaped for the model (and the user) to act on.

@@ -12,12 +12,21 @@
 //! component must not be a symlink (writing through it would change its target, which may
 //! lie anywhere).
 //!
-//! Later rules (sensitive files that may not be read, protected files that may not be
-//! written) belong in [`check_policy`], which sees every resolved path and its access.
+//! Sensitive and protected files are the permission layer's business
+//! ([`crate::permission`]): it asks before such a path is used. What is checked here, at
+//! the moment the tool runs, is that nothing changed since: [`check_policy`] refuses a path
+//! that only *resolves* to a sensitive (read) or protected (write) file through a link —
+//! the permission layer judged the name, and a link swapped in since must not smuggle
+//! another file past it — and special files (FIFOs, devices, sockets). [`open_read`] and
+//! [`verify_fd`] close the last gap, between this check and the open: the file opened
+//! must be the very path that was checked.
 
+use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use super::ToolError;
+use crate::permission::paths;
 
 /// What a tool is about to do with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,14 +70,113 @@ pub fn resolve(root: &Path, requested: &str, access: Access) -> Result<PathBuf, 
             target
         }
     };
-    check_policy(root, &resolved, access)?;
+    check_policy(root, requested, &resolved, access)?;
     Ok(resolved)
 }
 
-/// The place for rules beyond confinement (sensitive and protected files). There are none
-/// yet; every confined path is allowed.
-fn check_policy(_root: &Path, _path: &Path, _access: Access) -> Result<(), ToolError> {
+/// Refuses what must not be used whatever the permission layer said: a path whose link
+/// leads to a sensitive file (read) or a protected one (write) although its name is not
+/// one, and special files.
+fn check_policy(
+    root: &Path,
+    requested: &str,
+    resolved: &Path,
+    access: Access,
+) -> Result<(), ToolError> {
+    let named = lexical(root, requested);
+    let real = resolved.strip_prefix(root).unwrap_or(resolved);
+    let smuggled = match access {
+        Access::Read => paths::sensitive(real).is_some() && paths::sensitive(&named).is_none(),
+        Access::Write => paths::protected(real).is_some() && paths::protected(&named).is_none(),
+    };
+    if smuggled {
+        return Err(ToolError::new(
+            "E_PERMISSION_DENIED",
+            format!(
+                "{requested:?} leads through a link to {}, which needs approval by its own name",
+                display(root, resolved)
+            ),
+        )
+        .with_suggestion("use the file's real path, so the user can be asked about it"));
+    }
+    if let Ok(meta) = std::fs::metadata(resolved)
+        && let Some(kind) = paths::special(&meta)
+    {
+        return Err(ToolError::new(
+            "E_NOT_A_FILE",
+            format!("{requested:?} is {kind}; codecrew never opens special files"),
+        ));
+    }
     Ok(())
+}
+
+/// `requested` relative to the root, normalised without touching the disk.
+fn lexical(root: &Path, requested: &str) -> PathBuf {
+    let joined = root.join(requested);
+    let mut out = PathBuf::new();
+    for component in joined.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::RootDir => out.push("/"),
+            Component::Normal(name) => out.push(name),
+            Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out.strip_prefix(root).map(Path::to_path_buf).unwrap_or(out)
+}
+
+/// Opens a resolved path for reading without following a link swapped in since it was
+/// resolved, without blocking on a FIFO, and checks that the file opened is a regular file
+/// at exactly that path.
+pub fn open_read(path: &Path) -> std::io::Result<File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits() | nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(
+            "not a regular file (a FIFO, socket or device)",
+        ));
+    }
+    if paths::hard_linked(&meta) {
+        return Err(std::io::Error::other(
+            "the file has other hard links, and one may be a file outside the workspace",
+        ));
+    }
+    if !fd_is_at(&file, path) {
+        return Err(std::io::Error::other(
+            "the path changed while it was being opened (a directory was swapped for a link)",
+        ));
+    }
+    Ok(file)
+}
+
+/// Checks that an open file is at `expected` (a link swapped in after the check would
+/// have taken it elsewhere).
+pub fn verify_fd(file: &File, expected: &Path, shown: &str) -> Result<(), ToolError> {
+    if fd_is_at(file, expected) {
+        Ok(())
+    } else {
+        Err(ToolError::new(
+            "E_PATH_CHANGED",
+            format!(
+                "{shown:?} changed while codecrew was using it (a directory was swapped for a link)"
+            ),
+        ))
+    }
+}
+
+/// Whether the kernel's name for an open file is `expected` (via /proc/self/fd). Where
+/// /proc is not mounted the check cannot be made and passes.
+fn fd_is_at(file: &File, expected: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    match std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+        Ok(actual) => actual == expected,
+        Err(_) => !Path::new("/proc/self/fd").exists(),
+    }
 }
 
 /// Canonicalises the existing part of `path`, normalises the rest and checks the result
@@ -288,6 +396,59 @@ mod tests {
             code(resolve(&root, "dirlink/file", Access::Write)),
             "E_SYMLINK"
         );
+    }
+
+    #[test]
+    fn links_that_smuggle_sensitive_or_protected_files_are_refused() {
+        let (_dir, root) = workspace();
+        fs::write(root.join(".env"), "K=1").unwrap();
+        fs::create_dir(root.join(".git")).unwrap();
+        symlink(root.join(".env"), root.join("notes")).unwrap();
+        symlink(root.join(".git"), root.join("meta")).unwrap();
+        assert_eq!(
+            code(resolve(&root, "notes", Access::Read)),
+            "E_PERMISSION_DENIED"
+        );
+        assert_eq!(
+            code(resolve(&root, "meta/config", Access::Write)),
+            "E_PERMISSION_DENIED"
+        );
+        // Named directly, the permission layer has asked; the guard lets it through.
+        assert!(resolve(&root, ".env", Access::Read).is_ok());
+        assert!(resolve(&root, ".git/config", Access::Write).is_ok());
+    }
+
+    #[test]
+    fn special_files_are_refused() {
+        let (_dir, root) = workspace();
+        let status = std::process::Command::new("mkfifo")
+            .arg(root.join("pipe"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert_eq!(code(resolve(&root, "pipe", Access::Read)), "E_NOT_A_FILE");
+    }
+
+    #[test]
+    fn open_read_refuses_a_link_swapped_in_after_the_check() {
+        let (_dir, root) = workspace();
+        let (_other, outside_dir) = workspace();
+        fs::write(outside_dir.join("secret"), "s").unwrap();
+        fs::create_dir(root.join("dir")).unwrap();
+        fs::write(root.join("dir/file"), "ok").unwrap();
+        let checked = resolve(&root, "dir/file", Access::Read).unwrap();
+        assert!(open_read(&checked).is_ok());
+        // The directory is swapped for a link to outside between the check and the open.
+        fs::rename(root.join("dir"), root.join("old")).unwrap();
+        symlink(&outside_dir, root.join("dir")).unwrap();
+        fs::rename(outside_dir.join("secret"), outside_dir.join("file")).unwrap();
+        assert!(open_read(&checked).is_err());
+        // And the final component swapped for a link.
+        fs::remove_file(root.join("dir")).unwrap();
+        fs::rename(root.join("old"), root.join("dir")).unwrap();
+        fs::remove_file(root.join("dir/file")).unwrap();
+        symlink(outside_dir.join("file"), root.join("dir/file")).unwrap();
+        assert!(open_read(&checked).is_err());
     }
 
     #[test]

@@ -13,10 +13,7 @@ use super::*;
 fn executor(mode: Mode, dir: &std::path::Path) -> ToolExecutor {
     let registry = Arc::new(ToolRegistry::builtin());
     let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode).unwrap());
-    let context = ToolContext {
-        workspace: dir.canonicalize().unwrap(),
-        mode,
-    };
+    let context = ToolContext::new(dir.canonicalize().unwrap(), mode);
     ToolExecutor::new(registry, catalog, context)
 }
 
@@ -143,11 +140,14 @@ fn sleeper_executor(sleep: Duration) -> ToolExecutor {
     let mut registry = ToolRegistry::default();
     registry.register(Arc::new(Sleeper(sleep)));
     let catalog = ToolCatalog::for_mode(&registry, Mode::Query).unwrap();
-    let context = ToolContext {
-        workspace: std::env::temp_dir(),
-        mode: Mode::Query,
+    let context = ToolContext::new(std::env::temp_dir(), Mode::Query);
+    // Tools beyond the built-ins need a rule that allows them.
+    let rules = crate::config::PermissionsConfig {
+        allow: vec!["sleeper".to_owned()],
+        ..crate::config::PermissionsConfig::default()
     };
-    ToolExecutor::new(Arc::new(registry), Arc::new(catalog), context)
+    let policy = crate::permission::Policy::from_layers(&rules, None, None, false).unwrap();
+    ToolExecutor::new(Arc::new(registry), Arc::new(catalog), context).with_policy(Arc::new(policy))
 }
 
 #[tokio::test]

@@ -306,3 +306,49 @@ fn help_and_usage_errors() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("not a duration"));
 }
+
+#[test]
+fn config_permission_rules_govern_tool_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "fine\n").unwrap();
+    std::fs::create_dir(dir.path().join("private")).unwrap();
+    std::fs::write(dir.path().join("private/plan.txt"), "hidden\n").unwrap();
+    std::fs::write(
+        dir.path().join("codecrew.toml"),
+        "[permissions]\ndeny = [\"read_file(private/**)\"]\nallow = [\"run_command(*)\"]\n",
+    )
+    .unwrap();
+    let read = |path: &str| {
+        let input = json!({"path": path}).to_string();
+        json_of(&codecrew(
+            dir.path(),
+            &["tools", "call", "read_file", "--input", &input],
+            b"",
+        ))
+    };
+    assert_eq!(read("notes.txt")["status"], "ok");
+    let denied = read("private/plan.txt");
+    assert_eq!(denied["status"], "denied", "{denied}");
+    assert!(!denied.to_string().contains("hidden"));
+
+    // The untrusted project's allow rule does not grant: the command still needs approval,
+    // and with no terminal that is a denial naming the way to allow it.
+    let input = json!({"command": "touch made-by-command"}).to_string();
+    let output = codecrew(
+        dir.path(),
+        &[
+            "tools",
+            "call",
+            "run_command",
+            "--mode",
+            "execute",
+            "--input",
+            &input,
+        ],
+        b"",
+    );
+    let result = json_of(&output);
+    assert_eq!(result["status"], "denied", "{result}");
+    assert!(!dir.path().join("made-by-command").exists());
+    assert!(result["error"].to_string().contains("--yes"), "{result}");
+}

@@ -7,4 +7,5 @@ mod commands;
 mod config;
 mod e2e;
 mod fake_model_clis;
+mod security;
 mod support;

@@ -103,7 +103,12 @@ fn edit(
             ),
         ));
     }
-    let bytes = std::fs::read(path).map_err(|error| io_error(shown, &error))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut crate::tool::path::open_read(path).map_err(|error| io_error(shown, &error))?,
+        &mut bytes,
+    )
+    .map_err(|error| io_error(shown, &error))?;
     let text = String::from_utf8(bytes).map_err(|_| {
         ToolError::new("E_NOT_TEXT", format!("{shown:?} is not UTF-8 text"))
             .with_suggestion("edit_file only changes text files")

@@ -118,6 +118,14 @@ impl Tool for Grep {
     }
 }
 
+/// Files a directory search does not read: sensitive ones and hard links.
+fn skipped_on_walk(root: &Path, path: &Path) -> bool {
+    let relative = path.strip_prefix(root).unwrap_or(path);
+    crate::permission::paths::sensitive(relative).is_some()
+        || std::fs::symlink_metadata(path)
+            .is_ok_and(|meta| crate::permission::paths::hard_linked(&meta))
+}
+
 /// A validated search.
 #[derive(Debug, Clone)]
 struct Query {
@@ -221,8 +229,18 @@ impl Query {
                 if !entry.file_type().is_some_and(|kind| kind.is_file()) {
                     return WalkState::Continue;
                 }
+                // A file named by the call was approved by the permission layer; files met
+                // on the walk were not, so credentials and files with other (possibly
+                // outside) names are skipped.
+                let named = entry.path() == target;
+                if !named && skipped_on_walk(root, entry.path()) {
+                    return WalkState::Continue;
+                }
+                let Ok(file) = crate::tool::path::open_read(entry.path()) else {
+                    return WalkState::Continue;
+                };
                 let mut sink = FileSink::new(self.mode, wanted);
-                let searched = searcher.search_path(&matcher, entry.path(), &mut sink);
+                let searched = searcher.search_file(&matcher, &file, &mut sink);
                 if searched.is_err() || sink.binary || !sink.matched {
                     return WalkState::Continue;
                 }

@@ -22,7 +22,7 @@ pub use grep::Grep;
 pub use help::Help;
 pub use list_directory::ListDirectory;
 pub use read_file::ReadFile;
-pub use run_command::{RunCommand, scrub_env};
+pub use run_command::{RunCommand, scrub_env, scrub_env_with};
 pub use write_file::WriteFile;
 
 /// Every built-in tool.

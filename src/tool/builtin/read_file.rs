@@ -4,7 +4,6 @@
 //! and no line keeps more than [`MAX_LINE_CHARS`] characters in memory, so a page of a
 //! 1 GB log costs what the page costs.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek};
 use std::path::Path;
 
@@ -90,7 +89,7 @@ fn read(
 ) -> Result<Value, ToolError> {
     let meta = regular_file(path, shown)?;
     let io = |error: std::io::Error| io_error(shown, &error);
-    let mut file = File::open(path).map_err(io)?;
+    let mut file = crate::tool::path::open_read(path).map_err(io)?;
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     (&mut file)
         .take(SNIFF_BYTES as u64)

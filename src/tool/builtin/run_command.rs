@@ -1,8 +1,11 @@
 //! `run_command`: a shell command in the workspace, in its own process group.
 //!
 //! The command runs as `bash -c <command>` with stdin closed, a scrubbed environment
-//! (see [`scrub_env`]) and its own process group, so a timeout can kill everything it
-//! started, background jobs included. Both output streams are drained concurrently (a
+//! (see [`scrub_env`]; `pass_env` lets named variables through) and in a session and
+//! process group of its own, so a timeout can kill everything it started, background jobs
+//! included, and it has no controlling terminal. In execute mode it is confined by the OS
+//! sandbox (see [`crate::permission::sandbox`]). Every group is registered, so whatever a
+//! command leaves running is killed when codecrew exits. Both output streams are drained concurrently (a
 //! full pipe would stall the command) and each keeps its first [`MAX_STREAM_BYTES`]; the
 //! rest is read and dropped. A non-zero exit is a normal result the model reads; only a
 //! failure to start and a timeout are errors.
@@ -20,8 +23,9 @@ use tokio::process::Command;
 use tokio::time::sleep_until;
 
 use super::support::{directory, optional_str, optional_u64, required_str};
+use crate::permission::{process, sandbox};
 use crate::tool::path::{Access, display, resolve};
-use crate::tool::{Tool, ToolContext, ToolError, ToolFuture};
+use crate::tool::{Mode, Tool, ToolContext, ToolError, ToolFuture};
 
 #[derive(Debug)]
 pub struct RunCommand;
@@ -107,7 +111,7 @@ impl Tool for RunCommand {
             let requested = optional_str(&input, "cwd").unwrap_or(".");
             let cwd = resolve(&ctx.workspace, requested, Access::Read)?;
             directory(&cwd, &display(&ctx.workspace, &cwd))?;
-            run(command, &cwd, timeout_ms).await
+            run(command, &cwd, timeout_ms, ctx).await
         })
     }
 }
@@ -119,9 +123,24 @@ where
     K: Into<OsString>,
     V: Into<OsString>,
 {
+    scrub_env_with(vars, &[])
+}
+
+/// The environment for a command: the given variables minus the secrets and the
+/// variables that change how shells and programs start, except those named in `pass`
+/// (the config's `pass_env`, exact names).
+pub fn scrub_env_with<I, K, V>(vars: I, pass: &[String]) -> Vec<(OsString, OsString)>
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: Into<OsString>,
+    V: Into<OsString>,
+{
     vars.into_iter()
         .map(|(key, value)| (key.into(), value.into()))
-        .filter(|(key, _)| !is_secret(&key.to_string_lossy()))
+        .filter(|(key, _)| {
+            let name = key.to_string_lossy();
+            !(is_secret(&name) || is_start_up_hook(&name)) || pass.iter().any(|kept| *kept == name)
+        })
         .collect()
 }
 
@@ -130,10 +149,33 @@ where
 fn is_secret(name: &str) -> bool {
     let name = name.to_ascii_uppercase();
     name.ends_with("_API_KEY")
+        || name.ends_with("_KEY")
+        || name.contains("ACCESS_KEY")
+        || name.contains("PRIVATE_KEY")
         || name.contains("TOKEN")
         || name.contains("SECRET")
         || name.contains("PASSWORD")
+        || name.contains("PASSWD")
+        || name.contains("CREDENTIAL")
+        || name.contains("COOKIE")
+        || name.contains("_AUTH")
         || name == "SSH_AUTH_SOCK"
+        || name == "GPG_AGENT_INFO"
+}
+
+/// Variables that make bash or the loader run code before the command does.
+fn is_start_up_hook(name: &str) -> bool {
+    name.starts_with("BASH_FUNC_")
+        || matches!(
+            name,
+            "BASH_ENV"
+                | "ENV"
+                | "LD_PRELOAD"
+                | "LD_AUDIT"
+                | "PROMPT_COMMAND"
+                | "SHELLOPTS"
+                | "BASHOPTS"
+        )
 }
 
 /// One output stream: its first MAX_STREAM_BYTES and how much there was.
@@ -215,31 +257,45 @@ enum Ending {
     TimedOut,
 }
 
-async fn run(command: &str, cwd: &Path, timeout_ms: u64) -> Result<Value, ToolError> {
+async fn run(
+    command: &str,
+    cwd: &Path,
+    timeout_ms: u64,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
     let started = Instant::now();
-    let mut child = Command::new("bash")
-        .arg("-c")
+    let mut bash = Command::new("bash");
+    bash.arg("-c")
         .arg(command)
         .current_dir(cwd)
         .env_clear()
-        .envs(scrub_env(std::env::vars_os()))
+        .envs(scrub_env_with(std::env::vars_os(), &ctx.exec.pass_env))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        // Its own group (pgid = its pid), so killpg reaches every process it starts.
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|error| {
-            ToolError::new("E_SPAWN", format!("could not start bash: {error}"))
-                .with_suggestion("codecrew needs bash on the PATH to run commands")
-        })?;
-    let mut group = GroupKill(
-        child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .map(Pid::from_raw),
-    );
+        .kill_on_drop(true);
+    let ruleset = if ctx.mode == Mode::Execute && ctx.exec.sandbox {
+        sandbox::ruleset(&ctx.workspace, ctx.exec.allow_network).map_err(|error| {
+            ToolError::new(
+                "E_SANDBOX",
+                format!("the OS sandbox could not be set up, so the command did not run: {error}"),
+            )
+        })?
+    } else {
+        None
+    };
+    // Its own session and group (pgid = its pid), so killpg reaches every process it
+    // starts; then the sandbox, if any.
+    sandbox::confine(&mut bash, ruleset);
+    let mut child = bash.spawn().map_err(|error| {
+        ToolError::new("E_SPAWN", format!("could not start bash: {error}"))
+            .with_suggestion("codecrew needs bash on the PATH to run commands")
+    })?;
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    if let Some(pgid) = pgid {
+        process::register(pgid);
+    }
+    let mut group = GroupKill(pgid.map(Pid::from_raw));
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let mut out = Captured::default();
     let mut err = Captured::default();
@@ -304,6 +360,10 @@ async fn run(command: &str, cwd: &Path, timeout_ms: u64) -> Result<Value, ToolEr
         // A normal end: processes the command left running on purpose (with their
         // output redirected) are its business.
         group.0 = None;
+    }
+    if let Some(pgid) = pgid {
+        // Still registered while something of it runs: killed when codecrew exits.
+        process::release_if_empty(pgid);
     }
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match ending? {

@@ -171,6 +171,13 @@ pub fn atomic_write(target: &Path, bytes: &[u8], display: &str) -> Result<bool, 
         .permissions(Permissions::from_mode(0o666))
         .tempfile_in(parent)
         .map_err(write_error)?;
+    // The temporary file must be where the checked path said (no directory of it was
+    // swapped for a link since): it is renamed over the target next.
+    if let Ok(canonical_parent) = parent.canonicalize()
+        && let Some(name) = temp.path().file_name()
+    {
+        crate::tool::path::verify_fd(temp.as_file(), &canonical_parent.join(name), display)?;
+    }
     temp.write_all(bytes).map_err(write_error)?;
     if let Some(meta) = &existing {
         temp.as_file()
@@ -206,10 +213,7 @@ pub mod test_support {
             let root = dir.path().canonicalize().unwrap();
             Workspace {
                 _dir: dir,
-                ctx: ToolContext {
-                    workspace: root,
-                    mode: Mode::Execute,
-                },
+                ctx: ToolContext::new(root, Mode::Execute),
             }
         }
 

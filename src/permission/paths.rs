@@ -1,0 +1,321 @@
+//! Which paths need a question before they are read or written.
+//!
+//! Two lists, both matched without regard to case (`.ENV`, `.Git/config` and `ID_RSA`
+//! count as much as their lower-case spellings, since some file systems fold case):
+//! - *sensitive* files hold credentials: reading one needs Ask;
+//! - *protected* files steer tools, shells or codecrew itself: writing one needs Ask, even
+//!   before it exists (sensitive files are protected too).
+//!
+//! Everything here is lexical: it looks at the path's components, never at the disk, so
+//! it works for files that do not exist yet and for paths named in shell commands. The
+//! caller resolves symlinks first and classifies both the path as written and the path it
+//! resolves to.
+
+use std::fs::Metadata;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Component, Path};
+
+/// Directories whose every file is sensitive, wherever they are.
+const SENSITIVE_DIRS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube",
+    ".docker",
+    ".azure",
+    ".gcloud",
+    "gcloud",
+    ".password-store",
+];
+
+/// Whole file names that are sensitive.
+const SENSITIVE_NAMES: &[&str] = &[
+    ".env",
+    ".envrc",
+    ".netrc",
+    "_netrc",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".my.cnf",
+    ".git-credentials",
+    ".htpasswd",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".psql_history",
+    "credentials",
+    "credentials.json",
+    "credentials.db",
+    "authorized_keys",
+    "shadow",
+    "gshadow",
+    "master.key",
+];
+
+/// File-name prefixes that are sensitive (`.env.local`, `id_rsa.pub`, `secrets.yaml`).
+const SENSITIVE_PREFIXES: &[&str] = &[
+    ".env",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "secrets.",
+    "secret.",
+];
+
+/// File-name suffixes that are sensitive (`prod.env`, `server.pem`, `app.key`).
+const SENSITIVE_SUFFIXES: &[&str] = &[
+    ".env",
+    ".pem",
+    ".key",
+    ".p12",
+    ".pfx",
+    ".keystore",
+    ".jks",
+    ".kdbx",
+    ".ppk",
+    ".asc",
+    ".gpg",
+    ".tfstate",
+    ".tfvars",
+];
+
+/// Directories whose every file is protected from writes.
+const PROTECTED_DIRS: &[&str] = &[
+    ".git",
+    ".codecrew",
+    ".husky",
+    ".vscode",
+    ".idea",
+    ".devcontainer",
+];
+
+/// Protected directory paths (a sequence of components).
+const PROTECTED_DIR_PATHS: &[&[&str]] = &[&[".github", "workflows"], &[".github", "actions"]];
+
+/// Whole file names protected from writes.
+const PROTECTED_NAMES: &[&str] = &[
+    "codecrew.toml",
+    ".codecrew.toml",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".inputrc",
+    ".gitconfig",
+    ".gitmodules",
+    ".gitattributes",
+    ".gitlab-ci.yml",
+    ".pre-commit-config.yaml",
+    ".mcp.json",
+    ".clauderc",
+    "claude.md",
+    "agents.md",
+    "gemini.md",
+];
+
+/// The lower-case names of a path's normal components (`.` and `..` dropped: callers pass
+/// normalised paths, and a lexical `..` never makes a path less sensitive).
+fn components(path: &Path) -> Vec<String> {
+    path.components()
+        .filter_map(|component| match component {
+            Component::Normal(name) => Some(name.to_string_lossy().to_lowercase()),
+            Component::RootDir
+            | Component::Prefix(_)
+            | Component::CurDir
+            | Component::ParentDir => None,
+        })
+        .collect()
+}
+
+/// Why reading `path` needs a question, or None. `path` may be relative or absolute.
+pub fn sensitive(path: &Path) -> Option<String> {
+    let parts = components(path);
+    let shown = path.display();
+    if let Some(dir) = parts
+        .iter()
+        .take(parts.len().saturating_sub(1))
+        .find(|part| SENSITIVE_DIRS.contains(&part.as_str()))
+    {
+        return Some(format!("{shown} is inside {dir}/, which holds credentials"));
+    }
+    let name = parts.last()?;
+    if SENSITIVE_DIRS.contains(&name.as_str()) {
+        return Some(format!("{shown} is a directory of credentials"));
+    }
+    let matched = SENSITIVE_NAMES.contains(&name.as_str())
+        || SENSITIVE_PREFIXES
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        || SENSITIVE_SUFFIXES
+            .iter()
+            .any(|suffix| name.ends_with(suffix));
+    matched.then(|| format!("{shown} may hold secrets (credentials, keys or tokens)"))
+}
+
+/// Why writing `path` needs a question, or None.
+pub fn protected(path: &Path) -> Option<String> {
+    let parts = components(path);
+    let shown = path.display();
+    if let Some(dir) = parts
+        .iter()
+        .find(|part| PROTECTED_DIRS.contains(&part.as_str()))
+    {
+        return Some(format!(
+            "{shown} is in {dir}/, which steers git, editors or codecrew itself"
+        ));
+    }
+    for window in PROTECTED_DIR_PATHS {
+        if parts
+            .windows(window.len())
+            .any(|run| run.iter().zip(window.iter()).all(|(a, b)| a == b))
+        {
+            return Some(format!(
+                "{shown} is in {}/, which runs in CI with the repository's credentials",
+                window.join("/")
+            ));
+        }
+    }
+    let name = parts.last()?;
+    if PROTECTED_NAMES.contains(&name.as_str()) {
+        return Some(format!(
+            "{shown} is a configuration file that shells, git, agents or codecrew act on"
+        ));
+    }
+    sensitive(path).map(|why| format!("{why}; overwriting it is not undoable"))
+}
+
+/// Why a file must never be opened by a tool: FIFOs (an open blocks), devices and
+/// sockets. None for regular files, directories and missing files.
+pub fn special(meta: &Metadata) -> Option<&'static str> {
+    let kind = meta.file_type();
+    if kind.is_fifo() {
+        Some("a FIFO (named pipe)")
+    } else if kind.is_block_device() || kind.is_char_device() {
+        Some("a device")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else {
+        None
+    }
+}
+
+/// Whether a regular file has other names (hard links), one of which may lie outside the
+/// workspace: reading it could read that file, so it needs a question.
+pub fn hard_linked(meta: &Metadata) -> bool {
+    meta.is_file() && meta.nlink() > 1
+}
+
+/// Paths under /proc and /sys that expose other processes' secrets or memory; never read.
+pub fn forbidden_system_path(path: &str) -> Option<String> {
+    let lower = path.to_lowercase();
+    let proc_file = lower.starts_with("/proc/")
+        && [
+            "environ", "mem", "maps", "cmdline", "auxv", "kcore", "fd", "stack", "syscall", "root",
+            "cwd", "exe", "pagemap",
+        ]
+        .iter()
+        .any(|name| lower.split('/').any(|part| part == *name || part == "*"));
+    (proc_file || lower.starts_with("/proc/kcore") || lower.starts_with("/sys/kernel/"))
+        .then(|| format!("{path} exposes process memory or environment (secrets)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_sensitive(path: &str) -> bool {
+        sensitive(Path::new(path)).is_some()
+    }
+
+    fn is_protected(path: &str) -> bool {
+        protected(Path::new(path)).is_some()
+    }
+
+    #[test]
+    fn sensitive_files_in_any_case() {
+        for path in [
+            ".env",
+            ".ENV",
+            "app/.env.local",
+            ".Env.Production",
+            "prod.env",
+            "certs/server.pem",
+            "server.KEY",
+            "id_rsa",
+            "ID_RSA.pub",
+            "home/.ssh/config",
+            ".SSH/known_hosts",
+            ".aws/credentials",
+            ".git-credentials",
+            "/root/.netrc",
+            "secrets.yaml",
+            ".npmrc",
+            ".env~",
+            ".env-prod",
+        ] {
+            assert!(is_sensitive(path), "{path} should be sensitive");
+        }
+        for path in [
+            "src/main.rs",
+            "README.md",
+            "environment.rs",
+            "keys.rs",
+            "docs/ssh.md",
+            "envoy/config",
+            "my.environment",
+        ] {
+            assert!(!is_sensitive(path), "{path} should not be sensitive");
+        }
+    }
+
+    #[test]
+    fn protected_files_in_any_case_and_before_they_exist() {
+        for path in [
+            ".git/config",
+            ".git/hooks/pre-commit",
+            ".GIT/HOOKS/post-checkout",
+            "sub/.git/hooks/x",
+            ".codecrew/state.json",
+            "codecrew.toml",
+            "CodeCrew.TOML",
+            ".bashrc",
+            ".zshrc",
+            ".profile",
+            ".github/workflows/ci.yml",
+            ".GitHub/Workflows/release.yaml",
+            ".env",
+            ".vscode/tasks.json",
+        ] {
+            assert!(is_protected(path), "{path} should be protected");
+        }
+        for path in [
+            "src/lib.rs",
+            ".github/ISSUE_TEMPLATE.md",
+            "gitconfig.md",
+            "docs/git.md",
+        ] {
+            assert!(!is_protected(path), "{path} should not be protected");
+        }
+    }
+
+    #[test]
+    fn proc_environ_is_forbidden() {
+        assert!(forbidden_system_path("/proc/self/environ").is_some());
+        assert!(forbidden_system_path("/proc/1/environ").is_some());
+        assert!(forbidden_system_path("/PROC/self/mem").is_some());
+        assert!(forbidden_system_path("/proc/*/environ").is_some());
+        assert!(forbidden_system_path("/proc/cpuinfo").is_none());
+        assert!(forbidden_system_path("/etc/passwd").is_none());
+    }
+}

@@ -1,0 +1,100 @@
+//! No orphans: every process group a tool starts is registered, and whatever is left of
+//! them is killed when codecrew exits (normally, on Ctrl-C or on SIGTERM/SIGHUP).
+//!
+//! codecrew also makes itself a *child subreaper*: a process that leaves its group (with
+//! `setsid`) and is orphaned is re-parented to codecrew instead of init, so the exit sweep
+//! finds it among codecrew's children.
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+
+static GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+/// Remembers a process group started by a tool.
+pub fn register(pgid: i32) {
+    if let Ok(mut groups) = GROUPS.lock() {
+        groups.insert(pgid);
+    }
+}
+
+/// Forgets a group once nothing of it is left (so a reused number is never killed).
+pub fn release_if_empty(pgid: i32) {
+    if killpg(Pid::from_raw(pgid), None).is_err()
+        && let Ok(mut groups) = GROUPS.lock()
+    {
+        groups.remove(&pgid);
+    }
+}
+
+/// Makes orphaned descendants come back to this process (Linux); best effort.
+pub fn become_subreaper() {
+    let _ = nix::sys::prctl::set_child_subreaper(true);
+}
+
+/// Kills every registered group and every remaining child of this process. Called when
+/// codecrew exits.
+pub fn kill_all() {
+    let groups: Vec<i32> = GROUPS
+        .lock()
+        .map(|groups| groups.iter().copied().collect())
+        .unwrap_or_default();
+    for pgid in groups {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+    // Children re-parented to us (we are a subreaper) and their groups; killing one may
+    // re-parent its own children to us, so sweep a few times.
+    let me = std::process::id();
+    for _ in 0..5 {
+        let children = children_of(me);
+        if children.is_empty() {
+            break;
+        }
+        for (pid, pgid) in children {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+            if pgid > 1 && (pgid == pid || own_group() != Some(pgid)) {
+                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn own_group() -> Option<i32> {
+    Some(nix::unistd::getpgrp().as_raw())
+}
+
+/// Live (not zombie) children of `parent`: (pid, pgid).
+fn children_of(parent: u32) -> Vec<(i32, i32)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut children = Vec::new();
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
+        let Some(after) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
+            continue;
+        };
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let (Some(state), Some(ppid), Some(pgrp)) = (fields.first(), fields.get(1), fields.get(2))
+        else {
+            continue;
+        };
+        if *state != "Z"
+            && ppid.parse::<u32>() == Ok(parent)
+            && let Ok(pgrp) = pgrp.parse::<i32>()
+        {
+            children.push((pid, pgrp));
+        }
+    }
+    children
+}
