@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill, killpg};
@@ -14,8 +15,18 @@ use nix::unistd::Pid;
 
 static GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 
+/// Whether this process ever started one; without one there are no orphans to sweep, and
+/// the exit costs no scan of `/proc`.
+static SPAWNED: AtomicBool = AtomicBool::new(false);
+
+/// Records that a child process (an agent CLI) was started.
+pub fn note_spawn() {
+    SPAWNED.store(true, Ordering::Relaxed);
+}
+
 /// Remembers a process group started by a tool.
 pub fn register(pgid: i32) {
+    note_spawn();
     if let Ok(mut groups) = GROUPS.lock() {
         groups.insert(pgid);
     }
@@ -38,6 +49,9 @@ pub fn become_subreaper() {
 /// Kills every registered group and every remaining child of this process. Called when
 /// codecrew exits.
 pub fn kill_all() {
+    if !SPAWNED.load(Ordering::Relaxed) {
+        return;
+    }
     let groups: Vec<i32> = GROUPS
         .lock()
         .map(|groups| groups.iter().copied().collect())
