@@ -859,9 +859,10 @@ fn the_sandbox_confines_writes_and_the_network() {
     ok(&result);
     assert!(!outside.join("touched").exists());
     // A hard link into the workspace from outside is refused by the kernel.
+    std::fs::write(outside.join("secret.txt"), SECRET).unwrap();
     let result = ws.run_yes(&format!(
         "ln {} stolen.txt",
-        ws.outside.join("secret.txt").display()
+        outside.join("secret.txt").display()
     ));
     ok(&result);
     assert!(!ws.exists("stolen.txt"), "{result:#}");
