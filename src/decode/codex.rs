@@ -21,7 +21,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::json::{Line, Obj, Sink, Str, classify, line_text, malformed};
+use super::json::{Obj, Sink, Str, parse_event};
 use super::lines::{LineBuffer, LineItem};
 use super::{Decoder, Event};
 
@@ -104,15 +104,8 @@ struct TurnError<'a> {
 
 impl State {
     fn line(&mut self, item: &LineItem<'_>, at_end: bool, out: &mut Vec<Event>) {
-        let Some(line) = line_text(item, out) else {
-            return;
-        };
-        let Line::Object(json) = classify(line) else {
-            return;
-        };
-        match serde_json::from_str::<CodexLine>(json) {
-            Ok(event) => self.event(event, out),
-            Err(error) => self.sink.other(malformed(json, &error, at_end), out),
+        if let Some(event) = parse_event::<CodexLine>(item, at_end, &mut self.sink, out) {
+            self.event(event, out);
         }
     }
 

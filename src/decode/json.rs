@@ -202,6 +202,28 @@ pub(crate) fn too_long(head: &str, len: usize) -> Event {
 }
 
 /// Turns a [`LineItem`] into the line to parse, or pushes the event for an over-long line.
+/// One JSON-lines event: the line parsed into `T`, or `None` after reporting why not
+/// (over-long lines and malformed objects become events; blank lines and noise are
+/// skipped).
+pub(crate) fn parse_event<'l, T: serde::Deserialize<'l>>(
+    item: &'l LineItem<'_>,
+    at_end: bool,
+    sink: &mut Sink,
+    out: &mut Vec<Event>,
+) -> Option<T> {
+    let line = line_text(item, out)?;
+    let Line::Object(json) = classify(line) else {
+        return None;
+    };
+    match serde_json::from_str::<T>(json) {
+        Ok(event) => Some(event),
+        Err(error) => {
+            sink.other(malformed(json, &error, at_end), out);
+            None
+        }
+    }
+}
+
 pub(crate) fn line_text<'l>(item: &'l LineItem<'_>, out: &mut Vec<Event>) -> Option<&'l str> {
     match item {
         LineItem::Line(line) => Some(line),
