@@ -26,13 +26,13 @@ pub mod rules;
 pub mod sandbox;
 pub mod shell;
 
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 
 use serde_json::Value;
 
 use crate::config::PermissionsConfig;
-use crate::tool::path::{Access, display, resolve};
+use crate::tool::path::{Access, display, normalise, resolve};
 use crate::tool::{Mode, ToolContext};
 
 pub use ask::{Answer, Asker, NonInteractive, Question, TerminalAsker};
@@ -388,19 +388,7 @@ fn path_field(tool: &str, input: &Value) -> Option<String> {
 /// `requested` made workspace-relative and normalised without touching the disk (how it
 /// reads, before any symlink is followed).
 fn lexical(root: &Path, requested: &str) -> String {
-    let joined = root.join(requested);
-    let mut out = PathBuf::new();
-    for component in joined.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::RootDir => out.push("/"),
-            Component::Normal(name) => out.push(name),
-            Component::CurDir | Component::Prefix(_) => {}
-        }
-    }
-    display(root, &out)
+    display(root, &normalise(root, requested))
 }
 
 fn path_facts(tool: &str, input: &Value, ctx: &ToolContext) -> Facts {

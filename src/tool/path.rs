@@ -110,11 +110,11 @@ fn check_policy(
     Ok(())
 }
 
-/// `requested` relative to the root, normalised without touching the disk.
-fn lexical(root: &Path, requested: &str) -> PathBuf {
-    let joined = root.join(requested);
+/// `requested` joined to the root and normalised without touching the disk: how the path
+/// reads, before any symlink is followed (`..` pops a component, `.` is dropped).
+pub fn normalise(root: &Path, requested: &str) -> PathBuf {
     let mut out = PathBuf::new();
-    for component in joined.components() {
+    for component in root.join(requested).components() {
         match component {
             Component::ParentDir => {
                 out.pop();
@@ -124,6 +124,12 @@ fn lexical(root: &Path, requested: &str) -> PathBuf {
             Component::CurDir | Component::Prefix(_) => {}
         }
     }
+    out
+}
+
+/// `requested` relative to the root, normalised without touching the disk.
+fn lexical(root: &Path, requested: &str) -> PathBuf {
+    let out = normalise(root, requested);
     out.strip_prefix(root).map(Path::to_path_buf).unwrap_or(out)
 }
 
