@@ -261,6 +261,19 @@ struct Piece<'a> {
     thinking: Str<'a>,
 }
 
+/// Adds a streamed delta to the block being streamed (the last one, opened on the first
+/// delta); false for an empty delta, which is neither kept nor emitted.
+fn append_streamed(blocks: &mut VecDeque<String>, delta: &str) -> bool {
+    if delta.is_empty() {
+        return false;
+    }
+    match blocks.back_mut() {
+        Some(block) => block.push_str(delta),
+        None => blocks.push_back(delta.to_owned()),
+    }
+    true
+}
+
 impl State {
     fn line(&mut self, item: &LineItem<'_>, at_end: bool, out: &mut Vec<Event>) {
         if let Some(event) = parse_event::<ClaudeLine>(item, at_end, &mut self.sink, out) {
@@ -405,29 +418,15 @@ impl State {
     }
 
     fn stream_text(&mut self, text: &str, out: &mut Vec<Event>) {
-        if text.is_empty() {
-            return;
+        if append_streamed(&mut self.streamed_text, text) {
+            self.sink.text(text, out);
         }
-        if self.streamed_text.is_empty() {
-            self.streamed_text.push_back(String::new());
-        }
-        if let Some(streamed) = self.streamed_text.back_mut() {
-            streamed.push_str(text);
-        }
-        self.sink.text(text, out);
     }
 
     fn stream_thinking(&mut self, thinking: &str, out: &mut Vec<Event>) {
-        if thinking.is_empty() {
-            return;
+        if append_streamed(&mut self.streamed_thinking, thinking) {
+            self.sink.push(Event::Thinking(thinking.to_owned()), out);
         }
-        if self.streamed_thinking.is_empty() {
-            self.streamed_thinking.push_back(String::new());
-        }
-        if let Some(streamed) = self.streamed_thinking.back_mut() {
-            streamed.push_str(thinking);
-        }
-        self.sink.push(Event::Thinking(thinking.to_owned()), out);
     }
 
     fn user(&mut self, event: ClaudeLine<'_>, out: &mut Vec<Event>) {
