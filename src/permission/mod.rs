@@ -114,16 +114,9 @@ pub struct Policy {
 impl Default for Policy {
     /// The built-in defaults alone.
     fn default() -> Self {
-        Policy::from_layers(&builtin_defaults(), None, None, false).unwrap_or_else(|_| Policy {
-            // Unreachable (the built-in rules parse); an empty policy asks for everything.
-            allow: Vec::new(),
-            ask: Vec::new(),
-            deny: Vec::new(),
-            untrusted_allow: Vec::new(),
-            session: Mutex::new(Vec::new()),
-            pass_env: Vec::new(),
-            allow_network: false,
-        })
+        // Unreachable fallback (the built-in rules parse): an empty policy asks for everything.
+        Policy::from_layers(&builtin_defaults(), None, None, false)
+            .unwrap_or_else(|_| Policy::empty())
     }
 }
 
@@ -141,6 +134,19 @@ struct Facts {
 }
 
 impl Policy {
+    /// No rules at all: every call that is not denied by the built-in checks asks.
+    fn empty() -> Policy {
+        Policy {
+            allow: Vec::new(),
+            ask: Vec::new(),
+            deny: Vec::new(),
+            untrusted_allow: Vec::new(),
+            session: Mutex::new(Vec::new()),
+            pass_env: Vec::new(),
+            allow_network: false,
+        }
+    }
+
     /// Merges the layers. Deny and ask rules of every layer apply; the project's allow
     /// rules, `pass_env` and `allow_network` only when `project_trusted`.
     pub fn from_layers(
@@ -149,15 +155,7 @@ impl Policy {
         project: Option<&PermissionsConfig>,
         project_trusted: bool,
     ) -> Result<Policy, RuleError> {
-        let mut policy = Policy {
-            allow: Vec::new(),
-            ask: Vec::new(),
-            deny: Vec::new(),
-            untrusted_allow: Vec::new(),
-            session: Mutex::new(Vec::new()),
-            pass_env: Vec::new(),
-            allow_network: false,
-        };
+        let mut policy = Policy::empty();
         let layers = [
             (Layer::Builtin, Some(builtin)),
             (Layer::User, user),

@@ -83,32 +83,49 @@ fn own_group() -> Option<i32> {
 
 /// Live (not zombie) children of `parent`: (pid, pgid).
 fn children_of(parent: u32) -> Vec<(i32, i32)> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut children = Vec::new();
-    for entry in entries.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
-        let Some(after) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
-            continue;
-        };
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        let (Some(state), Some(ppid), Some(pgrp)) = (fields.first(), fields.get(1), fields.get(2))
-        else {
-            continue;
-        };
-        if *state != "Z"
-            && ppid.parse::<u32>() == Ok(parent)
-            && let Ok(pgrp) = pgrp.parse::<i32>()
-        {
-            children.push((pid, pgrp));
-        }
-    }
-    children
+    let parent = i32::try_from(parent).unwrap_or(-1);
+    pids()
+        .into_iter()
+        .filter_map(|pid| {
+            let stat = stat(pid)?;
+            (!stat.zombie && stat.ppid == parent).then_some((pid, stat.pgrp))
+        })
+        .collect()
+}
+
+/// Every pid in `/proc`.
+pub fn pids() -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|entry| entry.file_name().to_string_lossy().parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What `/proc/<pid>/stat` says of a process that matters here.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stat {
+    /// Dead, waiting to be reaped (state `Z`).
+    pub zombie: bool,
+    pub ppid: i32,
+    pub pgrp: i32,
+}
+
+/// Reads `/proc/<pid>/stat`; `None` when the process is gone or the line is odd.
+pub fn stat(pid: i32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
+    let after = &text[text.rfind(')')? + 1..];
+    let mut fields = after.split_whitespace();
+    let state = fields.next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some(Stat {
+        zombie: state == "Z",
+        ppid,
+        pgrp,
+    })
 }

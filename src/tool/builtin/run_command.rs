@@ -436,24 +436,12 @@ mod tests {
     /// are dead, waiting for a parent to reap them, and in a container whose init does
     /// not reap orphans they stay forever.
     fn live_members(pgid: i32) -> Vec<i32> {
-        let mut live = Vec::new();
-        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
-            // "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
-            let Some(after) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
-                continue;
-            };
-            let fields: Vec<&str> = after.split_whitespace().collect();
-            if fields.get(2) == Some(&pgid.to_string().as_str()) && fields[0] != "Z" {
-                live.push(pid);
-            }
-        }
-        live
+        crate::permission::process::pids()
+            .into_iter()
+            .filter(|pid| {
+                crate::permission::process::stat(*pid).is_some_and(|s| s.pgrp == pgid && !s.zombie)
+            })
+            .collect()
     }
 
     #[tokio::test]
