@@ -50,11 +50,7 @@ fn needs_work(text: &str) -> bool {
 }
 
 fn reads_as_envelope(text: &str) -> bool {
-    let mut scanner = Scanner::default();
-    let mut segments = Vec::new();
-    scanner.push(text, &mut segments);
-    scanner.finish(&mut segments);
-    segments
+    Scanner::scan(text)
         .iter()
         .any(|segment| matches!(segment, Segment::Call(_) | Segment::Rejected(_)))
 }
@@ -133,11 +129,7 @@ mod tests {
     use super::*;
 
     fn calls_in(text: &str) -> usize {
-        let mut scanner = Scanner::default();
-        let mut segments = Vec::new();
-        scanner.push(text, &mut segments);
-        scanner.finish(&mut segments);
-        segments
+        Scanner::scan(text)
             .iter()
             .filter(|segment| matches!(segment, Segment::Call(_)))
             .count()

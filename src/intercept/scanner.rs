@@ -410,15 +410,8 @@ impl Scanner {
                 tracker.feed(fits);
                 if tracker.state == TrackState::Aborted {
                     // Not JSON standing on its own lines: all of it is prose.
-                    self.pending.push_str(text);
-                    self.pending.push_str(piece);
-                    self.block = Block::None;
-                    self.line_mode = if eol {
-                        LineMode::Start
-                    } else {
-                        LineMode::Stream
-                    };
-                    return;
+                    let held = std::mem::take(text);
+                    return self.give_back(&[&held, piece], eol);
                 }
                 text.push_str(fits);
                 if !over.is_empty() {
@@ -437,14 +430,7 @@ impl Scanner {
                             out,
                         );
                     } else {
-                        self.pending.push_str(&text);
-                        self.pending.push_str(over);
-                        self.block = Block::None;
-                        self.line_mode = if eol {
-                            LineMode::Start
-                        } else {
-                            LineMode::Stream
-                        };
+                        self.give_back(&[&text, over], eol);
                     }
                     return;
                 }
@@ -457,6 +443,20 @@ impl Scanner {
             Block::None | Block::Fence { .. } | Block::Foreign { .. } | Block::SkipFence { .. } => {
             }
         }
+    }
+
+    /// A bare candidate turned out to be prose: its text goes out, and the rest of its
+    /// line streams through.
+    fn give_back(&mut self, parts: &[&str], eol: bool) {
+        for part in parts {
+            self.pending.push_str(part);
+        }
+        self.block = Block::None;
+        self.line_mode = if eol {
+            LineMode::Start
+        } else {
+            LineMode::Stream
+        };
     }
 
     /// The message ended inside a bare candidate.

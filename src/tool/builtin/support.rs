@@ -59,10 +59,8 @@ pub fn is_a_directory(display: &str) -> ToolError {
         .with_suggestion("list it with codecrew:list_directory")
 }
 
-/// The metadata of an existing regular file; directories and special files (FIFOs,
-/// devices, sockets) are refused before anything opens them, since opening a FIFO blocks.
-pub fn regular_file(path: &Path, display: &str) -> Result<Metadata, ToolError> {
-    let meta = fs::metadata(path).map_err(|error| io_error(display, &error))?;
+/// Refuses directories and special files (FIFOs, devices, sockets).
+fn only_regular(meta: &Metadata, display: &str) -> Result<(), ToolError> {
     if meta.is_dir() {
         return Err(is_a_directory(display));
     }
@@ -72,6 +70,14 @@ pub fn regular_file(path: &Path, display: &str) -> Result<Metadata, ToolError> {
             format!("{display:?} is not a regular file (a FIFO, socket or device)"),
         ));
     }
+    Ok(())
+}
+
+/// The metadata of an existing regular file; directories and special files (FIFOs,
+/// devices, sockets) are refused before anything opens them, since opening a FIFO blocks.
+pub fn regular_file(path: &Path, display: &str) -> Result<Metadata, ToolError> {
+    let meta = fs::metadata(path).map_err(|error| io_error(display, &error))?;
+    only_regular(&meta, display)?;
     Ok(meta)
 }
 
@@ -143,15 +149,7 @@ pub fn atomic_write(target: &Path, bytes: &[u8], display: &str) -> Result<bool, 
         Err(error) => return Err(io_error(display, &error)),
     };
     if let Some(meta) = &existing {
-        if meta.is_dir() {
-            return Err(is_a_directory(display));
-        }
-        if !meta.is_file() {
-            return Err(ToolError::new(
-                "E_NOT_A_FILE",
-                format!("{display:?} is not a regular file (a FIFO, socket or device)"),
-            ));
-        }
+        only_regular(meta, display)?;
     }
     let parent = target
         .parent()
