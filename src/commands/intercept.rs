@@ -53,8 +53,11 @@ struct Report {
     calls: Vec<ToolCall>,
     results: Vec<ToolResult>,
     rejected: Vec<Rejection>,
+    /// The assistant text (json output only; text output prints it as it comes).
     text: String,
-    /// Whether the text so far ends a message that did not end with a newline.
+    /// Whether what was output so far (printed or collected) ends mid-line.
+    open_line: bool,
+    /// A message ended mid-line: the next text starts on a new line.
     needs_separator: bool,
     stdout: std::io::Stdout,
 }
@@ -69,6 +72,7 @@ impl Report {
             results: Vec::new(),
             rejected: Vec::new(),
             text: String::new(),
+            open_line: false,
             needs_separator: false,
             stdout: std::io::stdout(),
         }
@@ -84,9 +88,7 @@ impl Report {
                 }
                 self.rejected.push(rejection);
             }
-            Item::MessageEnd => {
-                self.needs_separator = !self.text_ends_with_newline();
-            }
+            Item::MessageEnd => self.needs_separator = self.open_line,
             Item::Event(Event::Malformed { reason, raw }) => {
                 tracing::warn!("{reason}");
                 self.rejected.push(Rejection { reason, raw });
@@ -99,16 +101,16 @@ impl Report {
         Ok(())
     }
 
-    fn text_ends_with_newline(&self) -> bool {
-        self.text.is_empty() || self.text.ends_with('\n') || self.output == OutputArg::Text
-    }
-
     fn text(&mut self, text: &str) -> anyhow::Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
         let separator = if std::mem::take(&mut self.needs_separator) {
             "\n"
         } else {
             ""
         };
+        self.open_line = !text.ends_with('\n');
         match self.output {
             OutputArg::Json => {
                 self.text.push_str(separator);
@@ -119,9 +121,6 @@ impl Report {
                 out.write_all(separator.as_bytes())?;
                 out.write_all(text.as_bytes())?;
                 out.flush()?;
-                // Only the last byte matters for separators in text mode.
-                self.text.clear();
-                self.text.push_str(&text[text.len().saturating_sub(1)..]);
             }
         }
         Ok(())
@@ -129,12 +128,12 @@ impl Report {
 
     fn line(&mut self, line: &str) -> anyhow::Result<()> {
         let mut out = self.stdout.lock();
-        if !self.text.is_empty() && !self.text.ends_with('\n') {
+        if std::mem::take(&mut self.open_line) {
             out.write_all(b"\n")?;
         }
+        self.needs_separator = false;
         writeln!(out, "{line}")?;
         out.flush()?;
-        self.text = "\n".to_owned();
         Ok(())
     }
 

@@ -352,3 +352,23 @@ fn config_permission_rules_govern_tool_calls() {
     assert!(!dir.path().join("made-by-command").exists());
     assert!(result["error"].to_string().contains("--yes"), "{result}");
 }
+
+#[test]
+fn intercept_text_output_keeps_messages_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let capture = fixture("claude/e_tool_bash_allowed.stdout");
+    let text = codecrew(dir.path(), &["intercept", "--dry-run"], &capture);
+    assert_eq!(
+        String::from_utf8(text.stdout).unwrap(),
+        "Creating a directory.\nThe tool returned; done."
+    );
+    let json = codecrew(
+        dir.path(),
+        &["intercept", "--dry-run", "--output", "json"],
+        &capture,
+    );
+    assert_eq!(
+        json_of(&json)["text"],
+        "Creating a directory.\nThe tool returned; done."
+    );
+}
