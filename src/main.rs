@@ -11,6 +11,9 @@ use codecrew::permission::process;
 use codecrew::tool::Mode;
 
 fn main() -> ExitCode {
+    // First, while codecrew is still single-threaded: API keys out of the memory that
+    // `/proc/<codecrew>/environ` shows to the commands it runs.
+    codecrew::permission::secrets::hide_initial_secrets();
     let cli = Cli::parse();
     init_logging(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -24,6 +24,7 @@ pub mod paths;
 pub mod process;
 pub mod rules;
 pub mod sandbox;
+pub mod secrets;
 pub mod shell;
 
 use std::path::Path;

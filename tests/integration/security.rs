@@ -753,6 +753,66 @@ fn the_environment_is_scrubbed() {
     }
 }
 
+/// A command the user approved can run an interpreter or loop over every process, so
+/// codecrew's own `/proc/<pid>/environ` must not hold the values of its secrets.
+#[test]
+fn codecrews_own_environment_shows_no_secret_values() {
+    let ws = Ws::new();
+    let marker = marker("environ");
+    let sweep = format!(
+        "# {marker}\nfor f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < \"$f\" 2>/dev/null; done"
+    );
+    let (result, stdout) = ws.call_in("execute", true, "run_command", json!({"command": sweep}));
+    ok(&result);
+    assert!(!stdout.contains(SECRET), "a secret leaked: {stdout}");
+    // The loop did read codecrew's environment: the names are there, the values are not.
+    let printed = result["output"]["stdout"].as_str().unwrap();
+    assert!(printed.contains("FAKE_API_KEY="), "{printed}");
+    if which("python3") {
+        let script = "import os; print(open('/proc/%d/environ' % os.getppid()).read())";
+        let (result, stdout) = ws.call_in(
+            "execute",
+            true,
+            "run_command",
+            json!({ "command": format!("python3 -c \"{script}\"") }),
+        );
+        ok(&result);
+        assert!(!stdout.contains(SECRET), "a secret leaked: {stdout}");
+    }
+}
+
+/// The agent CLIs still receive the keys codecrew hid from `/proc`.
+#[test]
+fn agent_clis_still_get_the_secrets() {
+    let ws = Ws::new();
+    let config = ws.root.join("user.toml");
+    std::fs::write(
+        &config,
+        r#"
+[agents.printer]
+provider = "command"
+command = { argv = ["sh", "-c", "cat >/dev/null; printf 'key=%s' \"$FAKE_API_KEY\""] }
+"#,
+    )
+    .unwrap();
+    let output = ws
+        .command(&["query", "@printer show the key"])
+        .env("CODECREW_CONFIG", &config)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(&format!("key={SECRET}")),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn which(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
 #[test]
 fn a_timeout_kills_the_whole_group() {
     let ws = Ws::new();

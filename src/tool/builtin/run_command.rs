@@ -23,6 +23,7 @@ use tokio::process::Command;
 use tokio::time::sleep_until;
 
 use super::support::{directory, optional_str, optional_u64, required_str};
+use crate::permission::secrets::is_secret;
 use crate::permission::{process, sandbox};
 use crate::tool::path::{Access, display, resolve};
 use crate::tool::{Mode, Tool, ToolContext, ToolError, ToolFuture};
@@ -142,25 +143,6 @@ where
             !(is_secret(&name) || is_start_up_hook(&name)) || pass.iter().any(|kept| *kept == name)
         })
         .collect()
-}
-
-/// Names that carry credentials by convention. Matched without regard to case, since
-/// `github_token` is as secret as `GITHUB_TOKEN`.
-fn is_secret(name: &str) -> bool {
-    let name = name.to_ascii_uppercase();
-    name.ends_with("_API_KEY")
-        || name.ends_with("_KEY")
-        || name.contains("ACCESS_KEY")
-        || name.contains("PRIVATE_KEY")
-        || name.contains("TOKEN")
-        || name.contains("SECRET")
-        || name.contains("PASSWORD")
-        || name.contains("PASSWD")
-        || name.contains("CREDENTIAL")
-        || name.contains("COOKIE")
-        || name.contains("_AUTH")
-        || name == "SSH_AUTH_SOCK"
-        || name == "GPG_AGENT_INFO"
 }
 
 /// Variables that make bash or the loader run code before the command does.
