@@ -1,4 +1,5 @@
-//! The OS sandbox for `run_command` in execute mode (Linux, Landlock).
+//! The OS sandbox for the programs tools start: `run_command` in execute mode and external
+//! tools (Linux, Landlock).
 //!
 //! What a sandboxed command may do:
 //! - read and execute anything (it is a build or a test, it needs the toolchain);
@@ -92,10 +93,11 @@ fn warn_once(support: Support, allow_network: bool) {
     WARNED.call_once(|| eprintln!("{message}"));
 }
 
-/// The rules for one command, built before the fork. None when the kernel has no
+/// The rules for one program (writes allowed in `writable`, `/tmp` and `/dev/null`), built
+/// before the fork. None when the kernel has no
 /// Landlock (after the one warning).
 pub fn ruleset(
-    workspace: &Path,
+    writable: Option<&Path>,
     allow_network: bool,
 ) -> Result<Option<RulesetCreated>, landlock::RulesetError> {
     let support = support();
@@ -107,8 +109,9 @@ pub fn ruleset(
     if !allow_network {
         ruleset = ruleset.handle_access(AccessNet::from_all(ABI_WANTED))?;
     }
-    let writable: Vec<&Path> = [workspace, Path::new("/tmp"), Path::new("/dev/null")]
+    let writable: Vec<&Path> = writable
         .into_iter()
+        .chain([Path::new("/tmp"), Path::new("/dev/null")])
         .collect();
     let created = ruleset
         .scope(Scope::from_all(ABI_WANTED))?

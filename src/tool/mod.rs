@@ -7,6 +7,7 @@
 
 pub mod builtin;
 pub mod catalog;
+pub mod child;
 pub mod executor;
 pub mod middleware;
 pub mod path;

@@ -4,27 +4,22 @@
 //! (see [`scrub_env`]; `pass_env` lets named variables through) and in a session and
 //! process group of its own, so a timeout can kill everything it started, background jobs
 //! included, and it has no controlling terminal. In execute mode it is confined by the OS
-//! sandbox (see [`crate::permission::sandbox`]). Every group is registered, so whatever a
-//! command leaves running is killed when codecrew exits. Both output streams are drained concurrently (a
-//! full pipe would stall the command) and each keeps its first [`MAX_STREAM_BYTES`]; the
-//! rest is read and dropped. A non-zero exit is a normal result the model reads; only a
-//! failure to start and a timeout are errors.
+//! sandbox (see [`crate::permission::sandbox`]). Process handling (groups, output caps,
+//! timeouts) is [`crate::tool::child`]'s. A non-zero exit is a normal result the model
+//! reads; only a failure to start and a timeout are errors.
 
 use std::ffi::OsString;
 use std::path::Path;
-use std::process::{ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::ExitStatus;
+use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
-use tokio::time::sleep_until;
 
 use super::support::{directory, optional_str, optional_u64, required_str};
 use crate::permission::secrets::is_secret;
-use crate::permission::{process, sandbox};
+use crate::tool::child::{
+    self, Captured, ChildError, ChildSpec, Confinement, ERROR_TAIL_CHARS, Ending,
+};
 use crate::tool::path::{Access, display, resolve};
 use crate::tool::{Mode, Tool, ToolContext, ToolError, ToolFuture};
 
@@ -33,16 +28,7 @@ pub struct RunCommand;
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
-/// The most of each stream (stdout, stderr) a result keeps.
-pub const MAX_STREAM_BYTES: usize = 1024 * 1024;
-/// After the shell exits, how long processes it left in the background may keep its
-/// output pipes open before they are stopped.
-const EXIT_GRACE: Duration = Duration::from_secs(2);
-/// After the group is killed, how long to wait for the pipes to close and the shell to
-/// be reaped (only a process that left the group can hold them longer).
-const KILL_GRACE: Duration = Duration::from_secs(5);
-/// How much of each stream a timeout error quotes (its end, the most telling part).
-const ERROR_TAIL_CHARS: usize = 8000;
+pub use crate::tool::child::MAX_STREAM_BYTES;
 
 impl Tool for RunCommand {
     fn name(&self) -> &str {
@@ -160,195 +146,36 @@ fn is_start_up_hook(name: &str) -> bool {
         )
 }
 
-/// One output stream: its first MAX_STREAM_BYTES and how much there was.
-#[derive(Debug, Default)]
-struct Captured {
-    kept: Vec<u8>,
-    total: u64,
-}
-
-impl Captured {
-    fn truncated(&self) -> bool {
-        self.total > self.kept.len() as u64
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.kept).into_owned()
-    }
-
-    /// The end of the stream, for error messages.
-    fn tail(&self) -> String {
-        let text = self.text();
-        let chars = text.chars().count();
-        if chars <= ERROR_TAIL_CHARS {
-            return text;
-        }
-        let skipped: String = text.chars().skip(chars - ERROR_TAIL_CHARS).collect();
-        format!(
-            "[… {} characters before]{skipped}",
-            chars - ERROR_TAIL_CHARS
-        )
-    }
-}
-
-/// Reads a pipe to its end, keeping the first MAX_STREAM_BYTES. Reading goes on past the
-/// cap, so the command never blocks on a full pipe.
-async fn drain(pipe: Option<impl AsyncRead + Unpin>, into: &mut Captured) {
-    let Some(mut pipe) = pipe else {
-        return;
-    };
-    let mut buffer = vec![0u8; 64 * 1024];
-    loop {
-        match pipe.read(&mut buffer).await {
-            Ok(0) | Err(_) => return,
-            Ok(read) => {
-                let room = MAX_STREAM_BYTES.saturating_sub(into.kept.len());
-                into.kept.extend_from_slice(&buffer[..read.min(room)]);
-                into.total += read as u64;
-            }
-        }
-    }
-}
-
-/// Kills the command's process group when dropped (the call was abandoned) unless
-/// disarmed after a normal end.
-struct GroupKill(Option<Pid>);
-
-impl GroupKill {
-    fn kill(&mut self) {
-        if let Some(pgid) = self.0.take() {
-            // ESRCH (nobody left) is the good case; nothing else can be done about others.
-            let _ = killpg(pgid, Signal::SIGKILL);
-        }
-    }
-}
-
-impl Drop for GroupKill {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// How the wait for the command ended.
-enum Ending {
-    /// The shell exited; `lingering` when background processes still held its pipes.
-    Exited {
-        status: ExitStatus,
-        lingering: bool,
-    },
-    TimedOut,
-}
-
 async fn run(
     command: &str,
     cwd: &Path,
     timeout_ms: u64,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    let started = Instant::now();
-    let mut bash = Command::new("bash");
-    bash.arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .env_clear()
-        .envs(scrub_env_with(std::env::vars_os(), &ctx.exec.pass_env))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let ruleset = if ctx.mode == Mode::Execute && ctx.exec.sandbox {
-        sandbox::ruleset(&ctx.workspace, ctx.exec.allow_network).map_err(|error| {
-            ToolError::new(
-                "E_SANDBOX",
-                format!("the OS sandbox could not be set up, so the command did not run: {error}"),
-            )
-        })?
-    } else {
-        None
+    let confinement = (ctx.mode == Mode::Execute && ctx.exec.sandbox).then(|| Confinement {
+        writable: Some(ctx.workspace.clone()),
+        allow_network: ctx.exec.allow_network,
+    });
+    let spec = ChildSpec {
+        program: "bash".into(),
+        args: vec!["-c".into(), command.into()],
+        cwd: cwd.to_path_buf(),
+        env: scrub_env_with(std::env::vars_os(), &ctx.exec.pass_env),
+        stdin: None,
+        timeout: Duration::from_millis(timeout_ms),
+        confinement,
     };
-    // Its own session and group (pgid = its pid), so killpg reaches every process it
-    // starts; then the sandbox, if any.
-    sandbox::confine(&mut bash, ruleset);
-    let mut child = bash.spawn().map_err(|error| {
-        ToolError::new("E_SPAWN", format!("could not start bash: {error}"))
-            .with_suggestion("codecrew needs bash on the PATH to run commands")
-    })?;
-    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    if let Some(pgid) = pgid {
-        process::register(pgid);
-    }
-    let mut group = GroupKill(pgid.map(Pid::from_raw));
-    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
-    let mut out = Captured::default();
-    let mut err = Captured::default();
-    let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout_ms);
-
-    let ending = {
-        let mut drains = Box::pin(async {
-            tokio::join!(drain(stdout, &mut out), drain(stderr, &mut err));
-        });
-        let mut status = None;
-        let mut exited_at = deadline;
-        let mut drained = false;
-        let ending = loop {
-            if let (Some(status), true) = (status, drained) {
-                break Ok(Ending::Exited {
-                    status,
-                    lingering: false,
-                });
-            }
-            tokio::select! {
-                waited = child.wait(), if status.is_none() => match waited {
-                    Ok(exit) => {
-                        status = Some(exit);
-                        exited_at = tokio::time::Instant::now();
-                    }
-                    Err(error) => break Err(ToolError::new(
-                        "E_IO",
-                        format!("waiting for the command failed: {error}"),
-                    )),
-                },
-                () = &mut drains, if !drained => drained = true,
-                () = sleep_until(deadline), if status.is_none() => break Ok(Ending::TimedOut),
-                () = sleep_until(exited_at + EXIT_GRACE), if status.is_some() => {
-                    if let Some(status) = status {
-                        break Ok(Ending::Exited { status, lingering: true });
-                    }
-                }
-            }
-        };
-        let stopped = matches!(
-            ending,
-            Ok(Ending::TimedOut
-                | Ending::Exited {
-                    lingering: true,
-                    ..
-                })
-                | Err(_)
-        );
-        if stopped {
-            group.kill();
-            if !drained {
-                // Whatever the killed processes wrote is still in the pipes.
-                let _ = tokio::time::timeout(KILL_GRACE, &mut drains).await;
-            }
+    let finished = child::run(spec).await.map_err(|error| match error {
+        ChildError::Sandbox(_) => {
+            ToolError::new("E_SANDBOX", format!("{error}, so the command did not run"))
         }
-        ending
-    };
-    if matches!(ending, Ok(Ending::TimedOut) | Err(_)) {
-        // Reap the killed shell; it died with SIGKILL, so this is immediate.
-        let _ = tokio::time::timeout(KILL_GRACE, child.wait()).await;
-    } else {
-        // A normal end: processes the command left running on purpose (with their
-        // output redirected) are its business.
-        group.0 = None;
-    }
-    if let Some(pgid) = pgid {
-        // Still registered while something of it runs: killed when codecrew exits.
-        process::release_if_empty(pgid);
-    }
-    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    match ending? {
+        ChildError::Spawn { .. } => ToolError::new("E_SPAWN", error.to_string())
+            .with_suggestion("codecrew needs bash on the PATH to run commands"),
+        ChildError::Wait(_) => ToolError::new("E_IO", error.to_string()),
+    })?;
+    let duration_ms = u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX);
+    let (out, err) = (&finished.stdout, &finished.stderr);
+    match finished.ending {
         Ending::TimedOut => Err(ToolError::new(
             "E_TIMEOUT",
             format!(
@@ -363,7 +190,7 @@ async fn run(
              with their output redirected to a file"
         ))),
         Ending::Exited { status, lingering } => {
-            Ok(result(status, lingering, &out, &err, duration_ms))
+            Ok(result(status, lingering, out, err, duration_ms))
         }
     }
 }
@@ -406,6 +233,11 @@ fn result(
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+
+    use std::time::Instant;
+
+    use nix::sys::signal::killpg;
+    use nix::unistd::Pid;
 
     use super::*;
     use crate::tool::builtin::support::test_support::Workspace;
