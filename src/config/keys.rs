@@ -115,6 +115,118 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
         "max_calls_per_message = 16",
     ),
     (
+        "tools",
+        "a table of external tools by resource name",
+        r#"[tools.jira] command = "python3""#,
+    ),
+    (
+        "tools.*",
+        "a tool table with command, args and [[tools.<name>.exports]]",
+        r#"[tools.jira] command = "python3""#,
+    ),
+    (
+        "tools.*.command",
+        "the program to run (no shell)",
+        r#"command = "python3""#,
+    ),
+    (
+        "tools.*.args",
+        "a list of strings, before the export's name",
+        r#"args = ["tools/jira.py"]"#,
+    ),
+    (
+        "tools.*.timeout_secs",
+        "a positive number of seconds",
+        "timeout_secs = 60",
+    ),
+    (
+        "tools.*.env",
+        "a table of environment variables",
+        r#"env = { JIRA_URL = "https://jira.example.com" }"#,
+    ),
+    (
+        "tools.*.cwd",
+        "a directory, relative to the workspace",
+        r#"cwd = "tools""#,
+    ),
+    ("tools.*.readonly", "true or false", "readonly = true"),
+    ("tools.*.network", "true or false", "network = true"),
+    (
+        "tools.*.exports",
+        "an array of tables with name, description and input_schema",
+        r#"[[tools.jira.exports]] name = "search""#,
+    ),
+    (
+        "tools.*.exports.*",
+        "a table with name, description, input_schema and readonly",
+        r#"[[tools.jira.exports]] name = "search""#,
+    ),
+    (
+        "tools.*.exports.*.name",
+        "a name of letters, digits, `-` and `_`",
+        r#"name = "search""#,
+    ),
+    (
+        "tools.*.exports.*.description",
+        "a string for the model",
+        r#"description = "Search issues with JQL.""#,
+    ),
+    (
+        "tools.*.exports.*.input_schema",
+        "a JSON Schema for an object, as a TOML table",
+        r#"input_schema = { type = "object", properties = { jql = { type = "string" } } }"#,
+    ),
+    (
+        "tools.*.exports.*.readonly",
+        "true or false",
+        "readonly = true",
+    ),
+    (
+        "mcp",
+        "a table of MCP servers by name",
+        r#"[mcp.files] command = "npx""#,
+    ),
+    (
+        "mcp.*",
+        "a server table with command, args and env",
+        r#"[mcp.files] command = "npx""#,
+    ),
+    (
+        "mcp.*.command",
+        "the program to run (no shell)",
+        r#"command = "npx""#,
+    ),
+    (
+        "mcp.*.args",
+        "a list of strings",
+        r#"args = ["-y", "@modelcontextprotocol/server-filesystem", "."]"#,
+    ),
+    (
+        "mcp.*.env",
+        "a table of environment variables",
+        r#"env = { LOG_LEVEL = "warn" }"#,
+    ),
+    (
+        "mcp.*.cwd",
+        "a directory, relative to the workspace",
+        r#"cwd = ".""#,
+    ),
+    (
+        "mcp.*.readonly_tools",
+        "a list of the server's tool names",
+        r#"readonly_tools = ["read_text_file"]"#,
+    ),
+    (
+        "mcp.*.startup_timeout_secs",
+        "a positive number of seconds",
+        "startup_timeout_secs = 30",
+    ),
+    (
+        "mcp.*.timeout_secs",
+        "a positive number of seconds",
+        "timeout_secs = 60",
+    ),
+    (
         "trusted_projects",
         "a list of absolute directory paths (user config file only)",
         r#"trusted_projects = ["/home/me/src/myproject"]"#,

@@ -22,7 +22,9 @@ use super::error::{ConfigError, Diagnostic};
 use super::keys;
 use super::spans::{Part, Seg, path_at, span_of};
 use super::validate;
-use super::{AgentConfig, Config, PermissionsConfig, ProviderKind};
+use super::{
+    AgentConfig, Config, ExternalToolConfig, McpServerConfig, PermissionsConfig, ProviderKind,
+};
 
 /// The project file's name.
 pub const PROJECT_FILE: &str = "codecrew.toml";
@@ -52,6 +54,10 @@ pub struct LoadedConfig {
     pub project_file: Option<PathBuf>,
     /// Which layer each agent of `config.agents` comes from.
     pub agent_origins: BTreeMap<String, Origin>,
+    /// External tools and MCP servers an untrusted project file defines: they would run
+    /// programs of the project's choosing, so they are left out of `config` (by name,
+    /// `tools.<name>` or `mcp.<name>`, for messages).
+    pub blocked: Vec<String>,
 }
 
 /// Where an agent is defined.
@@ -80,6 +86,7 @@ impl LoadedConfig {
             user_file: None,
             project_file: None,
             agent_origins,
+            blocked: Vec::new(),
         }
     }
 
@@ -224,6 +231,22 @@ pub fn load_from(workspace: &Path, user_file: Option<&Path>) -> Result<LoadedCon
             loaded.config.agents.insert(id.clone(), agent.clone());
             loaded.agent_origins.insert(id.clone(), origin);
         }
+        // A project's tools and servers run programs it chose: only from a trusted folder.
+        let runs_programs = file.kind == FileKind::User || project_trusted;
+        for (name, tool) in &layer.tools {
+            if runs_programs {
+                loaded.config.tools.insert(name.clone(), tool.clone());
+            } else {
+                loaded.blocked.push(format!("tools.{name}"));
+            }
+        }
+        for (name, server) in &layer.mcp {
+            if runs_programs {
+                loaded.config.mcp.insert(name.clone(), server.clone());
+            } else {
+                loaded.blocked.push(format!("mcp.{name}"));
+            }
+        }
         if let Some(limits) = &layer.limits {
             let merged = &mut loaded.config.limits;
             if let Some(value) = limits.max_turns {
@@ -357,6 +380,10 @@ pub(crate) struct FileLayer {
     pub(crate) agents: BTreeMap<String, AgentConfig>,
     pub(crate) permissions: Option<PermissionsLayer>,
     pub(crate) limits: Option<LimitsLayer>,
+    #[serde(default)]
+    pub(crate) tools: BTreeMap<String, ExternalToolConfig>,
+    #[serde(default)]
+    pub(crate) mcp: BTreeMap<String, McpServerConfig>,
     /// User file only: projects whose config may loosen permissions.
     pub(crate) trusted_projects: Option<Vec<PathBuf>>,
 }

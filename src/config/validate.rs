@@ -6,7 +6,7 @@ use super::error::Diagnostic;
 use super::keys;
 use super::load::{FileKind, ParsedFile};
 use super::spans::{Part, Seg, span_of};
-use super::{AgentConfig, PromptVia, ProviderKind};
+use super::{AgentConfig, ExternalToolConfig, McpServerConfig, PromptVia, ProviderKind};
 use crate::tool::ToolRegistry;
 
 /// Every problem in `file`, in the order of the file.
@@ -78,6 +78,12 @@ pub(crate) fn file(file: &ParsedFile) -> Vec<Diagnostic> {
                 );
             }
         }
+    }
+    for (name, tool) in &layer.tools {
+        check.external_tool(name, tool);
+    }
+    for (name, server) in &layer.mcp {
+        check.mcp_server(name, server);
     }
     if let Some(limits) = &layer.limits {
         for (key, value) in [
@@ -151,7 +157,8 @@ impl Checker<'_> {
         }
         if let Some(tools) = &agent.tools {
             for (i, tool) in tools.iter().enumerate() {
-                if known_tools.iter().any(|known| known == tool) {
+                // `resource__export` names external and MCP tools, not all known here.
+                if tool.contains("__") || known_tools.iter().any(|known| known == tool) {
                     continue;
                 }
                 let bare = tool
@@ -245,6 +252,155 @@ impl Checker<'_> {
         }
     }
 
+    fn external_tool(&mut self, name: &str, tool: &ExternalToolConfig) {
+        let base = [Seg::Key("tools"), Seg::Key(name)];
+        self.extension_name("tools", name, &base);
+        self.program("tools", name, &tool.command, tool.timeout_secs, &tool.env);
+        if tool.exports.is_empty() {
+            self.report(
+                &base,
+                Part::Key,
+                format!("tool `{name}` has no exports"),
+                format!(
+                    "add at least one: [[tools.{name}.exports]] with name, description and \
+                     input_schema"
+                ),
+            );
+        }
+        let mut seen = Vec::new();
+        for (i, export) in tool.exports.iter().enumerate() {
+            let at = |key: &'static str| {
+                vec![
+                    Seg::Key("tools"),
+                    Seg::Key(name),
+                    Seg::Key("exports"),
+                    Seg::Index(i),
+                    Seg::Key(key),
+                ]
+            };
+            if !is_resource_name(&export.name) {
+                self.report(
+                    &at("name"),
+                    Part::Value,
+                    format!(
+                        "export `{}` of tool `{name}` is not a valid name",
+                        export.name
+                    ),
+                    NAME_HINT,
+                );
+            } else if seen.contains(&export.name.as_str()) {
+                self.report(
+                    &at("name"),
+                    Part::Value,
+                    format!("tool `{name}` exports `{}` twice", export.name),
+                    "give each export a different name",
+                );
+            }
+            seen.push(export.name.as_str());
+            if export.description.trim().is_empty() {
+                self.report(
+                    &at("description"),
+                    Part::Value,
+                    format!(
+                        "export `{}` of tool `{name}` has no description",
+                        export.name
+                    ),
+                    "say what it does and when to use it: the model chooses tools by it",
+                );
+            }
+            if let Some(problem) = schema_problem(&export.input_schema) {
+                self.report(
+                    &at("input_schema"),
+                    Part::Value,
+                    format!(
+                        "the input_schema of `{name}__{}` is not usable: {problem}",
+                        export.name
+                    ),
+                    "write a JSON Schema for an object, e.g. input_schema = { type = \"object\", \
+                     properties = { query = { type = \"string\" } }, required = [\"query\"] }",
+                );
+            }
+        }
+    }
+
+    fn mcp_server(&mut self, name: &str, server: &McpServerConfig) {
+        let base = [Seg::Key("mcp"), Seg::Key(name)];
+        self.extension_name("mcp", name, &base);
+        self.program(
+            "mcp",
+            name,
+            &server.command,
+            server.timeout_secs,
+            &server.env,
+        );
+        if server.startup_timeout_secs == 0 {
+            self.report(
+                &[
+                    Seg::Key("mcp"),
+                    Seg::Key(name),
+                    Seg::Key("startup_timeout_secs"),
+                ],
+                Part::Value,
+                format!("mcp.{name}.startup_timeout_secs must be positive, not 0"),
+                "e.g. `startup_timeout_secs = 30`",
+            );
+        }
+    }
+
+    fn extension_name(&mut self, table: &'static str, name: &str, base: &[Seg<'_>]) {
+        if !is_resource_name(name) {
+            self.report(
+                base,
+                Part::Key,
+                format!("`{table}.{name}` is not a valid name"),
+                NAME_HINT,
+            );
+        }
+    }
+
+    /// The program, timeout and environment shared by tools and MCP servers.
+    fn program(
+        &mut self,
+        table: &'static str,
+        name: &str,
+        command: &str,
+        timeout_secs: u64,
+        env: &std::collections::BTreeMap<String, String>,
+    ) {
+        if command.trim().is_empty() {
+            self.report(
+                &[Seg::Key(table), Seg::Key(name), Seg::Key("command")],
+                Part::Value,
+                format!("`{table}.{name}` has an empty command"),
+                "name the program to run, e.g. `command = \"python3\"`, and its arguments in \
+                 `args`",
+            );
+        }
+        if timeout_secs == 0 {
+            self.report(
+                &[Seg::Key(table), Seg::Key(name), Seg::Key("timeout_secs")],
+                Part::Value,
+                format!("{table}.{name}.timeout_secs must be positive, not 0"),
+                "e.g. `timeout_secs = 60`",
+            );
+        }
+        for variable in env.keys() {
+            if !is_env_name(variable) {
+                self.report(
+                    &[
+                        Seg::Key(table),
+                        Seg::Key(name),
+                        Seg::Key("env"),
+                        Seg::Key(variable),
+                    ],
+                    Part::Key,
+                    format!("`{variable}` is not an environment variable name"),
+                    "use letters, digits and `_`, not starting with a digit",
+                );
+            }
+        }
+    }
+
     fn rule(&mut self, list: &'static str, i: usize, rule: &str, known_tools: &[String]) {
         let path = [Seg::Key("permissions"), Seg::Key(list), Seg::Index(i)];
         let example = "e.g. \"run_command(git diff *)\", \"write_file(src/**)\", \"read_file\"";
@@ -276,6 +432,30 @@ impl Checker<'_> {
             }
         }
     }
+}
+
+const NAME_HINT: &str = "use letters, digits, `-` and single `_` (a tool is offered as \
+     `codecrew:<resource>__<export>`, so `__` cannot be part of a name), e.g. `jira` or `search_issues`";
+
+/// A resource or export name: `[A-Za-z0-9_-]+` without `__` and not starting or ending
+/// with `_`, so that `resource__export` splits one way only.
+pub(crate) fn is_resource_name(name: &str) -> bool {
+    is_agent_id(name) && !name.contains("__") && !name.starts_with('_') && !name.ends_with('_')
+}
+
+/// Why a schema cannot describe a tool's input, if it cannot.
+fn schema_problem(schema: &serde_json::Value) -> Option<String> {
+    let Some(object) = schema.as_object() else {
+        return Some("it is not a table".to_owned());
+    };
+    if let Some(kind) = object.get("type")
+        && kind != "object"
+    {
+        return Some(format!("its type is {kind}, and tool inputs are objects"));
+    }
+    jsonschema::validator_for(schema)
+        .err()
+        .map(|error| error.to_string())
 }
 
 /// `[A-Za-z0-9_-]+`
