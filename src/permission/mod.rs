@@ -218,7 +218,7 @@ impl Policy {
                 .with_hint("run the task in execute mode (`codecrew execute`, or --mode execute)"),
             );
         }
-        let decision = self.decide_in_mode(tool, input, ctx);
+        let decision = self.decide_in_mode(tool, readonly, input, ctx);
         match (ctx.mode, decision) {
             (Mode::Query, Decision::Ask(reason)) => Decision::Deny(Reason {
                 message: format!(
@@ -236,7 +236,13 @@ impl Policy {
         }
     }
 
-    fn decide_in_mode(&self, tool: &str, input: &Value, ctx: &ToolContext) -> Decision {
+    fn decide_in_mode(
+        &self,
+        tool: &str,
+        readonly: bool,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> Decision {
         let facts = match tool {
             rules::COMMAND_TOOL => command_facts(input, ctx),
             _ if rules::READ_TOOLS.contains(&tool) || rules::WRITE_TOOLS.contains(&tool) => {
@@ -270,6 +276,11 @@ impl Policy {
         }
         if !facts.risks.is_empty() {
             return Decision::Ask(Reason::new(facts.risks.join("; ")));
+        }
+        // An external or MCP tool (`resource__name`) the user declared read-only in the
+        // config runs like the built-in readers; the others ask unless a rule allows them.
+        if readonly && is_extension_tool(tool) {
+            return Decision::Allow;
         }
         self.allowed(tool, &facts)
     }
@@ -347,6 +358,11 @@ impl Policy {
         }
         Decision::Allow
     }
+}
+
+/// External tools and MCP tools are named `<resource>__<name>`; built-ins never are.
+pub fn is_extension_tool(tool: &str) -> bool {
+    tool.contains("__")
 }
 
 fn subjects<'a>(tool: &'a str, facts: &'a Facts) -> Vec<Subject<'a>> {

@@ -385,3 +385,25 @@ fn links_to_sensitive_files_and_special_files() {
         "deny",
     );
 }
+
+#[test]
+fn extension_tools_run_when_declared_read_only_and_ask_otherwise() {
+    let policy = Policy::from_layers(
+        &builtin_defaults(),
+        Some(&config(&["jira__comment"], &[], &["files__write_file"])),
+        None,
+        false,
+    )
+    .unwrap();
+    let decide = |mode, tool: &str, readonly| {
+        let ws = Ws::new(mode);
+        kind(&policy.decide(tool, readonly, &json!({}), &ws.ctx))
+    };
+    assert_eq!(decide(Mode::Query, "jira__search", true), "allow");
+    assert_eq!(decide(Mode::Execute, "jira__search", true), "allow");
+    assert_eq!(decide(Mode::Query, "jira__transition", false), "deny");
+    assert_eq!(decide(Mode::Execute, "jira__transition", false), "ask");
+    assert_eq!(decide(Mode::Execute, "jira__comment", false), "allow");
+    // Deny rules hold whatever the tool says of itself.
+    assert_eq!(decide(Mode::Execute, "files__write_file", true), "deny");
+}

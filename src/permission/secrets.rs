@@ -1,4 +1,5 @@
-//! Which environment variables are secrets, and keeping codecrew's own copy of them out
+//! Which environment variables are secrets, the scrubbed environment of the programs tools
+//! start, and keeping codecrew's own copy of the secrets out
 //! of `/proc/<codecrew>/environ`.
 //!
 //! Commands get an environment without secrets (see `run_command`), but the kernel keeps
@@ -32,6 +33,49 @@ pub fn is_secret(name: &str) -> bool {
         || name.contains("_AUTH")
         || name == "SSH_AUTH_SOCK"
         || name == "GPG_AGENT_INFO"
+}
+
+/// The environment for a command: the given variables minus the secrets.
+pub fn scrub_env<I, K, V>(vars: I) -> Vec<(OsString, OsString)>
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: Into<OsString>,
+    V: Into<OsString>,
+{
+    scrub_env_with(vars, &[])
+}
+
+/// The environment for a command: the given variables minus the secrets and the
+/// variables that change how shells and programs start, except those named in `pass`
+/// (the config's `pass_env`, exact names).
+pub fn scrub_env_with<I, K, V>(vars: I, pass: &[String]) -> Vec<(OsString, OsString)>
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: Into<OsString>,
+    V: Into<OsString>,
+{
+    vars.into_iter()
+        .map(|(key, value)| (key.into(), value.into()))
+        .filter(|(key, _)| {
+            let name = key.to_string_lossy();
+            !(is_secret(&name) || is_start_up_hook(&name)) || pass.iter().any(|kept| *kept == name)
+        })
+        .collect()
+}
+
+/// Variables that make bash or the loader run code before the command does.
+fn is_start_up_hook(name: &str) -> bool {
+    name.starts_with("BASH_FUNC_")
+        || matches!(
+            name,
+            "BASH_ENV"
+                | "ENV"
+                | "LD_PRELOAD"
+                | "LD_AUDIT"
+                | "PROMPT_COMMAND"
+                | "SHELLOPTS"
+                | "BASHOPTS"
+        )
 }
 
 #[allow(unsafe_code)]

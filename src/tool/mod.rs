@@ -9,9 +9,11 @@ pub mod builtin;
 pub mod catalog;
 pub mod child;
 pub mod executor;
+pub mod external;
 pub mod middleware;
 pub mod path;
 pub mod registry;
+pub mod toolbox;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -24,6 +26,7 @@ use serde_json::Value;
 pub use catalog::ToolCatalog;
 pub use executor::ToolExecutor;
 pub use registry::ToolRegistry;
+pub use toolbox::Toolbox;
 
 /// What a run may do. `query` never writes; `execute` may, under the permission policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -9,20 +9,21 @@ mod help;
 mod list_directory;
 mod read_file;
 mod run_command;
-mod support;
+pub(crate) mod support;
 mod write_file;
 
 use std::sync::Arc;
 
 use super::Tool;
 
+pub use crate::permission::secrets::{scrub_env, scrub_env_with};
 pub use edit_file::EditFile;
 pub use glob::Glob;
 pub use grep::Grep;
 pub use help::Help;
 pub use list_directory::ListDirectory;
 pub use read_file::ReadFile;
-pub use run_command::{RunCommand, scrub_env, scrub_env_with};
+pub use run_command::RunCommand;
 pub use write_file::WriteFile;
 
 /// Every built-in tool.

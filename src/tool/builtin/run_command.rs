@@ -1,14 +1,13 @@
 //! `run_command`: a shell command in the workspace, in its own process group.
 //!
 //! The command runs as `bash -c <command>` with stdin closed, a scrubbed environment
-//! (see [`scrub_env`]; `pass_env` lets named variables through) and in a session and
+//! (see [`crate::permission::secrets::scrub_env`]; `pass_env` lets named variables through) and in a session and
 //! process group of its own, so a timeout can kill everything it started, background jobs
 //! included, and it has no controlling terminal. In execute mode it is confined by the OS
 //! sandbox (see [`crate::permission::sandbox`]). Process handling (groups, output caps,
 //! timeouts) is [`crate::tool::child`]'s. A non-zero exit is a normal result the model
 //! reads; only a failure to start and a timeout are errors.
 
-use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitStatus;
 use std::time::Duration;
@@ -16,7 +15,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::support::{directory, optional_str, optional_u64, required_str};
-use crate::permission::secrets::is_secret;
+use crate::permission::secrets::scrub_env_with;
 use crate::tool::child::{
     self, Captured, ChildError, ChildSpec, Confinement, ERROR_TAIL_CHARS, Ending,
 };
@@ -101,49 +100,6 @@ impl Tool for RunCommand {
             run(command, &cwd, timeout_ms, ctx).await
         })
     }
-}
-
-/// The environment for a command: the given variables minus the secrets.
-pub fn scrub_env<I, K, V>(vars: I) -> Vec<(OsString, OsString)>
-where
-    I: IntoIterator<Item = (K, V)>,
-    K: Into<OsString>,
-    V: Into<OsString>,
-{
-    scrub_env_with(vars, &[])
-}
-
-/// The environment for a command: the given variables minus the secrets and the
-/// variables that change how shells and programs start, except those named in `pass`
-/// (the config's `pass_env`, exact names).
-pub fn scrub_env_with<I, K, V>(vars: I, pass: &[String]) -> Vec<(OsString, OsString)>
-where
-    I: IntoIterator<Item = (K, V)>,
-    K: Into<OsString>,
-    V: Into<OsString>,
-{
-    vars.into_iter()
-        .map(|(key, value)| (key.into(), value.into()))
-        .filter(|(key, _)| {
-            let name = key.to_string_lossy();
-            !(is_secret(&name) || is_start_up_hook(&name)) || pass.iter().any(|kept| *kept == name)
-        })
-        .collect()
-}
-
-/// Variables that make bash or the loader run code before the command does.
-fn is_start_up_hook(name: &str) -> bool {
-    name.starts_with("BASH_FUNC_")
-        || matches!(
-            name,
-            "BASH_ENV"
-                | "ENV"
-                | "LD_PRELOAD"
-                | "LD_AUDIT"
-                | "PROMPT_COMMAND"
-                | "SHELLOPTS"
-                | "BASHOPTS"
-        )
 }
 
 async fn run(
@@ -240,6 +196,7 @@ mod tests {
     use nix::unistd::Pid;
 
     use super::*;
+    use crate::permission::secrets::scrub_env;
     use crate::tool::builtin::support::test_support::Workspace;
 
     async fn run_ok(ws: &Workspace, input: Value) -> Value {
