@@ -63,7 +63,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Query(args) => commands::run::run(args, Mode::Query, options).await,
         Command::Execute(args) => commands::run::run(args, Mode::Execute, options).await,
-        Command::Prompt(args) => commands::prompt::run(args),
+        Command::Prompt(args) => commands::prompt::run(args, &workdir).await,
         Command::Intercept(args) => commands::intercept::run(args, options).await,
         Command::Tools(command) => commands::tools::run(command, options).await,
         Command::Init(args) => commands::init::run(&args, &workdir),

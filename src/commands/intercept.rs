@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use codecrew::cli::{InterceptArgs, OutputArg};
 use codecrew::decode::{Event, Format};
@@ -18,12 +19,11 @@ const CHUNK: usize = 64 * 1024;
 
 pub async fn run(args: InterceptArgs, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
     let mode = Mode::from(args.mode);
-    let executor = if args.dry_run {
-        None
-    } else {
-        Some(super::executor(mode, &options)?)
-    };
-    let mut report = Report::new(args.output, executor);
+    // Even a dry run loads the config's tools: it says which calls name a known tool.
+    let (executor, toolbox) = super::executor(mode, &options).await?;
+    let registry = toolbox.registry().clone();
+    let executor = (!args.dry_run).then_some(executor);
+    let mut report = Report::new(args.output, executor, registry);
     let mut interceptor = Interceptor::new(Format::from(args.from), ScannerLimits::default());
     let mut stdin = tokio::io::stdin();
     let mut buffer = vec![0u8; CHUNK];
@@ -49,7 +49,7 @@ pub async fn run(args: InterceptArgs, options: super::ToolOptions) -> anyhow::Re
 struct Report {
     output: OutputArg,
     executor: Option<ToolExecutor>,
-    registry: ToolRegistry,
+    registry: Arc<ToolRegistry>,
     calls: Vec<ToolCall>,
     results: Vec<ToolResult>,
     rejected: Vec<Rejection>,
@@ -63,11 +63,11 @@ struct Report {
 }
 
 impl Report {
-    fn new(output: OutputArg, executor: Option<ToolExecutor>) -> Self {
+    fn new(output: OutputArg, executor: Option<ToolExecutor>, registry: Arc<ToolRegistry>) -> Self {
         Report {
             output,
             executor,
-            registry: ToolRegistry::builtin(),
+            registry,
             calls: Vec::new(),
             results: Vec::new(),
             rejected: Vec::new(),

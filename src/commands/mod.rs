@@ -15,7 +15,7 @@ use anyhow::Context;
 use codecrew::permission::Policy;
 use codecrew::permission::ask::default_asker;
 use codecrew::tool::middleware::{AuditLog, TracingLogger};
-use codecrew::tool::{Mode, ToolCatalog, ToolContext, ToolExecutor, ToolRegistry};
+use codecrew::tool::{Mode, ToolCatalog, ToolContext, ToolExecutor, ToolRegistry, Toolbox};
 
 /// Usage or configuration error.
 pub const EXIT_USAGE: u8 = 2;
@@ -48,14 +48,8 @@ pub struct ToolOptions {
     pub audit: bool,
 }
 
-/// The permission policy of a workspace: built-in defaults < user config < project config
-/// (which only restricts, unless the user trusts the project).
-pub fn policy(workspace: &Path) -> anyhow::Result<Policy> {
-    let loaded = codecrew::config::load(workspace)?;
-    policy_from(&loaded)
-}
-
-/// The policy from an already loaded configuration.
+/// The permission policy: built-in defaults < user config < project config (which only
+/// restricts, unless the user trusts the project).
 pub fn policy_from(loaded: &codecrew::config::LoadedConfig) -> anyhow::Result<Policy> {
     Ok(Policy::from_layers(
         &codecrew::permission::builtin_defaults(),
@@ -65,12 +59,42 @@ pub fn policy_from(loaded: &codecrew::config::LoadedConfig) -> anyhow::Result<Po
     )?)
 }
 
-/// The executor for one run in `mode`, with the workspace's policy.
-pub fn executor(mode: Mode, options: &ToolOptions) -> anyhow::Result<ToolExecutor> {
-    let registry = Arc::new(ToolRegistry::builtin());
+/// The executor for one run in `mode`, with the workspace's policy and every tool of the
+/// config. The toolbox must live as long as the executor: it owns the MCP servers.
+pub async fn executor(
+    mode: Mode,
+    options: &ToolOptions,
+) -> anyhow::Result<(ToolExecutor, Toolbox)> {
+    let loaded = codecrew::config::load(&options.workspace)?;
+    let policy = Arc::new(policy_from(&loaded)?);
+    let toolbox = toolbox(&loaded, &options.workspace).await;
+    let registry = toolbox.registry().clone();
     let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode)?);
-    let policy = Arc::new(policy(&options.workspace)?);
-    Ok(executor_for(registry, catalog, mode, options, policy))
+    Ok((
+        executor_for(registry, catalog, mode, options, policy),
+        toolbox,
+    ))
+}
+
+/// The tools of the config (built-ins, external tools, MCP servers started), with what
+/// the user should know about them said on stderr.
+pub async fn toolbox(loaded: &codecrew::config::LoadedConfig, workspace: &Path) -> Toolbox {
+    for name in &loaded.blocked {
+        let file = loaded.project_file.as_deref().map_or_else(
+            || "the project config".to_owned(),
+            |p| p.display().to_string(),
+        );
+        eprintln!(
+            "codecrew: warning: [{name}] in {file} is ignored: a project's tools and MCP \
+             servers run programs, so they load only when you trust the folder \
+             (trusted_projects in your user config)"
+        );
+    }
+    let toolbox = Toolbox::start(&loaded.config, workspace).await;
+    for notice in toolbox.notices() {
+        eprintln!("codecrew: warning: {notice}");
+    }
+    toolbox
 }
 
 /// The executor over a given catalog and policy, with the logging, the asker, `--yes`

@@ -1,15 +1,18 @@
 //! `codecrew prompt`: the tool-augmented prompt, for scripts that feed any LLM CLI.
 
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 use codecrew::cli::PromptArgs;
 use codecrew::prompt;
-use codecrew::tool::{Mode, ToolCatalog, ToolRegistry};
+use codecrew::tool::{Mode, ToolCatalog};
 
-pub fn run(args: PromptArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(args: PromptArgs, workspace: &Path) -> anyhow::Result<ExitCode> {
     let mode = Mode::from(args.mode);
-    let catalog = ToolCatalog::for_mode(&ToolRegistry::builtin(), mode)?;
+    let loaded = codecrew::config::load(workspace)?;
+    let toolbox = super::toolbox(&loaded, workspace).await;
+    let catalog = ToolCatalog::for_mode(toolbox.registry(), mode)?;
     let message = args.message.join(" ");
     let text = prompt::render_task(&catalog, mode, &message);
     let mut stdout = std::io::stdout().lock();

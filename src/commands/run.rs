@@ -12,7 +12,7 @@ use codecrew::mention;
 use codecrew::provider::Provider;
 use codecrew::render::{JobLabel, Renderer};
 use codecrew::session::{JobReport, JobRun, Settings, StopReason};
-use codecrew::tool::{Mode, ToolCatalog, ToolRegistry};
+use codecrew::tool::{Mode, ToolCatalog};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
@@ -77,7 +77,9 @@ pub async fn run(
         },
         max_stdout_bytes: MAX_STDOUT_BYTES,
     };
-    let registry = Arc::new(ToolRegistry::builtin());
+    // Lives until every job is done: it owns the MCP servers.
+    let toolbox = super::toolbox(&loaded, &workspace).await;
+    let registry = toolbox.registry().clone();
     let mut runs = Vec::new();
     let mut labels = Vec::new();
     for (index, job) in jobs.into_iter().enumerate() {

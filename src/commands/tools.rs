@@ -6,21 +6,32 @@ use std::process::ExitCode;
 use codecrew::cli::{OutputArg, ToolsCommand};
 use codecrew::intercept::PREFIX;
 use codecrew::tool::executor::CallRequest;
-use codecrew::tool::{Mode, Status, ToolCatalog, ToolError, ToolRegistry, ToolResult};
+use codecrew::tool::{Mode, Status, ToolCatalog, ToolError, ToolResult, Toolbox};
 use serde_json::{Value, json};
 
 pub async fn run(command: ToolsCommand, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
     match command {
-        ToolsCommand::List { mode, output } => list(Mode::from(mode), output),
-        ToolsCommand::Show { name } => show(&name),
+        ToolsCommand::List { mode, output } => list(Mode::from(mode), output, &options).await,
+        ToolsCommand::Show { name } => show(&name, &options).await,
         ToolsCommand::Call { name, input, mode } => {
             call(&name, &input, Mode::from(mode), &options).await
         }
     }
 }
 
-fn list(mode: Mode, output: OutputArg) -> anyhow::Result<ExitCode> {
-    let catalog = ToolCatalog::for_mode(&ToolRegistry::builtin(), mode)?;
+/// Every tool of the workspace's config (built-ins, external tools, MCP servers' tools).
+async fn registry(options: &super::ToolOptions) -> anyhow::Result<Toolbox> {
+    let loaded = codecrew::config::load(&options.workspace)?;
+    Ok(super::toolbox(&loaded, &options.workspace).await)
+}
+
+async fn list(
+    mode: Mode,
+    output: OutputArg,
+    options: &super::ToolOptions,
+) -> anyhow::Result<ExitCode> {
+    let toolbox = registry(options).await?;
+    let catalog = ToolCatalog::for_mode(toolbox.registry(), mode)?;
     let mut out = std::io::stdout().lock();
     match output {
         OutputArg::Json => {
@@ -68,8 +79,9 @@ fn first_sentence(text: &str) -> &str {
     }
 }
 
-fn show(name: &str) -> anyhow::Result<ExitCode> {
-    let registry = ToolRegistry::builtin();
+async fn show(name: &str, options: &super::ToolOptions) -> anyhow::Result<ExitCode> {
+    let toolbox = registry(options).await?;
+    let registry = toolbox.registry();
     let bare = super::bare_name(name);
     let Some(tool) = registry.get(bare) else {
         let known: Vec<&str> = registry.names().collect();
@@ -107,7 +119,7 @@ async fn call(
     let tool = super::bare_name(name).to_owned();
     let result = match serde_json::from_str::<Value>(input) {
         Ok(input) => {
-            let executor = super::executor(mode, options)?;
+            let (executor, _toolbox) = super::executor(mode, options).await?;
             executor
                 .call(&CallRequest {
                     id: String::new(),
