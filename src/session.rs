@@ -262,14 +262,11 @@ impl JobRun {
                 break;
             }
             if !self.provider.can_resume() || report.session_id.is_none() {
+                // This turn's own prompt only: `turn_prompt` already holds the transcript,
+                // and appending it would double the transcript every turn.
                 transcript = format!(
-                    "{transcript}{sep}{turn_prompt}\n\n## Your previous answer\n\n{answer}",
+                    "{transcript}{sep}{prompt}\n\n## Your previous answer\n\n{answer}",
                     sep = if transcript.is_empty() { "" } else { "\n\n" },
-                    turn_prompt = if transcript.is_empty() {
-                        &prompt
-                    } else {
-                        &turn_prompt
-                    },
                     answer = turn.raw_text.trim(),
                 );
             }
