@@ -11,7 +11,7 @@ use codecrew::intercept::ScannerLimits;
 use codecrew::mention;
 use codecrew::provider::Provider;
 use codecrew::render::{JobLabel, Renderer};
-use codecrew::session::{JobReport, JobRun, Settings, StopReason};
+use codecrew::session::{Continuation, JobReport, JobRun, Settings, StopReason};
 use codecrew::tool::{Mode, ToolCatalog, ToolRegistry};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
@@ -112,6 +112,7 @@ pub async fn run(
             provider,
             executor: Arc::new(executor),
             settings: settings.clone(),
+            continuation: Continuation::default(),
         });
     }
 
