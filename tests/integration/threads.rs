@@ -6,7 +6,9 @@
 //! sent on each turn.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
 
 /// The scripted text CLI. Each prompt is saved as `prompts/<nanoseconds>.<random>`, so the
 /// files sort in the order they arrived. A task `TASK-TOOL...` makes it call codecrew's
@@ -117,4 +119,247 @@ fn the_transcript_holds_each_earlier_turn_once() {
     assert_eq!(count(last, "TASK-TOOL-ONCE go"), 1, "{last}");
     assert_eq!(count(last, "## Your previous answer"), 2, "{last}");
     assert_eq!(count(last, "codecrew ran the tool calls"), 2, "{last}");
+}
+
+impl World {
+    /// The thread's file, parsed.
+    fn thread_file(&self, name: &str) -> Value {
+        let path = self
+            .workspace()
+            .join(".codecrew/threads")
+            .join(format!("{name}.json"));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    fn thread_path(&self, name: &str) -> PathBuf {
+        self.workspace()
+            .join(".codecrew/threads")
+            .join(format!("{name}.json"))
+    }
+}
+
+fn tasks(thread: &Value) -> Vec<String> {
+    thread["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["task"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A CLI that cannot resume gets the thread's earlier tasks and answers before the new task.
+#[test]
+fn a_thread_continues_with_the_transcript() {
+    let world = World::new();
+    let first = world.run(&["query", "--raw", "--thread", "t1", "@echo TASK-ONE first"]);
+    assert_exit(&first, 0);
+    assert_eq!(text(&first.stdout).trim(), "ANSWER-TASK-ONE");
+    assert!(
+        !world.prompts()[0].contains("earlier conversation"),
+        "a new thread has nothing earlier"
+    );
+
+    let second = world.run(&["query", "--raw", "--thread", "t1", "@echo TASK-TWO second"]);
+    assert_exit(&second, 0);
+    let prompt = world.prompts().pop().unwrap();
+    let earlier = prompt.find("TASK-ONE first").expect(&prompt);
+    let answer = prompt.find("ANSWER-TASK-ONE").expect(&prompt);
+    let now = prompt.find("TASK-TWO second").expect(&prompt);
+    assert!(earlier < answer && answer < now, "{prompt}");
+
+    let thread = world.thread_file("t1");
+    assert_eq!(thread["name"], "t1");
+    assert_eq!(tasks(&thread), ["TASK-ONE first", "TASK-TWO second"]);
+    assert_eq!(thread["exchanges"][1]["answer"], "ANSWER-TASK-TWO");
+    assert_eq!(thread["exchanges"][1]["mode"], "query");
+    assert_eq!(thread["agents"]["echo"]["provider"], "command");
+    assert_eq!(thread["agents"]["echo"]["session_id"], Value::Null);
+    assert!(thread["updated"].as_str().unwrap().ends_with('Z'));
+
+    // Without --thread, or on another thread, nothing earlier is sent.
+    assert_exit(&world.run(&["query", "@echo TASK-THREE alone"]), 0);
+    assert_exit(
+        &world.run(&["query", "--thread", "other", "@echo TASK-FOUR"]),
+        0,
+    );
+    for prompt in &world.prompts()[2..] {
+        assert!(!prompt.contains("TASK-ONE"), "{prompt}");
+    }
+    assert_eq!(tasks(&world.thread_file("t1")).len(), 2);
+}
+
+#[test]
+fn threads_list_show_and_rm() {
+    let world = World::new();
+    let empty = world.run(&["threads", "list"]);
+    assert_exit(&empty, 0);
+    assert!(
+        text(&empty.stdout).starts_with("No threads in "),
+        "{empty:?}"
+    );
+    assert_exit(
+        &world.run(&["query", "--thread", "alpha", "@echo TASK-A one\nline two"]),
+        0,
+    );
+    assert_exit(
+        &world.run(&["execute", "--thread", "alpha", "@echo TASK-B"]),
+        0,
+    );
+    assert_exit(
+        &world.run(&["query", "--thread", "beta", "@echo TASK-C"]),
+        0,
+    );
+
+    let list = world.run(&["threads", "list"]);
+    assert_exit(&list, 0);
+    let lines: Vec<Vec<String>> = text(&list.stdout)
+        .lines()
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
+        .collect();
+    assert_eq!(lines[0], ["NAME", "AGENTS", "EXCHANGES", "UPDATED"]);
+    assert_eq!(lines[1][..3], ["alpha", "@echo", "2"]);
+    assert_eq!(lines[2][..3], ["beta", "@echo", "1"]);
+    assert_eq!(lines.len(), 3);
+
+    let list = world.run(&["threads", "list", "--output", "json"]);
+    assert_exit(&list, 0);
+    let doc: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(doc["threads"][0]["name"], "alpha");
+    assert_eq!(doc["threads"][0]["agents"], json!(["echo"]));
+    assert_eq!(doc["threads"][0]["exchanges"], 2);
+    assert_eq!(doc["threads"][1]["name"], "beta");
+
+    let show = world.run(&["threads", "show", "alpha"]);
+    assert_exit(&show, 0);
+    let shown = text(&show.stdout);
+    assert!(shown.starts_with("Thread alpha: 2 exchanges"), "{shown}");
+    assert!(
+        shown.contains("@echo query\n> TASK-A one line two\n\nANSWER-TASK-A\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("@echo execute\n> TASK-B\n\nANSWER-TASK-B\n"),
+        "{shown}"
+    );
+    let show = world.run(&["threads", "show", "alpha", "--output", "json"]);
+    assert_exit(&show, 0);
+    let doc: Value = serde_json::from_slice(&show.stdout).unwrap();
+    assert_eq!(doc, world.thread_file("alpha"));
+
+    let rm = world.run(&["threads", "rm", "alpha"]);
+    assert_exit(&rm, 0);
+    assert!(!world.thread_path("alpha").exists());
+    let again = world.run(&["threads", "rm", "alpha"]);
+    assert_exit(&again, 1);
+    assert!(
+        text(&again.stderr).contains("no thread named \"alpha\""),
+        "{again:?}"
+    );
+    assert_exit(&world.run(&["threads", "show", "alpha"]), 1);
+    let list = world.run(&["threads", "list"]);
+    assert_eq!(text(&list.stdout).lines().count(), 2, "only beta is left");
+}
+
+#[test]
+fn invalid_thread_names_are_usage_errors() {
+    let world = World::new();
+    let long = "x".repeat(65);
+    for name in [
+        "../escape",
+        ".hidden",
+        "a/b",
+        "has space",
+        long.as_str(),
+        "",
+    ] {
+        let output = world.run(&["query", "--thread", name, "@echo TASK-X"]);
+        assert_exit(&output, 2);
+        assert!(
+            text(&output.stderr).contains("invalid thread name"),
+            "{name:?}: {output:?}"
+        );
+        assert_exit(&world.run(&["threads", "show", name]), 2);
+        assert_exit(&world.run(&["threads", "rm", name]), 2);
+    }
+    assert!(world.prompts().is_empty(), "no agent ran");
+    assert!(!world.workspace().join(".codecrew").exists());
+    assert!(!world.root.path().join("escape.json").exists());
+}
+
+/// A thread file that cannot be read stops the run before any agent starts, says which file
+/// and how to get out, and is left exactly as it was.
+#[test]
+fn a_corrupt_thread_is_reported_and_left_alone() {
+    let world = World::new();
+    let path = world.thread_path("bad");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, "{\"version\": 1, \"na").unwrap();
+    let output = world.run(&["query", "--thread", "bad", "@echo TASK-X"]);
+    assert_exit(&output, 2);
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains(&path.display().to_string()), "{stderr}");
+    assert!(stderr.contains("codecrew threads rm bad"), "{stderr}");
+    assert!(world.prompts().is_empty());
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "{\"version\": 1, \"na"
+    );
+
+    let list = world.run(&["threads", "list"]);
+    assert_exit(&list, 0);
+    assert!(text(&list.stdout).contains("bad "), "{list:?}");
+    assert!(text(&list.stdout).contains("unreadable"), "{list:?}");
+    assert!(text(&list.stderr).contains("codecrew threads rm bad"));
+    assert_exit(&world.run(&["threads", "show", "bad"]), 1);
+    assert_exit(&world.run(&["threads", "rm", "bad"]), 0);
+    assert_exit(&world.run(&["query", "--thread", "bad", "@echo TASK-X"]), 0);
+}
+
+/// Several codecrew processes on one thread at once, one of them with two jobs: the file
+/// stays valid and keeps every exchange.
+#[test]
+fn concurrent_runs_keep_every_exchange() {
+    let world = World::new();
+    let mut children: Vec<std::process::Child> = (0..6)
+        .map(|n| {
+            world
+                .command(&["query", "--thread", "shared", &format!("@echo TASK-P{n}")])
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children.push(
+        world
+            .command(&[
+                "query",
+                "--thread",
+                "shared",
+                "@echo TASK-J1",
+                "@echo TASK-J2",
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let mut got = tasks(&world.thread_file("shared"));
+    got.sort();
+    let mut expected: Vec<String> = (0..6).map(|n| format!("TASK-P{n}")).collect();
+    expected.extend(["TASK-J1".to_owned(), "TASK-J2".to_owned()]);
+    expected.sort();
+    assert_eq!(got, expected);
+    let files: Vec<String> = std::fs::read_dir(world.thread_path("shared").parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        files
+            .iter()
+            .all(|f| f == "shared.json" || f == "shared.lock"),
+        "no temporary file is left: {files:?}"
+    );
 }
