@@ -363,3 +363,85 @@ fn concurrent_runs_keep_every_exchange() {
         "no temporary file is left: {files:?}"
     );
 }
+
+/// The real Claude, Gemini and Codex CLIs against the fake model: the second invocation on a
+/// thread resumes the CLI session of the first (the model sees the first exchange as history)
+/// instead of resending it as a transcript.
+#[test]
+fn real_clis_resume_their_session_across_invocations() {
+    use crate::support::clis::{Clis, TestHome, run};
+    use crate::support::fake_model::{FakeModel, Reply, Rule, Script};
+
+    let Some(clis) = Clis::require("threads-resume") else {
+        return;
+    };
+    let script = Script::new()
+        .rule(Rule::on_prompt(
+            "THREAD-SECOND",
+            Reply::text("Second answer."),
+        ))
+        .rule(Rule::on_prompt(
+            "THREAD-FIRST",
+            Reply::text("First answer, remembered."),
+        ));
+    let server = FakeModel::start(script);
+    for agent in ["claude", "gemini", "codex"] {
+        let home = TestHome::new(&format!("threads-{agent}"));
+        let env = clis
+            .env_for_all(&home, &server.url())
+            .with("CODECREW_CONFIG", "");
+        let codecrew = |task: &str| {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
+            env.apply(&mut command);
+            command.args(["-v", "query", "--output", "json", "--thread", "t", task]);
+            let done = run(&mut command, std::time::Duration::from_secs(180));
+            done.assert_code(0);
+            let doc: Value = serde_json::from_str(done.stdout.trim()).unwrap();
+            (done, doc)
+        };
+        let (_, first) = codecrew(&format!("@{agent} THREAD-FIRST hello"));
+        let session = first["results"][0]["session_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let before = server.model_requests().len();
+        let (second_run, second) = codecrew(&format!("@{agent} THREAD-SECOND go on"));
+        assert_eq!(
+            second["results"][0]["response"], "Second answer.",
+            "{agent}"
+        );
+
+        // codecrew asked the CLI to resume the first session…
+        assert!(
+            second_run.stderr.contains(&format!("resume {session}")),
+            "{agent}: {}",
+            second_run.stderr
+        );
+        // …and the model got the first exchange from the CLI's history, not from a
+        // transcript in the new prompt.
+        let requests = server.model_requests();
+        let request = requests[before..]
+            .iter()
+            .find(|r| {
+                r.prompt
+                    .as_deref()
+                    .is_some_and(|p| p.contains("THREAD-SECOND"))
+            })
+            .unwrap_or_else(|| panic!("{agent}: no second request"));
+        let body = request.body.to_string();
+        assert!(
+            body.contains("First answer, remembered."),
+            "{agent}: {body}"
+        );
+        assert!(!body.contains("earlier conversation"), "{agent}: {body}");
+
+        let path = home.workdir().join(".codecrew/threads/t.json");
+        let thread: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(thread["agents"][agent]["provider"], agent);
+        assert_eq!(
+            thread["agents"][agent]["session_id"], second["results"][0]["session_id"],
+            "{agent}: the thread moves on to the latest session"
+        );
+        assert_eq!(thread["exchanges"].as_array().unwrap().len(), 2);
+    }
+}
