@@ -6,12 +6,14 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::decode::Format;
+use crate::thread::ThreadName;
 use crate::tool::Mode;
 
 const AFTER_HELP: &str = "\
 Examples:
   codecrew query \"@claude:haiku How do I use codecrew?\"
   codecrew execute \"@claude add a --verbose flag to the CLI\"
+  codecrew query --thread review \"@claude and what about the tests?\"
   codecrew prompt \"Summarise README.md\" | some-llm-cli | codecrew intercept
 
 Exit codes: 0 ok, 1 agent or tool failure, 2 usage or config error,
@@ -73,6 +75,9 @@ pub enum Command {
     /// Show the agents of the merged configuration
     #[command(subcommand)]
     Agents(AgentsCommand),
+    /// List, show and remove the conversations kept by `--thread`
+    #[command(subcommand, after_help = THREADS_HELP)]
+    Threads(ThreadsCommand),
     /// Print a shell completion script
     #[command(
         after_help = "Example:\n  codecrew completions bash > ~/.local/share/bash-completion/completions/codecrew"
@@ -86,6 +91,8 @@ Examples:
   codecrew query \"@claude @gemini compare the two error handling styles in src/\"
   codecrew query \"@codex where is the config parsed?\" \"@claude summarise README.md\"
   codecrew query --output json \"What does this project do?\"
+  codecrew query --thread review \"@claude what would you change in src/cli.rs?\"
+  codecrew query --thread review \"@claude show me the first change\"
 
 A task is @agent or @agent:model followed by text; all mentions in one argument share its
 text, and each argument is its own task. Without a mention the default agent (claude) runs.
@@ -95,8 +102,21 @@ const RUN_EXAMPLES_EXECUTE: &str = "\
 Examples:
   codecrew execute \"@claude add a --verbose flag to src/main.rs\"
   codecrew execute --yes \"@codex:gpt-5.5 fix the failing test\"
+  codecrew execute --thread login \"@claude now add a test for it\"
 
 Tasks and mentions work as in `codecrew query`.";
+
+const THREADS_HELP: &str = "\
+Examples:
+  codecrew query --thread login \"@claude:haiku where is the login form handled?\"
+  codecrew execute --thread login \"@claude fix the bug you found\"
+  codecrew threads list
+  codecrew threads show login
+  codecrew threads rm login
+
+A thread is kept in .codecrew/threads/<name>.json in the workspace. Each agent continues
+its own part of it: Claude, Gemini and Codex resume their CLI session, other CLIs get the
+earlier tasks and answers at the start of the prompt.";
 
 /// Flags shared by `query` and `execute`.
 #[derive(Debug, Args)]
@@ -117,6 +137,15 @@ pub struct RunArgs {
     /// e.g. 90s, 10m [default: 10m]
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
+    /// Continue the conversation NAME across invocations (created by its first run): each
+    /// agent resumes its CLI session, or gets the earlier tasks and answers. Names: letters,
+    /// digits, '-', '_', '.', at most 64, not starting with '.'; see `codecrew threads`
+    #[arg(long, value_name = "NAME", value_parser = parse_thread_name)]
+    pub thread: Option<ThreadName>,
+}
+
+fn parse_thread_name(text: &str) -> Result<ThreadName, String> {
+    ThreadName::parse(text).map_err(|error| error.to_string())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -220,6 +249,29 @@ pub enum AgentsCommand {
     List {
         #[arg(long, value_enum, default_value_t = OutputArg::Text)]
         output: OutputArg,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ThreadsCommand {
+    /// List the threads: name, agents, exchanges, last update
+    List {
+        #[arg(long, value_enum, default_value_t = OutputArg::Text)]
+        output: OutputArg,
+    },
+    /// Show a thread's exchanges, oldest first
+    Show {
+        /// The thread's name
+        #[arg(value_parser = parse_thread_name)]
+        name: ThreadName,
+        #[arg(long, value_enum, default_value_t = OutputArg::Text)]
+        output: OutputArg,
+    },
+    /// Remove a thread (its CLI sessions stay with the CLIs)
+    Rm {
+        /// The thread's name
+        #[arg(value_parser = parse_thread_name)]
+        name: ThreadName,
     },
 }
 

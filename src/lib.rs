@@ -38,4 +38,5 @@ pub mod prompt;
 pub mod provider;
 pub mod render;
 pub mod session;
+pub mod thread;
 pub mod tool;

@@ -68,6 +68,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tools(command) => commands::tools::run(command, options).await,
         Command::Init(args) => commands::init::run(&args, &workdir),
         Command::Agents(command) => commands::agents::run(&command, &workdir),
+        Command::Threads(command) => commands::threads::run(&command, &workdir),
         Command::Completions(args) => commands::completions::run(&args),
     }
 }

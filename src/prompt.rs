@@ -56,6 +56,43 @@ pub fn render_results(results_json_lines: &str) -> String {
     )
 }
 
+/// The most characters of earlier exchanges [`render_earlier`] resends: a long thread
+/// keeps its newest exchanges and leaves the oldest out, so the prompt stays bounded.
+pub const MAX_EARLIER_CHARS: usize = 64 * 1024;
+
+/// The earlier exchanges (task, answer) of a continued conversation, oldest first, for a
+/// CLI that has no session of its own to resume; empty when there are none.
+pub fn render_earlier(exchanges: &[(String, String)]) -> String {
+    let mut kept = Vec::new();
+    let mut size = 0;
+    for (task, answer) in exchanges.iter().rev() {
+        let block = format!(
+            "### Task\n\n{}\n\n### Your answer\n\n{}",
+            task.trim(),
+            answer.trim()
+        );
+        // The newest exchange is always kept, however long.
+        if !kept.is_empty() && size + block.len() > MAX_EARLIER_CHARS {
+            break;
+        }
+        size += block.len();
+        kept.push(block);
+    }
+    if kept.is_empty() {
+        return String::new();
+    }
+    kept.reverse();
+    let left_out = match exchanges.len() - kept.len() {
+        0 => String::new(),
+        n => format!(" ({n} older exchanges are left out)"),
+    };
+    format!(
+        "This continues an earlier conversation. Its tasks and your answers so far, oldest \
+         first{left_out}:\n\n{}\n\n---\n\nThe new task follows.",
+        kept.join("\n\n")
+    )
+}
+
 /// Replaces each `{{name}}` with its value, in one pass, so that a value containing
 /// `{{...}}` (a user's message, a tool's output) is never expanded again.
 fn fill(template: &str, values: &[(&str, &str)]) -> String {
@@ -128,6 +165,24 @@ mod tests {
             })
             .collect();
         assert_eq!(calls, ["help"]);
+    }
+
+    #[test]
+    fn earlier_exchanges_oldest_first_and_bounded() {
+        assert_eq!(render_earlier(&[]), "");
+        let pair = |n: usize, size: usize| (format!("task {n}"), "a".repeat(size));
+        let text = render_earlier(&[pair(1, 10), pair(2, 10)]);
+        let first = text.find("task 1").unwrap();
+        assert!(first < text.find("task 2").unwrap(), "{text}");
+        assert!(!text.contains("left out"));
+        // Three of 30 000 characters do not fit: the oldest is left out, and says so.
+        let text = render_earlier(&[pair(1, 30_000), pair(2, 30_000), pair(3, 30_000)]);
+        assert!(!text.contains("task 1"));
+        assert!(text.contains("task 2") && text.contains("task 3"));
+        assert!(text.contains("(1 older exchanges are left out)"));
+        // The newest is kept even alone over the limit.
+        let text = render_earlier(&[pair(1, 10), pair(2, MAX_EARLIER_CHARS + 1)]);
+        assert!(text.contains("task 2") && !text.contains("task 1"));
     }
 
     #[test]

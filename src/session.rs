@@ -34,6 +34,17 @@ pub struct Settings {
     pub max_stdout_bytes: u64,
 }
 
+/// Where a job starts when it continues an earlier conversation (a thread). The default
+/// starts afresh.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Continuation {
+    /// The CLI session to resume, for CLIs that can.
+    pub session_id: Option<String>,
+    /// The earlier exchanges (task, answer), oldest first, resent when there is no session
+    /// to resume.
+    pub earlier: Vec<(String, String)>,
+}
+
 /// What a running job reports, in order.
 #[derive(Debug, Clone)]
 pub enum JobEvent {
@@ -110,6 +121,7 @@ pub struct JobRun {
     pub provider: Provider,
     pub executor: Arc<ToolExecutor>,
     pub settings: Settings,
+    pub continuation: Continuation,
 }
 
 impl JobRun {
@@ -155,8 +167,17 @@ impl JobRun {
         if let Some(system) = &self.provider.agent.system_prompt {
             prompt = format!("{}\n\n{prompt}", system.trim());
         }
+        // A continued conversation goes on in the CLI's own session when it can resume
+        // one; otherwise its earlier exchanges start the transcript.
+        if self.provider.can_resume() {
+            report.session_id = self.continuation.session_id.clone();
+        }
         // For CLIs that cannot resume: everything said so far, resent each turn.
-        let mut transcript = String::new();
+        let mut transcript = if report.session_id.is_some() {
+            String::new()
+        } else {
+            prompt::render_earlier(&self.continuation.earlier)
+        };
         let limits = RunLimits {
             timeout: self.settings.turn_timeout,
             max_stdout_bytes: self.settings.max_stdout_bytes,
@@ -262,14 +283,11 @@ impl JobRun {
                 break;
             }
             if !self.provider.can_resume() || report.session_id.is_none() {
+                // This turn's own prompt only: `turn_prompt` already holds the transcript,
+                // and appending it would double the transcript every turn.
                 transcript = format!(
-                    "{transcript}{sep}{turn_prompt}\n\n## Your previous answer\n\n{answer}",
+                    "{transcript}{sep}{prompt}\n\n## Your previous answer\n\n{answer}",
                     sep = if transcript.is_empty() { "" } else { "\n\n" },
-                    turn_prompt = if transcript.is_empty() {
-                        &prompt
-                    } else {
-                        &turn_prompt
-                    },
                     answer = turn.raw_text.trim(),
                 );
             }

@@ -6,6 +6,7 @@ pub mod init;
 pub mod intercept;
 pub mod prompt;
 pub mod run;
+pub mod threads;
 pub mod tools;
 
 use std::path::{Path, PathBuf};

@@ -11,7 +11,8 @@ use codecrew::intercept::ScannerLimits;
 use codecrew::mention;
 use codecrew::provider::Provider;
 use codecrew::render::{JobLabel, Renderer};
-use codecrew::session::{JobReport, JobRun, Settings, StopReason};
+use codecrew::session::{Continuation, JobReport, JobRun, Settings, StopReason};
+use codecrew::thread::{self, Exchange, ThreadStore};
 use codecrew::tool::{Mode, ToolCatalog};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
@@ -66,6 +67,20 @@ pub async fn run(
         );
         return Ok(ExitCode::from(super::EXIT_USAGE));
     }
+    // The thread as it stands now; each job records its exchange when it ends.
+    let continued = match &args.thread {
+        Some(name) => {
+            let store = ThreadStore::in_workspace(&workspace);
+            match store.load(name) {
+                Ok(thread) => Some((store, name.clone(), thread)),
+                Err(error) => {
+                    eprintln!("codecrew: {error}");
+                    return Ok(ExitCode::from(super::EXIT_USAGE));
+                }
+            }
+        }
+        None => None,
+    };
     let settings = Settings {
         mode,
         max_turns: args.max_turns.unwrap_or(config.limits.max_turns),
@@ -82,7 +97,8 @@ pub async fn run(
     let registry = toolbox.registry().clone();
     let mut runs = Vec::new();
     let mut labels = Vec::new();
-    for (index, job) in jobs.into_iter().enumerate() {
+    let mut tasks_of = Vec::new();
+    for (index, mut job) in jobs.into_iter().enumerate() {
         let agent = config.agents[&job.agent].clone();
         let offered = ToolCatalog::for_mode(&registry, mode)?;
         let catalog = match &agent.tools {
@@ -102,6 +118,15 @@ pub async fn run(
             policy.clone(),
         );
         let provider = Provider::new(&job.agent, agent);
+        let mut continuation = Continuation::default();
+        if let Some((_, _, Some(thread))) = &continued {
+            let kind = provider.kind().name();
+            continuation = thread.continuation(&job.agent, kind);
+            if job.model.is_none() {
+                job.model = thread.model_for(&job.agent, kind);
+            }
+        }
+        tasks_of.push(job.task.clone());
         labels.push(JobLabel {
             agent: job.agent.clone(),
             provider: provider.kind().name().to_owned(),
@@ -114,8 +139,10 @@ pub async fn run(
             provider,
             executor: Arc::new(executor),
             settings: settings.clone(),
+            continuation,
         });
     }
+    let mut saves = JoinSet::new();
 
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let (cancel_tx, cancel) = watch::channel(false);
@@ -169,6 +196,15 @@ pub async fn run(
                         let _ = writeln!(std::io::stderr(), "codecrew: @{} failed: {error}", report.agent);
                     }
                     renderer.done(index, &report)?;
+                    if let (Some((store, name, _)), true) = (&continued, report.success) {
+                        let exchange = Exchange::from_report(&tasks_of[index], &report, thread::now());
+                        let (store, name) = (store.clone(), name.clone());
+                        // Saved as soon as the job ends, so an interrupt later keeps it; the
+                        // store's lock may wait for another process, so off the runtime.
+                        saves.spawn_blocking(move || {
+                            store.update(&name, thread::now(), |thread| thread.record(exchange))
+                        });
+                    }
                     reports[index] = Some(report);
                 }
                 Some(Err(error)) => {
@@ -191,7 +227,20 @@ pub async fn run(
     spinner.clear();
     let reports: Vec<JobReport> = reports.into_iter().flatten().collect();
     renderer.finish(&reports)?;
-    Ok(ExitCode::from(exit_code(&reports, interrupted, count)))
+    let mut code = exit_code(&reports, interrupted, count);
+    while let Some(saved) = saves.join_next().await {
+        let error = match saved {
+            Ok(Ok(_)) => continue,
+            Ok(Err(error)) => error.to_string(),
+            Err(error) => error.to_string(),
+        };
+        // The answer was printed but the thread does not have it: not a success.
+        eprintln!("codecrew: the thread was not updated: {error}");
+        if code == 0 {
+            code = 1;
+        }
+    }
+    Ok(ExitCode::from(code))
 }
 
 /// Interrupted (130, or 143/129 for SIGTERM/SIGHUP) > 124 timed out > 3 CLI missing >

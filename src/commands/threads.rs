@@ -1,0 +1,186 @@
+//! `codecrew threads list|show|rm`: the conversations `--thread` keeps in the workspace.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use codecrew::cli::{OutputArg, ThreadsCommand};
+use codecrew::thread::{Thread, ThreadName, ThreadStore};
+use serde_json::{Value, json};
+
+pub fn run(command: &ThreadsCommand, workspace: &Path) -> anyhow::Result<ExitCode> {
+    let store = ThreadStore::in_workspace(workspace);
+    match command {
+        ThreadsCommand::List { output } => list(&store, *output),
+        ThreadsCommand::Show { name, output } => show(&store, name, *output),
+        ThreadsCommand::Rm { name } => remove(&store, name),
+    }
+}
+
+fn list(store: &ThreadStore, output: OutputArg) -> anyhow::Result<ExitCode> {
+    let listed = match store.list() {
+        Ok(listed) => listed,
+        Err(error) => {
+            eprintln!("codecrew: {error}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    match output {
+        OutputArg::Json => {
+            let threads: Vec<Value> = listed
+                .iter()
+                .map(|(name, thread)| match thread {
+                    Ok(thread) => json!({
+                        "name": name.as_str(),
+                        "agents": thread.agents.keys().collect::<Vec<_>>(),
+                        "exchanges": thread.exchanges.len(),
+                        "created": thread.created,
+                        "updated": thread.updated,
+                    }),
+                    Err(error) => json!({"name": name.as_str(), "error": error.to_string()}),
+                })
+                .collect();
+            serde_json::to_writer_pretty(&mut out, &json!({ "threads": threads }))?;
+            writeln!(out)?;
+        }
+        OutputArg::Text if listed.is_empty() => writeln!(
+            out,
+            "No threads in {}; start one with `codecrew query --thread <name> \"...\"`.",
+            store.dir().display()
+        )?,
+        OutputArg::Text => {
+            let rows: Vec<[String; 4]> = listed
+                .iter()
+                .map(|(name, thread)| match thread {
+                    Ok(thread) => [
+                        name.to_string(),
+                        agents(thread),
+                        thread.exchanges.len().to_string(),
+                        thread.updated.clone(),
+                    ],
+                    Err(_) => [
+                        name.to_string(),
+                        "-".to_owned(),
+                        "-".to_owned(),
+                        "unreadable (the error is on stderr)".to_owned(),
+                    ],
+                })
+                .collect();
+            let titles = ["NAME", "AGENTS", "EXCHANGES", "UPDATED"];
+            let width = |column: usize| {
+                rows.iter()
+                    .map(|row| row[column].chars().count())
+                    .chain([titles[column].len()])
+                    .max()
+                    .unwrap_or(0)
+            };
+            let (name_w, agents_w, count_w) = (width(0), width(1), width(2));
+            let [name, agents, count, updated] = titles;
+            writeln!(
+                out,
+                "{name:<name_w$}  {agents:<agents_w$}  {count:<count_w$}  {updated}"
+            )?;
+            for [name, agents, count, updated] in &rows {
+                writeln!(
+                    out,
+                    "{name:<name_w$}  {agents:<agents_w$}  {count:<count_w$}  {updated}"
+                )?;
+            }
+        }
+    }
+    // An unreadable thread is listed, not hidden; its error goes to stderr too.
+    for (_, thread) in &listed {
+        if let Err(error) = thread {
+            eprintln!("codecrew: {error}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn agents(thread: &Thread) -> String {
+    let ids: Vec<String> = thread.agents.keys().map(|id| format!("@{id}")).collect();
+    if ids.is_empty() {
+        "-".to_owned()
+    } else {
+        ids.join(", ")
+    }
+}
+
+fn show(store: &ThreadStore, name: &ThreadName, output: OutputArg) -> anyhow::Result<ExitCode> {
+    let thread = match store.load(name) {
+        Ok(Some(thread)) => thread,
+        Ok(None) => {
+            eprintln!(
+                "codecrew: {}",
+                codecrew::thread::ThreadError::NotFound {
+                    name: name.to_string(),
+                    path: store.path(name),
+                }
+            );
+            return Ok(ExitCode::from(1));
+        }
+        Err(error) => {
+            eprintln!("codecrew: {error}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    match output {
+        OutputArg::Json => {
+            serde_json::to_writer_pretty(&mut out, &thread)?;
+            writeln!(out)?;
+        }
+        OutputArg::Text => write_thread(&mut out, &thread)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_thread(out: &mut impl Write, thread: &Thread) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "Thread {}: {} exchanges, created {}, updated {}",
+        thread.name,
+        thread.exchanges.len(),
+        thread.created,
+        thread.updated
+    )?;
+    for (id, state) in &thread.agents {
+        let model = state.model.as_deref().unwrap_or("default model");
+        let continues = match &state.session_id {
+            Some(session) => format!("resumes session {session}"),
+            None => "continues from the transcript".to_owned(),
+        };
+        writeln!(out, "  @{id} ({}, {model}): {continues}", state.provider)?;
+    }
+    for exchange in &thread.exchanges {
+        let model = exchange
+            .model
+            .as_deref()
+            .map(|model| format!(":{model}"))
+            .unwrap_or_default();
+        writeln!(out)?;
+        writeln!(
+            out,
+            "── {} @{}{model} {}",
+            exchange.time, exchange.agent, exchange.mode
+        )?;
+        writeln!(out, "> {}", exchange.task.trim().replace('\n', "\n> "))?;
+        writeln!(out)?;
+        writeln!(out, "{}", exchange.answer.trim())?;
+    }
+    Ok(())
+}
+
+fn remove(store: &ThreadStore, name: &ThreadName) -> anyhow::Result<ExitCode> {
+    match store.remove(name) {
+        Ok(()) => {
+            println!("Removed thread {name}.");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            eprintln!("codecrew: {error}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}

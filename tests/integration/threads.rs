@@ -1,0 +1,447 @@
+//! Conversations that continue: the transcript a CLI that cannot resume is sent, and
+//! `--thread`, which carries a conversation across invocations (`codecrew threads ...`).
+//!
+//! Most tests use a `command` agent: a shell script that saves every prompt it receives and
+//! answers with the `TASK-...` word of its task, so a test can read exactly what codecrew
+//! sent on each turn.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+/// The scripted text CLI. Each prompt is saved as `prompts/<nanoseconds>.<random>`, so the
+/// files sort in the order they arrived. A task `TASK-TOOL...` makes it call codecrew's
+/// `help` tool on its first two turns before answering.
+const AGENT_SCRIPT: &str = r#"#!/bin/sh
+dir=$(dirname "$0")
+file=$(mktemp "$dir/prompts/$(date +%s%N).XXXXXX")
+cat > "$file"
+task=$(grep -o 'TASK-[A-Za-z0-9-]*' "$file" | tail -n 1)
+case "$task" in
+TASK-TOOL*)
+    calls=$(cat "$dir/calls" 2>/dev/null || echo 0)
+    if [ "$calls" -lt 2 ]; then
+        echo $((calls + 1)) > "$dir/calls"
+        printf 'Calling.\n```json\n{"type":"tool_use","name":"codecrew:help","input":{}}\n```\n'
+        exit 0
+    fi
+    ;;
+esac
+printf 'ANSWER-%s\n' "$task"
+"#;
+
+/// A workspace, a user config declaring the scripted agent `@echo`, and the agent's files.
+struct World {
+    root: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> World {
+        let root = tempfile::tempdir().unwrap();
+        let agent = root.path().join("agent");
+        std::fs::create_dir_all(agent.join("prompts")).unwrap();
+        std::fs::create_dir_all(root.path().join("ws")).unwrap();
+        std::fs::write(agent.join("agent.sh"), AGENT_SCRIPT).unwrap();
+        std::fs::write(
+            root.path().join("user.toml"),
+            format!(
+                "[agents.echo]\nprovider = \"command\"\ncommand = {{ argv = [\"sh\", {:?}] }}\n",
+                agent.join("agent.sh").display().to_string()
+            ),
+        )
+        .unwrap();
+        World { root }
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.root.path().join("ws")
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
+        command
+            .args(args)
+            .current_dir(self.workspace())
+            .env("CODECREW_CONFIG", self.root.path().join("user.toml"))
+            .env_remove("RUST_LOG");
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// The prompts the agent received, oldest first.
+    fn prompts(&self) -> Vec<String> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(self.root.path().join("agent/prompts"))
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .collect();
+        files.sort();
+        files
+            .iter()
+            .map(|file| std::fs::read_to_string(file).unwrap())
+            .collect()
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[track_caller]
+fn assert_exit(output: &Output, code: i32) {
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "\n--- stdout\n{}\n--- stderr\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+}
+
+fn count(haystack: &str, needle: &str) -> usize {
+    haystack.matches(needle).count()
+}
+
+/// A CLI that cannot resume gets the transcript so far on every follow-up turn, and each
+/// earlier prompt appears in it once.
+#[test]
+fn the_transcript_holds_each_earlier_turn_once() {
+    let world = World::new();
+    let output = world.run(&["query", "--raw", "@echo TASK-TOOL-ONCE go"]);
+    assert_exit(&output, 0);
+    assert_eq!(text(&output.stdout).trim(), "ANSWER-TASK-TOOL-ONCE");
+    let prompts = world.prompts();
+    assert_eq!(prompts.len(), 3, "{prompts:#?}");
+    let last = &prompts[2];
+    assert_eq!(count(last, "TASK-TOOL-ONCE go"), 1, "{last}");
+    assert_eq!(count(last, "## Your previous answer"), 2, "{last}");
+    assert_eq!(count(last, "codecrew ran the tool calls"), 2, "{last}");
+}
+
+impl World {
+    /// The thread's file, parsed.
+    fn thread_file(&self, name: &str) -> Value {
+        let path = self
+            .workspace()
+            .join(".codecrew/threads")
+            .join(format!("{name}.json"));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    fn thread_path(&self, name: &str) -> PathBuf {
+        self.workspace()
+            .join(".codecrew/threads")
+            .join(format!("{name}.json"))
+    }
+}
+
+fn tasks(thread: &Value) -> Vec<String> {
+    thread["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["task"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A CLI that cannot resume gets the thread's earlier tasks and answers before the new task.
+#[test]
+fn a_thread_continues_with_the_transcript() {
+    let world = World::new();
+    let first = world.run(&["query", "--raw", "--thread", "t1", "@echo TASK-ONE first"]);
+    assert_exit(&first, 0);
+    assert_eq!(text(&first.stdout).trim(), "ANSWER-TASK-ONE");
+    assert!(
+        !world.prompts()[0].contains("earlier conversation"),
+        "a new thread has nothing earlier"
+    );
+
+    let second = world.run(&["query", "--raw", "--thread", "t1", "@echo TASK-TWO second"]);
+    assert_exit(&second, 0);
+    let prompt = world.prompts().pop().unwrap();
+    let earlier = prompt.find("TASK-ONE first").expect(&prompt);
+    let answer = prompt.find("ANSWER-TASK-ONE").expect(&prompt);
+    let now = prompt.find("TASK-TWO second").expect(&prompt);
+    assert!(earlier < answer && answer < now, "{prompt}");
+
+    let thread = world.thread_file("t1");
+    assert_eq!(thread["name"], "t1");
+    assert_eq!(tasks(&thread), ["TASK-ONE first", "TASK-TWO second"]);
+    assert_eq!(thread["exchanges"][1]["answer"], "ANSWER-TASK-TWO");
+    assert_eq!(thread["exchanges"][1]["mode"], "query");
+    assert_eq!(thread["agents"]["echo"]["provider"], "command");
+    assert_eq!(thread["agents"]["echo"]["session_id"], Value::Null);
+    assert!(thread["updated"].as_str().unwrap().ends_with('Z'));
+
+    // Without --thread, or on another thread, nothing earlier is sent.
+    assert_exit(&world.run(&["query", "@echo TASK-THREE alone"]), 0);
+    assert_exit(
+        &world.run(&["query", "--thread", "other", "@echo TASK-FOUR"]),
+        0,
+    );
+    for prompt in &world.prompts()[2..] {
+        assert!(!prompt.contains("TASK-ONE"), "{prompt}");
+    }
+    assert_eq!(tasks(&world.thread_file("t1")).len(), 2);
+}
+
+#[test]
+fn threads_list_show_and_rm() {
+    let world = World::new();
+    let empty = world.run(&["threads", "list"]);
+    assert_exit(&empty, 0);
+    assert!(
+        text(&empty.stdout).starts_with("No threads in "),
+        "{empty:?}"
+    );
+    assert_exit(
+        &world.run(&["query", "--thread", "alpha", "@echo TASK-A one\nline two"]),
+        0,
+    );
+    assert_exit(
+        &world.run(&["execute", "--thread", "alpha", "@echo TASK-B"]),
+        0,
+    );
+    assert_exit(
+        &world.run(&["query", "--thread", "beta", "@echo TASK-C"]),
+        0,
+    );
+
+    let list = world.run(&["threads", "list"]);
+    assert_exit(&list, 0);
+    let lines: Vec<Vec<String>> = text(&list.stdout)
+        .lines()
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
+        .collect();
+    assert_eq!(lines[0], ["NAME", "AGENTS", "EXCHANGES", "UPDATED"]);
+    assert_eq!(lines[1][..3], ["alpha", "@echo", "2"]);
+    assert_eq!(lines[2][..3], ["beta", "@echo", "1"]);
+    assert_eq!(lines.len(), 3);
+
+    let list = world.run(&["threads", "list", "--output", "json"]);
+    assert_exit(&list, 0);
+    let doc: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(doc["threads"][0]["name"], "alpha");
+    assert_eq!(doc["threads"][0]["agents"], json!(["echo"]));
+    assert_eq!(doc["threads"][0]["exchanges"], 2);
+    assert_eq!(doc["threads"][1]["name"], "beta");
+
+    let show = world.run(&["threads", "show", "alpha"]);
+    assert_exit(&show, 0);
+    let shown = text(&show.stdout);
+    assert!(shown.starts_with("Thread alpha: 2 exchanges"), "{shown}");
+    assert!(
+        shown.contains("@echo query\n> TASK-A one line two\n\nANSWER-TASK-A\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("@echo execute\n> TASK-B\n\nANSWER-TASK-B\n"),
+        "{shown}"
+    );
+    let show = world.run(&["threads", "show", "alpha", "--output", "json"]);
+    assert_exit(&show, 0);
+    let doc: Value = serde_json::from_slice(&show.stdout).unwrap();
+    assert_eq!(doc, world.thread_file("alpha"));
+
+    let rm = world.run(&["threads", "rm", "alpha"]);
+    assert_exit(&rm, 0);
+    assert!(!world.thread_path("alpha").exists());
+    let again = world.run(&["threads", "rm", "alpha"]);
+    assert_exit(&again, 1);
+    assert!(
+        text(&again.stderr).contains("no thread named \"alpha\""),
+        "{again:?}"
+    );
+    assert_exit(&world.run(&["threads", "show", "alpha"]), 1);
+    let list = world.run(&["threads", "list"]);
+    assert_eq!(text(&list.stdout).lines().count(), 2, "only beta is left");
+}
+
+#[test]
+fn invalid_thread_names_are_usage_errors() {
+    let world = World::new();
+    let long = "x".repeat(65);
+    for name in [
+        "../escape",
+        ".hidden",
+        "a/b",
+        "has space",
+        long.as_str(),
+        "",
+    ] {
+        let output = world.run(&["query", "--thread", name, "@echo TASK-X"]);
+        assert_exit(&output, 2);
+        assert!(
+            text(&output.stderr).contains("invalid thread name"),
+            "{name:?}: {output:?}"
+        );
+        assert_exit(&world.run(&["threads", "show", name]), 2);
+        assert_exit(&world.run(&["threads", "rm", name]), 2);
+    }
+    assert!(world.prompts().is_empty(), "no agent ran");
+    assert!(!world.workspace().join(".codecrew").exists());
+    assert!(!world.root.path().join("escape.json").exists());
+}
+
+/// A thread file that cannot be read stops the run before any agent starts, says which file
+/// and how to get out, and is left exactly as it was.
+#[test]
+fn a_corrupt_thread_is_reported_and_left_alone() {
+    let world = World::new();
+    let path = world.thread_path("bad");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, "{\"version\": 1, \"na").unwrap();
+    let output = world.run(&["query", "--thread", "bad", "@echo TASK-X"]);
+    assert_exit(&output, 2);
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains(&path.display().to_string()), "{stderr}");
+    assert!(stderr.contains("codecrew threads rm bad"), "{stderr}");
+    assert!(world.prompts().is_empty());
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "{\"version\": 1, \"na"
+    );
+
+    let list = world.run(&["threads", "list"]);
+    assert_exit(&list, 0);
+    assert!(text(&list.stdout).contains("bad "), "{list:?}");
+    assert!(text(&list.stdout).contains("unreadable"), "{list:?}");
+    assert!(text(&list.stderr).contains("codecrew threads rm bad"));
+    assert_exit(&world.run(&["threads", "show", "bad"]), 1);
+    assert_exit(&world.run(&["threads", "rm", "bad"]), 0);
+    assert_exit(&world.run(&["query", "--thread", "bad", "@echo TASK-X"]), 0);
+}
+
+/// Several codecrew processes on one thread at once, one of them with two jobs: the file
+/// stays valid and keeps every exchange.
+#[test]
+fn concurrent_runs_keep_every_exchange() {
+    let world = World::new();
+    let mut children: Vec<std::process::Child> = (0..6)
+        .map(|n| {
+            world
+                .command(&["query", "--thread", "shared", &format!("@echo TASK-P{n}")])
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children.push(
+        world
+            .command(&[
+                "query",
+                "--thread",
+                "shared",
+                "@echo TASK-J1",
+                "@echo TASK-J2",
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let mut got = tasks(&world.thread_file("shared"));
+    got.sort();
+    let mut expected: Vec<String> = (0..6).map(|n| format!("TASK-P{n}")).collect();
+    expected.extend(["TASK-J1".to_owned(), "TASK-J2".to_owned()]);
+    expected.sort();
+    assert_eq!(got, expected);
+    let files: Vec<String> = std::fs::read_dir(world.thread_path("shared").parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        files
+            .iter()
+            .all(|f| f == "shared.json" || f == "shared.lock"),
+        "no temporary file is left: {files:?}"
+    );
+}
+
+/// The real Claude, Gemini and Codex CLIs against the fake model: the second invocation on a
+/// thread resumes the CLI session of the first (the model sees the first exchange as history)
+/// instead of resending it as a transcript.
+#[test]
+fn real_clis_resume_their_session_across_invocations() {
+    use crate::support::clis::{Clis, TestHome, run};
+    use crate::support::fake_model::{FakeModel, Reply, Rule, Script};
+
+    let Some(clis) = Clis::require("threads-resume") else {
+        return;
+    };
+    let script = Script::new()
+        .rule(Rule::on_prompt(
+            "THREAD-SECOND",
+            Reply::text("Second answer."),
+        ))
+        .rule(Rule::on_prompt(
+            "THREAD-FIRST",
+            Reply::text("First answer, remembered."),
+        ));
+    let server = FakeModel::start(script);
+    for agent in ["claude", "gemini", "codex"] {
+        let home = TestHome::new(&format!("threads-{agent}"));
+        let env = clis
+            .env_for_all(&home, &server.url())
+            .with("CODECREW_CONFIG", "");
+        let codecrew = |task: &str| {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
+            env.apply(&mut command);
+            command.args(["-v", "query", "--output", "json", "--thread", "t", task]);
+            let done = run(&mut command, std::time::Duration::from_secs(180));
+            done.assert_code(0);
+            let doc: Value = serde_json::from_str(done.stdout.trim()).unwrap();
+            (done, doc)
+        };
+        let (_, first) = codecrew(&format!("@{agent} THREAD-FIRST hello"));
+        let session = first["results"][0]["session_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let before = server.model_requests().len();
+        let (second_run, second) = codecrew(&format!("@{agent} THREAD-SECOND go on"));
+        assert_eq!(
+            second["results"][0]["response"], "Second answer.",
+            "{agent}"
+        );
+
+        // codecrew asked the CLI to resume the first session…
+        assert!(
+            second_run.stderr.contains(&format!("resume {session}")),
+            "{agent}: {}",
+            second_run.stderr
+        );
+        // …and the model got the first exchange from the CLI's history, not from a
+        // transcript in the new prompt.
+        let requests = server.model_requests();
+        let request = requests[before..]
+            .iter()
+            .find(|r| {
+                r.prompt
+                    .as_deref()
+                    .is_some_and(|p| p.contains("THREAD-SECOND"))
+            })
+            .unwrap_or_else(|| panic!("{agent}: no second request"));
+        let body = request.body.to_string();
+        assert!(
+            body.contains("First answer, remembered."),
+            "{agent}: {body}"
+        );
+        assert!(!body.contains("earlier conversation"), "{agent}: {body}");
+
+        let path = home.workdir().join(".codecrew/threads/t.json");
+        let thread: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(thread["agents"][agent]["provider"], agent);
+        assert_eq!(
+            thread["agents"][agent]["session_id"], second["results"][0]["session_id"],
+            "{agent}: the thread moves on to the latest session"
+        );
+        assert_eq!(thread["exchanges"].as_array().unwrap().len(), 2);
+    }
+}
