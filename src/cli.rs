@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::color::ColorChoice;
 use crate::decode::Format;
 use crate::tool::Mode;
 
@@ -42,6 +43,11 @@ pub struct Cli {
     /// Allow tool calls that would ask for approval; denied calls stay denied
     #[arg(long, global = true)]
     pub yes: bool,
+
+    /// When to style the output: auto styles a terminal unless NO_COLOR is set
+    /// (CLICOLOR_FORCE=1 styles a pipe too); JSON output is never styled
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 }
 
 #[derive(Debug, Subcommand)]

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use codecrew::cli::{InterceptArgs, OutputArg};
+use codecrew::color::{NOTICE, Palette, WARNING};
 use codecrew::decode::{Event, Format};
 use codecrew::intercept::{
     Interceptor, Item, Rejection, ScannerLimits, Segment, ToolCall, neutralise_envelopes,
@@ -23,7 +24,7 @@ pub async fn run(args: InterceptArgs, options: super::ToolOptions) -> anyhow::Re
     } else {
         Some(super::executor(mode, &options)?)
     };
-    let mut report = Report::new(args.output, executor);
+    let mut report = Report::new(args.output, executor, options.colors.stdout);
     let mut interceptor = Interceptor::new(Format::from(args.from), ScannerLimits::default());
     let mut stdin = tokio::io::stdin();
     let mut buffer = vec![0u8; CHUNK];
@@ -60,10 +61,12 @@ struct Report {
     /// A message ended mid-line: the next text starts on a new line.
     needs_separator: bool,
     stdout: std::io::Stdout,
+    /// Styles for codecrew's own lines in the text output.
+    palette: Palette,
 }
 
 impl Report {
-    fn new(output: OutputArg, executor: Option<ToolExecutor>) -> Self {
+    fn new(output: OutputArg, executor: Option<ToolExecutor>, palette: Palette) -> Self {
         Report {
             output,
             executor,
@@ -75,6 +78,7 @@ impl Report {
             open_line: false,
             needs_separator: false,
             stdout: std::io::stdout(),
+            palette,
         }
     }
 
@@ -84,7 +88,8 @@ impl Report {
             Item::Segment(Segment::Call(call)) => self.call(call).await?,
             Item::Segment(Segment::Rejected(rejection)) => {
                 if self.output == OutputArg::Text {
-                    self.line(&format!("[codecrew] rejected: {}", rejection.reason))?;
+                    let line = format!("[codecrew] rejected: {}", rejection.reason);
+                    self.line(&self.palette.paint(WARNING, line).to_string())?;
                 }
                 self.rejected.push(rejection);
             }
@@ -140,7 +145,8 @@ impl Report {
     async fn call(&mut self, call: ToolCall) -> anyhow::Result<()> {
         if self.output == OutputArg::Text {
             let input = serde_json::to_string(&call.input)?;
-            self.line(&format!("[codecrew] call {} {input}", call.name))?;
+            let line = format!("[codecrew] call {} {input}", call.name);
+            self.line(&self.palette.paint(NOTICE, line).to_string())?;
         }
         if let Some(executor) = &self.executor {
             let request = CallRequest {

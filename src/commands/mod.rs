@@ -46,6 +46,8 @@ pub struct ToolOptions {
     pub yes: bool,
     /// `--audit`: one JSON line per call in `.codecrew/audit.jsonl`.
     pub audit: bool,
+    /// `--color` with the environment: which streams are styled.
+    pub colors: codecrew::color::Colors,
 }
 
 /// The permission policy of a workspace: built-in defaults < user config < project config
@@ -96,7 +98,7 @@ pub fn executor_for(
     let mut executor = ToolExecutor::new(registry, catalog, context)
         .with_middleware(Arc::new(TracingLogger))
         .with_policy(policy)
-        .with_asker(default_asker())
+        .with_asker(default_asker(options.colors.tty))
         .assume_yes(options.yes);
     if options.audit {
         executor = executor.with_middleware(Arc::new(AuditLog::in_workspace(&options.workspace)));

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use codecrew::cli::{OutputArg, ToolsCommand};
+use codecrew::color::{LABEL, Palette};
 use codecrew::intercept::PREFIX;
 use codecrew::tool::executor::CallRequest;
 use codecrew::tool::{Mode, Status, ToolCatalog, ToolError, ToolRegistry, ToolResult};
@@ -11,7 +12,9 @@ use serde_json::{Value, json};
 
 pub async fn run(command: ToolsCommand, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
     match command {
-        ToolsCommand::List { mode, output } => list(Mode::from(mode), output),
+        ToolsCommand::List { mode, output } => {
+            list(Mode::from(mode), output, options.colors.stdout)
+        }
         ToolsCommand::Show { name } => show(&name),
         ToolsCommand::Call { name, input, mode } => {
             call(&name, &input, Mode::from(mode), &options).await
@@ -19,7 +22,7 @@ pub async fn run(command: ToolsCommand, options: super::ToolOptions) -> anyhow::
     }
 }
 
-fn list(mode: Mode, output: OutputArg) -> anyhow::Result<ExitCode> {
+fn list(mode: Mode, output: OutputArg, palette: Palette) -> anyhow::Result<ExitCode> {
     let catalog = ToolCatalog::for_mode(&ToolRegistry::builtin(), mode)?;
     let mut out = std::io::stdout().lock();
     match output {
@@ -44,8 +47,10 @@ fn list(mode: Mode, output: OutputArg) -> anyhow::Result<ExitCode> {
             for tool in catalog.tools() {
                 let access = if tool.readonly() { "read" } else { "write" };
                 let summary = first_sentence(tool.description());
-                let name = format!("{PREFIX}{}", tool.name());
-                writeln!(out, "{name:<width$}  {access:<5}  {summary}")?;
+                // Padded before it is styled: the escapes take no columns.
+                let name = format!("{:<width$}", format!("{PREFIX}{}", tool.name()));
+                let name = palette.paint(LABEL, name);
+                writeln!(out, "{name}  {access:<5}  {summary}")?;
             }
         }
     }

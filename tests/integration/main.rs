@@ -9,3 +9,4 @@ mod e2e;
 mod fake_model_clis;
 mod security;
 mod support;
+mod terminal;
