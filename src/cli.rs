@@ -84,6 +84,11 @@ pub enum Command {
         after_help = "Example:\n  codecrew completions bash > ~/.local/share/bash-completion/completions/codecrew"
     )]
     Completions(CompletionsArgs),
+    /// Print the manual page (roff, section 1) for codecrew and every command
+    #[command(after_help = "Examples:\n  \
+        codecrew man > ~/.local/share/man/man1/codecrew.1 && man codecrew\n  \
+        codecrew man --dir ~/.local/share/man/man1    # one page per command")]
+    Man(ManArgs),
 }
 
 const RUN_EXAMPLES_QUERY: &str = "\
@@ -234,6 +239,13 @@ pub struct CompletionsArgs {
     /// The shell to complete in
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write one page per command (codecrew.1, codecrew-query.1, ...) into DIR instead
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

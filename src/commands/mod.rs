@@ -4,6 +4,7 @@ pub mod agents;
 pub mod completions;
 pub mod init;
 pub mod intercept;
+pub mod man;
 pub mod prompt;
 pub mod run;
 pub mod tools;

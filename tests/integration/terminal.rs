@@ -1,5 +1,5 @@
-//! What a person at a terminal gets: colour that follows `--color`, `NO_COLOR` and
-//! `CLICOLOR_FORCE`, and logs that stay on stderr.
+//! What a person at a terminal gets: the manual page, colour that follows `--color`,
+//! `NO_COLOR` and `CLICOLOR_FORCE`, and logs that stay on stderr.
 
 use std::io::Write;
 use std::path::Path;
@@ -45,6 +45,56 @@ fn has_escapes(bytes: &[u8]) -> bool {
 const ONE_CALL: &[u8] = b"Let me read it.\n```json\n\
     {\"type\":\"tool_use\",\"name\":\"codecrew:read_file\",\"input\":{\"path\":\"README.md\"}}\n\
     ```\n";
+
+#[test]
+fn the_man_page_is_roff_and_documents_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = codecrew(dir.path(), &["man"], &[], b"");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let page = text(&output.stdout);
+    let header = page.lines().find(|line| line.starts_with(".TH "));
+    assert!(
+        header.is_some_and(|line| line.starts_with(".TH codecrew 1 ")),
+        "{header:?}"
+    );
+    for section in [".SH NAME", ".SH SYNOPSIS", ".SH OPTIONS", ".SH COMMANDS"] {
+        assert!(page.contains(section), "no {section}");
+    }
+    let mut commands = codecrew::cli::command_names();
+    commands.extend(["tools list", "tools show", "tools call", "agents list"].map(String::from));
+    assert!(commands.iter().any(|name| name == "man"));
+    for command in commands.iter().filter(|name| *name != "help") {
+        assert!(
+            page.contains(&format!(".SS \"codecrew {command}\"")),
+            "the page lacks {command}"
+        );
+    }
+    assert!(page.contains("\\-\\-color"), "flags are documented");
+    assert!(!has_escapes(&output.stdout));
+}
+
+#[test]
+fn man_dir_writes_one_page_per_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let pages = dir.path().join("man1");
+    let output = codecrew(
+        dir.path(),
+        &["man", "--dir", pages.to_str().unwrap()],
+        &[],
+        b"",
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    for (file, title) in [
+        ("codecrew.1", ".TH codecrew 1 "),
+        ("codecrew-query.1", ".TH codecrew-query 1 "),
+        ("codecrew-tools-list.1", ".TH codecrew-tools-list 1 "),
+    ] {
+        let path = pages.join(file);
+        let page = std::fs::read_to_string(&path).unwrap();
+        assert!(page.contains(title), "{file}: {page}");
+        assert!(text(&output.stdout).contains(path.to_str().unwrap()));
+    }
+}
 
 #[test]
 fn color_always_styles_the_text_output_even_into_a_pipe() {
