@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::color::ColorChoice;
 use crate::decode::Format;
 use crate::thread::ThreadName;
 use crate::tool::Mode;
@@ -44,6 +45,11 @@ pub struct Cli {
     /// Allow tool calls that would ask for approval; denied calls stay denied
     #[arg(long, global = true)]
     pub yes: bool,
+
+    /// When to style the output: auto styles a terminal unless NO_COLOR is set
+    /// (CLICOLOR_FORCE=1 styles a pipe too); JSON output is never styled
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -83,6 +89,11 @@ pub enum Command {
         after_help = "Example:\n  codecrew completions bash > ~/.local/share/bash-completion/completions/codecrew"
     )]
     Completions(CompletionsArgs),
+    /// Print the manual page (roff, section 1) for codecrew and every command
+    #[command(after_help = "Examples:\n  \
+        codecrew man > ~/.local/share/man/man1/codecrew.1 && man codecrew\n  \
+        codecrew man --dir ~/.local/share/man/man1    # one page per command")]
+    Man(ManArgs),
 }
 
 const RUN_EXAMPLES_QUERY: &str = "\
@@ -280,6 +291,13 @@ pub struct CompletionsArgs {
     /// The shell to complete in
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write one page per command (codecrew.1, codecrew-query.1, ...) into DIR instead
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -28,6 +28,7 @@
 //! ```
 
 pub mod cli;
+pub mod color;
 pub mod config;
 pub mod decode;
 pub mod intercept;

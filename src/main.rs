@@ -5,8 +5,9 @@ mod commands;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use codecrew::cli::{Cli, Command};
+use codecrew::color::{ColorChoice, Colors, Palette};
 use codecrew::permission::process;
 use codecrew::tool::Mode;
 
@@ -14,8 +15,14 @@ fn main() -> ExitCode {
     // First, while codecrew is still single-threaded: API keys out of the memory that
     // `/proc/<codecrew>/environ` shows to the commands it runs.
     codecrew::permission::secrets::hide_initial_secrets();
-    let cli = Cli::parse();
-    init_logging(cli.verbose);
+    let cli = parse();
+    let colors = Colors::detect(cli.color);
+    init_logging(cli.verbose, colors.stderr);
+    tracing::debug!(
+        stdout = colors.stdout.enabled(),
+        stderr = colors.stderr.enabled(),
+        "styled output"
+    );
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -33,7 +40,7 @@ fn main() -> ExitCode {
     codecrew::permission::sandbox::protect_self();
     let result = runtime.block_on(async {
         tokio::select! {
-            result = run(cli) => result,
+            result = run(cli, colors) => result,
             // query and execute stop their agents themselves and print what arrived.
             code = commands::interrupted(), if !handles_signals => Ok(ExitCode::from(code)),
         }
@@ -53,12 +60,29 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+/// The command line, with clap's help and errors styled as `--color` says (it is looked
+/// up before parsing, since a usage error ends parsing early).
+fn parse() -> Cli {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let choice = ColorChoice::from_args(&args).unwrap_or_default();
+    let mut command = Cli::command().color(choice.into());
+    let parsed = command
+        .try_get_matches_from_mut(&args)
+        .and_then(|mut matches| Cli::from_arg_matches_mut(&mut matches))
+        .map_err(|error| error.format(&mut command));
+    match parsed {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    }
+}
+
+async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
     let workdir = commands::workspace(cli.workdir.as_deref())?;
     let options = commands::ToolOptions {
         workspace: workdir.clone(),
         yes: cli.yes,
         audit: cli.audit,
+        colors,
     };
     match cli.command {
         Command::Query(args) => commands::run::run(args, Mode::Query, options).await,
@@ -70,10 +94,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Agents(command) => commands::agents::run(&command, &workdir),
         Command::Threads(command) => commands::threads::run(&command, &workdir),
         Command::Completions(args) => commands::completions::run(&args),
+        Command::Man(args) => commands::man::run(&args),
     }
 }
 
-fn init_logging(verbose: u8) {
+fn init_logging(verbose: u8, stderr: Palette) {
     use tracing_subscriber::EnvFilter;
     let default = match verbose {
         0 => "warn",
@@ -82,12 +107,9 @@ fn init_logging(verbose: u8) {
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    // Colour only for a person at a terminal who has not asked for none.
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(ansi)
+        .with_ansi(stderr.enabled())
         .with_writer(std::io::stderr)
         .with_target(false)
         .without_time()

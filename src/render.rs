@@ -6,9 +6,11 @@
 
 use std::io::{self, Write};
 
+use anstyle::Style;
 use serde_json::{Value, json};
 
 use crate::cli::RunOutput;
+use crate::color::{ERROR, LABEL, NOTICE, Palette, WARNING};
 use crate::session::{JobEvent, JobReport};
 use crate::tool::Status;
 
@@ -43,6 +45,8 @@ pub struct Renderer<W: Write> {
     raw: bool,
     views: Vec<View>,
     out: W,
+    /// Styles for codecrew's own lines in the text output.
+    palette: Palette,
 }
 
 impl<W: Write> Renderer<W> {
@@ -60,7 +64,15 @@ impl<W: Write> Renderer<W> {
             raw,
             views,
             out,
+            palette: Palette::PLAIN,
         }
+    }
+
+    /// Styles codecrew's own lines (call notices, job headers, failures) in the text
+    /// output with `palette`; the model's text and JSON are never styled.
+    pub fn with_palette(mut self, palette: Palette) -> Self {
+        self.palette = palette;
+        self
     }
 
     fn live(&self) -> bool {
@@ -138,15 +150,22 @@ impl<W: Write> Renderer<W> {
                 notice(
                     index,
                     self,
+                    NOTICE,
                     &format!("→ {} {}", call.name, shorten(&input, 160)),
                 )
             }
             JobEvent::Rejected(rejection) => notice(
                 index,
                 self,
+                WARNING,
                 &format!("→ rejected tool call: {}", shorten(&rejection.reason, 200)),
             ),
             JobEvent::ToolResult(result) => {
+                let style = if result.status == Status::Ok {
+                    NOTICE
+                } else {
+                    WARNING
+                };
                 let line = match (&result.status, &result.error) {
                     (Status::Ok, _) => {
                         format!("  ← {} ok ({} ms)", result.tool, result.duration_ms)
@@ -160,7 +179,7 @@ impl<W: Write> Renderer<W> {
                     ),
                     (status, None) => format!("  ← {} {}", result.tool, status_name(*status)),
                 };
-                notice(index, self, &line)
+                notice(index, self, style, &line)
             }
         };
         self.write_text(index, &chunk)
@@ -198,12 +217,14 @@ impl<W: Write> Renderer<W> {
             }
             RunOutput::Text => {
                 let many = !self.live();
+                let palette = self.palette;
                 let Some(view) = self.views.get_mut(index) else {
                     return Ok(());
                 };
                 let mut section = Vec::new();
                 if many {
-                    writeln!(section, "━━ {} ━━", view.label.title())?;
+                    let title = format!("━━ {} ━━", view.label.title());
+                    writeln!(section, "{}", palette.paint(LABEL, title))?;
                 }
                 let ends_line = if self.raw {
                     section.extend_from_slice(report.response.as_bytes());
@@ -220,7 +241,7 @@ impl<W: Write> Renderer<W> {
                 }
                 view.at_line_start = true;
                 if let (true, false, Some(error)) = (many, report.success, &report.error) {
-                    writeln!(section, "✗ {error}")?;
+                    writeln!(section, "{}", palette.paint(ERROR, format!("✗ {error}")))?;
                 }
                 if many {
                     section.push(b'\n');
@@ -261,10 +282,10 @@ impl<W: Write> Renderer<W> {
 }
 
 /// A one-line notice, on a line of its own.
-fn notice<W: Write>(index: usize, renderer: &Renderer<W>, line: &str) -> String {
+fn notice<W: Write>(index: usize, renderer: &Renderer<W>, style: Style, line: &str) -> String {
     let at_line_start = renderer.views.get(index).is_none_or(|v| v.at_line_start);
     let lead = if at_line_start { "" } else { "\n" };
-    format!("{lead}{line}\n")
+    format!("{lead}{}\n", renderer.palette.paint(style, line))
 }
 
 fn status_name(status: Status) -> &'static str {
@@ -379,6 +400,42 @@ mod tests {
             out,
             "Let me look.\n→ codecrew:read_file {\"path\":\"a\"}\n  ← read_file ok (3 ms)\nIt says hi.\n"
         );
+    }
+
+    #[test]
+    fn a_palette_styles_only_codecrews_own_lines() {
+        let labels = vec![label("claude"), label("gemini")];
+        let mut renderer =
+            Renderer::new(RunOutput::Text, false, labels, Vec::new()).with_palette(Palette::ANSI);
+        renderer
+            .event(0, &JobEvent::Text("plain\n".into()))
+            .unwrap();
+        renderer.event(0, &call()).unwrap();
+        renderer.done(0, &report("claude", true, "")).unwrap();
+        renderer.done(1, &report("gemini", false, "")).unwrap();
+        let out = String::from_utf8(renderer.into_inner()).unwrap();
+        assert_eq!(
+            out,
+            "\x1b[1m━━ @claude (claude · haiku) ━━\x1b[0m\nplain\n\
+             \x1b[2m→ codecrew:read_file {\"path\":\"a\"}\x1b[0m\n\n\
+             \x1b[1m━━ @gemini (claude · haiku) ━━\x1b[0m\n\x1b[1m\x1b[31m✗ boom\x1b[0m\n\n"
+        );
+    }
+
+    #[test]
+    fn json_is_never_styled() {
+        for output in [RunOutput::Json, RunOutput::StreamJson] {
+            let mut renderer = Renderer::new(output, false, vec![label("claude")], Vec::new())
+                .with_palette(Palette::ANSI);
+            renderer.start().unwrap();
+            renderer.event(0, &call()).unwrap();
+            renderer.event(0, &ok_result()).unwrap();
+            let reports = [report("claude", false, "x")];
+            renderer.done(0, &reports[0]).unwrap();
+            renderer.finish(&reports).unwrap();
+            let out = renderer.into_inner();
+            assert!(!out.contains(&0x1b), "{}", String::from_utf8_lossy(&out));
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use codecrew::cli::{InterceptArgs, OutputArg};
+use codecrew::color::{NOTICE, Palette, WARNING};
 use codecrew::decode::{Event, Format};
 use codecrew::intercept::{
     Interceptor, Item, Rejection, ScannerLimits, Segment, ToolCall, neutralise_envelopes,
@@ -23,7 +24,7 @@ pub async fn run(args: InterceptArgs, options: super::ToolOptions) -> anyhow::Re
     let (executor, toolbox) = super::executor(mode, &options).await?;
     let registry = toolbox.registry().clone();
     let executor = (!args.dry_run).then_some(executor);
-    let mut report = Report::new(args.output, executor, registry);
+    let mut report = Report::new(args.output, executor, registry, options.colors.stdout);
     let mut interceptor = Interceptor::new(Format::from(args.from), ScannerLimits::default());
     let mut stdin = tokio::io::stdin();
     let mut buffer = vec![0u8; CHUNK];
@@ -60,10 +61,17 @@ struct Report {
     /// A message ended mid-line: the next text starts on a new line.
     needs_separator: bool,
     stdout: std::io::Stdout,
+    /// Styles for codecrew's own lines in the text output.
+    palette: Palette,
 }
 
 impl Report {
-    fn new(output: OutputArg, executor: Option<ToolExecutor>, registry: Arc<ToolRegistry>) -> Self {
+    fn new(
+        output: OutputArg,
+        executor: Option<ToolExecutor>,
+        registry: Arc<ToolRegistry>,
+        palette: Palette,
+    ) -> Self {
         Report {
             output,
             executor,
@@ -75,6 +83,7 @@ impl Report {
             open_line: false,
             needs_separator: false,
             stdout: std::io::stdout(),
+            palette,
         }
     }
 
@@ -84,7 +93,8 @@ impl Report {
             Item::Segment(Segment::Call(call)) => self.call(call).await?,
             Item::Segment(Segment::Rejected(rejection)) => {
                 if self.output == OutputArg::Text {
-                    self.line(&format!("[codecrew] rejected: {}", rejection.reason))?;
+                    let line = format!("[codecrew] rejected: {}", rejection.reason);
+                    self.line(&self.palette.paint(WARNING, line).to_string())?;
                 }
                 self.rejected.push(rejection);
             }
@@ -140,7 +150,8 @@ impl Report {
     async fn call(&mut self, call: ToolCall) -> anyhow::Result<()> {
         if self.output == OutputArg::Text {
             let input = serde_json::to_string(&call.input)?;
-            self.line(&format!("[codecrew] call {} {input}", call.name))?;
+            let line = format!("[codecrew] call {} {input}", call.name);
+            self.line(&self.palette.paint(NOTICE, line).to_string())?;
         }
         if let Some(executor) = &self.executor {
             let request = CallRequest {

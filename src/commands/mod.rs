@@ -4,6 +4,7 @@ pub mod agents;
 pub mod completions;
 pub mod init;
 pub mod intercept;
+pub mod man;
 pub mod prompt;
 pub mod run;
 pub mod threads;
@@ -47,6 +48,8 @@ pub struct ToolOptions {
     pub yes: bool,
     /// `--audit`: one JSON line per call in `.codecrew/audit.jsonl`.
     pub audit: bool,
+    /// `--color` with the environment: which streams are styled.
+    pub colors: codecrew::color::Colors,
 }
 
 /// The permission policy: built-in defaults < user config < project config (which only
@@ -121,7 +124,7 @@ pub fn executor_for(
     let mut executor = ToolExecutor::new(registry, catalog, context)
         .with_middleware(Arc::new(TracingLogger))
         .with_policy(policy)
-        .with_asker(default_asker())
+        .with_asker(default_asker(options.colors.tty))
         .assume_yes(options.yes);
     if options.audit {
         executor = executor.with_middleware(Arc::new(AuditLog::in_workspace(&options.workspace)));

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use codecrew::cli::RunArgs;
+use codecrew::color::{ERROR, NOTICE, Palette};
 use codecrew::config;
 use codecrew::intercept::ScannerLimits;
 use codecrew::mention;
@@ -156,9 +157,11 @@ pub async fn run(
     }
     drop(events_tx);
 
+    let colors = options.colors;
     let mut spinner = Spinner::new(
         args.output == codecrew::cli::RunOutput::Text
             && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        colors.stderr,
         labels
             .iter()
             .map(|l| format!("@{}", l.agent))
@@ -166,7 +169,8 @@ pub async fn run(
             .join(", "),
     );
     let mut ticks = tokio::time::interval(std::time::Duration::from_millis(120));
-    let mut renderer = Renderer::new(args.output, args.raw, labels, std::io::stdout());
+    let mut renderer =
+        Renderer::new(args.output, args.raw, labels, std::io::stdout()).with_palette(colors.stdout);
     renderer.start()?;
     let mut reports: Vec<Option<JobReport>> = (0..count).map(|_| None).collect();
     let mut interrupted: Option<u8> = None;
@@ -193,7 +197,9 @@ pub async fn run(
                     if let (false, codecrew::cli::RunOutput::Text, Some(error)) =
                         (report.success, args.output, &report.error)
                     {
-                        let _ = writeln!(std::io::stderr(), "codecrew: @{} failed: {error}", report.agent);
+                        let failed = format!("@{} failed:", report.agent);
+                        let failed = colors.stderr.paint(ERROR, failed);
+                        let _ = writeln!(std::io::stderr(), "codecrew: {failed} {error}");
                     }
                     renderer.done(index, &report)?;
                     if let (Some((store, name, _)), true) = (&continued, report.success) {
@@ -268,6 +274,7 @@ fn exit_code(reports: &[JobReport], interrupted: Option<u8>, expected: usize) ->
 /// only on an empty line and erases itself before anything else is printed.
 struct Spinner {
     enabled: bool,
+    palette: Palette,
     who: String,
     frame: usize,
     drawn: bool,
@@ -278,10 +285,11 @@ struct Spinner {
 impl Spinner {
     const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
-    fn new(enabled: bool, who: String) -> Self {
+    fn new(enabled: bool, palette: Palette, who: String) -> Self {
         let now = std::time::Instant::now();
         Spinner {
             enabled,
+            palette,
             who,
             frame: 0,
             drawn: false,
@@ -296,14 +304,16 @@ impl Spinner {
             return;
         }
         self.frame = (self.frame + 1) % Self::FRAMES.len();
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r\x1b[K{} {} working… {}s",
+        let line = format!(
+            "{} {} working… {}s",
             Self::FRAMES[self.frame],
             self.who,
             self.started.elapsed().as_secs()
         );
+        // Back to the line's start and erase it (cursor control, drawn only on a
+        // terminal), then the line, dimmed when stderr is styled.
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[K{}", self.palette.paint(NOTICE, line));
         let _ = err.flush();
         self.drawn = true;
     }

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use codecrew::cli::{OutputArg, ToolsCommand};
+use codecrew::color::LABEL;
 use codecrew::intercept::PREFIX;
 use codecrew::tool::executor::CallRequest;
 use codecrew::tool::{Mode, Status, ToolCatalog, ToolError, ToolResult, Toolbox};
@@ -32,6 +33,7 @@ async fn list(
 ) -> anyhow::Result<ExitCode> {
     let toolbox = registry(options).await?;
     let catalog = ToolCatalog::for_mode(toolbox.registry(), mode)?;
+    let palette = options.colors.stdout;
     let mut out = std::io::stdout().lock();
     match output {
         OutputArg::Json => {
@@ -55,8 +57,10 @@ async fn list(
             for tool in catalog.tools() {
                 let access = if tool.readonly() { "read" } else { "write" };
                 let summary = first_sentence(tool.description());
-                let name = format!("{PREFIX}{}", tool.name());
-                writeln!(out, "{name:<width$}  {access:<5}  {summary}")?;
+                // Padded before it is styled: the escapes take no columns.
+                let name = format!("{:<width$}", format!("{PREFIX}{}", tool.name()));
+                let name = palette.paint(LABEL, name);
+                writeln!(out, "{name}  {access:<5}  {summary}")?;
             }
         }
     }

@@ -13,6 +13,8 @@ fn codecrew(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
         .current_dir(dir)
         .env("CODECREW_CONFIG", "")
         .env_remove("RUST_LOG")
+        // Output compared as text must not be styled, whatever the caller's terminal.
+        .env_remove("CLICOLOR_FORCE")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -9,4 +9,5 @@ mod e2e;
 mod fake_model_clis;
 mod security;
 mod support;
+mod terminal;
 mod threads;
