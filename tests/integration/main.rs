@@ -6,6 +6,7 @@
 mod commands;
 mod config;
 mod e2e;
+mod external_tools;
 mod fake_model_clis;
 mod security;
 mod support;
