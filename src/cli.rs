@@ -84,6 +84,10 @@ pub enum Command {
     /// List, show and remove the conversations kept by `--thread`
     #[command(subcommand, after_help = THREADS_HELP)]
     Threads(ThreadsCommand),
+    /// Check the setup: installed CLIs and their versions, the config, the MCP servers,
+    /// the OS sandbox; with --live, ask each agent a one-word question
+    #[command(after_help = DOCTOR_HELP)]
+    Doctor(DoctorArgs),
     /// Print a shell completion script
     #[command(
         after_help = "Example:\n  codecrew completions bash > ~/.local/share/bash-completion/completions/codecrew"
@@ -284,6 +288,30 @@ pub enum ThreadsCommand {
         #[arg(value_parser = parse_thread_name)]
         name: ThreadName,
     },
+}
+
+const DOCTOR_HELP: &str = "\
+Examples:
+  codecrew doctor
+  codecrew doctor --live              # one short question to every agent whose CLI is installed
+  codecrew doctor --live claude codex
+  codecrew doctor --output json
+
+Exit code 0 when everything checked works, 1 when something does not (an invalid config, an
+MCP server or external tool that cannot start, the default agent's CLI missing, a failed
+live check). A CLI that is not installed is only reported, unless an agent that --live
+checks or the default agent needs it.";
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Also run each agent once with a one-word question (uses the model, may cost a little)
+    #[arg(long)]
+    pub live: bool,
+    /// The agents --live checks (default: every agent whose CLI is installed)
+    #[arg(value_name = "AGENT", requires = "live")]
+    pub agents: Vec<String>,
+    #[arg(long, value_enum, default_value_t = OutputArg::Text)]
+    pub output: OutputArg,
 }
 
 #[derive(Debug, Args)]

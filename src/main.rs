@@ -93,6 +93,7 @@ async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
         Command::Init(args) => commands::init::run(&args, &workdir),
         Command::Agents(command) => commands::agents::run(&command, &workdir),
         Command::Threads(command) => commands::threads::run(&command, &workdir),
+        Command::Doctor(args) => commands::doctor::run(args, &workdir).await,
         Command::Completions(args) => commands::completions::run(&args),
         Command::Man(args) => commands::man::run(&args),
     }

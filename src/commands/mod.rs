@@ -2,6 +2,7 @@
 
 pub mod agents;
 pub mod completions;
+pub mod doctor;
 pub mod init;
 pub mod intercept;
 pub mod man;

@@ -5,6 +5,7 @@
 
 mod commands;
 mod config;
+mod doctor;
 mod e2e;
 mod external_tools;
 mod fake_model_clis;
