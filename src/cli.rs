@@ -136,7 +136,7 @@ earlier tasks and answers at the start of the prompt.";
 /// Flags shared by `query` and `execute`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Tasks: \"@agent[:model] text\"; each argument is one task
+    /// Tasks: "@agent[:model] text"; each argument is one task
     #[arg(required = true, value_name = "TASK")]
     pub tasks: Vec<String>,
     /// How to print the answers
