@@ -178,6 +178,7 @@ impl JobRun {
         } else {
             prompt::render_earlier(&self.continuation.earlier)
         };
+        let mut fresh_start_tried = false;
         let limits = RunLimits {
             timeout: self.settings.turn_timeout,
             max_stdout_bytes: self.settings.max_stdout_bytes,
@@ -233,6 +234,29 @@ impl JobRun {
                 }
             };
             if let Some(error) = turn_failure(&outcome, &turn, &limits) {
+                // A thread's stored session the CLI no longer has (its data cleared, the
+                // workspace moved): start once more, fresh, from the thread's transcript.
+                let lost_session = report.turns == 1
+                    && resuming
+                    && self.continuation.session_id.is_some()
+                    && !fresh_start_tried
+                    && matches!(outcome.ending, Ending::Exited(_))
+                    && turn.text.is_empty()
+                    && turn.calls.is_empty();
+                if lost_session {
+                    fresh_start_tried = true;
+                    self.emit(
+                        &events,
+                        JobEvent::Notice(format!(
+                            "could not resume the thread's session ({error}); starting a new \
+                             session with the thread's earlier exchanges"
+                        )),
+                    );
+                    report.session_id = None;
+                    report.turns = 0;
+                    transcript = prompt::render_earlier(&self.continuation.earlier);
+                    continue;
+                }
                 if outcome.ending == Ending::Cancelled {
                     report.stop_reason = StopReason::Interrupted;
                 }

@@ -445,3 +445,61 @@ fn real_clis_resume_their_session_across_invocations() {
         assert_eq!(thread["exchanges"].as_array().unwrap().len(), 2);
     }
 }
+
+/// A thread whose stored session the CLI no longer has: codecrew says so and starts a new
+/// session from the thread's transcript instead of failing every run on the thread.
+#[test]
+fn a_lost_session_starts_over_from_the_transcript() {
+    use crate::support::clis::{Clis, TestHome, run};
+    use crate::support::fake_model::{FakeModel, Reply, Rule, Script};
+
+    let Some(clis) = Clis::require("threads-lost-session") else {
+        return;
+    };
+    let script = Script::new()
+        .rule(Rule::on_prompt(
+            "LOST-SECOND",
+            Reply::text("Second answer."),
+        ))
+        .rule(Rule::on_prompt(
+            "LOST-FIRST",
+            Reply::text("First answer, kept."),
+        ));
+    let server = FakeModel::start(script);
+    for agent in ["claude", "gemini", "codex"] {
+        let home = TestHome::new(&format!("threads-lost-{agent}"));
+        let env = clis
+            .env_for_all(&home, &server.url())
+            .with("CODECREW_CONFIG", "");
+        let codecrew = |task: &str| {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
+            env.apply(&mut command);
+            command.args(["query", "--output", "json", "--thread", "t", task]);
+            run(&mut command, std::time::Duration::from_secs(180))
+        };
+        codecrew(&format!("@{agent} LOST-FIRST hello")).assert_code(0);
+        let path = home.workdir().join(".codecrew/threads/t.json");
+        let mut thread: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        thread["agents"][agent]["session_id"] = json!("0b7e6a52-1f3c-4d2e-9a41-5c0de0000000");
+        std::fs::write(&path, serde_json::to_vec(&thread).unwrap()).unwrap();
+
+        let before = server.model_requests().len();
+        let second = codecrew(&format!("@{agent} LOST-SECOND go on"));
+        second.assert_code(0);
+        let doc: Value = serde_json::from_str(second.stdout.trim()).unwrap();
+        assert_eq!(doc["results"][0]["response"], "Second answer.", "{agent}");
+        let requests = server.model_requests();
+        let request = requests[before..]
+            .iter()
+            .find(|r| {
+                r.prompt
+                    .as_deref()
+                    .is_some_and(|p| p.contains("LOST-SECOND"))
+            })
+            .unwrap_or_else(|| panic!("{agent}: no second request"));
+        assert!(
+            request.body.to_string().contains("First answer, kept."),
+            "{agent}: the transcript carries the first exchange"
+        );
+    }
+}
