@@ -31,6 +31,7 @@ pub mod cli;
 pub mod config;
 pub mod decode;
 pub mod intercept;
+pub mod mcp;
 pub mod mention;
 pub mod permission;
 pub mod process;
