@@ -345,14 +345,18 @@ async fn start_one(
 
 /// Why the handshake failed, in the user's terms.
 fn handshake_error(error: &ClientInitializeError, pid: Option<i32>) -> String {
+    // A closed pipe either way (EOF on its stdout, EPIPE on its stdin) usually means the
+    // server is gone; its stderr, quoted after this, says why.
+    let exited = || pid.and_then(process::stat).is_none_or(|stat| stat.zombie);
     match error {
+        ClientInitializeError::ConnectionClosed(_)
+        | ClientInitializeError::TransportError { .. }
+            if exited() =>
+        {
+            "it exited before the MCP handshake finished".to_owned()
+        }
         ClientInitializeError::ConnectionClosed(_) => {
-            let exited = pid.and_then(process::stat).is_none_or(|stat| stat.zombie);
-            if exited {
-                "it exited before the MCP handshake finished".to_owned()
-            } else {
-                "it closed its stdout before the MCP handshake finished".to_owned()
-            }
+            "it closed its stdout before the MCP handshake finished".to_owned()
         }
         other => format!("the MCP handshake failed: {other}"),
     }
@@ -748,8 +752,9 @@ impl McpTool {
 /// ```
 ///
 /// Every key is left out when it has nothing to say, except `text` when nothing else is
-/// there (`{"text": ""}`). Text that is only the JSON of `structured` (the spec asks
-/// servers to send both) is left out, so the model does not read it twice. Binary data
+/// there (`{"text": ""}`). Text that only repeats `structured` (its JSON, or one of its
+/// string fields; the spec asks servers to send both) is left out, so the model does not
+/// read it twice. Binary data
 /// (images, audio, blobs) is summarised, not inlined: a text model cannot use base64.
 /// Text, resource text and structured content share the [`MAX_OUTPUT_BYTES`] budget.
 pub fn shape(result: &Value) -> Result<Value, String> {
@@ -813,9 +818,7 @@ pub fn shape(result: &Value) -> Result<Value, String> {
         };
         return Err(message);
     }
-    let text_repeats_structured = structured.is_some_and(|structured| {
-        serde_json::from_str::<Value>(&text).is_ok_and(|parsed| parsed == *structured)
-    });
+    let text_repeats_structured = structured.is_some_and(|structured| repeats(&text, structured));
     let mut output = Map::new();
     if !text.is_empty() && !text_repeats_structured {
         output.insert("text".to_owned(), json!(budget.take(&text)));
@@ -853,6 +856,19 @@ pub fn shape(result: &Value) -> Result<Value, String> {
         output.insert("text".to_owned(), json!(""));
     }
     Ok(Value::Object(output))
+}
+
+/// Whether `text` only repeats `structured`: its JSON, or one of its top-level string
+/// fields (`read_text_file` sends the file as text and as `{"content": …}`).
+fn repeats(text: &str, structured: &Value) -> bool {
+    if serde_json::from_str::<Value>(text).is_ok_and(|parsed| parsed == *structured) {
+        return true;
+    }
+    structured.as_object().is_some_and(|fields| {
+        fields
+            .values()
+            .any(|value| value.as_str().is_some_and(|field| field == text))
+    })
 }
 
 /// What is left of the output budget, and how much the tool returned.

@@ -100,6 +100,14 @@ fn structured_content_is_not_repeated_as_text() {
     });
     assert_eq!(shape(&result).unwrap(), json!({"structured": {"sum": 3}}));
     let result = json!({
+        "content": [{"type": "text", "text": "hello file\n"}],
+        "structuredContent": {"content": "hello file\n"},
+    });
+    assert_eq!(
+        shape(&result).unwrap(),
+        json!({"structured": {"content": "hello file\n"}})
+    );
+    let result = json!({
         "content": [{"type": "text", "text": "The sum is 3."}],
         "structuredContent": structured,
     });
