@@ -2,25 +2,52 @@
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use codecrew::cli::{OutputArg, ToolsCommand};
 use codecrew::intercept::PREFIX;
 use codecrew::tool::executor::CallRequest;
-use codecrew::tool::{Mode, Status, ToolCatalog, ToolError, ToolRegistry, ToolResult};
+use codecrew::tool::{
+    Mode, Status, ToolCatalog, ToolError, ToolExecutor, ToolRegistry, ToolResult, Toolbox,
+};
 use serde_json::{Value, json};
 
 pub async fn run(command: ToolsCommand, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
-    match command {
-        ToolsCommand::List { mode, output } => list(Mode::from(mode), output),
-        ToolsCommand::Show { name } => show(&name),
-        ToolsCommand::Call { name, input, mode } => {
-            call(&name, &input, Mode::from(mode), &options).await
-        }
+    let loaded = codecrew::config::load(&options.workspace)?;
+    let toolbox = Toolbox::start(&loaded.config, &options.workspace).await;
+    for notice in toolbox.notices() {
+        eprintln!("codecrew: warning: {notice}");
     }
+    let registry = toolbox.registry();
+    let code = match command {
+        ToolsCommand::List { mode, output } => list(registry, Mode::from(mode), output),
+        ToolsCommand::Show { name } => show(registry, &name),
+        ToolsCommand::Call { name, input, mode } => {
+            let mode = Mode::from(mode);
+            match ToolCatalog::for_mode(registry, mode) {
+                Ok(catalog) => match super::policy_from(&loaded) {
+                    Ok(policy) => {
+                        let executor = super::executor_for(
+                            Arc::clone(registry),
+                            Arc::new(catalog),
+                            mode,
+                            &options,
+                            Arc::new(policy),
+                        );
+                        call(&name, &input, &executor).await
+                    }
+                    Err(error) => Err(error),
+                },
+                Err(error) => Err(error.into()),
+            }
+        }
+    };
+    toolbox.shutdown().await;
+    code
 }
 
-fn list(mode: Mode, output: OutputArg) -> anyhow::Result<ExitCode> {
-    let catalog = ToolCatalog::for_mode(&ToolRegistry::builtin(), mode)?;
+fn list(registry: &ToolRegistry, mode: Mode, output: OutputArg) -> anyhow::Result<ExitCode> {
+    let catalog = ToolCatalog::for_mode(registry, mode)?;
     let mut out = std::io::stdout().lock();
     match output {
         OutputArg::Json => {
@@ -68,8 +95,7 @@ fn first_sentence(text: &str) -> &str {
     }
 }
 
-fn show(name: &str) -> anyhow::Result<ExitCode> {
-    let registry = ToolRegistry::builtin();
+fn show(registry: &ToolRegistry, name: &str) -> anyhow::Result<ExitCode> {
     let bare = super::bare_name(name);
     let Some(tool) = registry.get(bare) else {
         let known: Vec<&str> = registry.names().collect();
@@ -98,16 +124,10 @@ fn show(name: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn call(
-    name: &str,
-    input: &str,
-    mode: Mode,
-    options: &super::ToolOptions,
-) -> anyhow::Result<ExitCode> {
+async fn call(name: &str, input: &str, executor: &ToolExecutor) -> anyhow::Result<ExitCode> {
     let tool = super::bare_name(name).to_owned();
     let result = match serde_json::from_str::<Value>(input) {
         Ok(input) => {
-            let executor = super::executor(mode, options)?;
             executor
                 .call(&CallRequest {
                     id: String::new(),
