@@ -71,6 +71,9 @@ const STDERR_LINE_BYTES: u64 = 64 * 1024;
 /// After a failed start, how long the server's stderr may take to reach its end (its
 /// last words are usually the reason).
 const STDERR_SETTLE: Duration = Duration::from_millis(500);
+/// How long a server whose pipe closed may take to be gone, to tell "exited" from
+/// "closed its stdout".
+const EXIT_SETTLE: Duration = Duration::from_millis(500);
 /// How long [`McpClients::shutdown`] lets a server exit after its stdin is closed; rmcp
 /// then sends SIGTERM and at last SIGKILL, and codecrew kills what is left of the group.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(8);
@@ -293,10 +296,10 @@ async fn start_one(
 
     let startup = Duration::from_secs(config.startup_timeout_secs);
     let handshake = async {
-        let service = client_config()
-            .serve(transport)
-            .await
-            .map_err(|error| handshake_error(&error, pid))?;
+        let service = match client_config().serve(transport).await {
+            Ok(service) => service,
+            Err(error) => return Err(handshake_error(&error, pid).await),
+        };
         let tools = service
             .peer()
             .list_all_tools()
@@ -344,21 +347,39 @@ async fn start_one(
 }
 
 /// Why the handshake failed, in the user's terms.
-fn handshake_error(error: &ClientInitializeError, pid: Option<i32>) -> String {
+async fn handshake_error(error: &ClientInitializeError, pid: Option<i32>) -> String {
     // A closed pipe either way (EOF on its stdout, EPIPE on its stdin) usually means the
-    // server is gone; its stderr, quoted after this, says why.
-    let exited = || pid.and_then(process::stat).is_none_or(|stat| stat.zombie);
+    // server is exiting; its stderr, quoted after this, says why.
+    let closed = matches!(
+        error,
+        ClientInitializeError::ConnectionClosed(_) | ClientInitializeError::TransportError { .. }
+    );
+    if closed && exits_soon(pid).await {
+        return "it exited before the MCP handshake finished".to_owned();
+    }
     match error {
-        ClientInitializeError::ConnectionClosed(_)
-        | ClientInitializeError::TransportError { .. }
-            if exited() =>
-        {
-            "it exited before the MCP handshake finished".to_owned()
-        }
         ClientInitializeError::ConnectionClosed(_) => {
             "it closed its stdout before the MCP handshake finished".to_owned()
         }
         other => format!("the MCP handshake failed: {other}"),
+    }
+}
+
+/// Whether the process is gone, or goes within [`EXIT_SETTLE`] (the pipe closes a moment
+/// before the process is).
+async fn exits_soon(pid: Option<i32>) -> bool {
+    let Some(pid) = pid else {
+        return true;
+    };
+    let deadline = tokio::time::Instant::now() + EXIT_SETTLE;
+    loop {
+        if process::stat(pid).is_none_or(|stat| stat.zombie) {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
