@@ -7,5 +7,6 @@ mod commands;
 mod config;
 mod e2e;
 mod fake_model_clis;
+mod mcp_client;
 mod security;
 mod support;
