@@ -246,6 +246,8 @@ pub async fn run(
             code = 1;
         }
     }
+    // The MCP servers exit cleanly (dropping the toolbox would only signal them).
+    toolbox.shutdown().await;
     Ok(ExitCode::from(code))
 }
 

@@ -123,14 +123,16 @@ async fn call(
     let tool = super::bare_name(name).to_owned();
     let result = match serde_json::from_str::<Value>(input) {
         Ok(input) => {
-            let (executor, _toolbox) = super::executor(mode, options).await?;
-            executor
+            let (executor, toolbox) = super::executor(mode, options).await?;
+            let result = executor
                 .call(&CallRequest {
                     id: String::new(),
                     tool,
                     input,
                 })
-                .await
+                .await;
+            toolbox.shutdown().await;
+            result
         }
         Err(error) => ToolResult {
             tool_call_id: "call_1".to_owned(),

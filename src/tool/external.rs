@@ -191,7 +191,7 @@ impl ExternalTool {
 
 /// A command with a `/` is a path (relative ones start at the workspace); a bare name
 /// is looked up on the PATH.
-fn program(command: &str, workspace: &Path) -> PathBuf {
+pub(crate) fn program(command: &str, workspace: &Path) -> PathBuf {
     let path = Path::new(command);
     if command.contains('/') && path.is_relative() {
         workspace.join(path)

@@ -6,12 +6,17 @@ use std::sync::Arc;
 
 use super::{ToolRegistry, external};
 use crate::config::Config;
+use crate::mcp::client::{self, McpClients};
 
 /// The tools of one run.
+///
+/// It owns the run's MCP servers: dropping it stops them (see [`McpClients`]);
+/// [`Toolbox::shutdown`] waits for them to exit.
 pub struct Toolbox {
     registry: Arc<ToolRegistry>,
     /// What the user should know: servers that did not start, tools left out.
     notices: Vec<String>,
+    mcp: McpClients,
 }
 
 impl Toolbox {
@@ -20,18 +25,34 @@ impl Toolbox {
         Toolbox {
             registry: Arc::new(ToolRegistry::builtin()),
             notices: Vec::new(),
+            mcp: McpClients::default(),
         }
     }
 
-    /// The built-ins and the external tools of `config`.
-    pub async fn start(config: &Config, _workspace: &Path) -> Toolbox {
+    /// The built-ins, the external tools of `config`, and the tools of its MCP servers,
+    /// started in `workspace` (a server that fails to start is a notice, not an error).
+    pub async fn start(config: &Config, workspace: &Path) -> Toolbox {
         let mut registry = ToolRegistry::builtin();
         for tool in external::from_config(&config.tools) {
             registry.register(tool);
         }
+        let mcp = client::start(&config.mcp, workspace, &config.permissions.pass_env).await;
+        let mut notices = mcp.notices().to_vec();
+        for tool in mcp.tools() {
+            if registry.contains(tool.name()) {
+                // `[tools.files]` and `[mcp.files]` may both export `read`.
+                notices.push(format!(
+                    "the MCP tool codecrew:{} is left out: an external tool has that name",
+                    tool.name()
+                ));
+                continue;
+            }
+            registry.register(Arc::clone(tool));
+        }
         Toolbox {
             registry: Arc::new(registry),
-            notices: Vec::new(),
+            notices,
+            mcp,
         }
     }
 
@@ -41,5 +62,10 @@ impl Toolbox {
 
     pub fn notices(&self) -> &[String] {
         &self.notices
+    }
+
+    /// Stops the MCP servers and waits (a few seconds at most) for them to exit.
+    pub async fn shutdown(self) {
+        self.mcp.shutdown().await;
     }
 }

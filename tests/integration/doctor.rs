@@ -184,3 +184,32 @@ fn the_real_clis_report_their_versions() {
         "{report}"
     );
 }
+
+/// MCP servers: a real one starts and lists its tools, a broken one fails the check.
+#[test]
+fn mcp_servers_are_started_and_reported() {
+    let Some(clis) = Clis::require("mcp_servers_are_started_and_reported") else {
+        return;
+    };
+    let node = std::env::split_paths(&clis.path_var())
+        .map(|dir| dir.join("node"))
+        .find(|node| node.is_file())
+        .unwrap();
+    let everything = clis.bin_dir().join("mcp-server-everything");
+    let world = World::new(&format!(
+        "[mcp.everything]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\n\n\
+         [mcp.broken]\ncommand = \"sh\"\nargs = [\"-c\", \"echo no config >&2; exit 1\"]\n",
+        node.display().to_string(),
+        everything.display().to_string(),
+    ));
+    let output = world.doctor(&[], Path::new(&clis.path_var()));
+    let report = text(&output);
+    let good = line(&report, "mcp", "everything");
+    assert!(good.starts_with("ok") && good.contains("echo"), "{report}");
+    let broken = line(&report, "mcp", "broken");
+    assert!(
+        broken.starts_with("FAIL") && broken.contains("no config"),
+        "{report}"
+    );
+    assert_eq!(output.status.code(), Some(1));
+}

@@ -9,6 +9,7 @@ mod doctor;
 mod e2e;
 mod external_tools;
 mod fake_model_clis;
+mod mcp_client;
 mod security;
 mod support;
 mod terminal;
