@@ -32,6 +32,7 @@ pub mod color;
 pub mod config;
 pub mod decode;
 pub mod intercept;
+pub mod jobs;
 pub mod mcp;
 pub mod mention;
 pub mod permission;

@@ -5,6 +5,7 @@
 //! This is the only module that knows the order of the steps. It reports what happens as
 //! [`JobEvent`]s (for live display) and returns a [`JobReport`].
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,6 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
+use crate::config::LimitsConfig;
 use crate::decode::Event;
 use crate::intercept::{Interceptor, Item, Rejection, ScannerLimits, Segment, ToolCall};
 use crate::mention::Job;
@@ -32,6 +34,30 @@ pub struct Settings {
     pub scanner: ScannerLimits,
     /// Stdout bytes per turn after which a CLI is stopped as flooding.
     pub max_stdout_bytes: u64,
+    /// Variables set for the agent's CLI on top of what it inherits (`codecrew mcp` counts
+    /// its nesting depth this way).
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// Stdout bytes one CLI turn may print before it is stopped as flooding.
+pub const DEFAULT_MAX_STDOUT_BYTES: u64 = 256 * 1024 * 1024;
+
+impl Settings {
+    /// The settings the configuration's limits give; callers apply their flags on top.
+    pub fn new(mode: Mode, limits: &LimitsConfig, workspace: PathBuf) -> Self {
+        Settings {
+            mode,
+            max_turns: limits.max_turns,
+            turn_timeout: limits.turn_timeout(),
+            workspace,
+            scanner: ScannerLimits {
+                max_calls_per_message: limits.max_calls_per_message,
+                ..ScannerLimits::default()
+            },
+            max_stdout_bytes: DEFAULT_MAX_STDOUT_BYTES,
+            env: Vec::new(),
+        }
+    }
 }
 
 /// Where a job starts when it continues an earlier conversation (a thread). The default
@@ -192,7 +218,7 @@ impl JobRun {
             } else {
                 format!("{transcript}\n\n{prompt}")
             };
-            let spec = self.provider.command(
+            let mut spec = self.provider.command(
                 &program,
                 &Turn {
                     prompt: &turn_prompt,
@@ -206,6 +232,7 @@ impl JobRun {
                 },
                 &self.settings.workspace,
             );
+            spec.env.extend(self.settings.env.iter().cloned());
             tracing::info!(agent = %self.job.agent, turn = report.turns, command = %spec.display(), "running");
             let mut turn = TurnState::default();
             let mut interceptor =

@@ -8,18 +8,13 @@ use std::sync::Arc;
 use codecrew::cli::RunArgs;
 use codecrew::color::{ERROR, NOTICE, Palette};
 use codecrew::config;
-use codecrew::intercept::ScannerLimits;
 use codecrew::mention;
-use codecrew::provider::Provider;
 use codecrew::render::{JobLabel, Renderer};
-use codecrew::session::{Continuation, JobReport, JobRun, Settings, StopReason};
+use codecrew::session::{JobReport, Settings, StopReason};
 use codecrew::thread::{self, Exchange, ThreadStore};
-use codecrew::tool::{Mode, ToolCatalog};
+use codecrew::tool::Mode;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
-
-/// Stdout bytes one CLI turn may print before it is stopped as flooding.
-const MAX_STDOUT_BYTES: u64 = 256 * 1024 * 1024;
 
 pub async fn run(
     args: RunArgs,
@@ -43,29 +38,9 @@ pub async fn run(
         }
     };
     let jobs = mention::jobs(&args.tasks, &config.default_agent);
-    if let Some(unknown) = jobs
-        .iter()
-        .find(|job| !config.agents.contains_key(&job.agent))
-    {
-        let known: Vec<String> = config.agents.keys().map(|id| format!("@{id}")).collect();
-        eprintln!(
-            "codecrew: unknown agent @{}; known agents: {} (define more in codecrew.toml)",
-            unknown.agent,
-            known.join(", ")
-        );
-        return Ok(ExitCode::from(super::EXIT_USAGE));
-    }
-    for job in &jobs {
-        if let Err(error) = loaded.check_agent_allowed(&job.agent) {
-            eprintln!("codecrew: {error}");
-            return Ok(ExitCode::from(super::EXIT_USAGE));
-        }
-    }
-    if let Some(empty) = jobs.iter().find(|job| job.task.trim().is_empty()) {
-        eprintln!(
-            "codecrew: the task for @{} is empty; write what it should do after the mention",
-            empty.agent
-        );
+    // Before the toolbox starts any MCP server: a mistyped agent costs nothing.
+    if let Err(error) = codecrew::jobs::check(&loaded, &jobs) {
+        eprintln!("codecrew: {error}");
         return Ok(ExitCode::from(super::EXIT_USAGE));
     }
     // The thread as it stands now; each job records its exchange when it ends.
@@ -83,66 +58,39 @@ pub async fn run(
         None => None,
     };
     let settings = Settings {
-        mode,
         max_turns: args.max_turns.unwrap_or(config.limits.max_turns),
         turn_timeout: args.timeout.unwrap_or(config.limits.turn_timeout()),
-        workspace: workspace.clone(),
-        scanner: ScannerLimits {
-            max_calls_per_message: config.limits.max_calls_per_message,
-            ..ScannerLimits::default()
-        },
-        max_stdout_bytes: MAX_STDOUT_BYTES,
+        ..Settings::new(mode, &config.limits, workspace.clone())
     };
     // Lives until every job is done: it owns the MCP servers.
     let toolbox = super::toolbox(&loaded, &workspace).await;
     let registry = toolbox.registry().clone();
-    let mut runs = Vec::new();
-    let mut labels = Vec::new();
-    let mut tasks_of = Vec::new();
-    for (index, mut job) in jobs.into_iter().enumerate() {
-        let agent = config.agents[&job.agent].clone();
-        let offered = ToolCatalog::for_mode(&registry, mode)?;
-        let catalog = match &agent.tools {
-            Some(names) => ToolCatalog::from_tools(
-                offered
-                    .tools()
-                    .filter(|tool| names.iter().any(|n| n == tool.name()))
-                    .cloned(),
-            )?,
-            None => offered,
-        };
-        let executor = super::executor_for(
-            registry.clone(),
-            Arc::new(catalog),
-            mode,
-            &options,
-            policy.clone(),
-        );
-        let provider = Provider::new(&job.agent, agent);
-        let mut continuation = Continuation::default();
-        if let Some((_, _, Some(thread))) = &continued {
-            let kind = provider.kind().name();
-            continuation = thread.continuation(&job.agent, kind);
-            if job.model.is_none() {
-                job.model = thread.model_for(&job.agent, kind);
+    let mut runs = codecrew::jobs::plan(&loaded, jobs, &settings, &registry, |catalog| {
+        super::executor_for(registry.clone(), catalog, mode, &options, policy.clone())
+    })?;
+    if let Some((_, _, Some(thread))) = &continued {
+        for run in &mut runs {
+            let kind = run.provider.kind().name();
+            run.continuation = thread.continuation(&run.job.agent, kind);
+            if run.job.model.is_none() {
+                run.job.model = thread.model_for(&run.job.agent, kind);
             }
         }
-        tasks_of.push(job.task.clone());
-        labels.push(JobLabel {
-            agent: job.agent.clone(),
-            provider: provider.kind().name().to_owned(),
-            model: job.model.clone().or_else(|| provider.agent.model.clone()),
-            mode: mode.name(),
-        });
-        runs.push(JobRun {
-            index,
-            job,
-            provider,
-            executor: Arc::new(executor),
-            settings: settings.clone(),
-            continuation,
-        });
     }
+    let tasks_of: Vec<String> = runs.iter().map(|run| run.job.task.clone()).collect();
+    let labels: Vec<JobLabel> = runs
+        .iter()
+        .map(|run| JobLabel {
+            agent: run.job.agent.clone(),
+            provider: run.provider.kind().name().to_owned(),
+            model: run
+                .job
+                .model
+                .clone()
+                .or_else(|| run.provider.agent.model.clone()),
+            mode: mode.name(),
+        })
+        .collect();
     let mut saves = JoinSet::new();
 
     let (events_tx, mut events) = mpsc::unbounded_channel();
