@@ -75,6 +75,10 @@ pub enum Command {
     /// List, inspect and call codecrew's tools directly
     #[command(subcommand)]
     Tools(ToolsCommand),
+    /// Serve codecrew's tools, and other agents, over MCP on stdin/stdout for CLIs that
+    /// call MCP tools natively (Claude Code, Gemini CLI, Codex)
+    #[command(after_help = MCP_HELP)]
+    Mcp(McpArgs),
     /// Write a commented starter codecrew.toml in the workspace
     #[command(after_help = "Then check it with:\n  codecrew agents list")]
     Init(InitArgs),
@@ -249,6 +253,46 @@ pub enum ToolsCommand {
         #[arg(long, value_enum, default_value_t = ModeArg::Query)]
         mode: ModeArg,
     },
+}
+
+const MCP_HELP: &str = "\
+stdin and stdout carry the MCP protocol, so logs (-v) go to stderr. Nothing is asked on a
+terminal: a call that would need approval is denied with the rule or flag that allows it;
+--yes allows such calls (never denied ones). The workspace is --workdir or the directory
+the client starts the server in.
+
+Tools: read_file, list_directory, glob, grep, help and query_agent (asks another agent);
+with --mode execute also write_file, edit_file, run_command and execute_agent. Clients
+prefix the names with the server's: Claude shows mcp__codecrew__read_file.
+
+Claude Code:
+  claude mcp add codecrew -- codecrew mcp
+  claude mcp add codecrew -- codecrew --workdir /path/to/project mcp --mode execute
+  claude -p \"...\" --mcp-config codecrew-mcp.json --allowedTools mcp__codecrew__read_file
+    with codecrew-mcp.json:
+    {\"mcpServers\": {\"codecrew\": {\"command\": \"codecrew\", \"args\": [\"mcp\"]}}}
+
+Gemini CLI, in ~/.gemini/settings.json (or .gemini/settings.json in the project):
+  {\"mcpServers\": {\"codecrew\": {\"command\": \"codecrew\", \"args\": [\"mcp\"]}}}
+
+Codex, in ~/.codex/config.toml:
+  [mcp_servers.codecrew]
+  command = \"codecrew\"
+  args = [\"mcp\"]
+
+query_agent and execute_agent run one agent per call, as `codecrew query`/`execute` would
+(the limits of the config apply). Agents started this way may use codecrew mcp in turn;
+CODECREW_MCP_DEPTH counts the nesting and no agent is started beyond depth 2.";
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Which tools are served: query the read-only ones, execute also those that write
+    /// files and run commands (under the permission policy)
+    #[arg(long, value_enum, default_value_t = ModeArg::Query)]
+    pub mode: ModeArg,
+    /// Do not serve query_agent and execute_agent (only the workspace tools)
+    #[arg(long)]
+    pub no_agents: bool,
 }
 
 #[derive(Debug, Args)]

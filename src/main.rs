@@ -90,6 +90,7 @@ async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
         Command::Prompt(args) => commands::prompt::run(args, &workdir).await,
         Command::Intercept(args) => commands::intercept::run(args, options).await,
         Command::Tools(command) => commands::tools::run(command, options).await,
+        Command::Mcp(args) => commands::mcp::run(args, options).await,
         Command::Init(args) => commands::init::run(&args, &workdir),
         Command::Agents(command) => commands::agents::run(&command, &workdir),
         Command::Threads(command) => commands::threads::run(&command, &workdir),

@@ -6,6 +6,7 @@ pub mod doctor;
 pub mod init;
 pub mod intercept;
 pub mod man;
+pub mod mcp;
 pub mod prompt;
 pub mod run;
 pub mod threads;
