@@ -10,6 +10,7 @@ mod e2e;
 mod external_tools;
 mod fake_model_clis;
 mod mcp_client;
+mod mcp_server;
 mod security;
 mod support;
 mod terminal;

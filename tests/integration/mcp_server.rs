@@ -1,0 +1,568 @@
+//! `codecrew mcp` driven over stdio by real MCP clients: rmcp's client (the official Rust
+//! SDK) for the protocol and the permission cases, and the real Claude Code CLI, whose model
+//! (the project's fake server) calls a codecrew tool natively.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::support::clis::{CLI_TIMEOUT, Cli, Clis, TestHome, run};
+use crate::support::fake_model::{FakeModel, Reply, Rule, Script};
+
+const BIN: &str = env!("CARGO_BIN_EXE_codecrew");
+
+/// A workspace with a file of unique content, a secret and a workflow file.
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("notes.txt"),
+        "first line\nMCP-CONTENT-5150\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join(".env"), "API_TOKEN=hunter2\n").unwrap();
+    dir
+}
+
+type Client = RunningService<RoleClient, ()>;
+
+/// `codecrew [global] --workdir <dir> mcp <args>` with no user config (unless `env` sets
+/// one), connected with rmcp's client.
+async fn connect(dir: &Path, global: &[&str], args: &[&str], env: &[(&str, &str)]) -> Client {
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .args(global)
+        .arg("--workdir")
+        .arg(dir)
+        .arg("mcp")
+        .args(args)
+        .env("CODECREW_CONFIG", "")
+        .env_remove("CODECREW_MCP_DEPTH")
+        .env_remove("RUST_LOG");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let (transport, _stderr) = TokioChildProcess::builder(command)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    ().serve(transport).await.unwrap()
+}
+
+async fn tools(client: &Client) -> Vec<Tool> {
+    client.list_all_tools().await.unwrap()
+}
+
+fn names(tools: &[Tool]) -> Vec<String> {
+    tools.iter().map(|tool| tool.name.to_string()).collect()
+}
+
+async fn call(client: &Client, tool: &str, input: Value) -> CallToolResult {
+    let Value::Object(arguments) = input else {
+        panic!("the input must be an object")
+    };
+    let arguments: JsonObject = arguments;
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+        .await
+        .unwrap()
+}
+
+/// All the text content of a result, joined.
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| serde_json::to_value(block).ok())
+        .filter_map(|block| block["text"].as_str().map(str::to_owned))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn query_mode_serves_the_read_only_tools_and_execute_mode_all() {
+    let dir = workspace();
+    let query = connect(dir.path(), &[], &[], &[]).await;
+    let info = query.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "codecrew");
+    let listed = tools(&query).await;
+    let query_names = names(&listed);
+    for tool in [
+        "read_file",
+        "list_directory",
+        "glob",
+        "grep",
+        "help",
+        "query_agent",
+    ] {
+        assert!(query_names.contains(&tool.to_owned()), "{query_names:?}");
+    }
+    for tool in ["write_file", "edit_file", "run_command", "execute_agent"] {
+        assert!(!query_names.contains(&tool.to_owned()), "{query_names:?}");
+    }
+    let read_file = listed.iter().find(|t| t.name == "read_file").unwrap();
+    assert_eq!(
+        read_file.annotations.as_ref().unwrap().read_only_hint,
+        Some(true)
+    );
+    assert!(read_file.description.as_ref().unwrap().contains("line"));
+    assert_eq!(read_file.input_schema["required"], json!(["path"]));
+    query.cancel().await.unwrap();
+
+    let execute = connect(dir.path(), &[], &["--mode", "execute"], &[]).await;
+    let listed = tools(&execute).await;
+    let execute_names = names(&listed);
+    for tool in [
+        "read_file",
+        "write_file",
+        "edit_file",
+        "run_command",
+        "query_agent",
+        "execute_agent",
+    ] {
+        assert!(
+            execute_names.contains(&tool.to_owned()),
+            "{execute_names:?}"
+        );
+    }
+    let write_file = listed.iter().find(|t| t.name == "write_file").unwrap();
+    assert_eq!(
+        write_file.annotations.as_ref().unwrap().read_only_hint,
+        Some(false)
+    );
+    execute.cancel().await.unwrap();
+
+    let plain = connect(dir.path(), &[], &["--no-agents"], &[]).await;
+    let plain_names = names(&tools(&plain).await);
+    assert!(
+        !plain_names.iter().any(|n| n.ends_with("_agent")),
+        "{plain_names:?}"
+    );
+    plain.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn read_file_returns_the_workspace_file() {
+    let dir = workspace();
+    let client = connect(dir.path(), &[], &[], &[]).await;
+    let result = call(&client, "read_file", json!({"path": "notes.txt"})).await;
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert!(text(&result).contains("MCP-CONTENT-5150"), "{result:?}");
+    let structured = result.structured_content.unwrap();
+    assert_eq!(structured["path"], "notes.txt");
+    assert!(
+        structured["content"]
+            .as_str()
+            .unwrap()
+            .contains("2\tMCP-CONTENT-5150")
+    );
+    // Bad input is the executor's schema error, as data.
+    let bad = call(&client, "read_file", json!({"path": 3})).await;
+    assert_eq!(bad.is_error, Some(true));
+    assert!(text(&bad).contains("E_INVALID_INPUT"), "{}", text(&bad));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn denied_calls_are_errors_that_say_why() {
+    let dir = workspace();
+    let outside = dir.path().parent().unwrap().join("mcp-outside.txt");
+    std::fs::write(&outside, "outside\n").unwrap();
+    let client = connect(dir.path(), &[], &["--mode", "execute"], &[]).await;
+    let escaped = call(&client, "read_file", json!({"path": "../mcp-outside.txt"})).await;
+    assert_eq!(escaped.is_error, Some(true));
+    let message = text(&escaped);
+    assert!(message.contains("E_PERMISSION_DENIED"), "{message}");
+    assert!(message.contains("outside the workspace"), "{message}");
+    assert!(!message.contains("outside\n"), "{message}");
+    // A secret needs approval; with no terminal to ask on it is denied, naming --yes.
+    let secret = call(&client, "read_file", json!({"path": ".env"})).await;
+    assert_eq!(secret.is_error, Some(true));
+    let message = text(&secret);
+    assert!(message.contains("no terminal to ask on"), "{message}");
+    assert!(message.contains("--yes"), "{message}");
+    assert!(!message.contains("hunter2"), "{message}");
+    assert_eq!(
+        secret.structured_content.unwrap()["status"],
+        "denied",
+        "structured status"
+    );
+    // Write tools are not offered in query mode, even when called by name.
+    let query = connect(dir.path(), &[], &[], &[]).await;
+    let write = call(
+        &query,
+        "write_file",
+        json!({"path": "x.txt", "content": "x"}),
+    )
+    .await;
+    assert_eq!(write.is_error, Some(true));
+    assert!(text(&write).contains("query mode"), "{}", text(&write));
+    assert!(!dir.path().join("x.txt").exists());
+    let _ = std::fs::remove_file(outside);
+    client.cancel().await.unwrap();
+    query.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_write_that_asks_is_denied_without_yes_and_runs_with_it() {
+    let dir = workspace();
+    let workflow = ".github/workflows/ci.yml";
+    let input = json!({"path": workflow, "content": "on: push\n"});
+    let client = connect(dir.path(), &[], &["--mode", "execute"], &[]).await;
+    let denied = call(&client, "write_file", input.clone()).await;
+    assert_eq!(denied.is_error, Some(true), "{denied:?}");
+    assert!(text(&denied).contains("--yes"), "{}", text(&denied));
+    assert!(!dir.path().join(workflow).exists());
+    client.cancel().await.unwrap();
+
+    let client = connect(dir.path(), &["--yes"], &["--mode", "execute"], &[]).await;
+    let written = call(&client, "write_file", input).await;
+    assert_eq!(written.is_error, Some(false), "{}", text(&written));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(workflow)).unwrap(),
+        "on: push\n"
+    );
+    // --yes never allows what is denied.
+    let escaped = call(&client, "read_file", json!({"path": "/etc/passwd"})).await;
+    assert_eq!(escaped.is_error, Some(true));
+    client.cancel().await.unwrap();
+}
+
+/// Speaks the protocol by hand and checks that every stdout line is a JSON-RPC message,
+/// with logging turned all the way up and a warning on (both go to stderr).
+#[test]
+fn stdout_carries_nothing_but_the_protocol() {
+    let dir = workspace();
+    let mut child = std::process::Command::new(BIN)
+        .args(["-vvv", "--workdir"])
+        .arg(dir.path())
+        .args(["mcp", "--mode", "execute"])
+        .env("CODECREW_CONFIG", "")
+        .env("CODECREW_SANDBOX", "off")
+        .env_remove("CODECREW_MCP_DEPTH")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "read_file", "arguments": {"path": "notes.txt"}}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+            "params": {"name": "run_command", "arguments": {"command": "echo to-the-model"}}}),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+            "params": {"name": "read_file", "arguments": {"path": ".env"}}}),
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let err_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let out_reader = std::thread::spawn(move || {
+        // Reads until all five answers are in, then hangs up by closing stdin.
+        let mut text = String::new();
+        let mut buffer = [0u8; 4096];
+        loop {
+            let count = stdout.read(&mut buffer).unwrap();
+            if count == 0 {
+                break;
+            }
+            text.push_str(&String::from_utf8_lossy(&buffer[..count]));
+            let answers = text.lines().filter(|l| l.contains("\"id\"")).count();
+            if answers >= 5 {
+                break;
+            }
+        }
+        (text, stdout)
+    });
+    for message in &messages {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let (out, _stdout) = out_reader.join().unwrap();
+    drop(stdin);
+    let status = wait_for(&mut child, Duration::from_secs(20));
+    let err = err_reader.join().unwrap();
+    assert!(status.success(), "exit {status:?}; stderr:\n{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 5, "stdout:\n{out}\nstderr:\n{err}");
+    for line in &lines {
+        let message: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line:?}\nstderr:\n{err}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{line}");
+        assert!(message.get("result").is_some(), "{line}");
+    }
+    // The command's own output reached the client inside a result, never as a raw line.
+    assert!(
+        lines.iter().all(|l| !l.starts_with("to-the-model")),
+        "{out}"
+    );
+    assert!(out.contains("to-the-model"), "{out}");
+    // The logs and the sandbox warning went to stderr.
+    assert!(err.contains("CODECREW_SANDBOX=off"), "{err}");
+    assert!(err.contains("tool result"), "{err}");
+}
+
+fn wait_for(child: &mut std::process::Child, timeout: Duration) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            panic!("codecrew mcp did not exit within {timeout:?} after stdin closed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A user config with a cheap `command` agent that prints its nesting depth.
+fn echo_config(dir: &Path) -> PathBuf {
+    let path = dir.join("user-config.toml");
+    std::fs::write(
+        &path,
+        r#"
+[agents.echo]
+provider = "command"
+command = { argv = ["sh", "-c", "cat >/dev/null; echo hello from echo at depth $CODECREW_MCP_DEPTH"] }
+"#,
+    )
+    .unwrap();
+    path
+}
+
+#[tokio::test]
+async fn query_agent_runs_one_job_and_returns_its_answer_and_summary() {
+    let dir = workspace();
+    let config_dir = tempfile::tempdir().unwrap();
+    let config = echo_config(config_dir.path());
+    let config = config.to_str().unwrap();
+    let client = connect(dir.path(), &[], &[], &[("CODECREW_CONFIG", config)]).await;
+    let listed = tools(&client).await;
+    let query_agent = listed.iter().find(|t| t.name == "query_agent").unwrap();
+    let description = query_agent.description.as_deref().unwrap();
+    assert!(description.contains("@echo"), "{description}");
+    let result = call(&client, "query_agent", json!({"task": "@echo hi"})).await;
+    let answer = text(&result);
+    assert_eq!(result.is_error, Some(false), "{answer}");
+    // The agent was started one level deeper than this server.
+    assert!(answer.contains("hello from echo at depth 1"), "{answer}");
+    assert!(answer.contains("@echo"), "{answer}");
+    assert!(answer.contains("success"), "{answer}");
+    let summary = result.structured_content.unwrap();
+    assert_eq!(summary["agent"], "echo");
+    assert_eq!(summary["mode"], "query");
+    assert_eq!(summary["turns"], 1);
+    assert_eq!(summary["success"], true);
+    // The `agent` field instead of a mention; unknown agents and two agents are refused.
+    let by_field = call(
+        &client,
+        "query_agent",
+        json!({"task": "hi", "agent": "echo"}),
+    )
+    .await;
+    assert!(
+        text(&by_field).contains("hello from echo"),
+        "{}",
+        text(&by_field)
+    );
+    let unknown = call(&client, "query_agent", json!({"task": "@nobody hi"})).await;
+    assert_eq!(unknown.is_error, Some(true));
+    assert!(
+        text(&unknown).contains("unknown agent @nobody"),
+        "{}",
+        text(&unknown)
+    );
+    let two = call(&client, "query_agent", json!({"task": "@echo @claude hi"})).await;
+    assert_eq!(two.is_error, Some(true));
+    assert!(text(&two).contains("once per agent"), "{}", text(&two));
+    // execute_agent belongs to execute mode.
+    let execute = call(&client, "execute_agent", json!({"task": "@echo hi"})).await;
+    assert_eq!(execute.is_error, Some(true));
+    assert!(
+        text(&execute).contains("--mode execute"),
+        "{}",
+        text(&execute)
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn delegation_stops_at_the_maximum_depth() {
+    let dir = workspace();
+    let config_dir = tempfile::tempdir().unwrap();
+    let config = echo_config(config_dir.path());
+    let env = [
+        ("CODECREW_CONFIG", config.to_str().unwrap()),
+        ("CODECREW_MCP_DEPTH", "2"),
+    ];
+    let client = connect(dir.path(), &[], &["--mode", "execute"], &env).await;
+    let listed = names(&tools(&client).await);
+    assert!(listed.contains(&"read_file".to_owned()), "{listed:?}");
+    assert!(!listed.iter().any(|n| n.ends_with("_agent")), "{listed:?}");
+    let refused = call(&client, "query_agent", json!({"task": "@echo hi"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    let message = text(&refused);
+    assert!(message.contains("CODECREW_MCP_DEPTH=2"), "{message}");
+    assert!(!message.contains("hello from echo"), "{message}");
+    client.cancel().await.unwrap();
+}
+
+/// The real Claude Code CLI as the MCP client: it starts `codecrew mcp` from an
+/// `--mcp-config`, its model (the fake) calls `mcp__codecrew__read_file` natively, and the
+/// file's content travels back to the model as the tool result. Claude defers MCP tools by
+/// default (the model sees their names and loads schemas with ToolSearch); with
+/// `ENABLE_TOOL_SEARCH=false` it sends them in `tools` with codecrew's schemas. Both ways
+/// are checked.
+#[test]
+fn claude_calls_a_codecrew_tool_natively() {
+    let Some(clis) = Clis::require("mcp_server::claude_calls_a_codecrew_tool_natively") else {
+        return;
+    };
+    for tool_search in [true, false] {
+        let home = TestHome::new("mcp-claude");
+        let run = ClaudeRun::start(&clis, &home, tool_search);
+        let requests = run.server.model_requests();
+        let log: Vec<String> = run.server.requests().iter().map(|r| r.summary()).collect();
+        let first = requests[0].body.to_string();
+        // What the model is offered: codecrew's query-mode tools, not its write tools.
+        assert!(first.contains("mcp__codecrew__read_file"), "{log:#?}");
+        assert!(first.contains("mcp__codecrew__query_agent"), "{log:#?}");
+        assert!(!first.contains("mcp__codecrew__write_file"), "{log:#?}");
+        if !tool_search {
+            let offered = requests[0].body["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["name"] == "mcp__codecrew__read_file")
+                .cloned()
+                .unwrap_or_else(|| panic!("read_file not in tools: {log:#?}"));
+            assert_eq!(
+                offered["input_schema"]["required"],
+                json!(["path"]),
+                "{offered}"
+            );
+            assert!(
+                offered["description"].as_str().unwrap().contains("line"),
+                "{offered}"
+            );
+        }
+        let answered = requests
+            .iter()
+            .find(|r| r.answered_by == "answer")
+            .unwrap_or_else(|| panic!("no request carried the file's content: {log:#?}"));
+        // codecrew's read_file answered (its output shape), not Claude's own Read.
+        let tool_result = answered.tool_result.as_deref().unwrap();
+        assert!(tool_result.contains("MCP-NATIVE-8086"), "{tool_result}");
+        assert!(
+            tool_result.contains("\"lines_returned\":1"),
+            "{tool_result}"
+        );
+        let output = &run.output;
+        let result = output.events("result").pop().unwrap();
+        assert_eq!(result["is_error"], false, "{result}");
+        assert_eq!(result["result"], CLAUDE_ANSWER, "{result}");
+        assert_eq!(result["permission_denials"], json!([]), "{result}");
+        // Claude's own record of the round trip: the tool_result it sent carries the file.
+        let tool_results: Vec<Value> = output
+            .events("user")
+            .into_iter()
+            .filter(|e| e["message"]["content"][0]["type"] == "tool_result")
+            .collect();
+        assert_eq!(tool_results.len(), 1, "{}", output.stdout);
+        // Claude leaves `is_error` out of a successful MCP result.
+        assert_ne!(tool_results[0]["message"]["content"][0]["is_error"], true);
+        assert!(tool_results[0].to_string().contains("MCP-NATIVE-8086"));
+    }
+}
+
+const CLAUDE_ANSWER: &str = "The notes say the launch code is MCP-NATIVE-8086.";
+
+/// One `claude -p "read notes.txt"` with codecrew as its MCP server, against a fake model
+/// that calls `mcp__codecrew__read_file` and answers once it sees the file's content.
+struct ClaudeRun {
+    server: FakeModel,
+    output: crate::support::clis::CliRun,
+}
+
+impl ClaudeRun {
+    fn start(clis: &Clis, home: &TestHome, tool_search: bool) -> ClaudeRun {
+        let workspace = home.root().join("project");
+        std::fs::create_dir_all(&workspace).unwrap();
+        std::fs::write(
+            workspace.join("notes.txt"),
+            "The launch code is MCP-NATIVE-8086.\n",
+        )
+        .unwrap();
+        let script = Script::new()
+            .rule(
+                Rule::on_tool_result("MCP-NATIVE-8086", Reply::text(CLAUDE_ANSWER)).named("answer"),
+            )
+            .rule(
+                Rule::on_prompt(
+                    "read notes.txt",
+                    Reply::text("Reading it through codecrew.")
+                        .with_tool_call("mcp__codecrew__read_file", json!({"path": "notes.txt"})),
+                )
+                .named("call"),
+            );
+        let server = FakeModel::start(script);
+        let mcp_config = home.root().join("mcp.json");
+        let servers = json!({"mcpServers": {"codecrew": {
+            "command": BIN,
+            "args": ["--workdir", workspace, "mcp"],
+            "env": {"CODECREW_CONFIG": ""}
+        }}});
+        std::fs::write(&mcp_config, servers.to_string()).unwrap();
+        let mut env = clis.env_for(Cli::Claude, home, &server.url());
+        if !tool_search {
+            env = env.with("ENABLE_TOOL_SEARCH", "false");
+        }
+        let mut command = clis.command(Cli::Claude, &env);
+        command
+            .args(["-p", "read notes.txt", "--mcp-config"])
+            .arg(&mcp_config)
+            .args([
+                // Only this config's servers, whatever the HOME holds.
+                "--strict-mcp-config",
+                "--allowedTools",
+                "mcp__codecrew__read_file",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+            ]);
+        let output = run(&mut command, CLI_TIMEOUT);
+        output.assert_code(0);
+        let init = output
+            .events("system")
+            .into_iter()
+            .find(|e| e["subtype"] == "init")
+            .unwrap_or_else(|| panic!("no init event:\n{}", output.stdout));
+        assert!(
+            init["mcp_servers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["name"] == "codecrew" && s["status"] == "connected"),
+            "codecrew mcp did not connect: {}\n--- stderr\n{}",
+            init["mcp_servers"],
+            output.stderr
+        );
+        ClaudeRun { server, output }
+    }
+}
