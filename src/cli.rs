@@ -261,9 +261,10 @@ terminal: a call that would need approval is denied with the rule or flag that a
 --yes allows such calls (never denied ones). The workspace is --workdir or the directory
 the client starts the server in.
 
-Tools: read_file, list_directory, glob, grep, help and query_agent (asks another agent);
-with --mode execute also write_file, edit_file, run_command and execute_agent. Clients
-prefix the names with the server's: Claude shows mcp__codecrew__read_file.
+Tools: read_file, list_directory, glob, grep, help, the config's read-only [tools.*] and
+query_agent (asks another agent); with --mode execute also write_file, edit_file,
+run_command, the other config tools and execute_agent. Clients prefix the names with the
+server's: Claude shows mcp__codecrew__read_file.
 
 Claude Code:
   claude mcp add codecrew -- codecrew mcp
