@@ -26,7 +26,7 @@ use std::path::{Component, Path, PathBuf};
 use tree_sitter::{Node, Parser};
 
 use super::paths;
-use crate::tool::path::{Access, display, resolve};
+use crate::tool::path::{Access, display, normalise, resolve};
 
 /// Longest command line analysed; longer ones are denied.
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
@@ -894,7 +894,7 @@ impl<'a> Analyser<'a> {
     /// workspace root or one of its ancestors (`/*` and `dir/*` count as the directory).
     fn is_rootish(&self, target: &str) -> bool {
         self.cwds.iter().any(|cwd| {
-            let mut lexical = normalise(&cwd.join(target));
+            let mut lexical = normalise(cwd, target);
             let last = lexical
                 .file_name()
                 .map(|name| name.to_string_lossy().into_owned());
@@ -918,7 +918,7 @@ impl<'a> Analyser<'a> {
             && self
                 .cwds
                 .iter()
-                .any(|cwd| normalise(&cwd.join(target)) == Path::new("/"))
+                .any(|cwd| normalise(cwd, target) == Path::new("/"))
     }
 
     fn dangerous_directory(&self, path: &Path) -> bool {
@@ -1308,21 +1308,6 @@ fn split_options(args: &[String]) -> (Vec<String>, Vec<(usize, String)>) {
         }
     }
     (options, targets)
-}
-
-/// Lexical normalisation of an absolute path (`.` and `..` resolved, no disk access).
-fn normalise(path: &Path) -> PathBuf {
-    let mut out = PathBuf::from("/");
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(name) => out.push(name),
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-        }
-    }
-    out
 }
 
 /// Expands a glob the way bash would (dot files only for patterns starting with a dot),
