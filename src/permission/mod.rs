@@ -287,15 +287,12 @@ impl Policy {
 
     /// Allow when allow rules (or the safe list) cover everything the call touches.
     fn allowed(&self, tool: &str, facts: &Facts) -> Decision {
-        let session = self
-            .session
-            .lock()
-            .map(|rules| rules.clone())
-            .unwrap_or_default();
+        // A poisoned lock counts as no rules approved at a prompt.
+        let session = self.session.lock().ok();
         let allowed_by = |subject: Subject<'_>| {
             self.allow
                 .iter()
-                .chain(session.iter())
+                .chain(session.iter().flat_map(|rules| rules.iter()))
                 .any(|rule| rule.matches(subject))
         };
         let untrusted = |subject: Subject<'_>| {
