@@ -442,18 +442,15 @@ fn path_facts(tool: &str, input: &Value, ctx: &ToolContext) -> Facts {
             facts.risks.push(format!("writing it: {why}"));
         }
     }
-    if let Ok(meta) = std::fs::metadata(&resolved) {
-        if let Some(kind) = paths::special(&meta) {
-            facts.deny.push(format!(
-                "{relative} is {kind}; codecrew never opens special files"
-            ));
-        }
-        if paths::hard_linked(&meta) && (reads_content || writes) {
-            facts.deny.push(format!(
-                "{relative} has other hard links, and one may be a file outside the workspace; \
-                 codecrew does not read or write hard-linked files (copy the file instead)"
-            ));
-        }
+    // Special files were refused by `resolve` above (E_NOT_A_FILE, a deny).
+    if (reads_content || writes)
+        && let Ok(meta) = std::fs::metadata(&resolved)
+        && paths::hard_linked(&meta)
+    {
+        facts.deny.push(format!(
+            "{relative} has other hard links, and one may be a file outside the workspace; \
+             codecrew does not read or write hard-linked files (copy the file instead)"
+        ));
     }
     facts.risks.dedup();
     facts
