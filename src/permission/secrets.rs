@@ -64,7 +64,7 @@ where
 }
 
 /// Variables that make bash or the loader run code before the command does.
-fn is_start_up_hook(name: &str) -> bool {
+pub(crate) fn is_start_up_hook(name: &str) -> bool {
     name.starts_with("BASH_FUNC_")
         || matches!(
             name,

@@ -25,7 +25,7 @@ use std::path::{Component, Path, PathBuf};
 
 use tree_sitter::{Node, Parser};
 
-use super::paths;
+use super::{paths, secrets};
 use crate::tool::path::{Access, display, normalise, resolve};
 
 /// Longest command line analysed; longer ones are denied.
@@ -1188,21 +1188,18 @@ fn calls_command(node: Node<'_>, src: &[u8], name: &str, depth: usize) -> bool {
         .any(|child| calls_command(child, src, name, depth + 1))
 }
 
-/// Variables that change how programs are loaded or how shells start.
+/// Variables that change how programs are loaded or how shells start: the start-up hooks
+/// the environment scrub removes, and more.
 fn is_loader_variable(name: &str) -> bool {
-    name.starts_with("LD_")
+    secrets::is_start_up_hook(name)
+        || name.starts_with("LD_")
         || name.starts_with("DYLD_")
         || name.starts_with("BASH_")
         || matches!(
             name,
             "PATH"
-                | "ENV"
-                | "BASH_ENV"
                 | "IFS"
                 | "PS4"
-                | "PROMPT_COMMAND"
-                | "SHELLOPTS"
-                | "BASHOPTS"
                 | "GLOBIGNORE"
                 | "CDPATH"
                 | "PYTHONPATH"
