@@ -62,7 +62,8 @@ pub fn policy_from(loaded: &codecrew::config::LoadedConfig) -> anyhow::Result<Po
         loaded.user_permissions.as_ref(),
         loaded.project_permissions.as_ref(),
         loaded.project_trusted,
-    )?)
+    )?
+    .with_network(loaded.config.permissions.allow_network))
 }
 
 /// The executor for one run in `mode`, with the workspace's policy and every tool of the

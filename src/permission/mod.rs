@@ -149,7 +149,8 @@ impl Policy {
     }
 
     /// Merges the layers. Deny and ask rules of every layer apply; the project's allow
-    /// rules, `pass_env` and `allow_network` only when `project_trusted`.
+    /// rules and `pass_env` only when `project_trusted`. The network comes from
+    /// [`Policy::with_network`].
     pub fn from_layers(
         builtin: &PermissionsConfig,
         user: Option<&PermissionsConfig>,
@@ -183,10 +184,17 @@ impl Policy {
             }
             if grants {
                 policy.pass_env.extend(config.pass_env.iter().cloned());
-                policy.allow_network |= config.allow_network;
             }
         }
         Ok(policy)
+    }
+
+    /// Whether commands may use the network: the config's merged `allow_network`
+    /// (`LoadedConfig::config.permissions`), the one place that knows a project set it to
+    /// false rather than left it out. Off unless set.
+    pub fn with_network(mut self, allowed: bool) -> Self {
+        self.allow_network = allowed;
+        self
     }
 
     /// Variables passed to commands despite the environment scrub.

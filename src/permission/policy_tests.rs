@@ -305,7 +305,9 @@ fn a_project_can_restrict_but_not_grant_unless_trusted() {
         "deny",
     );
     assert_eq!(trusted.pass_env(), ["GITHUB_TOKEN"]);
-    assert!(trusted.allow_network());
+    // The network is the config merge's call (config tests, and the security suite's
+    // `a_project_can_turn_the_network_off`), never a layer's alone.
+    assert!(!trusted.allow_network());
 }
 
 #[test]

@@ -943,6 +943,57 @@ fn the_sandbox_confines_writes_and_the_network() {
     }
 }
 
+/// The user allows the network; a project (even an untrusted one) may turn it off again,
+/// and what the config reports is what the sandbox enforces.
+#[test]
+fn a_project_can_turn_the_network_off() {
+    use codecrew::permission::sandbox::{Support, support};
+    if support() != Support::Full {
+        return;
+    }
+    let ws = Ws::new();
+    let user = ws.outside.join("user.toml");
+    std::fs::write(&user, "[permissions]\nallow_network = true\n").unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = json!({ "command": format!("echo hi > /dev/tcp/127.0.0.1/{port}") });
+    let run = || {
+        let input = connect.to_string();
+        let output = ws
+            .command(&[
+                "tools",
+                "call",
+                "run_command",
+                "--input",
+                &input,
+                "--mode",
+                "execute",
+                "--yes",
+            ])
+            .env("CODECREW_CONFIG", &user)
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&output.stdout).unwrap()
+    };
+    let allowed = run();
+    ok(&allowed);
+    assert_eq!(
+        allowed["output"]["exit_code"], 0,
+        "the user allows it: {allowed:#}"
+    );
+    listener.accept().unwrap();
+
+    ws.write("codecrew.toml", "[permissions]\nallow_network = false\n");
+    listener.set_nonblocking(true).unwrap();
+    let refused = run();
+    ok(&refused);
+    assert_ne!(refused["output"]["exit_code"], 0, "{refused:#}");
+    assert!(
+        listener.accept().is_err(),
+        "the project's `false` was ignored"
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Prompt injection
 // ---------------------------------------------------------------------------------------
