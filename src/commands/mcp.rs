@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use codecrew::cli::McpArgs;
-use codecrew::config;
 use codecrew::mcp::server::{Agents, DEPTH_ENV, ExecutorFactory, MAX_DEPTH, McpServer};
 use codecrew::permission::NonInteractive;
 use codecrew::tool::{Mode, ToolCatalog};
@@ -16,20 +15,7 @@ use codecrew::tool::{Mode, ToolCatalog};
 pub async fn run(args: McpArgs, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
     let mode = Mode::from(args.mode);
     let workspace = options.workspace.clone();
-    let loaded = match config::load(&workspace) {
-        Ok(loaded) => loaded,
-        Err(error) => {
-            eprintln!("codecrew: {error}");
-            return Ok(ExitCode::from(super::EXIT_USAGE));
-        }
-    };
-    let policy = match super::policy_from(&loaded) {
-        Ok(policy) => Arc::new(policy),
-        Err(error) => {
-            eprintln!("codecrew: {error:#}");
-            return Ok(ExitCode::from(super::EXIT_USAGE));
-        }
-    };
+    let (loaded, policy) = super::config_and_policy(&workspace)?;
     // Lives as long as the server: it owns the config's MCP servers.
     let toolbox = super::toolbox(&loaded, &workspace).await;
     let registry = toolbox.registry().clone();
