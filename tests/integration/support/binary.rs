@@ -12,6 +12,18 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// Fails, with both streams, unless the run exited with `code`.
+#[track_caller]
+pub fn assert_exit(output: &Output, code: i32) {
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "\n--- stdout\n{}\n--- stderr\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+}
+
 /// The arguments of `codecrew tools call TOOL --input INPUT --mode MODE [--yes]`.
 pub fn tools_call_args<'a>(
     tool: &'a str,
