@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use codecrew::cli::McpArgs;
-use codecrew::config;
 use codecrew::mcp::server::{Agents, DEPTH_ENV, ExecutorFactory, MAX_DEPTH, McpServer};
 use codecrew::permission::NonInteractive;
 use codecrew::tool::{Mode, ToolCatalog};
@@ -16,42 +15,29 @@ use codecrew::tool::{Mode, ToolCatalog};
 pub async fn run(args: McpArgs, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
     let mode = Mode::from(args.mode);
     let workspace = options.workspace.clone();
-    let loaded = match config::load(&workspace) {
-        Ok(loaded) => loaded,
-        Err(error) => {
-            eprintln!("codecrew: {error}");
-            return Ok(ExitCode::from(super::EXIT_USAGE));
-        }
-    };
-    let policy = match super::policy_from(&loaded) {
-        Ok(policy) => Arc::new(policy),
-        Err(error) => {
-            eprintln!("codecrew: {error:#}");
-            return Ok(ExitCode::from(super::EXIT_USAGE));
-        }
-    };
+    let (loaded, policy) = super::config_and_policy(&workspace)?;
     // Lives as long as the server: it owns the config's MCP servers.
     let toolbox = super::toolbox(&loaded, &workspace).await;
     let registry = toolbox.registry().clone();
     let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode)?);
+    // Every executor here, the server's and each delegated job's, comes from this factory.
     // `executor_for` picks a terminal asker when there is a terminal; with stdin taken by
     // the transport, a prompt could never be answered, so Ask always becomes a denial.
-    let executor = super::executor_for(registry.clone(), catalog, mode, &options, policy.clone())
-        .with_asker(Arc::new(NonInteractive));
-    let mut server = McpServer::new(Arc::new(executor));
+    let executor_for: ExecutorFactory = {
+        let registry = registry.clone();
+        Arc::new(move |mode, catalog| {
+            super::executor_for(registry.clone(), catalog, mode, &options, policy.clone())
+                .with_asker(Arc::new(NonInteractive))
+        })
+    };
+    let mut server = McpServer::new(Arc::new(executor_for(mode, catalog)));
     if !args.no_agents {
         let depth = depth();
         if depth >= MAX_DEPTH {
             tracing::info!(depth, "at the maximum delegation depth: no agent tools");
         }
-        let factory: ExecutorFactory = {
-            let (registry, options, policy) = (registry.clone(), options.clone(), policy.clone());
-            Arc::new(move |mode, catalog| {
-                super::executor_for(registry.clone(), catalog, mode, &options, policy.clone())
-                    .with_asker(Arc::new(NonInteractive))
-            })
-        };
-        server = server.with_agents(Agents::new(loaded, registry, workspace, depth, factory));
+        let agents = Agents::new(loaded, registry, workspace, depth, executor_for);
+        server = server.with_agents(agents);
     }
     tracing::info!(mode = mode.name(), "serving MCP on stdin/stdout");
     let served = server.serve_stdio().await;

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
+use codecrew::config::LoadedConfig;
 use codecrew::permission::Policy;
 use codecrew::permission::ask::default_asker;
 use codecrew::tool::middleware::{AuditLog, TracingLogger};
@@ -54,16 +55,19 @@ pub struct ToolOptions {
     pub colors: codecrew::color::Colors,
 }
 
-/// The permission policy: built-in defaults < user config < project config (which only
-/// restricts, unless the user trusts the project).
-pub fn policy_from(loaded: &codecrew::config::LoadedConfig) -> anyhow::Result<Policy> {
-    Ok(Policy::from_layers(
+/// The workspace's merged config and its permission policy: built-in defaults < user
+/// config < project config (which only restricts, unless the user trusts the project).
+/// An error is a config error: `main` prints it and exits 2.
+pub fn config_and_policy(workspace: &Path) -> anyhow::Result<(LoadedConfig, Arc<Policy>)> {
+    let loaded = codecrew::config::load(workspace)?;
+    let policy = Policy::from_layers(
         &codecrew::permission::builtin_defaults(),
         loaded.user_permissions.as_ref(),
         loaded.project_permissions.as_ref(),
         loaded.project_trusted,
     )?
-    .with_network(loaded.config.permissions.allow_network))
+    .with_network(loaded.config.permissions.allow_network);
+    Ok((loaded, Arc::new(policy)))
 }
 
 /// The executor for one run in `mode`, with the workspace's policy and every tool of the
@@ -72,8 +76,7 @@ pub async fn executor(
     mode: Mode,
     options: &ToolOptions,
 ) -> anyhow::Result<(ToolExecutor, Toolbox)> {
-    let loaded = codecrew::config::load(&options.workspace)?;
-    let policy = Arc::new(policy_from(&loaded)?);
+    let (loaded, policy) = config_and_policy(&options.workspace)?;
     let toolbox = toolbox(&loaded, &options.workspace).await;
     let registry = toolbox.registry().clone();
     let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode)?);
@@ -85,7 +88,7 @@ pub async fn executor(
 
 /// The tools of the config (built-ins, external tools, MCP servers started), with what
 /// the user should know about them said on stderr.
-pub async fn toolbox(loaded: &codecrew::config::LoadedConfig, workspace: &Path) -> Toolbox {
+pub async fn toolbox(loaded: &LoadedConfig, workspace: &Path) -> Toolbox {
     for name in &loaded.blocked {
         let file = loaded.project_file.as_deref().map_or_else(
             || "the project config".to_owned(),

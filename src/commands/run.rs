@@ -3,11 +3,9 @@
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use codecrew::cli::RunArgs;
 use codecrew::color::{ERROR, NOTICE, Palette};
-use codecrew::config;
 use codecrew::mention;
 use codecrew::render::{JobLabel, Renderer};
 use codecrew::session::{JobReport, Settings, StopReason};
@@ -22,27 +20,12 @@ pub async fn run(
     options: super::ToolOptions,
 ) -> anyhow::Result<ExitCode> {
     let workspace = options.workspace.clone();
-    let loaded = match config::load(&workspace) {
-        Ok(loaded) => loaded,
-        Err(error) => {
-            eprintln!("codecrew: {error}");
-            return Ok(ExitCode::from(super::EXIT_USAGE));
-        }
-    };
+    let (loaded, policy) = super::config_and_policy(&workspace)?;
     let config = &loaded.config;
-    let policy = match super::policy_from(&loaded) {
-        Ok(policy) => Arc::new(policy),
-        Err(error) => {
-            eprintln!("codecrew: {error:#}");
-            return Ok(ExitCode::from(super::EXIT_USAGE));
-        }
-    };
     let jobs = mention::jobs(&args.tasks, &config.default_agent);
-    // Before the toolbox starts any MCP server: a mistyped agent costs nothing.
-    if let Err(error) = codecrew::jobs::check(&loaded, &jobs) {
-        eprintln!("codecrew: {error}");
-        return Ok(ExitCode::from(super::EXIT_USAGE));
-    }
+    // Before the toolbox starts any MCP server: a mistyped agent costs nothing (a usage
+    // error: `main` prints it and exits 2).
+    codecrew::jobs::check(&loaded, &jobs)?;
     // The thread as it stands now; each job records its exchange when it ends.
     let continued = match &args.thread {
         Some(name) => {

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use codecrew::cli::{OutputArg, ThreadsCommand};
-use codecrew::thread::{Thread, ThreadName, ThreadStore};
+use codecrew::thread::{Thread, ThreadError, ThreadName, ThreadStore};
 use serde_json::{Value, json};
 
 pub fn run(command: &ThreadsCommand, workspace: &Path) -> anyhow::Result<ExitCode> {
@@ -108,18 +108,14 @@ fn agents(thread: &Thread) -> String {
 }
 
 fn show(store: &ThreadStore, name: &ThreadName, output: OutputArg) -> anyhow::Result<ExitCode> {
-    let thread = match store.load(name) {
-        Ok(Some(thread)) => thread,
-        Ok(None) => {
-            eprintln!(
-                "codecrew: {}",
-                codecrew::thread::ThreadError::NotFound {
-                    name: name.to_string(),
-                    path: store.path(name),
-                }
-            );
-            return Ok(ExitCode::from(1));
-        }
+    let found = store.load(name).and_then(|thread| {
+        thread.ok_or_else(|| ThreadError::NotFound {
+            name: name.to_string(),
+            path: store.path(name),
+        })
+    });
+    let thread = match found {
+        Ok(thread) => thread,
         Err(error) => {
             eprintln!("codecrew: {error}");
             return Ok(ExitCode::from(1));

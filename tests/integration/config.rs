@@ -9,6 +9,8 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 use tempfile::TempDir;
 
+use crate::support::binary::{BIN, assert_exit};
+
 const STARTER: &str = include_str!("../../src/config/starter.toml");
 
 struct Sandbox {
@@ -36,7 +38,7 @@ impl Sandbox {
     }
 
     fn run_with_config(&self, config: &Path, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_codecrew"))
+        Command::new(BIN)
             .args(args)
             .arg("--workdir")
             .arg(self.workspace())
@@ -58,17 +60,6 @@ fn stdout(output: &Output) -> String {
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-#[track_caller]
-fn assert_exit(output: &Output, code: i32) {
-    assert_eq!(
-        output.status.code(),
-        Some(code),
-        "stdout:\n{}\nstderr:\n{}",
-        stdout(output),
-        stderr(output)
-    );
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_codecrew");
+use crate::support::binary::{BIN, tool_result, tools_call_args};
 const SECRET: &str = "sk-external-tool-secret-51c2";
 
 /// The tool program: echoes its export, input, working directory and chosen variables
@@ -98,18 +98,8 @@ command = {{ argv = ["sh", {agent:?}] }}
     /// `codecrew tools call NAME --input INPUT --mode MODE [--yes]`, parsed.
     fn call(&self, name: &str, input: Value, mode: &str, yes: bool) -> Value {
         let input = input.to_string();
-        let mut args = vec!["tools", "call", name, "--input", &input, "--mode", mode];
-        if yes {
-            args.push("--yes");
-        }
-        let output = self.run(&args);
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        serde_json::from_str(&stdout).unwrap_or_else(|error| {
-            panic!(
-                "not JSON ({error}): {stdout}\nstderr: {}",
-                String::from_utf8_lossy(&output.stderr)
-            )
-        })
+        let args = tools_call_args(name, &input, mode, yes);
+        tool_result(&self.run(&args))
     }
 }
 

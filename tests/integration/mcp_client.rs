@@ -20,9 +20,8 @@ use codecrew::tool::{Mode, Status, ToolCatalog, ToolContext, ToolExecutor, ToolR
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+use crate::support::binary::{BIN, text, tool_result, tools_call_args};
 use crate::support::clis::Clis;
-
-const BIN: &str = env!("CARGO_BIN_EXE_codecrew");
 
 /// The installed servers and the `node` that runs them.
 struct Servers {
@@ -156,21 +155,9 @@ impl Ws {
     /// `codecrew tools call TOOL --input INPUT --mode MODE [--yes]`; the result and stderr.
     fn call(&self, mode: &str, yes: bool, tool: &str, input: Value) -> (Value, String) {
         let input = input.to_string();
-        let mut args = vec!["tools", "call", tool, "--input", &input, "--mode", mode];
-        if yes {
-            args.push("--yes");
-        }
+        let args = tools_call_args(tool, &input, mode, yes);
         let output = self.codecrew(&args);
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-        let result: Value = serde_json::from_str(&stdout)
-            .unwrap_or_else(|error| panic!("not JSON ({error}): {stdout}\nstderr: {stderr}"));
-        assert_eq!(
-            output.status.success(),
-            result["status"] == "ok",
-            "{result}"
-        );
-        (result, stderr)
+        (tool_result(&output), text(&output.stderr))
     }
 
     /// Live processes working in this workspace: the servers (their cwd is the

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-const BIN: &str = env!("CARGO_BIN_EXE_codecrew");
+use crate::support::binary::{BIN, text, tool_result, tools_call_args};
 const SECRET: &str = "sk-codecrew-test-secret-7f3a9";
 
 /// A workspace with a secret, a source file, and a directory outside it (not under /tmp,
@@ -80,24 +80,9 @@ impl Ws {
     /// whole stdout (to search for leaks).
     fn call_in(&self, mode: &str, yes: bool, tool: &str, input: Value) -> (Value, String) {
         let input = input.to_string();
-        let mut args = vec!["tools", "call", tool, "--input", &input, "--mode", mode];
-        if yes {
-            args.push("--yes");
-        }
+        let args = tools_call_args(tool, &input, mode, yes);
         let output = self.command(&args).output().unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-        let result: Value = serde_json::from_str(&stdout).unwrap_or_else(|error| {
-            panic!(
-                "not JSON ({error}): {stdout}\nstderr: {}",
-                String::from_utf8_lossy(&output.stderr)
-            )
-        });
-        assert_eq!(
-            output.status.success(),
-            result["status"] == "ok",
-            "exit status and result disagree: {result}"
-        );
-        (result, stdout)
+        (tool_result(&output), text(&output.stdout))
     }
 
     fn call(&self, tool: &str, input: Value) -> Value {

@@ -10,6 +10,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+use crate::support::binary::{BIN, assert_exit, text};
+
 /// The scripted text CLI. Each prompt is saved as `prompts/<nanoseconds>.<random>`, so the
 /// files sort in the order they arrived. A task `TASK-TOOL...` makes it call codecrew's
 /// `help` tool on its first two turns before answering.
@@ -59,7 +61,7 @@ impl World {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
+        let mut command = Command::new(BIN);
         command
             .args(args)
             .current_dir(self.workspace())
@@ -84,21 +86,6 @@ impl World {
             .map(|file| std::fs::read_to_string(file).unwrap())
             .collect()
     }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-#[track_caller]
-fn assert_exit(output: &Output, code: i32) {
-    assert_eq!(
-        output.status.code(),
-        Some(code),
-        "\n--- stdout\n{}\n--- stderr\n{}",
-        text(&output.stdout),
-        text(&output.stderr)
-    );
 }
 
 fn count(haystack: &str, needle: &str) -> usize {
@@ -391,7 +378,7 @@ fn real_clis_resume_their_session_across_invocations() {
             .env_for_all(&home, &server.url())
             .with("CODECREW_CONFIG", "");
         let codecrew = |task: &str| {
-            let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
+            let mut command = Command::new(BIN);
             env.apply(&mut command);
             command.args(["-v", "query", "--output", "json", "--thread", "t", task]);
             let done = run(&mut command, std::time::Duration::from_secs(180));
@@ -472,7 +459,7 @@ fn a_lost_session_starts_over_from_the_transcript() {
             .env_for_all(&home, &server.url())
             .with("CODECREW_CONFIG", "");
         let codecrew = |task: &str| {
-            let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
+            let mut command = Command::new(BIN);
             env.apply(&mut command);
             command.args(["query", "--output", "json", "--thread", "t", task]);
             run(&mut command, std::time::Duration::from_secs(180))

@@ -1,7 +1,9 @@
-//! Helpers shared by the integration tests: the fake model server and the real-CLI harness.
+//! Helpers shared by the integration tests: the fake model server, the real-CLI harness,
+//! and running codecrew's own binary.
 
 // Each topic module uses a different part of these helpers.
 #![allow(dead_code)]
 
+pub mod binary;
 pub mod clis;
 pub mod fake_model;
