@@ -81,10 +81,6 @@ impl ToolExecutor {
         self
     }
 
-    pub fn policy(&self) -> &Policy {
-        &self.policy
-    }
-
     /// Adds a hook that sees every call before and after it runs.
     pub fn with_middleware(mut self, middleware: Arc<dyn Middleware>) -> Self {
         self.middleware.push(middleware);
