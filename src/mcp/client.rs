@@ -32,7 +32,6 @@
 //! a long-running task get an `E_MCP_UNSUPPORTED` error.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -52,7 +51,6 @@ use tokio::process::Command;
 use tokio::task::JoinHandle;
 
 use crate::config::McpServerConfig;
-use crate::permission::secrets::scrub_env_with;
 use crate::permission::{process, sandbox};
 use crate::tool::{Tool, ToolContext, ToolError, ToolFuture, external};
 
@@ -260,13 +258,7 @@ async fn start_one(
             cwd.display()
         ));
     }
-    let mut env = scrub_env_with(std::env::vars_os(), &pass_env);
-    env.extend(
-        config
-            .env
-            .iter()
-            .map(|(key, value)| (OsString::from(key), OsString::from(value))),
-    );
+    let env = external::environment(&pass_env, &config.env);
     let program = external::program(&config.command, &workspace);
     let mut command = Command::new(&program);
     command

@@ -81,10 +81,6 @@ impl ToolExecutor {
         self
     }
 
-    pub fn policy(&self) -> &Policy {
-        &self.policy
-    }
-
     /// Adds a hook that sees every call before and after it runs.
     pub fn with_middleware(mut self, middleware: Arc<dyn Middleware>) -> Self {
         self.middleware.push(middleware);
@@ -169,31 +165,28 @@ impl ToolExecutor {
         let default_cap = super::DEFAULT_MAX_ERROR_CHARS;
         let Some(entry) = self.catalog.get(&call.tool) else {
             let offered: Vec<&str> = self.catalog.names().collect();
-            let error = if let Some(tool) = self.registry.get(&call.tool) {
+            let (status, error) = if let Some(tool) = self.registry.get(&call.tool) {
                 let why = if self.context.mode == Mode::Query && !tool.readonly() {
                     " because it can change files and this run is read-only (query mode)"
                 } else {
                     ""
                 };
-                ToolError::new(
+                let error = ToolError::new(
                     "E_TOOL_NOT_IN_CATALOG",
                     format!(
                         "the tool codecrew:{} is not offered in this run{why}",
                         call.tool
                     ),
                 )
-                .with_suggestion(format!("use one of: {}", prefixed(&offered)))
+                .with_suggestion(format!("use one of: {}", prefixed(&offered)));
+                (Status::Denied, error)
             } else {
-                ToolError::new(
+                let error = ToolError::new(
                     "E_UNKNOWN_TOOL",
                     format!("there is no tool named codecrew:{}", call.tool),
                 )
-                .with_suggestion(format!("available tools: {}", prefixed(&offered)))
-            };
-            let status = if error.code == "E_TOOL_NOT_IN_CATALOG" {
-                Status::Denied
-            } else {
-                Status::Error
+                .with_suggestion(format!("available tools: {}", prefixed(&offered)));
+                (Status::Error, error)
             };
             return (status, Err(error), default_cap);
         };

@@ -9,6 +9,7 @@
 //! network only when the tool declares it. Stdout that is JSON is the result; any other
 //! text comes back as `{"text": …}`.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -109,13 +110,7 @@ impl ExternalTool {
             ToolError::new("E_INTERNAL", format!("cannot encode the input: {error}"))
         })?;
         stdin.push(b'\n');
-        let mut env = scrub_env_with(std::env::vars_os(), &ctx.exec.pass_env);
-        env.extend(
-            self.config
-                .env
-                .iter()
-                .map(|(key, value)| (OsString::from(key), OsString::from(value))),
-        );
+        let mut env = environment(&ctx.exec.pass_env, &self.config.env);
         env.extend([
             ("CODECREW_TOOL".into(), OsString::from(&self.name)),
             ("CODECREW_WORKSPACE".into(), ctx.workspace.clone().into()),
@@ -189,6 +184,20 @@ impl ExternalTool {
     }
 }
 
+/// The environment of a program the config declares (an external tool, an MCP server):
+/// codecrew's own, scrubbed but for `pass_env`, plus the program's `env`.
+pub(crate) fn environment(
+    pass_env: &[String],
+    own: &BTreeMap<String, String>,
+) -> Vec<(OsString, OsString)> {
+    let mut env = scrub_env_with(std::env::vars_os(), pass_env);
+    env.extend(
+        own.iter()
+            .map(|(key, value)| (OsString::from(key), OsString::from(value))),
+    );
+    env
+}
+
 /// A command with a `/` is a path (relative ones start at the workspace); a bare name
 /// is looked up on the PATH.
 pub(crate) fn program(command: &str, workspace: &Path) -> PathBuf {
@@ -202,8 +211,6 @@ pub(crate) fn program(command: &str, workspace: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
     use crate::config::ExportConfig;
     use crate::tool::builtin::support::test_support::Workspace;

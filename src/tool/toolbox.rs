@@ -20,15 +20,6 @@ pub struct Toolbox {
 }
 
 impl Toolbox {
-    /// The built-in tools only.
-    pub fn builtin() -> Toolbox {
-        Toolbox {
-            registry: Arc::new(ToolRegistry::builtin()),
-            notices: Vec::new(),
-            mcp: McpClients::default(),
-        }
-    }
-
     /// The built-ins, the external tools of `config`, and the tools of its MCP servers,
     /// started in `workspace` (a server that fails to start is a notice, not an error).
     pub async fn start(config: &Config, workspace: &Path) -> Toolbox {

@@ -118,12 +118,11 @@ impl Tool for Grep {
     }
 }
 
-/// Files a directory search does not read: sensitive ones and hard links.
+/// Files a directory search does not read: sensitive ones. (Hard-linked files are not
+/// read either: [`crate::tool::path::open_read`] refuses them, named or not.)
 fn skipped_on_walk(root: &Path, path: &Path) -> bool {
     let relative = path.strip_prefix(root).unwrap_or(path);
     crate::permission::paths::sensitive(relative).is_some()
-        || std::fs::symlink_metadata(path)
-            .is_ok_and(|meta| crate::permission::paths::hard_linked(&meta))
 }
 
 /// A validated search.
@@ -230,8 +229,9 @@ impl Query {
                     return WalkState::Continue;
                 }
                 // A file named by the call was approved by the permission layer; files met
-                // on the walk were not, so credentials and files with other (possibly
-                // outside) names are skipped.
+                // on the walk were not, so credentials are skipped. Files with other
+                // (possibly outside) names fail `open_read`'s hard-link check, on the open
+                // file itself.
                 let named = entry.path() == target;
                 if !named && skipped_on_walk(root, entry.path()) {
                     return WalkState::Continue;
@@ -360,6 +360,28 @@ mod tests {
                 "truncated": false,
             })
         );
+    }
+
+    #[tokio::test]
+    async fn sensitive_and_hard_linked_files_are_not_searched() {
+        let ws = tree();
+        ws.write(".env", "needle\n");
+        ws.write("outside/real.txt", "needle\n");
+        std::fs::hard_link(
+            ws.root().join("outside/real.txt"),
+            ws.root().join("linked.txt"),
+        )
+        .unwrap();
+        let output = grep(&ws, json!({"pattern": "needle"})).await;
+        assert_eq!(
+            output["files"],
+            json!([".hidden/h.txt", "notes.txt", "src/a.rs"])
+        );
+        // Named, a sensitive file was approved by the permission layer; a hard link never is.
+        let env = grep(&ws, json!({"pattern": "needle", "path": ".env"})).await;
+        assert_eq!(env["files"], json!([".env"]));
+        let linked = grep(&ws, json!({"pattern": "needle", "path": "linked.txt"})).await;
+        assert_eq!(linked["files"], json!([]));
     }
 
     #[tokio::test]

@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 use super::Tool;
 
-pub use crate::permission::secrets::{scrub_env, scrub_env_with};
 pub use edit_file::EditFile;
 pub use glob::Glob;
 pub use grep::Grep;
