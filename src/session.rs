@@ -161,10 +161,9 @@ impl JobRun {
             agent: self.job.agent.clone(),
             provider: self.provider.kind().name().to_owned(),
             model: self
-                .job
-                .model
-                .clone()
-                .or_else(|| self.provider.agent.model.clone()),
+                .provider
+                .model(self.job.model.as_deref())
+                .map(str::to_owned),
             mode: self.settings.mode,
             success: false,
             response: String::new(),
