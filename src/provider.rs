@@ -106,9 +106,15 @@ impl Provider {
         )
     }
 
+    /// The model a job runs with: the one its mention chose (`@agent:model`), else the
+    /// agent's configured one, else the CLI's own default (`None`).
+    pub fn model<'a>(&'a self, chosen: Option<&'a str>) -> Option<&'a str> {
+        chosen.or(self.agent.model.as_deref())
+    }
+
     /// The command line for one turn.
     pub fn command(&self, program: &Path, turn: &Turn<'_>, cwd: &Path) -> CommandSpec {
-        let model = turn.model.or(self.agent.model.as_deref());
+        let model = self.model(turn.model);
         let extra = match turn.mode {
             Mode::Query => &self.agent.args.query,
             Mode::Execute => &self.agent.args.execute,

@@ -161,10 +161,9 @@ impl JobRun {
             agent: self.job.agent.clone(),
             provider: self.provider.kind().name().to_owned(),
             model: self
-                .job
-                .model
-                .clone()
-                .or_else(|| self.provider.agent.model.clone()),
+                .provider
+                .model(self.job.model.as_deref())
+                .map(str::to_owned),
             mode: self.settings.mode,
             success: false,
             response: String::new(),
@@ -204,7 +203,6 @@ impl JobRun {
         } else {
             prompt::render_earlier(&self.continuation.earlier)
         };
-        let mut fresh_start_tried = false;
         let limits = RunLimits {
             timeout: self.settings.turn_timeout,
             max_stdout_bytes: self.settings.max_stdout_bytes,
@@ -263,15 +261,14 @@ impl JobRun {
             if let Some(error) = turn_failure(&outcome, &turn, &limits) {
                 // A thread's stored session the CLI no longer has (its data cleared, the
                 // workspace moved): start once more, fresh, from the thread's transcript.
+                // Only the first turn resumes a thread's session, and the fresh start
+                // resumes none, so this happens at most once.
                 let lost_session = report.turns == 1
                     && resuming
-                    && self.continuation.session_id.is_some()
-                    && !fresh_start_tried
                     && matches!(outcome.ending, Ending::Exited(_))
                     && turn.text.is_empty()
                     && turn.calls.is_empty();
                 if lost_session {
-                    fresh_start_tried = true;
                     self.emit(
                         &events,
                         JobEvent::Notice(format!(

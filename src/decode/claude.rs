@@ -274,6 +274,23 @@ fn append_streamed(blocks: &mut VecDeque<String>, delta: &str) -> bool {
     true
 }
 
+/// What a complete block adds to the deltas streamed for it (the oldest block streamed
+/// and not yet completed): all of it when nothing was streamed, nothing when the stream is
+/// not a prefix of the block (the stream, already emitted, is kept).
+fn unstreamed<'b>(blocks: &mut VecDeque<String>, complete: &'b str) -> &'b str {
+    let Some(streamed) = blocks.pop_front() else {
+        return complete;
+    };
+    complete.strip_prefix(streamed.as_str()).unwrap_or_else(|| {
+        tracing::debug!(
+            streamed = streamed.len(),
+            block = complete.len(),
+            "the streamed block is not a prefix of the complete one; keeping the stream"
+        );
+        ""
+    })
+}
+
 impl State {
     fn line(&mut self, item: &LineItem<'_>, at_end: bool, out: &mut Vec<Event>) {
         if let Some(event) = parse_event::<ClaudeLine>(item, at_end, &mut self.sink, out) {
@@ -345,31 +362,13 @@ impl State {
 
     /// A complete text block: emits what its streamed deltas (if any) have not.
     fn complete_text(&mut self, text: &str, out: &mut Vec<Event>) {
-        match self.streamed_text.pop_front() {
-            None => self.sink.text(text, out),
-            Some(streamed) => match text.strip_prefix(streamed.as_str()) {
-                Some(rest) => self.sink.text(rest, out),
-                None => tracing::debug!(
-                    streamed = streamed.len(),
-                    block = text.len(),
-                    "the streamed text is not a prefix of the complete block; keeping the stream"
-                ),
-            },
-        }
+        let rest = unstreamed(&mut self.streamed_text, text);
+        self.sink.text(rest, out);
         self.sink.end_text(out);
     }
 
     fn complete_thinking(&mut self, thinking: &str, out: &mut Vec<Event>) {
-        let rest = match self.streamed_thinking.pop_front() {
-            None => thinking,
-            Some(streamed) => match thinking.strip_prefix(streamed.as_str()) {
-                Some(rest) => rest,
-                None => {
-                    tracing::debug!("the streamed thinking is not a prefix of the complete block");
-                    ""
-                }
-            },
-        };
+        let rest = unstreamed(&mut self.streamed_thinking, thinking);
         if !rest.is_empty() {
             self.sink.push(Event::Thinking(rest.to_owned()), out);
         }

@@ -24,7 +24,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::json::{Line, Obj, Sink, Str, classify, line_text};
+use super::json::{Line, Obj, Sink, Str, classify, line_text, parse_object};
 use super::lines::{LineBuffer, LineItem, MAX_LINE};
 use super::{Decoder, Event, excerpt};
 
@@ -198,11 +198,8 @@ impl State {
             self.document = Some(Document::start());
             return;
         }
-        match serde_json::from_str::<GeminiLine>(json) {
-            Ok(event) => self.event(event, out),
-            Err(error) => self
-                .sink
-                .other(super::json::malformed(json, &error, at_end), out),
+        if let Some(event) = parse_object::<GeminiLine>(json, at_end, &mut self.sink, out) {
+            self.event(event, out);
         }
     }
 

@@ -177,7 +177,7 @@ pub(crate) fn classify(line: &str) -> Line<'_> {
 }
 
 /// The event for a `{` line that could not be read as the event it should be.
-pub(crate) fn malformed(line: &str, error: &serde_json::Error, at_end: bool) -> Event {
+fn malformed(line: &str, error: &serde_json::Error, at_end: bool) -> Event {
     let reason = match error.classify() {
         Category::Eof if at_end => "incomplete JSON line at end of output".to_owned(),
         Category::Syntax | Category::Eof | Category::Io => format!("invalid JSON: {error}"),
@@ -201,7 +201,6 @@ pub(crate) fn too_long(head: &str, len: usize) -> Event {
     }
 }
 
-/// Turns a [`LineItem`] into the line to parse, or pushes the event for an over-long line.
 /// One JSON-lines event: the line parsed into `T`, or `None` after reporting why not
 /// (over-long lines and malformed objects become events; blank lines and noise are
 /// skipped).
@@ -215,6 +214,16 @@ pub(crate) fn parse_event<'l, T: serde::Deserialize<'l>>(
     let Line::Object(json) = classify(line) else {
         return None;
     };
+    parse_object(json, at_end, sink, out)
+}
+
+/// A `{` line parsed into `T`, or `None` after reporting it as malformed.
+pub(crate) fn parse_object<'l, T: serde::Deserialize<'l>>(
+    json: &'l str,
+    at_end: bool,
+    sink: &mut Sink,
+    out: &mut Vec<Event>,
+) -> Option<T> {
     match serde_json::from_str::<T>(json) {
         Ok(event) => Some(event),
         Err(error) => {
@@ -224,6 +233,7 @@ pub(crate) fn parse_event<'l, T: serde::Deserialize<'l>>(
     }
 }
 
+/// Turns a [`LineItem`] into the line to parse, or pushes the event for an over-long line.
 pub(crate) fn line_text<'l>(item: &'l LineItem<'_>, out: &mut Vec<Event>) -> Option<&'l str> {
     match item {
         LineItem::Line(line) => Some(line),

@@ -144,7 +144,6 @@ pub fn decode_all(format: Format, bytes: &[u8]) -> Vec<Event> {
 }
 
 /// Caps a raw line for [`Event::Malformed`], so a flood cannot fill memory twice.
-#[allow(dead_code)] // used by the JSON decoders
 pub(crate) fn excerpt(raw: &str) -> String {
     const MAX: usize = 200;
     if raw.len() <= MAX {
