@@ -392,7 +392,9 @@ fn stderr_note(tail: &str) -> String {
 
 /// A result as the model reads it. Its output is untrusted data (a file, a command's
 /// output) and may hold an envelope: it is neutralised. codecrew's own error messages and
-/// suggestions stay as they are, so that the model can copy a tool name from them.
+/// suggestions stay as they are, so that the model can copy a tool name from them; where
+/// they quote a program (stderr, an MCP server's words) the quote was neutralised when
+/// the message was made (`tool::child::Captured::tail`, the MCP client).
 fn result_line(result: &ToolResult) -> String {
     let mut result = result.clone();
     crate::intercept::neutralise_value(&mut result.output);

@@ -51,6 +51,7 @@ use tokio::process::Command;
 use tokio::task::JoinHandle;
 
 use crate::config::McpServerConfig;
+use crate::intercept::neutralise_envelopes;
 use crate::permission::{process, sandbox};
 use crate::tool::{Tool, ToolContext, ToolError, ToolFuture, external};
 
@@ -678,10 +679,16 @@ impl McpTool {
                 format!("cannot read the result of codecrew:{}: {error}", self.name),
             )
         })?;
+        // The tool's own words reach the model inside codecrew's message: no envelope in
+        // them may read as a call.
         shape(&wire).map_err(|text| {
             ToolError::new(
                 "E_MCP_TOOL_ERROR",
-                format!("codecrew:{} failed: {text}", self.name),
+                format!(
+                    "codecrew:{} failed: {}",
+                    self.name,
+                    neutralise_envelopes(&text)
+                ),
             )
         })
     }
@@ -704,7 +711,9 @@ impl McpTool {
                 format!(
                     "the MCP server {server} refused the call of codecrew:{}: {} (JSON-RPC \
                      error {})",
-                    self.name, data.message, data.code.0
+                    self.name,
+                    neutralise_envelopes(&data.message),
+                    data.code.0
                 ),
             )
             .with_suggestion(format!(
@@ -718,7 +727,7 @@ impl McpTool {
                     .server
                     .stderr
                     .quote()
-                    .map(|text| format!(" (its stderr: {text})"))
+                    .map(|text| format!(" (its stderr: {})", neutralise_envelopes(&text)))
                     .unwrap_or_default();
                 ToolError::new(
                     "E_MCP_UNAVAILABLE",

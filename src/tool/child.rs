@@ -106,9 +106,11 @@ impl Captured {
         String::from_utf8_lossy(&self.kept).into_owned()
     }
 
-    /// The end of the stream, for error messages.
+    /// The end of the stream, for error messages. The program's words go to the model
+    /// inside codecrew's own message, which is not neutralised as a whole (it names tools
+    /// the model should be able to copy), so any envelope in them is broken here.
     pub fn tail(&self) -> String {
-        let text = self.text();
+        let text = crate::intercept::neutralise_envelopes(&self.text());
         let chars = text.chars().count();
         if chars <= ERROR_TAIL_CHARS {
             return text;
