@@ -67,10 +67,9 @@ pub async fn run(
             agent: run.job.agent.clone(),
             provider: run.provider.kind().name().to_owned(),
             model: run
-                .job
-                .model
-                .clone()
-                .or_else(|| run.provider.agent.model.clone()),
+                .provider
+                .model(run.job.model.as_deref())
+                .map(str::to_owned),
             mode: mode.name(),
         })
         .collect();
