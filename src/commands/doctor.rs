@@ -284,35 +284,39 @@ async fn mcp_checks(loaded: &LoadedConfig, workspace: &Path, checks: &mut Vec<Ch
         return;
     }
     let toolbox = codecrew::tool::Toolbox::start(&loaded.config, workspace).await;
+    let started: Vec<&str> = toolbox.mcp_servers().collect();
     for name in loaded.config.mcp.keys() {
-        let prefix = format!("{name}__");
-        let failure = toolbox
-            .notices()
-            .iter()
-            .find(|notice| notice.contains(&format!("mcp.{name} ")));
-        checks.push(match failure {
-            Some(notice) => Check::new("mcp", Status::Fail, notice.clone()).hint(format!(
+        if !started.contains(&name.as_str()) {
+            // The notice says why; its wording is the client's, so it is only shown.
+            let why = toolbox
+                .notices()
+                .iter()
+                .find(|notice| notice.contains(&format!("mcp.{name} ")))
+                .cloned()
+                .unwrap_or_else(|| format!("mcp.{name} did not start"));
+            checks.push(Check::new("mcp", Status::Fail, why).hint(format!(
                 "check command, args and env of [mcp.{name}]; run the command by hand to see \
                  its errors"
-            )),
-            None => {
-                let tools: Vec<&str> = toolbox
-                    .registry()
-                    .names()
-                    .filter_map(|tool| tool.strip_prefix(&prefix))
-                    .collect();
-                Check::new(
-                    "mcp",
-                    Status::Ok,
-                    format!(
-                        "{name}: started, {} tool(s): {}",
-                        tools.len(),
-                        tools.join(", ")
-                    ),
-                )
-            }
-        });
+            )));
+            continue;
+        }
+        let prefix = format!("{name}__");
+        let tools: Vec<&str> = toolbox
+            .registry()
+            .names()
+            .filter_map(|tool| tool.strip_prefix(&prefix))
+            .collect();
+        checks.push(Check::new(
+            "mcp",
+            Status::Ok,
+            format!(
+                "{name}: started, {} tool(s): {}",
+                tools.len(),
+                tools.join(", ")
+            ),
+        ));
     }
+    toolbox.shutdown().await;
 }
 
 async fn live_checks(

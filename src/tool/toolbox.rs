@@ -55,6 +55,11 @@ impl Toolbox {
         &self.notices
     }
 
+    /// The names of the MCP servers that started.
+    pub fn mcp_servers(&self) -> impl Iterator<Item = &str> {
+        self.mcp.servers()
+    }
+
     /// Stops the MCP servers and waits (a few seconds at most) for them to exit.
     pub async fn shutdown(self) {
         self.mcp.shutdown().await;
