@@ -909,6 +909,12 @@ fn the_starter_file_also_loads_as_a_user_file_and_documents_every_key() {
         "turn_timeout_secs",
         "max_calls_per_message",
         "trusted_projects",
+        "[tools.",
+        "[[tools.",
+        "exports",
+        "input_schema",
+        "readonly_tools",
+        "[mcp.",
     ] {
         assert!(STARTER.contains(key), "the starter does not mention {key}");
     }
@@ -936,6 +942,25 @@ fn the_starter_commented_examples_load_too() {
     repo.write_project(&text);
     let loaded = repo.load().unwrap();
     assert!(loaded.config.agents["claude"].tools.is_some());
+}
+
+#[test]
+fn the_starter_tool_and_server_examples_load() {
+    let text: String = STARTER
+        .lines()
+        .map(|line| {
+            line.strip_prefix("#| ")
+                .or(line.strip_prefix("#|"))
+                .unwrap_or(line)
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_ne!(text, STARTER.trim_end());
+    let repo = Repo::new();
+    repo.write_user(&text);
+    let loaded = repo.load().unwrap();
+    assert_eq!(loaded.config.tools["jira"].exports[0].name, "search");
+    assert_eq!(loaded.config.mcp["files"].command, "npx");
 }
 
 // ---------------------------------------------------------------------------------------------
