@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::color::ColorChoice;
-use crate::decode::Format;
 use crate::thread::ThreadName;
-use crate::tool::Mode;
+use codecrew_intercept::decode::Format;
+use codecrew_tools::Mode;
 
 const AFTER_HELP: &str = "\
 Examples:

@@ -9,8 +9,8 @@ use crate::config::{ConfigError, LoadedConfig};
 use crate::mention::Job;
 use crate::provider::Provider;
 use crate::session::{Continuation, JobRun, Settings};
-use crate::tool::catalog::CatalogError;
-use crate::tool::{ToolCatalog, ToolExecutor, ToolRegistry};
+use codecrew_tools::catalog::CatalogError;
+use codecrew_tools::{ToolCatalog, ToolExecutor, ToolRegistry};
 
 /// Why a set of jobs cannot run. Each message says what to change.
 #[derive(Debug, thiserror::Error)]
@@ -102,7 +102,7 @@ mod tests {
 
     use super::*;
     use crate::config::LimitsConfig;
-    use crate::tool::{Mode, ToolContext};
+    use codecrew_tools::{Mode, ToolContext};
 
     fn job(agent: &str, task: &str) -> Job {
         Job {
@@ -115,7 +115,7 @@ mod tests {
     fn plan_of(jobs: Vec<Job>, mode: Mode) -> Result<Vec<JobRun>, PlanError> {
         let loaded = LoadedConfig::builtin();
         let settings = Settings::new(mode, &LimitsConfig::default(), PathBuf::from("/tmp"));
-        let registry = Arc::new(ToolRegistry::builtin());
+        let registry = Arc::new(crate::toolbox::builtin());
         plan(&loaded, jobs, &settings, &registry, |catalog| {
             ToolExecutor::new(
                 registry.clone(),

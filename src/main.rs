@@ -8,13 +8,13 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches};
 use codecrew::cli::{Cli, Command};
 use codecrew::color::{ColorChoice, Colors, Palette};
-use codecrew::permission::process;
-use codecrew::tool::Mode;
+use codecrew_policy::process;
+use codecrew_tools::Mode;
 
 fn main() -> ExitCode {
     // First, while codecrew is still single-threaded: API keys out of the memory that
     // `/proc/<codecrew>/environ` shows to the commands it runs.
-    codecrew::permission::secrets::hide_initial_secrets();
+    codecrew_policy::secrets::hide_initial_secrets();
     let cli = parse();
     let colors = Colors::detect(cli.color);
     init_logging(cli.verbose, colors.stderr);
@@ -37,7 +37,7 @@ fn main() -> ExitCode {
     // Orphaned tool processes come back to codecrew, and are killed when it exits.
     process::become_subreaper();
     let handles_signals = matches!(cli.command, Command::Query(_) | Command::Execute(_));
-    codecrew::permission::sandbox::protect_self();
+    codecrew_policy::sandbox::protect_self();
     let result = runtime.block_on(async {
         tokio::select! {
             result = run(cli, colors) => result,

@@ -127,7 +127,7 @@ pub async fn run(
         program: spec.program.display().to_string(),
         source,
     })?;
-    crate::permission::process::note_spawn();
+    codecrew_policy::process::note_spawn();
     let group = GroupGuard(child.id());
 
     if let (Some(input), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {

@@ -1,7 +1,7 @@
 //! The prompt that offers codecrew's tools to a model, from the templates in `prompts/`
 //! (compiled in, so the binary needs no files at run time).
 
-use crate::tool::{Mode, ToolCatalog};
+use codecrew_tools::{Mode, ToolCatalog};
 
 const TOOLS_TEMPLATE: &str = include_str!("../prompts/tools.md");
 const TASK_TEMPLATE: &str = include_str!("../prompts/task.md");
@@ -127,11 +127,10 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::intercept::{Scanner, Segment};
-    use crate::tool::ToolRegistry;
+    use codecrew_intercept::{Scanner, Segment};
 
     fn catalog(mode: Mode) -> ToolCatalog {
-        ToolCatalog::for_mode(&ToolRegistry::builtin(), mode).expect("built-in schemas compile")
+        ToolCatalog::for_mode(&crate::toolbox::builtin(), mode).expect("built-in schemas compile")
     }
 
     #[test]

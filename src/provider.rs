@@ -8,9 +8,9 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::config::{AgentConfig, OutputFormat, PromptVia, ProviderKind};
-use crate::decode::Format;
 use crate::process::CommandSpec;
-use crate::tool::Mode;
+use codecrew_intercept::decode::Format;
+use codecrew_tools::Mode;
 
 /// Variables that make a CLI believe it runs inside another CLI session (set when
 /// codecrew itself is run from Claude Code); they break headless runs.

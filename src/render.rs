@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::cli::RunOutput;
 use crate::color::{ERROR, LABEL, NOTICE, Palette, WARNING};
 use crate::session::{JobEvent, JobReport};
-use crate::tool::Status;
+use codecrew_tools::Status;
 
 /// Who a job is, for headers and events.
 #[derive(Debug, Clone)]
@@ -310,9 +310,9 @@ fn shorten(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::intercept::ToolCall;
     use crate::session::StopReason;
-    use crate::tool::{Mode, ToolResult};
+    use codecrew_intercept::ToolCall;
+    use codecrew_tools::{Mode, ToolResult};
 
     fn label(agent: &str) -> JobLabel {
         JobLabel {

@@ -15,14 +15,14 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use crate::config::LimitsConfig;
-use crate::decode::Event;
-use crate::intercept::{Interceptor, Item, Rejection, ScannerLimits, Segment, ToolCall};
 use crate::mention::Job;
 use crate::process::{self, Ending, RunLimits};
 use crate::prompt;
 use crate::provider::{self, Provider, Turn};
-use crate::tool::executor::CallRequest;
-use crate::tool::{Mode, Status, ToolError, ToolExecutor, ToolResult};
+use codecrew_intercept::decode::Event;
+use codecrew_intercept::{Interceptor, Item, Rejection, ScannerLimits, Segment, ToolCall};
+use codecrew_tools::executor::CallRequest;
+use codecrew_tools::{Mode, Status, ToolError, ToolExecutor, ToolResult};
 
 /// How one job runs.
 #[derive(Debug, Clone)]
@@ -397,7 +397,7 @@ fn stderr_note(tail: &str) -> String {
 /// the message was made (`tool::child::Captured::tail`, the MCP client).
 fn result_line(result: &ToolResult) -> String {
     let mut result = result.clone();
-    crate::intercept::neutralise_value(&mut result.output);
+    codecrew_intercept::neutralise_value(&mut result.output);
     serde_json::to_string(&result).unwrap_or_default()
 }
 
@@ -409,8 +409,8 @@ fn rejection_line(rejection: &Rejection) -> String {
             "message": rejection.reason,
             "suggestion": "write the call again as one valid JSON envelope in a ```json block",
         },
-        "raw": crate::intercept::neutralise_envelopes(
-            &crate::tool::executor::truncate_chars(&rejection.raw, 1000)
+        "raw": codecrew_intercept::neutralise_envelopes(
+            &codecrew_tools::executor::truncate_chars(&rejection.raw, 1000)
         ),
     });
     value.to_string()

@@ -5,8 +5,8 @@
 
 #![no_main]
 
-use codecrew::decode::Format;
-use codecrew::intercept::{Interceptor, Item, ScannerLimits, Segment};
+use codecrew_intercept::decode::Format;
+use codecrew_intercept::{Interceptor, Item, ScannerLimits, Segment};
 use libfuzzer_sys::fuzz_target;
 
 fn run(format: Format, limits: &ScannerLimits, data: &[u8], chunk: usize) -> Vec<Item> {

@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use codecrew::cli::{InterceptArgs, OutputArg};
 use codecrew::color::{NOTICE, Palette, WARNING};
-use codecrew::decode::{Event, Format};
-use codecrew::intercept::{
+use codecrew_intercept::decode::{Event, Format};
+use codecrew_intercept::{
     Interceptor, Item, Rejection, ScannerLimits, Segment, ToolCall, neutralise_envelopes,
     neutralise_value,
 };
-use codecrew::tool::executor::CallRequest;
-use codecrew::tool::{Mode, ToolExecutor, ToolRegistry, ToolResult};
+use codecrew_tools::executor::CallRequest;
+use codecrew_tools::{Mode, ToolExecutor, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 

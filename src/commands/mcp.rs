@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use codecrew::cli::McpArgs;
-use codecrew::mcp::server::{Agents, DEPTH_ENV, ExecutorFactory, MAX_DEPTH, McpServer};
-use codecrew::permission::NonInteractive;
-use codecrew::tool::{Mode, ToolCatalog};
+use codecrew::mcp_server::{Agents, DEPTH_ENV, ExecutorFactory, MAX_DEPTH, McpServer};
+use codecrew_policy::NonInteractive;
+use codecrew_tools::{Mode, ToolCatalog};
 
 pub async fn run(args: McpArgs, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
     let mode = Mode::from(args.mode);

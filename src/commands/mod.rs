@@ -16,11 +16,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
+use codecrew::ask::default_asker;
 use codecrew::config::LoadedConfig;
-use codecrew::permission::Policy;
-use codecrew::permission::ask::default_asker;
-use codecrew::tool::middleware::{AuditLog, TracingLogger};
-use codecrew::tool::{Mode, ToolCatalog, ToolContext, ToolExecutor, ToolRegistry, Toolbox};
+use codecrew_policy::Policy;
+use codecrew_tools::middleware::{AuditLog, TracingLogger};
+use codecrew_tools::{Mode, ToolCatalog, ToolContext, ToolExecutor, ToolRegistry, Toolbox};
 
 /// Usage or configuration error.
 pub const EXIT_USAGE: u8 = 2;
@@ -61,7 +61,7 @@ pub struct ToolOptions {
 pub fn config_and_policy(workspace: &Path) -> anyhow::Result<(LoadedConfig, Arc<Policy>)> {
     let loaded = codecrew::config::load(workspace)?;
     let policy = Policy::from_layers(
-        &codecrew::permission::builtin_defaults(),
+        &codecrew_policy::builtin_defaults(),
         loaded.user_permissions.as_ref(),
         loaded.project_permissions.as_ref(),
         loaded.project_trusted,
@@ -100,7 +100,7 @@ pub async fn toolbox(loaded: &LoadedConfig, workspace: &Path) -> Toolbox {
              (trusted_projects in your user config)"
         );
     }
-    let toolbox = Toolbox::start(&loaded.config, workspace).await;
+    let toolbox = codecrew::toolbox::start(&loaded.config, workspace).await;
     for notice in toolbox.notices() {
         eprintln!("codecrew: warning: {notice}");
     }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use codecrew::cli::PromptArgs;
 use codecrew::prompt;
-use codecrew::tool::{Mode, ToolCatalog};
+use codecrew_tools::{Mode, ToolCatalog};
 
 pub async fn run(args: PromptArgs, workspace: &Path) -> anyhow::Result<ExitCode> {
     let mode = Mode::from(args.mode);

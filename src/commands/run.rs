@@ -10,7 +10,7 @@ use codecrew::mention;
 use codecrew::render::{JobLabel, Renderer};
 use codecrew::session::{JobReport, Settings, StopReason};
 use codecrew::thread::{self, Exchange, ThreadStore};
-use codecrew::tool::Mode;
+use codecrew_tools::Mode;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 

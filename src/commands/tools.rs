@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use codecrew::cli::{OutputArg, ToolsCommand};
 use codecrew::color::LABEL;
-use codecrew::intercept::PREFIX;
-use codecrew::tool::executor::CallRequest;
-use codecrew::tool::{Mode, Status, ToolCatalog, ToolError, ToolResult, Toolbox};
+use codecrew_intercept::PREFIX;
+use codecrew_tools::executor::CallRequest;
+use codecrew_tools::{Mode, Status, ToolCatalog, ToolError, ToolResult, Toolbox};
 use serde_json::{Value, json};
 
 pub async fn run(command: ToolsCommand, options: super::ToolOptions) -> anyhow::Result<ExitCode> {

@@ -7,7 +7,7 @@ use super::keys;
 use super::load::{FileKind, ParsedFile};
 use super::spans::{Part, Seg, span_of};
 use super::{AgentConfig, ExternalToolConfig, McpServerConfig, PromptVia, ProviderKind};
-use crate::tool::ToolRegistry;
+use codecrew_tools::catalog::schema_problem;
 
 /// Every problem in `file`, in the order of the file.
 pub(crate) fn file(file: &ParsedFile) -> Vec<Diagnostic> {
@@ -53,7 +53,10 @@ pub(crate) fn file(file: &ParsedFile) -> Vec<Diagnostic> {
             "name a defined agent, e.g. `default_agent = \"claude\"`, or remove the key",
         );
     }
-    let known_tools: Vec<String> = ToolRegistry::builtin().names().map(str::to_owned).collect();
+    let known_tools: Vec<String> = crate::toolbox::builtin()
+        .names()
+        .map(str::to_owned)
+        .collect();
     for (id, agent) in &layer.agents {
         check.agent(id, agent, &known_tools);
     }
@@ -441,21 +444,6 @@ const NAME_HINT: &str = "use letters, digits, `-` and single `_` (a tool is offe
 /// with `_`, so that `resource__export` splits one way only.
 pub(crate) fn is_resource_name(name: &str) -> bool {
     is_agent_id(name) && !name.contains("__") && !name.starts_with('_') && !name.ends_with('_')
-}
-
-/// Why a schema cannot describe a tool's input, if it cannot.
-fn schema_problem(schema: &serde_json::Value) -> Option<String> {
-    let Some(object) = schema.as_object() else {
-        return Some("it is not a table".to_owned());
-    };
-    if let Some(kind) = object.get("type")
-        && kind != "object"
-    {
-        return Some(format!("its type is {kind}, and tool inputs are objects"));
-    }
-    jsonschema::validator_for(schema)
-        .err()
-        .map(|error| error.to_string())
 }
 
 /// `[A-Za-z0-9_-]+`

@@ -43,7 +43,7 @@ fn json_of(output: &Output) -> Value {
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
+            .join("crates/codecrew-intercept/tests/fixtures")
             .join(name),
     )
     .unwrap()

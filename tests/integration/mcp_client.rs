@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use codecrew::config::{Config, McpServerConfig};
-use codecrew::tool::executor::CallRequest;
-use codecrew::tool::{Mode, Status, ToolCatalog, ToolContext, ToolExecutor, ToolResult, Toolbox};
+use codecrew_tools::executor::CallRequest;
+use codecrew_tools::{Mode, Status, ToolCatalog, ToolContext, ToolExecutor, ToolResult, Toolbox};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -163,10 +163,10 @@ impl Ws {
     /// Live processes working in this workspace: the servers (their cwd is the
     /// workspace; codecrew's and the test's are not).
     fn servers_running(&self) -> Vec<i32> {
-        codecrew::permission::process::pids()
+        codecrew_policy::process::pids()
             .into_iter()
             .filter(|pid| {
-                codecrew::permission::process::stat(*pid).is_some_and(|s| !s.zombie)
+                codecrew_policy::process::stat(*pid).is_some_and(|s| !s.zombie)
                     && std::fs::read_link(format!("/proc/{pid}/cwd"))
                         .is_ok_and(|cwd| cwd == self.root)
             })
@@ -216,7 +216,7 @@ async fn both_servers_offer_their_tools() {
             servers.files(&["read_text_file", "list_directory"]),
         ),
     ]));
-    let toolbox = Toolbox::start(&config, &ws.root).await;
+    let toolbox = codecrew::toolbox::start(&config, &ws.root).await;
     assert_eq!(toolbox.notices(), [] as [String; 0]);
     let registry = toolbox.registry();
     for name in [
@@ -262,7 +262,7 @@ async fn calls_reach_the_servers() {
         ("everything", servers.everything()),
         ("files", servers.files(&["read_text_file"])),
     ]));
-    let toolbox = Toolbox::start(&config, &ws.root).await;
+    let toolbox = codecrew::toolbox::start(&config, &ws.root).await;
     let query = ws.executor(&toolbox, Mode::Query);
 
     let result = call(
@@ -364,7 +364,7 @@ async fn a_failing_server_leaves_the_others_working() {
         ("files", files),
         ("missing", missing),
     ]));
-    let toolbox = Toolbox::start(&config, &ws.root).await;
+    let toolbox = codecrew::toolbox::start(&config, &ws.root).await;
     let notices = toolbox.notices();
     assert_eq!(notices.len(), 3, "{notices:#?}");
     assert_eq!(
@@ -400,7 +400,7 @@ async fn a_server_that_is_gone_is_unavailable() {
         "files",
         servers.files(&["read_text_file", "nonexistent_tool"]),
     )]));
-    let toolbox = Toolbox::start(&config, &ws.root).await;
+    let toolbox = codecrew::toolbox::start(&config, &ws.root).await;
     assert_eq!(
         toolbox.notices(),
         ["mcp.files: readonly_tools names \"nonexistent_tool\", which the server does not offer"]

@@ -880,7 +880,7 @@ fn output_is_capped() {
 
 #[test]
 fn the_sandbox_confines_writes_and_the_network() {
-    use codecrew::permission::sandbox::{Support, support};
+    use codecrew_policy::sandbox::{Support, support};
     let ws = Ws::new();
     if support() == Support::Unsupported {
         eprintln!("skipped: this kernel has no Landlock");
@@ -932,7 +932,7 @@ fn the_sandbox_confines_writes_and_the_network() {
 /// and what the config reports is what the sandbox enforces.
 #[test]
 fn a_project_can_turn_the_network_off() {
-    use codecrew::permission::sandbox::{Support, support};
+    use codecrew_policy::sandbox::{Support, support};
     if support() != Support::Full {
         return;
     }

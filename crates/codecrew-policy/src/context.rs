@@ -1,0 +1,66 @@
+//! What a decision needs to know about the run: its mode, its workspace, and how the
+//! commands it starts run.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// What a run may do. `query` never writes; `execute` may, under the permission policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Query,
+    Execute,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Query => "query",
+            Mode::Execute => "execute",
+        }
+    }
+}
+
+/// What a tool may know about the run that calls it.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The canonical workspace root; file tools never leave it.
+    pub workspace: PathBuf,
+    pub mode: Mode,
+    /// How commands run (environment, network, OS sandbox).
+    pub exec: ExecSettings,
+}
+
+impl ToolContext {
+    /// A context with the default command settings (scrubbed environment, sandbox on,
+    /// no network).
+    pub fn new(workspace: PathBuf, mode: Mode) -> Self {
+        ToolContext {
+            workspace,
+            mode,
+            exec: ExecSettings::default(),
+        }
+    }
+}
+
+/// How `run_command` (and any tool that starts processes) runs them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecSettings {
+    /// Variables passed through the environment scrub (`pass_env` in the config).
+    pub pass_env: Vec<String>,
+    /// Whether commands may use the network (`allow_network` in the config).
+    pub allow_network: bool,
+    /// Whether the OS sandbox confines commands (Linux Landlock, where the kernel has it).
+    pub sandbox: bool,
+}
+
+impl Default for ExecSettings {
+    fn default() -> Self {
+        ExecSettings {
+            pass_env: Vec::new(),
+            allow_network: false,
+            sandbox: true,
+        }
+    }
+}

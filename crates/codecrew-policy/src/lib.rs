@@ -1,0 +1,507 @@
+//! The permission layer: for every tool call, Allow, Ask or Deny.
+//!
+//! Tool calls are untrusted: the model writes them, and the model may have read hostile
+//! text. This module is the boundary between what the model asks for and what runs.
+//!
+//! A decision comes from, in order:
+//! 1. the **mode**: `query` offers read-only tools and never asks (an Ask is a Deny);
+//! 2. **deny rules** of any layer, and the built-in **deny list** of commands and special
+//!    files: Deny, whatever the flags;
+//! 3. **ask rules**, and built-in risks (sensitive reads, protected writes, shell
+//!    constructs that hide what runs, paths outside the workspace): Ask;
+//! 4. **allow rules** (built-in defaults, user config, trusted project config) and the
+//!    safe list of commands: Allow when they cover every path and command of the call;
+//! 5. anything else: Ask.
+//!
+//! Layers: built-in defaults < user config < project config. Deny and ask rules of every
+//! layer apply; the project's allow rules, `pass_env` and `allow_network` apply only when
+//! the user trusts the project folder, so a cloned repository can restrict but never
+//! grant. The executor turns Ask into a prompt ([`ask`]), or Allow with `--yes`, or Deny
+//! without a terminal; `--yes` never overrides a Deny.
+
+pub mod ask;
+mod config;
+mod context;
+pub mod path;
+pub mod paths;
+pub mod process;
+pub mod rules;
+pub mod sandbox;
+pub mod secrets;
+pub mod shell;
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use crate::path::{Access, display, normalise, resolve};
+
+pub use ask::{Answer, Asker, NonInteractive, Question};
+pub use config::PermissionsConfig;
+pub use context::{ExecSettings, Mode, ToolContext};
+pub use rules::{Layer, Rule, RuleError, Subject};
+
+/// Why a call is asked about or denied, and what would allow it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    pub message: String,
+    /// A rule that would allow the call (for Ask), or what to do instead (for Deny).
+    pub hint: Option<String>,
+}
+
+impl Reason {
+    pub fn new(message: impl Into<String>) -> Self {
+        Reason {
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// What happens to one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Allow,
+    /// Needs the user's yes (a prompt, or `--yes`).
+    Ask(Reason),
+    /// Never runs.
+    Deny(Reason),
+}
+
+/// The built-in defaults layer: the read-only tools and the workspace file writers are
+/// allowed (protected and sensitive paths still ask); `run_command` relies on the safe
+/// list, anything else asks.
+pub fn builtin_defaults() -> PermissionsConfig {
+    PermissionsConfig {
+        allow: [
+            "help",
+            "read_file",
+            "list_directory",
+            "glob",
+            "grep",
+            "write_file",
+            "edit_file",
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .collect(),
+        ..PermissionsConfig::default()
+    }
+}
+
+/// The merged policy of one run.
+#[derive(Debug)]
+pub struct Policy {
+    allow: Vec<Rule>,
+    ask: Vec<Rule>,
+    deny: Vec<Rule>,
+    /// Allow rules of an untrusted project: never applied, only named in messages.
+    untrusted_allow: Vec<Rule>,
+    /// Rules approved "always for this run" at a prompt.
+    session: Mutex<Vec<Rule>>,
+    pass_env: Vec<String>,
+    allow_network: bool,
+}
+
+impl Default for Policy {
+    /// The built-in defaults alone.
+    fn default() -> Self {
+        // Unreachable fallback (the built-in rules parse): an empty policy asks for everything.
+        Policy::from_layers(&builtin_defaults(), None, None, false)
+            .unwrap_or_else(|_| Policy::empty())
+    }
+}
+
+/// The paths and commands a call touches, and what the built-in checks found.
+#[derive(Debug, Default)]
+struct Facts {
+    /// Workspace-relative paths used by the tool.
+    paths: Vec<String>,
+    /// Commands that must be allowed (off the safe list).
+    unsafe_commands: Vec<Vec<String>>,
+    /// Every command, including wrapped ones: deny and ask rules see them all.
+    all_commands: Vec<Vec<String>>,
+    deny: Vec<String>,
+    risks: Vec<String>,
+}
+
+impl Policy {
+    /// No rules at all: every call that is not denied by the built-in checks asks.
+    fn empty() -> Policy {
+        Policy {
+            allow: Vec::new(),
+            ask: Vec::new(),
+            deny: Vec::new(),
+            untrusted_allow: Vec::new(),
+            session: Mutex::new(Vec::new()),
+            pass_env: Vec::new(),
+            allow_network: false,
+        }
+    }
+
+    /// Merges the layers. Deny and ask rules of every layer apply; the project's allow
+    /// rules and `pass_env` only when `project_trusted`. The network comes from
+    /// [`Policy::with_network`].
+    pub fn from_layers(
+        builtin: &PermissionsConfig,
+        user: Option<&PermissionsConfig>,
+        project: Option<&PermissionsConfig>,
+        project_trusted: bool,
+    ) -> Result<Policy, RuleError> {
+        let mut policy = Policy::empty();
+        let layers = [
+            (Layer::Builtin, Some(builtin)),
+            (Layer::User, user),
+            (Layer::Project, project),
+        ];
+        for (layer, config) in layers {
+            let Some(config) = config else {
+                continue;
+            };
+            let grants = layer != Layer::Project || project_trusted;
+            for text in &config.deny {
+                policy.deny.push(Rule::parse(text, layer, true)?);
+            }
+            for text in &config.ask {
+                policy.ask.push(Rule::parse(text, layer, true)?);
+            }
+            for text in &config.allow {
+                let rule = Rule::parse(text, layer, false)?;
+                if grants {
+                    policy.allow.push(rule);
+                } else {
+                    policy.untrusted_allow.push(rule);
+                }
+            }
+            if grants {
+                policy.pass_env.extend(config.pass_env.iter().cloned());
+            }
+        }
+        Ok(policy)
+    }
+
+    /// Whether commands may use the network: the config's merged `allow_network`
+    /// (`LoadedConfig::config.permissions`), the one place that knows a project set it to
+    /// false rather than left it out. Off unless set.
+    pub fn with_network(mut self, allowed: bool) -> Self {
+        self.allow_network = allowed;
+        self
+    }
+
+    /// Variables passed to commands despite the environment scrub.
+    pub fn pass_env(&self) -> &[String] {
+        &self.pass_env
+    }
+
+    /// Whether run_command may use the network inside the sandbox.
+    pub fn allow_network(&self) -> bool {
+        self.allow_network
+    }
+
+    /// Adds an allow rule for the rest of this run ("always" at a prompt).
+    pub fn allow_for_run(&self, rule: &str) -> Result<(), RuleError> {
+        let rule = Rule::parse(rule, Layer::Session, false)?;
+        if let Ok(mut session) = self.session.lock() {
+            session.push(rule);
+        }
+        Ok(())
+    }
+
+    /// The decision for one call of `tool` (readonly as the tool says) with `input`.
+    pub fn decide(&self, tool: &str, readonly: bool, input: &Value, ctx: &ToolContext) -> Decision {
+        if ctx.mode == Mode::Query && !readonly {
+            return Decision::Deny(
+                Reason::new(format!(
+                    "codecrew:{tool} can change files or run commands; query mode is read-only"
+                ))
+                .with_hint("run the task in execute mode (`codecrew execute`, or --mode execute)"),
+            );
+        }
+        let decision = self.decide_in_mode(tool, readonly, input, ctx);
+        match (ctx.mode, decision) {
+            (Mode::Query, Decision::Ask(reason)) => Decision::Deny(Reason {
+                message: format!(
+                    "query mode never asks, and this call needs approval: {}",
+                    reason.message
+                ),
+                hint: Some(match reason.hint {
+                    Some(rule) => format!(
+                        "add \"{rule}\" to `allow` under [permissions] in your user config, or run in execute mode"
+                    ),
+                    None => "run the task in execute mode, where codecrew can ask".to_owned(),
+                }),
+            }),
+            (_, decision) => decision,
+        }
+    }
+
+    fn decide_in_mode(
+        &self,
+        tool: &str,
+        readonly: bool,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> Decision {
+        let facts = match tool {
+            rules::COMMAND_TOOL => command_facts(input, ctx),
+            _ if rules::READ_TOOLS.contains(&tool) || rules::WRITE_TOOLS.contains(&tool) => {
+                path_facts(tool, input, ctx)
+            }
+            _ => Facts::default(),
+        };
+        let subjects = subjects(tool, &facts);
+
+        if let Some(rule) = first_match(&self.deny, &subjects) {
+            return Decision::Deny(
+                Reason::new(format!(
+                    "denied by the rule \"{}\" in the {}",
+                    rule.text,
+                    rule.layer.name()
+                ))
+                .with_hint("a deny rule cannot be overridden by --yes or a prompt; change the config to allow it"),
+            );
+        }
+        if !facts.deny.is_empty() {
+            return Decision::Deny(Reason::new(facts.deny.join("; ")).with_hint(
+                "this is on codecrew's built-in deny list; no flag, rule or prompt allows it",
+            ));
+        }
+        if let Some(rule) = first_match(&self.ask, &subjects) {
+            return Decision::Ask(Reason::new(format!(
+                "the rule \"{}\" in the {} asks first",
+                rule.text,
+                rule.layer.name()
+            )));
+        }
+        if !facts.risks.is_empty() {
+            return Decision::Ask(Reason::new(facts.risks.join("; ")));
+        }
+        // An external or MCP tool (`resource__name`) the user declared read-only in the
+        // config runs like the built-in readers; the others ask unless a rule allows them.
+        if readonly && is_extension_tool(tool) {
+            return Decision::Allow;
+        }
+        self.allowed(tool, &facts)
+    }
+
+    /// Allow when allow rules (or the safe list) cover everything the call touches.
+    fn allowed(&self, tool: &str, facts: &Facts) -> Decision {
+        // A poisoned lock counts as no rules approved at a prompt.
+        let session = self.session.lock().ok();
+        let allowed_by = |subject: Subject<'_>| {
+            self.allow
+                .iter()
+                .chain(session.iter().flat_map(|rules| rules.iter()))
+                .any(|rule| rule.matches(subject))
+        };
+        let untrusted = |subject: Subject<'_>| {
+            self.untrusted_allow
+                .iter()
+                .find(|rule| rule.matches(subject))
+        };
+        let project_note = |rule: Option<&Rule>| {
+            rule.map(|rule| {
+                format!(
+                    " (the project config allows it with \"{}\", but the project folder is not \
+                     trusted, so a project can only restrict)",
+                    rule.text
+                )
+            })
+            .unwrap_or_default()
+        };
+        if tool == rules::COMMAND_TOOL {
+            for words in &facts.unsafe_commands {
+                let subject = Subject::Command(words);
+                if !allowed_by(subject) {
+                    return Decision::Ask(
+                        Reason::new(format!(
+                            "`{}` is not on the safe list of read-only commands and no allow \
+                             rule matches it{}",
+                            words.join(" "),
+                            project_note(untrusted(subject))
+                        ))
+                        .with_hint(rules::suggest_command_rule(words)),
+                    );
+                }
+            }
+            return Decision::Allow;
+        }
+        if facts.paths.is_empty() {
+            let subject = Subject::Call { tool };
+            return if allowed_by(subject) {
+                Decision::Allow
+            } else {
+                Decision::Ask(
+                    Reason::new(format!(
+                        "no allow rule covers codecrew:{tool}{}",
+                        project_note(untrusted(subject))
+                    ))
+                    .with_hint(tool.to_owned()),
+                )
+            };
+        }
+        for path in &facts.paths {
+            let subject = Subject::Path { tool, path };
+            if !allowed_by(subject) {
+                return Decision::Ask(
+                    Reason::new(format!(
+                        "no allow rule covers codecrew:{tool} on {path}{}",
+                        project_note(untrusted(subject))
+                    ))
+                    .with_hint(format!("{tool}({path})")),
+                );
+            }
+        }
+        Decision::Allow
+    }
+}
+
+/// External tools and MCP tools are named `<resource>__<name>`; built-ins never are.
+pub fn is_extension_tool(tool: &str) -> bool {
+    tool.contains("__")
+}
+
+fn subjects<'a>(tool: &'a str, facts: &'a Facts) -> Vec<Subject<'a>> {
+    let mut subjects: Vec<Subject<'a>> = facts
+        .paths
+        .iter()
+        .map(|path| Subject::Path { tool, path })
+        .collect();
+    subjects.extend(
+        facts
+            .all_commands
+            .iter()
+            .map(|words| Subject::Command(words)),
+    );
+    subjects.push(Subject::Call { tool });
+    subjects
+}
+
+fn first_match<'r>(rules: &'r [Rule], subjects: &[Subject<'_>]) -> Option<&'r Rule> {
+    rules
+        .iter()
+        .find(|rule| subjects.iter().any(|subject| rule.matches(*subject)))
+}
+
+/// The path field of a file tool, and its default.
+fn path_field(tool: &str, input: &Value) -> Option<String> {
+    let default = match tool {
+        "list_directory" | "glob" | "grep" => Some("."),
+        _ => None,
+    };
+    input
+        .get("path")
+        .and_then(Value::as_str)
+        .or(default)
+        .map(str::to_owned)
+}
+
+/// `requested` made workspace-relative and normalised without touching the disk (how it
+/// reads, before any symlink is followed).
+fn lexical(root: &Path, requested: &str) -> String {
+    display(root, &normalise(root, requested))
+}
+
+fn path_facts(tool: &str, input: &Value, ctx: &ToolContext) -> Facts {
+    let mut facts = Facts::default();
+    let Some(requested) = path_field(tool, input) else {
+        return facts;
+    };
+    let root = &ctx.workspace;
+    let writes = rules::WRITE_TOOLS.contains(&tool);
+    let reads_content = matches!(tool, "read_file" | "grep" | "edit_file");
+    let access = if writes { Access::Write } else { Access::Read };
+    let written = lexical(root, &requested);
+    facts.paths.push(written.clone());
+    let resolved = match resolve(root, &requested, access) {
+        Ok(resolved) => resolved,
+        Err(error) => {
+            // Outside the workspace, through a link that leaves it or smuggles a
+            // sensitive file, a special file: never. Other problems (an empty path) the
+            // tool reports itself.
+            if matches!(
+                error.code.as_str(),
+                "E_PATH_OUTSIDE_WORKSPACE" | "E_SYMLINK" | "E_PERMISSION_DENIED" | "E_NOT_A_FILE"
+            ) {
+                facts.deny.push(error.message);
+            }
+            return facts;
+        }
+    };
+    let relative = display(root, &resolved);
+    if relative != written {
+        facts.paths.push(relative.clone());
+    }
+    for path in facts.paths.clone() {
+        let path = Path::new(&path);
+        if reads_content && let Some(why) = paths::sensitive(path) {
+            facts.risks.push(format!("reading it: {why}"));
+        }
+        if writes && let Some(why) = paths::protected(path) {
+            facts.risks.push(format!("writing it: {why}"));
+        }
+    }
+    // Special files were refused by `resolve` above (E_NOT_A_FILE, a deny).
+    if (reads_content || writes)
+        && let Ok(meta) = std::fs::metadata(&resolved)
+        && paths::hard_linked(&meta)
+    {
+        facts.deny.push(format!(
+            "{relative} has other hard links, and one may be a file outside the workspace; \
+             codecrew does not read or write hard-linked files (copy the file instead)"
+        ));
+    }
+    facts.risks.dedup();
+    facts
+}
+
+fn command_facts(input: &Value, ctx: &ToolContext) -> Facts {
+    let mut facts = Facts::default();
+    let Some(command) = input.get("command").and_then(Value::as_str) else {
+        return facts;
+    };
+    let root = &ctx.workspace;
+    let requested = input.get("cwd").and_then(Value::as_str).unwrap_or(".");
+    let cwd = match resolve(root, requested, Access::Read) {
+        Ok(cwd) => cwd,
+        Err(error) => {
+            facts
+                .risks
+                .push(format!("the working directory: {}", error.message));
+            root.clone()
+        }
+    };
+    let analysis = shell::analyse(
+        command,
+        &shell::ShellContext {
+            workspace: root,
+            cwd: &cwd,
+        },
+    );
+    facts.deny = analysis.deny;
+    facts.risks = analysis.risks;
+    for command in analysis.commands {
+        if !command.safe {
+            facts.unsafe_commands.push(command.words.clone());
+        }
+        facts.all_commands.push(command.words);
+    }
+    facts.all_commands.extend(analysis.wrapped);
+    facts
+}
+
+#[cfg(test)]
+#[path = "policy_tests.rs"]
+mod tests;

@@ -1,0 +1,504 @@
+//! Resolving the paths a tool call names, confined to the workspace root.
+//!
+//! Every file tool goes through [`resolve`] before it touches the file system. The model
+//! writes paths relative to the workspace root (absolute paths are accepted when they lie
+//! inside it); whatever it writes, the result is either a path inside the root or an error
+//! the model can act on.
+//!
+//! How confinement works: the longest prefix of the path that exists is canonicalised
+//! (so every symlink in it is resolved by the OS), the rest, which does not exist yet, is
+//! normalised lexically (it cannot contain symlinks), and the result must start with the
+//! root. Writes add two rules: the parent must resolve inside the root, and the final
+//! component must not be a symlink (writing through it would change its target, which may
+//! lie anywhere).
+//!
+//! Sensitive and protected files are the permission layer's business
+//! ([`crate`]): it asks before such a path is used. What is checked here, at
+//! the moment the tool runs, is that nothing changed since: [`check_policy`] refuses a path
+//! that only *resolves* to a sensitive (read) or protected (write) file through a link —
+//! the permission layer judged the name, and a link swapped in since must not smuggle
+//! another file past it — and special files (FIFOs, devices, sockets). [`open_read`] and
+//! [`verify_fd`] close the last gap, between this check and the open: the file opened
+//! must be the very path that was checked.
+
+use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Component, Path, PathBuf};
+
+use crate::paths;
+
+/// Why a path was refused, shaped for the model to act on: a stable `E_` code, a message
+/// and what to do instead. The tools turn it into their own error as it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathError {
+    pub code: String,
+    pub message: String,
+    pub suggestion: Option<String>,
+}
+
+impl PathError {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        PathError {
+            code: code.to_owned(),
+            message: message.into(),
+            suggestion: None,
+        }
+    }
+
+    pub fn with_suggestion(mut self, suggestion: impl Into<String>) -> Self {
+        self.suggestion = Some(suggestion.into());
+        self
+    }
+}
+
+impl std::fmt::Display for PathError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for PathError {}
+
+/// What a tool is about to do with a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+const OUTSIDE_SUGGESTION: &str =
+    "paths are relative to the workspace root; use a path like \"src/main.rs\" inside it";
+
+/// Resolves `requested` against the canonical workspace `root`.
+///
+/// The result lies inside the root (or is the root), with every existing symlink
+/// resolved. It need not exist: tools report a missing file themselves.
+pub fn resolve(root: &Path, requested: &str, access: Access) -> Result<PathBuf, PathError> {
+    if requested.is_empty() {
+        return Err(PathError::new("E_INVALID_PATH", "the path is empty")
+            .with_suggestion("give a path relative to the workspace root, e.g. \".\""));
+    }
+    if requested.contains('\0') {
+        return Err(PathError::new(
+            "E_INVALID_PATH",
+            format!("the path {requested:?} contains a NUL byte"),
+        ));
+    }
+    let joined = root.join(requested);
+    let resolved = match access {
+        Access::Read => confine(root, &joined, requested, access)?,
+        Access::Write => {
+            // `Path::file_name` is None for a path ending in `..` or for `/`; neither names
+            // a file that could be written.
+            let (Some(parent), Some(name)) = (joined.parent(), joined.file_name()) else {
+                return Err(PathError::new(
+                    "E_INVALID_PATH",
+                    format!("{requested:?} does not name a file"),
+                ));
+            };
+            let target = confine(root, parent, requested, access)?.join(name);
+            refuse_symlink(&target, requested)?;
+            target
+        }
+    };
+    check_policy(root, requested, &resolved, access)?;
+    Ok(resolved)
+}
+
+/// Refuses what must not be used whatever the permission layer said: a path whose link
+/// leads to a sensitive file (read) or a protected one (write) although its name is not
+/// one, and special files.
+fn check_policy(
+    root: &Path,
+    requested: &str,
+    resolved: &Path,
+    access: Access,
+) -> Result<(), PathError> {
+    let named = lexical(root, requested);
+    let real = resolved.strip_prefix(root).unwrap_or(resolved);
+    let smuggled = match access {
+        Access::Read => paths::sensitive(real).is_some() && paths::sensitive(&named).is_none(),
+        Access::Write => paths::protected(real).is_some() && paths::protected(&named).is_none(),
+    };
+    if smuggled {
+        return Err(PathError::new(
+            "E_PERMISSION_DENIED",
+            format!(
+                "{requested:?} leads through a link to {}, which needs approval by its own name",
+                display(root, resolved)
+            ),
+        )
+        .with_suggestion("use the file's real path, so the user can be asked about it"));
+    }
+    if let Ok(meta) = std::fs::metadata(resolved)
+        && let Some(kind) = paths::special(&meta)
+    {
+        return Err(PathError::new(
+            "E_NOT_A_FILE",
+            format!("{requested:?} is {kind}; codecrew never opens special files"),
+        ));
+    }
+    Ok(())
+}
+
+/// `requested` joined to the root and normalised without touching the disk: how the path
+/// reads, before any symlink is followed (`..` pops a component, `.` is dropped).
+pub fn normalise(root: &Path, requested: &str) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in root.join(requested).components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::RootDir => out.push("/"),
+            Component::Normal(name) => out.push(name),
+            Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+/// `requested` relative to the root, normalised without touching the disk.
+fn lexical(root: &Path, requested: &str) -> PathBuf {
+    let out = normalise(root, requested);
+    out.strip_prefix(root).map(Path::to_path_buf).unwrap_or(out)
+}
+
+/// Opens a resolved path for reading without following a link swapped in since it was
+/// resolved, without blocking on a FIFO, and checks that the file opened is a regular file
+/// at exactly that path.
+pub fn open_read(path: &Path) -> std::io::Result<File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits() | nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(
+            "not a regular file (a FIFO, socket or device)",
+        ));
+    }
+    if paths::hard_linked(&meta) {
+        return Err(std::io::Error::other(
+            "the file has other hard links, and one may be a file outside the workspace",
+        ));
+    }
+    if !fd_is_at(&file, path) {
+        return Err(std::io::Error::other(
+            "the path changed while it was being opened (a directory was swapped for a link)",
+        ));
+    }
+    Ok(file)
+}
+
+/// Checks that an open file is at `expected` (a link swapped in after the check would
+/// have taken it elsewhere).
+pub fn verify_fd(file: &File, expected: &Path, shown: &str) -> Result<(), PathError> {
+    if fd_is_at(file, expected) {
+        Ok(())
+    } else {
+        Err(PathError::new(
+            "E_PATH_CHANGED",
+            format!(
+                "{shown:?} changed while codecrew was using it (a directory was swapped for a link)"
+            ),
+        ))
+    }
+}
+
+/// Whether the kernel's name for an open file is `expected` (via /proc/self/fd). Where
+/// /proc is not mounted the check cannot be made and passes.
+fn fd_is_at(file: &File, expected: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    match std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+        Ok(actual) => actual == expected,
+        Err(_) => !Path::new("/proc/self/fd").exists(),
+    }
+}
+
+/// Canonicalises the existing part of `path`, normalises the rest and checks the result
+/// lies inside `root`.
+fn confine(
+    root: &Path,
+    path: &Path,
+    requested: &str,
+    access: Access,
+) -> Result<PathBuf, PathError> {
+    let (existing, tail, dangling) = split_existing(path);
+    if dangling && access == Access::Write {
+        // A link whose target does not exist cannot be checked; creating directories
+        // through it would create them wherever it points.
+        return Err(PathError::new(
+            "E_SYMLINK",
+            format!("{requested:?} passes through a symbolic link whose target does not exist"),
+        ));
+    }
+    let mut resolved = existing;
+    for component in tail {
+        match component {
+            // The tail does not exist, so it holds no symlinks and `..` is lexical.
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            Component::Normal(name) => resolved.push(name),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    if resolved.starts_with(root) {
+        Ok(resolved)
+    } else {
+        Err(outside(requested))
+    }
+}
+
+/// Splits `path` into the canonical form of its longest existing prefix and the
+/// components after it; the flag says whether one of those components exists after all
+/// (a dangling symlink, the only thing that exists but does not canonicalise).
+fn split_existing(path: &Path) -> (PathBuf, Vec<Component<'_>>, bool) {
+    let mut tail = Vec::new();
+    let mut current = path;
+    let mut dangling = false;
+    loop {
+        if let Ok(canonical) = current.canonicalize() {
+            tail.reverse();
+            return (canonical, tail, dangling);
+        }
+        dangling |= current.symlink_metadata().is_ok();
+        match (current.parent(), current.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                tail.push(last);
+                current = parent;
+            }
+            // Nothing of the path exists, not even `/` (cannot happen on a working
+            // system); keep it as given and let the prefix check decide.
+            _ => return (path.to_path_buf(), Vec::new(), dangling),
+        }
+    }
+}
+
+fn refuse_symlink(target: &Path, requested: &str) -> Result<(), PathError> {
+    match target.symlink_metadata() {
+        Ok(meta) if meta.file_type().is_symlink() => Err(PathError::new(
+            "E_SYMLINK",
+            format!("{requested:?} is a symbolic link; codecrew does not write through links"),
+        )
+        .with_suggestion("write to the file the link points to instead")),
+        _ => Ok(()),
+    }
+}
+
+fn outside(requested: &str) -> PathError {
+    PathError::new(
+        "E_PATH_OUTSIDE_WORKSPACE",
+        format!("{requested:?} is outside the workspace"),
+    )
+    .with_suggestion(OUTSIDE_SUGGESTION)
+}
+
+/// `path` as the model should see it: relative to the root, `.` for the root itself.
+pub fn display(root: &Path, path: &Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(relative) if relative.as_os_str().is_empty() => ".".to_owned(),
+        Ok(relative) => relative.to_string_lossy().into_owned(),
+        Err(_) => path.to_string_lossy().into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::symlink;
+    use tempfile::TempDir;
+
+    fn workspace() -> (TempDir, PathBuf) {
+        let dir = TempDir::new().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        (dir, root)
+    }
+
+    fn code(result: Result<PathBuf, PathError>) -> String {
+        result.unwrap_err().code
+    }
+
+    #[test]
+    fn relative_paths_join_the_root() {
+        let (_dir, root) = workspace();
+        fs::write(root.join("a.txt"), "x").unwrap();
+        assert_eq!(
+            resolve(&root, "a.txt", Access::Read).unwrap(),
+            root.join("a.txt")
+        );
+        assert_eq!(resolve(&root, ".", Access::Read).unwrap(), root);
+        assert_eq!(
+            resolve(&root, "new/dir/file.rs", Access::Read).unwrap(),
+            root.join("new/dir/file.rs")
+        );
+    }
+
+    #[test]
+    fn absolute_paths_inside_are_accepted() {
+        let (_dir, root) = workspace();
+        let inside = root.join("b.txt");
+        let requested = inside.to_str().unwrap();
+        assert_eq!(resolve(&root, requested, Access::Write).unwrap(), inside);
+    }
+
+    #[test]
+    fn empty_and_nul_paths_are_invalid() {
+        let (_dir, root) = workspace();
+        assert_eq!(code(resolve(&root, "", Access::Read)), "E_INVALID_PATH");
+        assert_eq!(code(resolve(&root, "a\0b", Access::Read)), "E_INVALID_PATH");
+        assert_eq!(
+            code(resolve(&root, "a\0b", Access::Write)),
+            "E_INVALID_PATH"
+        );
+    }
+
+    #[test]
+    fn dot_dot_escapes_are_refused() {
+        let (_dir, root) = workspace();
+        let error = resolve(&root, "../etc/passwd", Access::Read).unwrap_err();
+        assert_eq!(error.code, "E_PATH_OUTSIDE_WORKSPACE");
+        assert!(error.message.contains("../etc/passwd"));
+        assert!(
+            error
+                .suggestion
+                .unwrap()
+                .contains("relative to the workspace root")
+        );
+        // Through a directory that does not exist, still lexically outside.
+        assert_eq!(
+            code(resolve(&root, "nope/../../x", Access::Write)),
+            "E_PATH_OUTSIDE_WORKSPACE"
+        );
+        // `..` that stays inside is fine.
+        fs::create_dir(root.join("sub")).unwrap();
+        assert_eq!(
+            resolve(&root, "sub/../c.txt", Access::Read).unwrap(),
+            root.join("c.txt")
+        );
+    }
+
+    #[test]
+    fn absolute_paths_outside_are_refused() {
+        let (_dir, root) = workspace();
+        assert_eq!(
+            code(resolve(&root, "/etc/passwd", Access::Read)),
+            "E_PATH_OUTSIDE_WORKSPACE"
+        );
+        assert_eq!(
+            code(resolve(&root, "/tmp/elsewhere.txt", Access::Write)),
+            "E_PATH_OUTSIDE_WORKSPACE"
+        );
+    }
+
+    #[test]
+    fn symlinks_pointing_outside_are_refused() {
+        let (_dir, root) = workspace();
+        let (_other, outside_dir) = workspace();
+        fs::write(outside_dir.join("secret"), "s").unwrap();
+        symlink(outside_dir.join("secret"), root.join("link")).unwrap();
+        symlink(&outside_dir, root.join("dirlink")).unwrap();
+        assert_eq!(
+            code(resolve(&root, "link", Access::Read)),
+            "E_PATH_OUTSIDE_WORKSPACE"
+        );
+        assert_eq!(
+            code(resolve(&root, "dirlink/secret", Access::Read)),
+            "E_PATH_OUTSIDE_WORKSPACE"
+        );
+        assert_eq!(
+            code(resolve(&root, "dirlink/new.txt", Access::Write)),
+            "E_PATH_OUTSIDE_WORKSPACE"
+        );
+    }
+
+    #[test]
+    fn writes_through_a_final_symlink_are_refused() {
+        let (_dir, root) = workspace();
+        fs::write(root.join("real.txt"), "r").unwrap();
+        symlink(root.join("real.txt"), root.join("inner")).unwrap();
+        // Reading through an inside link is fine and yields the target.
+        assert_eq!(
+            resolve(&root, "inner", Access::Read).unwrap(),
+            root.join("real.txt")
+        );
+        assert_eq!(code(resolve(&root, "inner", Access::Write)), "E_SYMLINK");
+        // A dangling link is refused too: writing would create its target.
+        symlink(root.join("missing"), root.join("dangling")).unwrap();
+        assert_eq!(code(resolve(&root, "dangling", Access::Write)), "E_SYMLINK");
+        symlink("/nonexistent-dir", root.join("dirlink")).unwrap();
+        assert_eq!(
+            code(resolve(&root, "dirlink/file", Access::Write)),
+            "E_SYMLINK"
+        );
+    }
+
+    #[test]
+    fn links_that_smuggle_sensitive_or_protected_files_are_refused() {
+        let (_dir, root) = workspace();
+        fs::write(root.join(".env"), "K=1").unwrap();
+        fs::create_dir(root.join(".git")).unwrap();
+        symlink(root.join(".env"), root.join("notes")).unwrap();
+        symlink(root.join(".git"), root.join("meta")).unwrap();
+        assert_eq!(
+            code(resolve(&root, "notes", Access::Read)),
+            "E_PERMISSION_DENIED"
+        );
+        assert_eq!(
+            code(resolve(&root, "meta/config", Access::Write)),
+            "E_PERMISSION_DENIED"
+        );
+        // Named directly, the permission layer has asked; the guard lets it through.
+        assert!(resolve(&root, ".env", Access::Read).is_ok());
+        assert!(resolve(&root, ".git/config", Access::Write).is_ok());
+    }
+
+    #[test]
+    fn special_files_are_refused() {
+        let (_dir, root) = workspace();
+        let status = std::process::Command::new("mkfifo")
+            .arg(root.join("pipe"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert_eq!(code(resolve(&root, "pipe", Access::Read)), "E_NOT_A_FILE");
+    }
+
+    #[test]
+    fn open_read_refuses_a_link_swapped_in_after_the_check() {
+        let (_dir, root) = workspace();
+        let (_other, outside_dir) = workspace();
+        fs::write(outside_dir.join("secret"), "s").unwrap();
+        fs::create_dir(root.join("dir")).unwrap();
+        fs::write(root.join("dir/file"), "ok").unwrap();
+        let checked = resolve(&root, "dir/file", Access::Read).unwrap();
+        assert!(open_read(&checked).is_ok());
+        // The directory is swapped for a link to outside between the check and the open.
+        fs::rename(root.join("dir"), root.join("old")).unwrap();
+        symlink(&outside_dir, root.join("dir")).unwrap();
+        fs::rename(outside_dir.join("secret"), outside_dir.join("file")).unwrap();
+        assert!(open_read(&checked).is_err());
+        // And the final component swapped for a link.
+        fs::remove_file(root.join("dir")).unwrap();
+        fs::rename(root.join("old"), root.join("dir")).unwrap();
+        fs::remove_file(root.join("dir/file")).unwrap();
+        symlink(outside_dir.join("file"), root.join("dir/file")).unwrap();
+        assert!(open_read(&checked).is_err());
+    }
+
+    #[test]
+    fn writes_need_a_file_name() {
+        let (_dir, root) = workspace();
+        assert_eq!(code(resolve(&root, "..", Access::Write)), "E_INVALID_PATH");
+    }
+
+    #[test]
+    fn display_is_relative_to_the_root() {
+        let (_dir, root) = workspace();
+        assert_eq!(display(&root, &root), ".");
+        assert_eq!(display(&root, &root.join("src/lib.rs")), "src/lib.rs");
+        assert_eq!(display(&root, Path::new("/elsewhere")), "/elsewhere");
+    }
+}

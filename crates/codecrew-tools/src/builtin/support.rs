@@ -1,0 +1,297 @@
+//! What the file tools share: reading input fields, turning I/O errors into
+//! [`ToolError`]s, running blocking work off the async runtime, the directory walker's
+//! settings and atomic writes.
+
+use std::fs::{self, Metadata, Permissions};
+use std::io::{self, ErrorKind, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ignore::WalkBuilder;
+use serde_json::Value;
+
+use crate::ToolError;
+
+/// A required string field. The schema already demands it; this only avoids a panic
+/// when a tool is called without the executor.
+pub fn required_str<'a>(input: &'a Value, field: &str) -> Result<&'a str, ToolError> {
+    input
+        .get(field)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::new("E_INVALID_INPUT", format!("`{field}` must be a string")))
+}
+
+pub fn optional_str<'a>(input: &'a Value, field: &str) -> Option<&'a str> {
+    input.get(field).and_then(Value::as_str)
+}
+
+pub fn optional_u64(input: &Value, field: &str) -> Option<u64> {
+    input.get(field).and_then(Value::as_u64)
+}
+
+pub fn optional_bool(input: &Value, field: &str) -> bool {
+    input.get(field).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// An I/O error about `display` (a workspace-relative path), with a stable code.
+pub fn io_error(display: &str, error: &io::Error) -> ToolError {
+    match error.kind() {
+        ErrorKind::NotFound => not_found(display),
+        ErrorKind::IsADirectory => is_a_directory(display),
+        ErrorKind::NotADirectory => ToolError::new(
+            "E_NOT_A_DIRECTORY",
+            format!("a component of {display:?} is not a directory"),
+        ),
+        _ => ToolError::new("E_IO", format!("{display}: {error}")),
+    }
+}
+
+pub fn not_found(display: &str) -> ToolError {
+    ToolError::new("E_NOT_FOUND", format!("{display:?} does not exist")).with_suggestion(
+        "paths are relative to the workspace root; find files with codecrew:list_directory or codecrew:glob",
+    )
+}
+
+pub fn is_a_directory(display: &str) -> ToolError {
+    ToolError::new("E_IS_A_DIRECTORY", format!("{display:?} is a directory"))
+        .with_suggestion("list it with codecrew:list_directory")
+}
+
+/// Refuses directories and special files (FIFOs, devices, sockets).
+fn only_regular(meta: &Metadata, display: &str) -> Result<(), ToolError> {
+    if meta.is_dir() {
+        return Err(is_a_directory(display));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::new(
+            "E_NOT_A_FILE",
+            format!("{display:?} is not a regular file (a FIFO, socket or device)"),
+        ));
+    }
+    Ok(())
+}
+
+/// The metadata of an existing regular file; directories and special files (FIFOs,
+/// devices, sockets) are refused before anything opens them, since opening a FIFO blocks.
+pub fn regular_file(path: &Path, display: &str) -> Result<Metadata, ToolError> {
+    let meta = fs::metadata(path).map_err(|error| io_error(display, &error))?;
+    only_regular(&meta, display)?;
+    Ok(meta)
+}
+
+/// Checks that `path` is an existing directory.
+pub fn directory(path: &Path, display: &str) -> Result<(), ToolError> {
+    let meta = fs::metadata(path).map_err(|error| io_error(display, &error))?;
+    if meta.is_dir() {
+        Ok(())
+    } else {
+        Err(ToolError::new(
+            "E_NOT_A_DIRECTORY",
+            format!("{display:?} is not a directory"),
+        )
+        .with_suggestion("read a file with codecrew:read_file"))
+    }
+}
+
+/// A flag set when the caller stops waiting (the tool's future was dropped, e.g. on the
+/// executor's timeout), so a walk on a blocking thread can stop early.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+struct CancelOnDrop(Cancel);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Runs file-system work on tokio's blocking pool so it never stalls the runtime.
+pub async fn blocking<T, F>(work: F) -> Result<T, ToolError>
+where
+    T: Send + 'static,
+    F: FnOnce(Cancel) -> Result<T, ToolError> + Send + 'static,
+{
+    let cancel = Cancel::default();
+    let _guard = CancelOnDrop(cancel.clone());
+    tokio::task::spawn_blocking(move || work(cancel))
+        .await
+        .map_err(|error| ToolError::new("E_INTERNAL", format!("the tool's task failed: {error}")))?
+}
+
+/// The walker every listing and search tool uses: `.gitignore`, `.ignore` and git's
+/// excludes are respected even outside a git repository (a workspace need not be one),
+/// hidden files are included, and `.git` itself is skipped.
+pub fn walker(dir: &Path) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(dir);
+    builder
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|entry| entry.file_name() != ".git");
+    builder
+}
+
+/// Replaces (or creates) `target` with `bytes` atomically: a temporary file in the same
+/// directory, then a rename, so a reader never sees half a file. An existing file keeps
+/// its permissions. Returns true when the file was created.
+pub fn atomic_write(target: &Path, bytes: &[u8], display: &str) -> Result<bool, ToolError> {
+    let existing = match fs::metadata(target) {
+        Ok(meta) => Some(meta),
+        Err(error) if error.kind() == ErrorKind::NotFound => None,
+        Err(error) => return Err(io_error(display, &error)),
+    };
+    if let Some(meta) = &existing {
+        only_regular(meta, display)?;
+    }
+    let parent = target
+        .parent()
+        .ok_or_else(|| ToolError::new("E_INVALID_PATH", format!("{display:?} has no parent")))?;
+    fs::create_dir_all(parent).map_err(|error| match error.kind() {
+        ErrorKind::AlreadyExists | ErrorKind::NotADirectory => ToolError::new(
+            "E_NOT_A_DIRECTORY",
+            format!("a parent of {display:?} exists and is not a directory"),
+        ),
+        _ => io_error(display, &error),
+    })?;
+    let write_error = |error: io::Error| io_error(display, &error);
+    // 0o666 minus the umask, like any new file; an existing file's mode is restored below.
+    let mut temp = tempfile::Builder::new()
+        .prefix(".codecrew-")
+        .suffix(".tmp")
+        .permissions(Permissions::from_mode(0o666))
+        .tempfile_in(parent)
+        .map_err(write_error)?;
+    // The temporary file must be where the checked path said (no directory of it was
+    // swapped for a link since): it is renamed over the target next.
+    if let Ok(canonical_parent) = parent.canonicalize()
+        && let Some(name) = temp.path().file_name()
+    {
+        crate::path::verify_fd(temp.as_file(), &canonical_parent.join(name), display)?;
+    }
+    temp.write_all(bytes).map_err(write_error)?;
+    if let Some(meta) = &existing {
+        temp.as_file()
+            .set_permissions(meta.permissions())
+            .map_err(write_error)?;
+    }
+    temp.as_file().sync_all().map_err(write_error)?;
+    temp.persist(target)
+        .map_err(|error| io_error(display, &error.error))?;
+    Ok(existing.is_none())
+}
+
+#[cfg(test)]
+pub mod test_support {
+    //! Workspaces and calls for the tools' tests.
+
+    use std::path::PathBuf;
+
+    use serde_json::Value;
+    use tempfile::TempDir;
+
+    use crate::{Mode, Tool, ToolContext, ToolError};
+
+    /// A temporary workspace and a context rooted at its canonical path.
+    pub struct Workspace {
+        pub _dir: TempDir,
+        pub ctx: ToolContext,
+    }
+
+    impl Workspace {
+        pub fn new() -> Self {
+            let dir = TempDir::new().unwrap();
+            let root = dir.path().canonicalize().unwrap();
+            Workspace {
+                _dir: dir,
+                ctx: ToolContext::new(root, Mode::Execute),
+            }
+        }
+
+        pub fn root(&self) -> &PathBuf {
+            &self.ctx.workspace
+        }
+
+        /// Writes a file (creating its directories) relative to the root.
+        pub fn write(&self, relative: &str, content: impl AsRef<[u8]>) {
+            let path = self.root().join(relative);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content).unwrap();
+        }
+
+        pub fn read(&self, relative: &str) -> String {
+            std::fs::read_to_string(self.root().join(relative)).unwrap()
+        }
+
+        pub async fn call(&self, tool: &dyn Tool, input: Value) -> Result<Value, ToolError> {
+            tool.execute(&self.ctx, input).await
+        }
+
+        pub async fn error(&self, tool: &dyn Tool, input: Value) -> ToolError {
+            self.call(tool, input).await.unwrap_err()
+        }
+
+        /// Makes a FIFO at `relative` with `mkfifo` (nix's `fs` feature is not enabled).
+        pub fn fifo(&self, relative: &str) {
+            let status = std::process::Command::new("mkfifo")
+                .arg(self.root().join(relative))
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::Workspace;
+    use super::*;
+
+    #[test]
+    fn atomic_write_creates_and_keeps_permissions() {
+        let ws = Workspace::new();
+        let target = ws.root().join("deep/dir/file.sh");
+        assert!(atomic_write(&target, b"one", "deep/dir/file.sh").unwrap());
+        assert_eq!(ws.read("deep/dir/file.sh"), "one");
+        fs::set_permissions(&target, Permissions::from_mode(0o751)).unwrap();
+        assert!(!atomic_write(&target, b"two", "deep/dir/file.sh").unwrap());
+        assert_eq!(ws.read("deep/dir/file.sh"), "two");
+        let mode = fs::metadata(&target).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o751);
+        // No temporary files are left behind.
+        let names: Vec<_> = fs::read_dir(ws.root().join("deep/dir"))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["file.sh"]);
+    }
+
+    #[test]
+    fn atomic_write_refuses_directories_and_fifos() {
+        let ws = Workspace::new();
+        ws.write("dir/x", "");
+        ws.fifo("pipe");
+        ws.write("file", "");
+        let code = |relative: &str| {
+            atomic_write(&ws.root().join(relative), b"", relative)
+                .unwrap_err()
+                .code
+        };
+        assert_eq!(code("dir"), "E_IS_A_DIRECTORY");
+        assert_eq!(code("pipe"), "E_NOT_A_FILE");
+        assert_eq!(code("file/below"), "E_NOT_A_DIRECTORY");
+    }
+
+    #[tokio::test]
+    async fn blocking_runs_the_work() {
+        let value = blocking(|cancel| Ok(cancel.is_cancelled())).await.unwrap();
+        assert!(!value);
+    }
+}

@@ -1,0 +1,379 @@
+//! Turning calls into results: catalog lookup, schema validation, the mode check, the
+//! permission decision, a timeout, caps on what comes back, and every failure as data.
+//!
+//! The permission decision ([`codecrew_policy::Policy`]) comes after validation and
+//! before the tool runs: Deny is a `denied` result with `E_PERMISSION_DENIED`, the reason
+//! and what would allow it; Ask goes to the [`Asker`] (a terminal prompt), or is allowed
+//! with `--yes` ([`ToolExecutor::assume_yes`]), or denied when there is no terminal.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use codecrew_policy::{Answer, Asker, Decision, NonInteractive, Policy, Question, Reason};
+
+use super::middleware::{CallInfo, Middleware};
+use super::{Mode, Status, ToolCatalog, ToolContext, ToolError, ToolRegistry, ToolResult};
+
+/// One call to execute: the tool's name without prefix, and its input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRequest {
+    /// An id for this call; one is made when empty.
+    pub id: String,
+    pub tool: String,
+    pub input: Value,
+}
+
+/// Runs calls for one run: the catalog says what is offered, the registry what exists.
+pub struct ToolExecutor {
+    registry: Arc<ToolRegistry>,
+    catalog: Arc<ToolCatalog>,
+    context: ToolContext,
+    middleware: Vec<Arc<dyn Middleware>>,
+    next_id: AtomicU64,
+    policy: Arc<Policy>,
+    asker: Arc<dyn Asker>,
+    assume_yes: bool,
+    /// Exact calls approved "always for this run".
+    approved: Mutex<HashSet<String>>,
+}
+
+impl ToolExecutor {
+    pub fn new(
+        registry: Arc<ToolRegistry>,
+        catalog: Arc<ToolCatalog>,
+        context: ToolContext,
+    ) -> Self {
+        ToolExecutor {
+            registry,
+            catalog,
+            context,
+            middleware: Vec::new(),
+            next_id: AtomicU64::new(1),
+            policy: Arc::new(Policy::default()),
+            asker: Arc::new(NonInteractive),
+            assume_yes: false,
+            approved: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// The permission policy (the built-in defaults unless set). Its `pass_env` and
+    /// `allow_network` become the settings of the commands this executor runs.
+    pub fn with_policy(mut self, policy: Arc<Policy>) -> Self {
+        self.context.exec.pass_env = policy.pass_env().to_vec();
+        self.context.exec.allow_network = policy.allow_network();
+        self.policy = policy;
+        self
+    }
+
+    /// Who answers when a call needs approval ([`NonInteractive`] unless set).
+    pub fn with_asker(mut self, asker: Arc<dyn Asker>) -> Self {
+        self.asker = asker;
+        self
+    }
+
+    /// `--yes`: calls that would be asked about are allowed. Denied calls stay denied.
+    pub fn assume_yes(mut self, yes: bool) -> Self {
+        self.assume_yes = yes;
+        self
+    }
+
+    /// Adds a hook that sees every call before and after it runs.
+    pub fn with_middleware(mut self, middleware: Arc<dyn Middleware>) -> Self {
+        self.middleware.push(middleware);
+        self
+    }
+
+    pub fn catalog(&self) -> &ToolCatalog {
+        &self.catalog
+    }
+
+    pub fn context(&self) -> &ToolContext {
+        &self.context
+    }
+
+    /// Runs calls in order. Consecutive read-only calls run concurrently: they cannot
+    /// see each other's effects, so their order does not matter, only the results' order.
+    pub async fn call_all(&self, calls: &[CallRequest]) -> Vec<ToolResult> {
+        let mut results = Vec::with_capacity(calls.len());
+        let mut start = 0;
+        while start < calls.len() {
+            let end = start
+                + calls[start..]
+                    .iter()
+                    .take_while(|call| self.is_readonly(&call.tool))
+                    .count();
+            if end > start {
+                let batch = calls[start..end].iter().map(|call| self.call(call));
+                results.extend(join_all(batch).await);
+                start = end;
+            } else {
+                results.push(self.call(&calls[start]).await);
+                start += 1;
+            }
+        }
+        results
+    }
+
+    fn is_readonly(&self, tool: &str) -> bool {
+        self.catalog
+            .get(tool)
+            .is_some_and(|entry| entry.tool.readonly())
+    }
+
+    /// Runs one call and returns its result; never fails.
+    pub async fn call(&self, call: &CallRequest) -> ToolResult {
+        let id = if call.id.is_empty() {
+            format!("call_{}", self.next_id.fetch_add(1, Ordering::Relaxed))
+        } else {
+            call.id.clone()
+        };
+        let info = CallInfo {
+            id: id.clone(),
+            tool: call.tool.clone(),
+            input: call.input.clone(),
+            mode: self.context.mode,
+        };
+        for hook in &self.middleware {
+            hook.before(&info);
+        }
+        let started = Instant::now();
+        let (status, outcome, max_error_chars) = self.run(call).await;
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (output, error) = match outcome {
+            Ok(output) => (output, None),
+            Err(error) => (Value::Null, Some(cap_error(error, max_error_chars))),
+        };
+        let result = ToolResult {
+            tool_call_id: id,
+            tool: call.tool.clone(),
+            status,
+            output,
+            error,
+            duration_ms,
+        };
+        for hook in &self.middleware {
+            hook.after(&info, &result);
+        }
+        result
+    }
+
+    async fn run(&self, call: &CallRequest) -> (Status, Result<Value, ToolError>, usize) {
+        let default_cap = super::DEFAULT_MAX_ERROR_CHARS;
+        let Some(entry) = self.catalog.get(&call.tool) else {
+            let offered: Vec<&str> = self.catalog.names().collect();
+            let (status, error) = if let Some(tool) = self.registry.get(&call.tool) {
+                let why = if self.context.mode == Mode::Query && !tool.readonly() {
+                    " because it can change files and this run is read-only (query mode)"
+                } else {
+                    ""
+                };
+                let error = ToolError::new(
+                    "E_TOOL_NOT_IN_CATALOG",
+                    format!(
+                        "the tool codecrew:{} is not offered in this run{why}",
+                        call.tool
+                    ),
+                )
+                .with_suggestion(format!("use one of: {}", prefixed(&offered)));
+                (Status::Denied, error)
+            } else {
+                let error = ToolError::new(
+                    "E_UNKNOWN_TOOL",
+                    format!("there is no tool named codecrew:{}", call.tool),
+                )
+                .with_suggestion(format!("available tools: {}", prefixed(&offered)));
+                (Status::Error, error)
+            };
+            return (status, Err(error), default_cap);
+        };
+        let tool = &entry.tool;
+        let cap = tool.max_error_chars();
+        if let Err(problems) = entry.validate(&call.input) {
+            let error =
+                ToolError::new("E_INVALID_INPUT", problems.join("; ")).with_suggestion(format!(
+                    "`codecrew tools show {}` prints the input schema",
+                    tool.name()
+                ));
+            return (Status::Error, Err(error), cap);
+        }
+        if self.context.mode == Mode::Query && !tool.readonly() {
+            let error = ToolError::new(
+                "E_PERMISSION_DENIED",
+                format!(
+                    "the tool codecrew:{} can change files; query mode is read-only",
+                    tool.name()
+                ),
+            )
+            .with_suggestion("run the task with `codecrew execute` instead");
+            return (Status::Denied, Err(error), cap);
+        }
+        if let Err(error) = self.permit(tool.name(), tool.readonly(), &call.input).await {
+            return (Status::Denied, Err(error), cap);
+        }
+        let timeout = tool.timeout();
+        let outcome =
+            match tokio::time::timeout(timeout, tool.execute(&self.context, call.input.clone()))
+                .await
+            {
+                Ok(outcome) => outcome,
+                Err(_) => Err(ToolError::new(
+                    "E_TIMEOUT",
+                    format!(
+                        "the tool codecrew:{} did not finish within {} ms",
+                        tool.name(),
+                        timeout.as_millis()
+                    ),
+                )),
+            };
+        let status = if outcome.is_ok() {
+            Status::Ok
+        } else {
+            Status::Error
+        };
+        (status, outcome, cap)
+    }
+}
+
+impl ToolExecutor {
+    /// The permission decision for a validated call, and the question when it asks.
+    async fn permit(&self, tool: &str, readonly: bool, input: &Value) -> Result<(), ToolError> {
+        let reason = match self.policy.decide(tool, readonly, input, &self.context) {
+            Decision::Allow => return Ok(()),
+            Decision::Deny(reason) => {
+                let hint = reason.hint.clone().unwrap_or_else(|| {
+                    "no flag or prompt overrides a denial; change the call".to_owned()
+                });
+                return Err(ToolError::new(
+                    "E_PERMISSION_DENIED",
+                    format!("codecrew:{tool} is denied: {}", reason.message),
+                )
+                .with_suggestion(hint));
+            }
+            Decision::Ask(reason) => reason,
+        };
+        if self.assume_yes {
+            tracing::info!(tool, reason = %reason, "allowed by --yes");
+            return Ok(());
+        }
+        let key = format!("{tool}\u{0}{input}");
+        if self
+            .approved
+            .lock()
+            .is_ok_and(|approved| approved.contains(&key))
+        {
+            return Ok(());
+        }
+        if !self.asker.interactive() {
+            return Err(needs_approval(tool, &reason));
+        }
+        let asker = Arc::clone(&self.asker);
+        let question = Question {
+            tool: tool.to_owned(),
+            input: input.clone(),
+            reason: reason.clone(),
+        };
+        let answer = tokio::task::spawn_blocking(move || asker.ask(&question))
+            .await
+            .unwrap_or(Answer::Deny);
+        match answer {
+            Answer::Once => Ok(()),
+            Answer::Always => {
+                if let Some(rule) = &reason.hint
+                    && let Err(error) = self.policy.allow_for_run(rule)
+                {
+                    tracing::warn!("could not remember {rule:?}: {error}");
+                }
+                if let Ok(mut approved) = self.approved.lock() {
+                    approved.insert(key);
+                }
+                Ok(())
+            }
+            Answer::Deny => Err(ToolError::new(
+                "E_PERMISSION_DENIED",
+                format!("the user did not allow codecrew:{tool}: {}", reason.message),
+            )
+            .with_suggestion("do something else, or ask the user what they want")),
+        }
+    }
+}
+
+/// A call that needs approval when nobody can be asked.
+fn needs_approval(tool: &str, reason: &Reason) -> ToolError {
+    let suggestion = match &reason.hint {
+        Some(rule) => format!(
+            "the user can rerun with --yes (allows calls that would ask), or add \"{rule}\" \
+             to `allow` under [permissions] in their user config"
+        ),
+        None => "the user can rerun with --yes, which allows calls that would ask; no allow \
+                 rule lifts this check"
+            .to_owned(),
+    };
+    ToolError::new(
+        "E_PERMISSION_DENIED",
+        format!(
+            "codecrew:{tool} needs the user's approval and there is no terminal to ask on: {}",
+            reason.message
+        ),
+    )
+    .with_suggestion(suggestion)
+}
+
+fn prefixed(names: &[&str]) -> String {
+    if names.is_empty() {
+        return "(none)".to_owned();
+    }
+    names
+        .iter()
+        .map(|name| format!("codecrew:{name}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Caps an error's message and suggestion at `max` characters each.
+fn cap_error(mut error: ToolError, max: usize) -> ToolError {
+    error.message = truncate_chars(&error.message, max);
+    error.suggestion = error.suggestion.map(|s| truncate_chars(&s, max));
+    error
+}
+
+/// The first `max` characters of `text`, with a marker when something was cut.
+pub fn truncate_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((cut, _)) => {
+            let dropped = text[cut..].chars().count();
+            format!("{}… [{dropped} more characters]", &text[..cut])
+        }
+    }
+}
+
+/// Polls futures concurrently on the current task and returns their outputs in order.
+async fn join_all<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
+    let mut set = Vec::new();
+    for future in futures {
+        set.push(Box::pin(future));
+    }
+    let mut outputs: Vec<Option<F::Output>> = set.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, output) in set.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(value) => *output = Some(value),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
+}

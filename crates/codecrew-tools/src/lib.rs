@@ -1,0 +1,138 @@
+//! The ToolCallService: every tool codecrew can run, the subset one run offers, and the
+//! executor that turns a call into a [`ToolResult`].
+//!
+//! Errors are data. A tool never returns a Rust error to its caller; whatever goes wrong
+//! (unknown tool, bad input, denied, timed out, failed) becomes a `ToolResult` with
+//! `status: "error"` or `"denied"` and a [`ToolError`] the model can act on.
+
+pub mod builtin;
+pub mod catalog;
+pub mod child;
+pub mod config;
+pub mod executor;
+pub mod external;
+pub mod mcp;
+pub mod middleware;
+pub mod registry;
+pub mod toolbox;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use codecrew_policy::{ExecSettings, Mode, ToolContext, path};
+
+pub use catalog::ToolCatalog;
+pub use executor::ToolExecutor;
+pub use registry::ToolRegistry;
+pub use toolbox::Toolbox;
+
+/// A failure, shaped for the model (and the user) to act on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolError {
+    /// A stable code, `E_` and upper case: `E_NOT_FOUND`, `E_INVALID_INPUT`, ...
+    pub code: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub suggestion: Option<String>,
+}
+
+impl ToolError {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        ToolError {
+            code: code.to_owned(),
+            message: message.into(),
+            suggestion: None,
+        }
+    }
+
+    pub fn with_suggestion(mut self, suggestion: impl Into<String>) -> Self {
+        self.suggestion = Some(suggestion.into());
+        self
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)?;
+        if let Some(suggestion) = &self.suggestion {
+            write!(f, " ({suggestion})")?;
+        }
+        Ok(())
+    }
+}
+
+impl From<path::PathError> for ToolError {
+    fn from(error: path::PathError) -> Self {
+        ToolError {
+            code: error.code,
+            message: error.message,
+            suggestion: error.suggestion,
+        }
+    }
+}
+
+/// The future a tool returns.
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'a>>;
+
+/// The longest error message a tool result carries unless the tool says otherwise.
+pub const DEFAULT_MAX_ERROR_CHARS: usize = 1000;
+
+/// The time a tool call may take unless the tool says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// One runnable tool.
+pub trait Tool: Send + Sync {
+    /// The name without the `codecrew:` prefix, e.g. `read_file`.
+    fn name(&self) -> &str;
+    /// One paragraph for the model: what it does and when to use it.
+    fn description(&self) -> &str;
+    /// The JSON Schema of the input object.
+    fn input_schema(&self) -> Value;
+    /// True when the tool never changes anything outside codecrew's own memory.
+    fn readonly(&self) -> bool;
+    /// Runs the call. The input has already been validated against the schema.
+    fn execute<'a>(&'a self, ctx: &'a ToolContext, input: Value) -> ToolFuture<'a>;
+    /// How long the executor lets a call run. A tool that enforces its own timeout
+    /// (like `run_command`) returns a value above its own maximum.
+    fn timeout(&self) -> Duration {
+        DEFAULT_TIMEOUT
+    }
+    /// The cap on error messages of this tool's results.
+    fn max_error_chars(&self) -> usize {
+        DEFAULT_MAX_ERROR_CHARS
+    }
+}
+
+/// How a call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Error,
+    Denied,
+}
+
+/// The one result shape, used everywhere: printed, fed back to the model, logged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    pub tool_call_id: String,
+    /// The tool's name without prefix.
+    pub tool: String,
+    pub status: Status,
+    pub output: Value,
+    pub error: Option<ToolError>,
+    pub duration_ms: u64,
+}
+
+impl ToolResult {
+    pub fn is_ok(&self) -> bool {
+        self.status == Status::Ok
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,74 @@
+//! Every tool one run can use: the built-ins, the config's external tools, and the tools
+//! of its MCP servers, which live as long as the toolbox.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{ToolRegistry, external};
+use crate::config::{ExternalToolConfig, McpServerConfig};
+use crate::mcp::client::{self, McpClients};
+
+/// The tools of one run.
+///
+/// It owns the run's MCP servers: dropping it stops them (see [`McpClients`]);
+/// [`Toolbox::shutdown`] waits for them to exit.
+pub struct Toolbox {
+    registry: Arc<ToolRegistry>,
+    /// What the user should know: servers that did not start, tools left out.
+    notices: Vec<String>,
+    mcp: McpClients,
+}
+
+impl Toolbox {
+    /// `registry` (the built-ins), the external tools of `tools`, and the tools of the
+    /// `mcp` servers, started in `workspace` with `pass_env` let through the environment
+    /// scrub (a server that fails to start is a notice, not an error).
+    pub async fn start(
+        mut registry: ToolRegistry,
+        tools: &BTreeMap<String, ExternalToolConfig>,
+        mcp: &BTreeMap<String, McpServerConfig>,
+        pass_env: &[String],
+        workspace: &Path,
+    ) -> Toolbox {
+        for tool in external::from_config(tools) {
+            registry.register(tool);
+        }
+        let mcp = client::start(mcp, workspace, pass_env).await;
+        let mut notices = mcp.notices().to_vec();
+        for tool in mcp.tools() {
+            if registry.contains(tool.name()) {
+                // `[tools.files]` and `[mcp.files]` may both export `read`.
+                notices.push(format!(
+                    "the MCP tool codecrew:{} is left out: an external tool has that name",
+                    tool.name()
+                ));
+                continue;
+            }
+            registry.register(Arc::clone(tool));
+        }
+        Toolbox {
+            registry: Arc::new(registry),
+            notices,
+            mcp,
+        }
+    }
+
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.registry
+    }
+
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
+    /// The names of the MCP servers that started.
+    pub fn mcp_servers(&self) -> impl Iterator<Item = &str> {
+        self.mcp.servers()
+    }
+
+    /// Stops the MCP servers and waits (a few seconds at most) for them to exit.
+    pub async fn shutdown(self) {
+        self.mcp.shutdown().await;
+    }
+}
