@@ -1,5 +1,15 @@
 //! The permission layer: for every tool call, Allow, Ask or Deny.
 //!
+//! ```text
+//! call (tool, input) + ToolContext (mode, workspace) + Policy (rules of every layer) -> Decision
+//! ```
+//!
+//! It decides; it runs nothing but the analysis. Above it, `codecrew-tools` asks it before
+//! every call and runs what it allows; below it is nothing of codecrew. Besides the
+//! decision it holds what the boundary is made of: the path guard ([`path`]), the path
+//! classes ([`paths`]), the shell analysis ([`shell`]), the Landlock rules ([`sandbox`]),
+//! the secrets kept from commands ([`secrets`]) and the orphan sweep ([`process`]).
+//!
 //! Tool calls are untrusted: the model writes them, and the model may have read hostile
 //! text. This module is the boundary between what the model asks for and what runs.
 //!

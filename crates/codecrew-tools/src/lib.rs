@@ -1,6 +1,17 @@
 //! The ToolCallService: every tool codecrew can run, the subset one run offers, and the
 //! executor that turns a call into a [`ToolResult`].
 //!
+//! ```text
+//! CallRequest (a call the interception engine found) -> ToolExecutor: validate against the
+//!     ToolCatalog, ask codecrew-policy, run the Tool (built-in, [tools.*] program, MCP
+//!     server), cap and time it -> ToolResult
+//! ```
+//!
+//! It builds on `codecrew-intercept` (results are neutralised before a model reads them)
+//! and `codecrew-policy` (every call is decided there first); it knows nothing of the
+//! command line: the front end hands in what it owns, such as the help tool's text
+//! ([`builtin::HelpSource`]) and the config sections ([`config`]).
+//!
 //! Errors are data. A tool never returns a Rust error to its caller; whatever goes wrong
 //! (unknown tool, bad input, denied, timed out, failed) becomes a `ToolResult` with
 //! `status: "error"` or `"denied"` and a [`ToolError`] the model can act on.
