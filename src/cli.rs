@@ -395,6 +395,7 @@ pub enum FromArg {
     Claude,
     Gemini,
     Codex,
+    Copilot,
 }
 
 impl From<FromArg> for Format {
@@ -405,6 +406,7 @@ impl From<FromArg> for Format {
             FromArg::Claude => Format::Claude,
             FromArg::Gemini => Format::Gemini,
             FromArg::Codex => Format::Codex,
+            FromArg::Copilot => Format::Copilot,
         }
     }
 }

@@ -65,7 +65,7 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
     ),
     (
         "agents.*.command.output",
-        "one of text, claude, gemini, codex",
+        "one of text, claude, gemini, codex, copilot",
         r#"output = "text""#,
     ),
     (

@@ -131,6 +131,7 @@ pub enum OutputFormat {
     Claude,
     Gemini,
     Codex,
+    Copilot,
 }
 
 /// Limits of a run.

@@ -6,6 +6,7 @@
 //! | type `init` with `session_id`, `message` with `role`, `tool_use`, `tool_result` | Gemini `stream-json` |
 //! | exactly `{` (a pretty-printed document), or a one-line `{"response":…}` document | Gemini `json` |
 //! | type `thread.*`, `turn.*`, `item.*`, or `error` with `message` | Codex |
+//! | type `session.*`, `user.message`, `assistant.*` (dotted names with a `data` object) | Copilot |
 //! | anything else | text |
 //!
 //! The bytes seen while detecting are replayed into the chosen decoder, so detection
@@ -126,6 +127,7 @@ struct Probe<'a> {
     message: Option<IgnoredAny>,
     response: Option<IgnoredAny>,
     error: Option<IgnoredAny>,
+    data: Option<IgnoredAny>,
 }
 
 fn detect_line(line: &[u8]) -> Format {
@@ -151,6 +153,13 @@ fn detect_line(line: &[u8]) -> Format {
             || kind.starts_with("item.") =>
         {
             Format::Codex
+        }
+        kind if probe.data.is_some()
+            && (kind.starts_with("session.")
+                || kind.starts_with("assistant.")
+                || kind == "user.message") =>
+        {
+            Format::Copilot
         }
         "" if probe.response.is_some() || (probe.error.is_some() && probe.session_id.is_some()) => {
             Format::Gemini

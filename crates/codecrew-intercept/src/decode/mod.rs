@@ -13,6 +13,7 @@
 mod auto;
 mod claude;
 mod codex;
+mod copilot;
 mod gemini;
 mod json;
 mod lines;
@@ -27,7 +28,7 @@ pub use lines::LineBuffer;
 /// One thing an LLM CLI reported, in a shape common to all CLIs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    /// The CLI's session (Claude, Gemini) or thread (Codex) identifier.
+    /// The CLI's session (Claude, Gemini, Copilot) or thread (Codex) identifier.
     Session { id: String, model: Option<String> },
     /// A piece of the assistant's own text, in order.
     Text(String),
@@ -75,16 +76,19 @@ pub enum Format {
     Gemini,
     /// Codex `exec --json`.
     Codex,
+    /// Copilot CLI `--output-format json`.
+    Copilot,
 }
 
 impl Format {
     /// All formats, in the order `--from` lists them.
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 6] = [
         Format::Auto,
         Format::Text,
         Format::Claude,
         Format::Gemini,
         Format::Codex,
+        Format::Copilot,
     ];
 
     pub fn name(self) -> &'static str {
@@ -94,6 +98,7 @@ impl Format {
             Format::Claude => "claude",
             Format::Gemini => "gemini",
             Format::Codex => "codex",
+            Format::Copilot => "copilot",
         }
     }
 }
@@ -131,6 +136,7 @@ pub fn decoder(format: Format) -> Box<dyn Decoder> {
         Format::Claude => Box::new(claude::ClaudeDecoder::default()),
         Format::Gemini => Box::new(gemini::GeminiDecoder::default()),
         Format::Codex => Box::new(codex::CodexDecoder::default()),
+        Format::Copilot => Box::new(copilot::CopilotDecoder::default()),
     }
 }
 

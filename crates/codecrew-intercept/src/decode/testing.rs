@@ -118,12 +118,31 @@ pub const CODEX: &[Expect] = &[
     expect("g_api_error_400", X, &[]),
 ];
 
+const P: Option<Format> = Some(Format::Copilot);
+const COPILOT_OK: &str = "OK from fake server.";
+const COPILOT_VIEW_SEEN: &str = r#"RESULT SEEN: [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "secret\n", "cache_control": {"type": "ephemeral"}}]"#;
+const COPILOT_DENIED_SEEN: &str = r#"RESULT SEEN: [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "Permission denied because no interactive user response was available. Retry in an interactive session so the user can approve it, or try an alternative that does not require this permission.", "cache_control": {"type": "ephemeral"}}]"#;
+pub const COPILOT_ENVELOPE: &str = "Let me check the README.\n```json\n{\"type\":\"tool_use\",\"name\":\"codecrew:read_file\",\"input\":{\"path\":\"README.md\"}}\n```\n";
+
+pub const COPILOT: &[Expect] = &[
+    expect("a_plain_json", P, &[COPILOT_OK]),
+    expect("b_resume_json", P, &[COPILOT_OK]),
+    expect("c_api_error_400_json", P, &[]),
+    expect("e_native_view_json", P, &[COPILOT_VIEW_SEEN]),
+    expect("e_native_write_denied_json", P, &[COPILOT_DENIED_SEEN]),
+    expect("f_envelope_in_deltas_json", P, &[COPILOT_ENVELOPE]),
+    expect("g_api_error_500_json", P, &[]),
+    expect("g_bad_model_json", P, &[]),
+    expect("g_server_down_json", P, &[]),
+];
+
 /// Each fixture folder, the decoder for it, and its expectations.
 pub const SUITES: &[(&str, Format, &[Expect])] = &[
     ("claude", Format::Claude, CLAUDE),
     ("claude-2.1.197", Format::Claude, CLAUDE),
     ("gemini", Format::Gemini, GEMINI),
     ("codex", Format::Codex, CODEX),
+    ("copilot", Format::Copilot, COPILOT),
 ];
 
 /// The `.stdout` fixtures of a folder, sorted.
