@@ -221,9 +221,10 @@ impl Scanner {
         let too_long = line.len() > LINE_START;
         let mode = match &self.block {
             Block::None => match first {
-                _ if too_long => LineMode::Stream,
-                None => return,
-                Some(b'{' | b'[') => {
+                // A bracket decides at once, by the same rule as a whole line: whether it
+                // opens a candidate depends only on what precedes it, never on how much of
+                // the line has arrived (a fuzzer found that chunking changed the verdict).
+                Some(b'{' | b'[') if starts_json(line) => {
                     let line = std::mem::take(&mut self.line);
                     self.block = Block::Bare {
                         text: String::new(),
@@ -231,6 +232,8 @@ impl Scanner {
                     };
                     return self.bare_piece(&line, false, out);
                 }
+                _ if too_long => LineMode::Stream,
+                None => return,
                 Some(c @ (b'`' | b'~')) => {
                     let run = head.bytes().take_while(|b| *b == c).count();
                     if run >= 3 || run == head.len() {

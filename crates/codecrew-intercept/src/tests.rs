@@ -282,6 +282,37 @@ fn truncated_envelopes_are_never_run() {
 }
 
 #[test]
+fn a_long_unfinished_line_is_judged_alike_whole_and_in_pieces() {
+    // Longer than the 1 KiB that decides what a line is, opening JSON that never closes:
+    // whole, it was once streamed as prose; in pieces, rejected as truncated.
+    let message = format!(
+        "{{\"name\":\"codecrew:write_file\",\"note\":\"{}",
+        "x".repeat(1100)
+    );
+    let whole = scan(&message);
+    let pieces: Vec<&str> = message
+        .as_bytes()
+        .chunks(15)
+        .map(|chunk| std::str::from_utf8(chunk).unwrap())
+        .collect();
+    assert_eq!(scan_with(ScannerLimits::default(), &pieces), whole);
+    assert!(calls(&whole).is_empty());
+    assert_eq!(rejections(&whole).len(), 1, "{whole:?}");
+    // Blanks before the bracket past that 1 KiB make it prose, both ways.
+    let indented = format!("{}{message}", " ".repeat(1100));
+    let pieces: Vec<&str> = indented
+        .as_bytes()
+        .chunks(15)
+        .map(|chunk| std::str::from_utf8(chunk).unwrap())
+        .collect();
+    assert_eq!(scan(&indented), [text(&indented)]);
+    assert_eq!(
+        scan_with(ScannerLimits::default(), &pieces),
+        [text(&indented)]
+    );
+}
+
+#[test]
 fn rejected_with_reasons() {
     let cases = [
         (
