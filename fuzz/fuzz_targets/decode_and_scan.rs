@@ -1,49 +1,12 @@
-//! Arbitrary bytes through every decoder and the scanner, in arbitrary chunks.
-//!
-//! The first byte picks the format and the chunk size, the rest is the CLI's "output".
-//! Nothing may panic, and whatever the chunking, the segments must be the same.
+//! Arbitrary bytes through every decoder and the scanner, in arbitrary chunks: nothing
+//! may panic, and whatever the chunking, the segments must be the same. The oracle is
+//! `codecrew_intercept::fuzzing::decode_and_scan`, which the stable, time-bounded run in
+//! `crates/codecrew-intercept/tests/fuzz.rs` shares.
 
 #![no_main]
 
-use codecrew_intercept::decode::Format;
-use codecrew_intercept::{Interceptor, Item, ScannerLimits, Segment};
 use libfuzzer_sys::fuzz_target;
 
-fn run(format: Format, limits: &ScannerLimits, data: &[u8], chunk: usize) -> Vec<Item> {
-    let mut interceptor = Interceptor::new(format, limits.clone());
-    let mut out = Vec::new();
-    for piece in data.chunks(chunk.max(1)) {
-        interceptor.feed(piece, &mut out);
-    }
-    interceptor.finish(&mut out);
-    merge_text(out)
-}
-
-fn merge_text(items: Vec<Item>) -> Vec<Item> {
-    let mut merged: Vec<Item> = Vec::new();
-    for item in items {
-        match (merged.last_mut(), item) {
-            (Some(Item::Segment(Segment::Text(last))), Item::Segment(Segment::Text(text))) => {
-                last.push_str(&text)
-            }
-            (_, Item::Segment(Segment::Text(text))) if text.is_empty() => {}
-            (_, item) => merged.push(item),
-        }
-    }
-    merged
-}
-
 fuzz_target!(|data: &[u8]| {
-    let Some((&selector, data)) = data.split_first() else {
-        return;
-    };
-    let format = Format::ALL[usize::from(selector % 5)];
-    let limits = ScannerLimits {
-        max_envelope_bytes: if selector & 0x80 != 0 { 64 } else { 1 << 20 },
-        max_calls_per_message: 16,
-    };
-    let whole = run(format, &limits, data, data.len());
-    let chunk = usize::from(selector >> 3 & 0x0f) + 1;
-    let chunked = run(format, &limits, data, chunk);
-    assert_eq!(whole, chunked, "chunking changed the result");
+    codecrew_intercept::fuzzing::decode_and_scan(data);
 });

@@ -41,6 +41,8 @@
 
 pub mod decode;
 mod envelope;
+#[doc(hidden)]
+pub mod fuzzing;
 mod neutralise;
 mod scanner;
 mod stream;
