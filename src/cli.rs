@@ -115,7 +115,12 @@ Examples:
 
 A task is @agent or @agent:model followed by text; all mentions in one argument share its
 text, and each argument is its own task. Without a mention the default agent (claude) runs.
-Several tasks run at the same time.";
+Several tasks run at the same time.
+
+Agents: claude, gemini, codex and copilot run those CLIs with your login (or API key).
+Copilot without a GitHub login, against a local model (bring your own key):
+  COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:11434/v1 \\
+  COPILOT_PROVIDER_TYPE=openai COPILOT_MODEL=qwen3 codecrew query \"@copilot explain src/\"";
 
 const RUN_EXAMPLES_EXECUTE: &str = "\
 Examples:

@@ -87,11 +87,12 @@ impl Provider {
             ProviderKind::Claude => Format::Claude,
             ProviderKind::Gemini => Format::Gemini,
             ProviderKind::Codex => Format::Codex,
-            ProviderKind::Copilot => Format::Text,
+            ProviderKind::Copilot => Format::Copilot,
             ProviderKind::Command => match self.agent.command.as_ref().map(|c| c.output) {
                 Some(OutputFormat::Claude) => Format::Claude,
                 Some(OutputFormat::Gemini) => Format::Gemini,
                 Some(OutputFormat::Codex) => Format::Codex,
+                Some(OutputFormat::Copilot) => Format::Copilot,
                 Some(OutputFormat::Text) | None => Format::Text,
             },
         }
@@ -102,7 +103,10 @@ impl Provider {
     pub fn can_resume(&self) -> bool {
         matches!(
             self.kind(),
-            ProviderKind::Claude | ProviderKind::Gemini | ProviderKind::Codex
+            ProviderKind::Claude
+                | ProviderKind::Gemini
+                | ProviderKind::Codex
+                | ProviderKind::Copilot
         )
     }
 
@@ -183,14 +187,38 @@ impl Provider {
                 spec.stdin = Some(turn.prompt.as_bytes().to_vec());
             }
             ProviderKind::Copilot => {
-                args.extend(["-p".to_owned(), turn.prompt.to_owned()]);
+                // The prompt goes on stdin (piped stdin is Copilot's non-interactive mode,
+                // like -p), so no prompt size hits the argv limit and none reads as a flag.
+                args.extend(["--output-format", "json", "--no-auto-update"].map(String::from));
+                args.extend(["-C".to_owned(), cwd.display().to_string()]);
                 if let Some(model) = model {
                     args.extend(["--model".to_owned(), model.to_owned()]);
                 }
-                if turn.mode == Mode::Execute {
-                    args.push("--allow-all-tools".to_owned());
+                if let Some(session) = turn.session {
+                    // `=`: --resume takes an optional value.
+                    args.push(format!("--resume={session}"));
+                }
+                match turn.mode {
+                    // Copilot's own tools, read-only: only these exist for the model.
+                    Mode::Query => args.extend(
+                        [
+                            "--available-tools=view,grep,glob",
+                            "--deny-tool=write,shell",
+                        ]
+                        .map(String::from),
+                    ),
+                    // As for Claude (acceptEdits): its file edits run, its shell does not
+                    // (headless, what needs approval is denied).
+                    Mode::Execute => {
+                        args.extend(["--allow-tool=write", "--deny-tool=shell"].map(String::from))
+                    }
+                }
+                let secrets = copilot_secret_names(std::env::vars_os());
+                if !secrets.is_empty() {
+                    args.push(format!("--secret-env-vars={}", secrets.join(",")));
                 }
                 args.extend(extra.iter().cloned());
+                spec.stdin = Some(turn.prompt.as_bytes().to_vec());
             }
             ProviderKind::Command => {
                 if let Some(command) = &self.agent.command {
@@ -214,6 +242,23 @@ impl Provider {
         spec.args = args.into_iter().map(OsString::from).collect();
         spec
     }
+}
+
+/// The secret variables (by codecrew's rule) Copilot should strip from the environment of
+/// its own shell and MCP servers and redact from its output.
+///
+/// Copilot redacts every occurrence of a listed variable's value in everything it prints,
+/// its JSON included: a short value such as `1` would corrupt the JSON lines codecrew
+/// reads (`"exitCode":1`), so values shorter than a credential are left out.
+fn copilot_secret_names(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<String> {
+    const SHORTEST_SECRET: usize = 8;
+    let mut names: Vec<String> = vars
+        .filter(|(_, value)| value.len() >= SHORTEST_SECRET)
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| codecrew_policy::secrets::is_secret(name) && !name.contains(','))
+        .collect();
+    names.sort();
+    names
 }
 
 /// The user-facing name of a provider's program when it is missing.
@@ -323,6 +368,56 @@ mod tests {
             ["--output-format", "stream-json", "-m", "haiku"]
         );
         assert!(spec.stdin.is_some());
+    }
+
+    #[test]
+    fn copilot_reads_the_prompt_from_stdin_and_limits_its_own_tools() {
+        let cwd = Path::new("/work/space");
+        let query =
+            provider("copilot").command(Path::new("copilot"), &turn(Some("s1"), Mode::Query), cwd);
+        let args = args(&query);
+        assert_eq!(
+            args[..10],
+            [
+                "--output-format",
+                "json",
+                "--no-auto-update",
+                "-C",
+                "/work/space",
+                "--model",
+                "haiku",
+                "--resume=s1",
+                "--available-tools=view,grep,glob",
+                "--deny-tool=write,shell",
+            ]
+        );
+        assert!(!args.iter().any(|arg| arg.contains("the prompt")));
+        assert_eq!(query.stdin.as_deref(), Some(&b"the prompt"[..]));
+
+        let execute =
+            provider("copilot").command(Path::new("copilot"), &turn(None, Mode::Execute), cwd);
+        let args = self::args(&execute);
+        assert!(args.contains(&"--allow-tool=write".to_owned()), "{args:?}");
+        assert!(args.contains(&"--deny-tool=shell".to_owned()), "{args:?}");
+        assert!(!args.iter().any(|arg| arg.starts_with("--resume")));
+        assert!(!args.iter().any(|arg| arg.contains("allow-all")));
+        assert_eq!(provider("copilot").format(), Format::Copilot);
+        assert!(provider("copilot").can_resume());
+    }
+
+    #[test]
+    fn copilot_is_told_only_secrets_long_enough_to_redact() {
+        let vars = [
+            ("GITHUB_TOKEN", "ghp_0123456789abcdef"),
+            ("COPILOT_PROVIDER_API_KEY", "sk-local-0123456789"),
+            ("SOME_AUTH", "1"),
+            ("HOME", "/home/someone/for/long/enough"),
+        ]
+        .map(|(name, value)| (OsString::from(name), OsString::from(value)));
+        assert_eq!(
+            copilot_secret_names(vars.into_iter()),
+            ["COPILOT_PROVIDER_API_KEY", "GITHUB_TOKEN"]
+        );
     }
 
     #[test]

@@ -372,7 +372,7 @@ fn real_clis_resume_their_session_across_invocations() {
             Reply::text("First answer, remembered."),
         ));
     let server = FakeModel::start(script);
-    for agent in ["claude", "gemini", "codex"] {
+    for agent in ["claude", "gemini", "codex", "copilot"] {
         let home = TestHome::new(&format!("threads-{agent}"));
         let env = clis
             .env_for_all(&home, &server.url())
@@ -398,9 +398,11 @@ fn real_clis_resume_their_session_across_invocations() {
             "{agent}"
         );
 
-        // codecrew asked the CLI to resume the first session…
+        // codecrew asked the CLI to resume the first session (`--resume <id>`,
+        // `exec resume <id>`, Copilot's `--resume=<id>`)…
         assert!(
-            second_run.stderr.contains(&format!("resume {session}")),
+            second_run.stderr.contains(&format!("resume {session}"))
+                || second_run.stderr.contains(&format!("--resume={session}")),
             "{agent}: {}",
             second_run.stderr
         );
@@ -453,7 +455,7 @@ fn a_lost_session_starts_over_from_the_transcript() {
             Reply::text("First answer, kept."),
         ));
     let server = FakeModel::start(script);
-    for agent in ["claude", "gemini", "codex"] {
+    for agent in ["claude", "gemini", "codex", "copilot"] {
         let home = TestHome::new(&format!("threads-lost-{agent}"));
         let env = clis
             .env_for_all(&home, &server.url())

@@ -1,4 +1,4 @@
-//! Running the real `claude`, `gemini` and `codex` CLIs against a [`FakeModel`].
+//! Running the real `claude`, `gemini`, `codex` and `copilot` CLIs against a [`FakeModel`].
 //!
 //! * [`Clis::require`] finds the CLIs that `.ci/install-clis` put in
 //!   `<CARGO_MANIFEST_DIR>/.clis/node_modules/.bin` (or in `$CODECREW_TEST_CLIS`). When they are
@@ -7,7 +7,7 @@
 //! * [`TestHome::new`] makes a scratch folder under `CARGO_TARGET_TMPDIR` (not the system temp
 //!   dir, where Codex warns about its helper binaries) with a `home/` and an empty `work/` cwd.
 //!   Reuse one `TestHome` for every turn of a session: the CLIs keep their sessions there.
-//! * [`claude_env`], [`gemini_env`] and [`codex_env`] write what each CLI needs into the HOME and
+//! * [`claude_env`], [`gemini_env`], [`codex_env`] and [`copilot_env`] write what each CLI needs into the HOME and
 //!   return a [`CliEnv`]: the variables to set and the inherited ones to remove. [`CliEnv::apply`]
 //!   puts them on a child `Command`; tests never change their own environment.
 //!   [`Clis::env_for`] / [`Clis::env_for_all`] add a `PATH` that starts with the CLIs' bin
@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// Env var naming another CLI install: a bin dir holding `claude`, `gemini` and `codex`, or an
-/// npm prefix whose `node_modules/.bin` holds them.
+/// Env var naming another CLI install: a bin dir holding `claude`, `gemini`, `codex` and
+/// `copilot`, or an npm prefix whose `node_modules/.bin` holds them.
 pub const CLIS_ENV: &str = "CODECREW_TEST_CLIS";
 
 /// The dummy API key handed to every CLI.
@@ -36,16 +36,17 @@ pub const FAKE_API_KEY: &str = "fake-key-0123456789ab";
 /// The timeout the CLI tests use for one run.
 pub const CLI_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// One of the three real CLIs.
+/// One of the four real CLIs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Cli {
     Claude,
     Gemini,
     Codex,
+    Copilot,
 }
 
 impl Cli {
-    pub const ALL: [Cli; 3] = [Cli::Claude, Cli::Gemini, Cli::Codex];
+    pub const ALL: [Cli; 4] = [Cli::Claude, Cli::Gemini, Cli::Codex, Cli::Copilot];
 
     /// The executable's name (as codecrew looks it up on PATH).
     pub fn bin_name(self) -> &'static str {
@@ -53,13 +54,14 @@ impl Cli {
             Cli::Claude => "claude",
             Cli::Gemini => "gemini",
             Cli::Codex => "codex",
+            Cli::Copilot => "copilot",
         }
     }
 
     /// The exit code of a run that got an API error from the server.
     pub fn api_error_exit_code(self) -> i32 {
         match self {
-            Cli::Claude | Cli::Codex => 1,
+            Cli::Claude | Cli::Codex | Cli::Copilot => 1,
             Cli::Gemini => 144,
         }
     }
@@ -76,7 +78,7 @@ fn ci() -> bool {
 }
 
 impl Clis {
-    /// The install at `$CODECREW_TEST_CLIS` or `<CARGO_MANIFEST_DIR>/.clis`, if all three CLIs
+    /// The install at `$CODECREW_TEST_CLIS` or `<CARGO_MANIFEST_DIR>/.clis`, if all four CLIs
     /// are there; otherwise the reason they are not.
     pub fn locate() -> Result<Clis, String> {
         let root = match std::env::var_os(CLIS_ENV) {
@@ -142,15 +144,17 @@ impl Clis {
             Cli::Claude => claude_env(home, server_url),
             Cli::Gemini => gemini_env(home, server_url),
             Cli::Codex => codex_env(home, server_url),
+            Cli::Copilot => copilot_env(home, server_url),
         };
         env.with("PATH", self.path_var())
     }
 
-    /// The environment for all three CLIs at once (for running codecrew).
+    /// The environment for all four CLIs at once (for running codecrew).
     pub fn env_for_all(&self, home: &TestHome, server_url: &str) -> CliEnv {
         claude_env(home, server_url)
             .merge(gemini_env(home, server_url))
             .merge(codex_env(home, server_url))
+            .merge(copilot_env(home, server_url))
             .with("PATH", self.path_var())
     }
 
@@ -427,6 +431,35 @@ exporter = "none"
             "CODEX_SANDBOX_NETWORK_DISABLED",
             "CODEX_THREAD_ID",
             "CODEX_MANAGED_BY_NPM",
+        ])
+}
+
+/// Copilot CLI (realcli captures/copilot): offline, no GitHub login, "bring your own key"
+/// against the fake's Anthropic Messages API; state in `<home>/.copilot`, no updates.
+/// It answers a 5xx only after five retries (about 16 s), so the tests script 4xx errors.
+pub fn copilot_env(home: &TestHome, server_url: &str) -> CliEnv {
+    let copilot_home = home.home().join(".copilot");
+    std::fs::create_dir_all(&copilot_home).unwrap();
+    CliEnv::base(home)
+        .with("COPILOT_OFFLINE", "true")
+        .with("COPILOT_PROVIDER_BASE_URL", server_url)
+        .with("COPILOT_PROVIDER_TYPE", "anthropic")
+        // The key is longer than any text it could be mistaken for: Copilot redacts the
+        // values of secret variables wherever they appear in its output.
+        .with("COPILOT_PROVIDER_API_KEY", FAKE_API_KEY)
+        .with("COPILOT_MODEL", "claude-haiku-4-5")
+        .with("COPILOT_HOME", copilot_home)
+        .with("COPILOT_AUTO_UPDATE", "false")
+        .without(&[
+            "COPILOT_GITHUB_TOKEN",
+            "GH_TOKEN",
+            "GITHUB_TOKEN",
+            "COPILOT_ALLOW_ALL",
+            "COPILOT_PROVIDER_BEARER_TOKEN",
+            "COPILOT_PROVIDER_API_KEY_COMMAND",
+            "COPILOT_PROVIDER_WIRE_API",
+            "COPILOT_PROVIDER_HEADERS",
+            "COPILOT_CUSTOM_INSTRUCTIONS_DIRS",
         ])
 }
 

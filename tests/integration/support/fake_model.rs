@@ -1,6 +1,6 @@
 //! A scripted fake model server that speaks the three wire protocols the real CLIs use:
-//! Anthropic Messages (Claude Code), Gemini `generateContent` (Gemini CLI) and OpenAI
-//! Responses (Codex). The end-to-end tests point each real CLI at it.
+//! Anthropic Messages (Claude Code, and Copilot CLI offline), Gemini `generateContent`
+//! (Gemini CLI) and OpenAI Responses (Codex). The end-to-end tests point each real CLI at it.
 //!
 //! # Choosing the answer
 //!
