@@ -31,7 +31,7 @@
 //! running session offers. Servers that ask for user input (elicitation) or answer with
 //! a long-running task get an `E_MCP_UNSUPPORTED` error.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -39,20 +39,19 @@ use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation,
-};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{ClientInitializeError, RunningService};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{Peer, RoleClient, ServiceError, ServiceExt};
-use serde_json::{Map, Value, json};
+use rmcp::{Peer, RoleClient, ServiceExt};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 use tokio::process::Command;
 use tokio::task::JoinHandle;
 
+use super::remote::tools_of;
+pub use super::remote::{McpTool, sanitise};
+pub use super::result::shape;
 use crate::config::McpServerConfig;
-use crate::{Tool, ToolContext, ToolError, ToolFuture, external};
-use codecrew_intercept::neutralise_envelopes;
+use crate::{Tool, external};
 use codecrew_policy::{process, sandbox};
 
 /// The most text (and structured content) one call's result carries.
@@ -62,26 +61,26 @@ pub const MAX_NAME_CHARS: usize = 64;
 /// The longest description offered to the model; servers may send pages of text.
 pub const MAX_DESCRIPTION_CHARS: usize = 2000;
 /// How much of a server's stderr is kept, to quote when it fails.
-const STDERR_KEEP_BYTES: usize = 8 * 1024;
+pub(super) const STDERR_KEEP_BYTES: usize = 8 * 1024;
 /// How much of that a message quotes.
-const STDERR_QUOTE_CHARS: usize = 1500;
+pub(super) const STDERR_QUOTE_CHARS: usize = 1500;
 /// The longest stderr line read at once (a line without newline cannot grow the memory).
-const STDERR_LINE_BYTES: u64 = 64 * 1024;
+pub(super) const STDERR_LINE_BYTES: u64 = 64 * 1024;
 /// After a failed start, how long the server's stderr may take to reach its end (its
 /// last words are usually the reason).
-const STDERR_SETTLE: Duration = Duration::from_millis(500);
+pub(super) const STDERR_SETTLE: Duration = Duration::from_millis(500);
 /// How long a server whose pipe closed may take to be gone, to tell "exited" from
 /// "closed its stdout".
-const EXIT_SETTLE: Duration = Duration::from_millis(500);
+pub(super) const EXIT_SETTLE: Duration = Duration::from_millis(500);
 /// How long [`McpClients::shutdown`] lets a server exit after its stdin is closed; rmcp
 /// then sends SIGTERM and at last SIGKILL, and codecrew kills what is left of the group.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(8);
+pub(super) const SHUTDOWN_GRACE: Duration = Duration::from_secs(8);
 /// The longest error text of an MCP tool's result: a server's error is often the whole
 /// explanation the model needs.
-const MAX_ERROR_CHARS: usize = 4000;
+pub(super) const MAX_ERROR_CHARS: usize = 4000;
 /// Extra time the executor grants beyond `timeout_secs`, which the tool enforces (and
 /// reports, naming the server) first.
-const TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
+pub(super) const TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
 
 /// The running MCP servers of one run, their tools, and what went wrong starting them.
 ///
@@ -195,10 +194,10 @@ struct Started {
 }
 
 /// What a tool needs to reach its server.
-struct ServerLink {
-    name: String,
-    peer: Peer<RoleClient>,
-    stderr: Arc<StderrTail>,
+pub(super) struct ServerLink {
+    pub(super) name: String,
+    pub(super) peer: Peer<RoleClient>,
+    pub(super) stderr: Arc<StderrTail>,
 }
 
 /// One running server: the connection and its process group.
@@ -378,7 +377,7 @@ async fn exits_soon(pid: Option<i32>) -> bool {
 
 /// The end of a server's stderr.
 #[derive(Default)]
-struct StderrTail {
+pub(super) struct StderrTail {
     kept: Mutex<Vec<u8>>,
 }
 
@@ -392,7 +391,7 @@ impl StderrTail {
     }
 
     /// The last [`STDERR_QUOTE_CHARS`] characters, on one line; `None` when empty.
-    fn quote(&self) -> Option<String> {
+    pub(super) fn quote(&self) -> Option<String> {
         let kept = self.kept.lock().ok()?;
         let text = String::from_utf8_lossy(&kept);
         let text = text.trim();
@@ -438,504 +437,3 @@ async fn drain_stderr(server: String, pipe: impl AsyncRead + Unpin, tail: Arc<St
         }
     }
 }
-
-/// The tools of one server, and notices for those left out.
-fn tools_of(
-    link: &Arc<ServerLink>,
-    config: &McpServerConfig,
-    remote: Vec<rmcp::model::Tool>,
-) -> (Vec<Arc<dyn Tool>>, Vec<String>) {
-    let server = &link.name;
-    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-    let mut notices = Vec::new();
-    let mut taken = BTreeSet::new();
-    let mut readonly_unused: BTreeSet<&str> =
-        config.readonly_tools.iter().map(String::as_str).collect();
-    for tool in remote {
-        let remote_name = tool.name.to_string();
-        let local = match sanitise(&remote_name) {
-            Ok(local) => local,
-            Err(why) => {
-                notices.push(format!(
-                    "mcp.{server}: tool {remote_name:?} is left out: {why}"
-                ));
-                continue;
-            }
-        };
-        if !taken.insert(local.clone()) {
-            notices.push(format!(
-                "mcp.{server}: tool {remote_name:?} is left out: another of its tools is \
-                 already offered as codecrew:{server}__{local}"
-            ));
-            continue;
-        }
-        // The user's word, by the server's name or the offered one; never the server's
-        // own hints.
-        let readonly = config
-            .readonly_tools
-            .iter()
-            .any(|listed| *listed == remote_name || *listed == local);
-        readonly_unused.remove(remote_name.as_str());
-        readonly_unused.remove(local.as_str());
-        let name = format!("{server}__{local}");
-        let (input_schema, schema_problem) = input_schema(&tool.input_schema);
-        if let Some(problem) = schema_problem {
-            notices.push(format!(
-                "mcp.{server}: the input schema of {remote_name:?} {problem}; codecrew:{name} \
-                 accepts any object and leaves the checks to the server"
-            ));
-        }
-        let description = description(&tool, server);
-        tools.push(Arc::new(McpTool {
-            name,
-            remote: remote_name,
-            description,
-            input_schema,
-            readonly,
-            timeout: Duration::from_secs(config.timeout_secs),
-            server: Arc::clone(link),
-        }));
-    }
-    for unused in readonly_unused {
-        notices.push(format!(
-            "mcp.{server}: readonly_tools names {unused:?}, which the server does not offer"
-        ));
-    }
-    (tools, notices)
-}
-
-/// The tool part of `<server>__<tool>` for a remote name; see the module doc.
-pub fn sanitise(remote: &str) -> Result<String, String> {
-    let mut local = String::with_capacity(remote.len());
-    for c in remote.chars() {
-        let c = if c.is_ascii_alphanumeric() || c == '-' {
-            c
-        } else {
-            '_'
-        };
-        if !(c == '_' && local.ends_with('_')) {
-            local.push(c);
-        }
-    }
-    let local = local.trim_matches('_');
-    if local.is_empty() {
-        return Err("its name has no ASCII letter or digit".to_owned());
-    }
-    if local.chars().count() > MAX_NAME_CHARS {
-        return Err(format!(
-            "its name is longer than {MAX_NAME_CHARS} characters"
-        ));
-    }
-    Ok(local.to_owned())
-}
-
-/// The server's description (or title), trimmed and capped.
-fn description(tool: &rmcp::model::Tool, server: &str) -> String {
-    let text = tool
-        .description
-        .as_deref()
-        .map(str::trim)
-        .filter(|text| !text.is_empty())
-        .or_else(|| tool.title.as_deref().map(str::trim))
-        .filter(|text| !text.is_empty())
-        .map(str::to_owned)
-        .unwrap_or_else(|| format!("The tool {:?} of the MCP server {server}.", tool.name));
-    if text.chars().count() > MAX_DESCRIPTION_CHARS {
-        let cut: String = text.chars().take(MAX_DESCRIPTION_CHARS).collect();
-        format!("{}…", cut.trim_end())
-    } else {
-        text
-    }
-}
-
-/// The schema codecrew checks inputs against: the server's when it describes an object
-/// and compiles, else any object (and what was wrong with it).
-fn input_schema(schema: &Map<String, Value>) -> (Value, Option<&'static str>) {
-    let any_object = || json!({"type": "object"});
-    if schema.is_empty() {
-        return (any_object(), None);
-    }
-    let mut schema = schema.clone();
-    match schema.get("type") {
-        None => {
-            // Only objects can be arguments; saying so lets codecrew reject the rest.
-            schema.insert("type".to_owned(), json!("object"));
-        }
-        Some(Value::String(kind)) if kind == "object" => {}
-        Some(_) => return (any_object(), Some("does not describe an object")),
-    }
-    let schema = Value::Object(schema);
-    if jsonschema::validator_for(&schema).is_err() {
-        return (any_object(), Some("is not a valid JSON Schema"));
-    }
-    (schema, None)
-}
-
-/// One tool of an MCP server.
-pub struct McpTool {
-    /// `<server>__<tool>`.
-    name: String,
-    /// The server's name for it.
-    remote: String,
-    description: String,
-    input_schema: Value,
-    readonly: bool,
-    timeout: Duration,
-    server: Arc<ServerLink>,
-}
-
-impl std::fmt::Debug for McpTool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpTool")
-            .field("name", &self.name)
-            .field("remote", &self.remote)
-            .field("readonly", &self.readonly)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Tool for McpTool {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn description(&self) -> &str {
-        &self.description
-    }
-
-    fn input_schema(&self) -> Value {
-        self.input_schema.clone()
-    }
-
-    fn readonly(&self) -> bool {
-        self.readonly
-    }
-
-    fn timeout(&self) -> Duration {
-        self.timeout + TIMEOUT_MARGIN
-    }
-
-    fn max_error_chars(&self) -> usize {
-        MAX_ERROR_CHARS
-    }
-
-    fn execute<'a>(&'a self, _ctx: &'a ToolContext, input: Value) -> ToolFuture<'a> {
-        Box::pin(self.call(input))
-    }
-}
-
-impl McpTool {
-    async fn call(&self, input: Value) -> Result<Value, ToolError> {
-        let arguments = match input {
-            Value::Object(arguments) => arguments,
-            other => {
-                return Err(ToolError::new(
-                    "E_INVALID_INPUT",
-                    format!("the input must be a JSON object, not {other}"),
-                ));
-            }
-        };
-        let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments);
-        // Dropping the call (timeout) sends `notifications/cancelled` to the server.
-        let response =
-            match tokio::time::timeout(self.timeout, self.server.peer.call_tool_once(params)).await
-            {
-                Ok(response) => response.map_err(|error| self.service_error(error))?,
-                Err(_) => {
-                    return Err(ToolError::new(
-                        "E_TIMEOUT",
-                        format!(
-                            "codecrew:{} (MCP server {}) did not answer within {} s",
-                            self.name,
-                            self.server.name,
-                            self.timeout.as_secs()
-                        ),
-                    )
-                    .with_suggestion(format!(
-                        "try a smaller request, or raise timeout_secs of [mcp.{}]",
-                        self.server.name
-                    )));
-                }
-            };
-        let result = match response {
-            CallToolResponse::Complete(result) => result,
-            CallToolResponse::InputRequired(_) => {
-                return Err(self.unsupported("asked for user input, which codecrew cannot give"));
-            }
-            CallToolResponse::Task(_) => {
-                return Err(
-                    self.unsupported("started a long-running task, which codecrew cannot follow")
-                );
-            }
-            _ => {
-                return Err(
-                    self.unsupported("answered with a kind of result codecrew does not know")
-                );
-            }
-        };
-        let wire = serde_json::to_value(&result).map_err(|error| {
-            ToolError::new(
-                "E_INTERNAL",
-                format!("cannot read the result of codecrew:{}: {error}", self.name),
-            )
-        })?;
-        // The tool's own words reach the model inside codecrew's message: no envelope in
-        // them may read as a call.
-        shape(&wire).map_err(|text| {
-            ToolError::new(
-                "E_MCP_TOOL_ERROR",
-                format!(
-                    "codecrew:{} failed: {}",
-                    self.name,
-                    neutralise_envelopes(&text)
-                ),
-            )
-        })
-    }
-
-    fn unsupported(&self, what: &str) -> ToolError {
-        ToolError::new(
-            "E_MCP_UNSUPPORTED",
-            format!(
-                "codecrew:{} (MCP server {}) {what}",
-                self.name, self.server.name
-            ),
-        )
-    }
-
-    fn service_error(&self, error: ServiceError) -> ToolError {
-        let server = &self.server.name;
-        match error {
-            ServiceError::McpError(data) => ToolError::new(
-                "E_MCP_TOOL_ERROR",
-                format!(
-                    "the MCP server {server} refused the call of codecrew:{}: {} (JSON-RPC \
-                     error {})",
-                    self.name,
-                    neutralise_envelopes(&data.message),
-                    data.code.0
-                ),
-            )
-            .with_suggestion(format!(
-                "`codecrew tools show {}` prints the input schema",
-                self.name
-            )),
-            ServiceError::TransportClosed
-            | ServiceError::TransportSend(_)
-            | ServiceError::Cancelled { .. } => {
-                let stderr = self
-                    .server
-                    .stderr
-                    .quote()
-                    .map(|text| format!(" (its stderr: {})", neutralise_envelopes(&text)))
-                    .unwrap_or_default();
-                ToolError::new(
-                    "E_MCP_UNAVAILABLE",
-                    format!(
-                        "the MCP server {server} is not running any more, so codecrew:{} \
-                         cannot be called{stderr}",
-                        self.name
-                    ),
-                )
-                .with_suggestion(format!(
-                    "do without the codecrew:{server}__* tools in this run; the server \
-                     starts again with the next codecrew run"
-                ))
-            }
-            ServiceError::Timeout { .. } => ToolError::new(
-                "E_TIMEOUT",
-                format!(
-                    "codecrew:{} (MCP server {server}) did not answer in time",
-                    self.name
-                ),
-            ),
-            other => ToolError::new(
-                "E_MCP_PROTOCOL",
-                format!(
-                    "the MCP server {server} answered the call of codecrew:{} in a way \
-                     codecrew does not understand: {other}",
-                    self.name
-                ),
-            ),
-        }
-    }
-}
-
-/// The tool output for an MCP `CallToolResult` (its wire JSON), or the error text when
-/// `isError` is true.
-///
-/// ```json
-/// {"text": "…all text parts, joined by newlines…",
-///  "content": [{"type": "image", "mime_type": "image/png", "bytes": 1234, "note": "…"},
-///              {"type": "resource", "uri": "file:///…", "mime_type": "text/plain", "text": "…"},
-///              {"type": "resource_link", "uri": "…", "name": "…"}],
-///  "structured": {"…": "structuredContent, as the server sent it"},
-///  "truncated": true, "note": "…"}
-/// ```
-///
-/// Every key is left out when it has nothing to say, except `text` when nothing else is
-/// there (`{"text": ""}`). Text that only repeats `structured` (its JSON, or one of its
-/// string fields; the spec asks servers to send both) is left out, so the model does not
-/// read it twice. Binary data
-/// (images, audio, blobs) is summarised, not inlined: a text model cannot use base64.
-/// Text, resource text and structured content share the [`MAX_OUTPUT_BYTES`] budget.
-pub fn shape(result: &Value) -> Result<Value, String> {
-    let mut budget = Budget {
-        left: MAX_OUTPUT_BYTES,
-        total: 0,
-    };
-    let blocks = result
-        .get("content")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let mut texts = Vec::new();
-    let mut others = Vec::new();
-    for block in blocks {
-        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
-        let field = |key: &str| block.get(key).cloned().unwrap_or(Value::Null);
-        match kind {
-            "text" => texts.push(block.get("text").and_then(Value::as_str).unwrap_or("")),
-            "image" | "audio" => others.push(binary(kind, &field("mimeType"), &field("data"))),
-            "resource" => {
-                let resource = block.get("resource").cloned().unwrap_or(Value::Null);
-                let get = |key: &str| resource.get(key).cloned().unwrap_or(Value::Null);
-                let mut part = match resource.get("text").and_then(Value::as_str) {
-                    Some(text) => json!({"type": "resource", "text": budget.take(text)}),
-                    None => binary("resource", &get("mimeType"), &get("blob")),
-                };
-                insert_some(&mut part, "uri", get("uri"));
-                insert_some(&mut part, "mime_type", get("mimeType"));
-                others.push(part);
-            }
-            "resource_link" => {
-                let mut part = json!({"type": "resource_link"});
-                for (from, to) in [
-                    ("uri", "uri"),
-                    ("name", "name"),
-                    ("title", "title"),
-                    ("description", "description"),
-                    ("mimeType", "mime_type"),
-                    ("size", "size"),
-                ] {
-                    insert_some(&mut part, to, field(from));
-                }
-                others.push(part);
-            }
-            other => others.push(json!({
-                "type": other,
-                "note": "a kind of content codecrew does not show",
-            })),
-        }
-    }
-    let text = texts.join("\n");
-    let structured = result
-        .get("structuredContent")
-        .filter(|value| !value.is_null());
-    if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        let message = match (text.trim(), structured) {
-            ("", Some(structured)) => structured.to_string(),
-            ("", None) => "the tool reported an error without a message".to_owned(),
-            (text, _) => text.to_owned(),
-        };
-        return Err(message);
-    }
-    let text_repeats_structured = structured.is_some_and(|structured| repeats(&text, structured));
-    let mut output = Map::new();
-    if !text.is_empty() && !text_repeats_structured {
-        output.insert("text".to_owned(), json!(budget.take(&text)));
-    }
-    if !others.is_empty() {
-        output.insert("content".to_owned(), Value::Array(others));
-    }
-    let mut notes = Vec::new();
-    if let Some(structured) = structured {
-        let size = structured.to_string().len();
-        if size <= budget.left {
-            budget.left -= size;
-            budget.total += size as u64;
-            output.insert("structured".to_owned(), structured.clone());
-        } else {
-            budget.total += size as u64;
-            notes.push(format!(
-                "the structured content ({size} bytes) was left out: it does not fit the \
-                 {MAX_OUTPUT_BYTES}-byte limit"
-            ));
-        }
-    }
-    if budget.total > MAX_OUTPUT_BYTES as u64 {
-        notes.insert(
-            0,
-            format!(
-                "output cut at {MAX_OUTPUT_BYTES} bytes (the tool returned {})",
-                budget.total
-            ),
-        );
-        output.insert("truncated".to_owned(), json!(true));
-        output.insert("note".to_owned(), json!(notes.join("; ")));
-    }
-    if output.is_empty() {
-        output.insert("text".to_owned(), json!(""));
-    }
-    Ok(Value::Object(output))
-}
-
-/// Whether `text` only repeats `structured`: its JSON, or one of its top-level string
-/// fields (`read_text_file` sends the file as text and as `{"content": …}`).
-fn repeats(text: &str, structured: &Value) -> bool {
-    if serde_json::from_str::<Value>(text).is_ok_and(|parsed| parsed == *structured) {
-        return true;
-    }
-    structured.as_object().is_some_and(|fields| {
-        fields
-            .values()
-            .any(|value| value.as_str().is_some_and(|field| field == text))
-    })
-}
-
-/// What is left of the output budget, and how much the tool returned.
-struct Budget {
-    left: usize,
-    total: u64,
-}
-
-impl Budget {
-    /// `text`, cut (at a character boundary) to what is left.
-    fn take(&mut self, text: &str) -> String {
-        self.total += text.len() as u64;
-        if text.len() <= self.left {
-            self.left -= text.len();
-            return text.to_owned();
-        }
-        let mut end = self.left;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        self.left = 0;
-        text[..end].to_owned()
-    }
-}
-
-/// A summary of base64 data: its type and decoded size, never the data.
-fn binary(kind: &str, mime_type: &Value, data: &Value) -> Value {
-    let encoded = data
-        .as_str()
-        .map_or(0, |data| data.trim_end_matches('=').len());
-    let mut part = json!({
-        "type": kind,
-        "bytes": encoded * 3 / 4,
-        "note": "binary data, not shown",
-    });
-    insert_some(&mut part, "mime_type", mime_type.clone());
-    part
-}
-
-fn insert_some(object: &mut Value, key: &str, value: Value) {
-    if let (Value::Object(map), false) = (object, value.is_null()) {
-        map.insert(key.to_owned(), value);
-    }
-}
-
-#[cfg(test)]
-#[path = "client_tests.rs"]
-mod tests;

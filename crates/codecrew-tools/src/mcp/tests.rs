@@ -1,11 +1,17 @@
 //! Unit tests of the MCP client: names, schemas, result shapes, and servers that do not
 //! start. Real servers (from npm) are driven by tests/integration/mcp_client.rs.
 
-use std::time::Instant;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
 
-use super::*;
+use serde_json::{Map, Value, json};
+
+use super::client::*;
+use super::remote::*;
+use crate::config::McpServerConfig;
+use codecrew_policy::process;
 
 #[test]
 fn names_are_sanitised_or_refused() {
