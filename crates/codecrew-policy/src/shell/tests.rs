@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use tempfile::TempDir;
 
+use super::words::ansi_c;
 use super::*;
 
 struct Ws {

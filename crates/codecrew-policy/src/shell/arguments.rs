@@ -1,0 +1,301 @@
+//! The paths a command names: inside the workspace or not, sensitive or not, and the
+//! trees a recursive search would read.
+
+use super::*;
+
+impl<'a> Analyser<'a> {
+    /// Checks the paths a literal argument may name: itself, an option's value, and the
+    /// files a glob expands to.
+    pub(super) fn word_paths(&mut self, word: &Word, safe: bool) {
+        let value = word.value.as_str();
+        if word.tilde {
+            self.risk(format!(
+                "`{value}` is in your home directory, outside the workspace"
+            ));
+            if let Some(rest) = value.strip_prefix('~') {
+                let home = std::env::var("HOME").unwrap_or_else(|_| "/root".to_owned());
+                let expanded = format!("{home}{rest}");
+                self.path_argument(&expanded, safe);
+            }
+            return;
+        }
+        let candidates: Vec<&str> = if let Some(option) = value.strip_prefix('-') {
+            if let Some((_, after)) = option.split_once('=') {
+                vec![after]
+            } else if let Some(at) = option.find('/') {
+                vec![&option[at..]]
+            } else {
+                Vec::new()
+            }
+        } else {
+            vec![value]
+        };
+        for candidate in candidates {
+            if word.glob {
+                self.glob_argument(candidate, safe);
+            }
+            self.path_argument(candidate, safe);
+        }
+    }
+
+    pub(super) fn glob_argument(&mut self, pattern: &str, safe: bool) {
+        for cwd in self.cwds.clone() {
+            match expand_glob(&cwd, pattern) {
+                Some(matches) => {
+                    for found in matches {
+                        self.path_argument(&found.to_string_lossy(), safe);
+                    }
+                }
+                None => self.risk(format!(
+                    "the glob `{pattern}` matches more than {MAX_GLOB_MATCHES} files"
+                )),
+            }
+        }
+    }
+
+    /// Checks one path named in a command: inside the workspace, not sensitive, not a
+    /// protected file unless the command only reads (`reads_only`).
+    pub(super) fn path_argument(&mut self, value: &str, reads_only: bool) {
+        if value.is_empty() || value == "-" || is_harmless_device(value) {
+            return;
+        }
+        if let Some(why) = paths::forbidden_system_path(value) {
+            self.deny(why);
+            return;
+        }
+        if let Some(why) = paths::sensitive(Path::new(value)) {
+            self.risk(format!("it names a sensitive file: {why}"));
+        }
+        if !reads_only && let Some(why) = paths::protected(Path::new(value)) {
+            self.risk(format!("it may write a protected file: {why}"));
+        }
+        let root = self.ctx.workspace;
+        for cwd in self.cwds.clone() {
+            let joined = cwd.join(value);
+            let Some(requested) = joined.to_str() else {
+                self.risk(format!("`{value}` is not valid UTF-8"));
+                continue;
+            };
+            match resolve(root, requested, Access::Read) {
+                Ok(resolved) => {
+                    let relative = display(root, &resolved);
+                    if let Some(why) = paths::sensitive(Path::new(&relative)) {
+                        self.risk(format!("it names a sensitive file: {why}"));
+                    }
+                    if !reads_only && let Some(why) = paths::protected(Path::new(&relative)) {
+                        self.risk(format!("it may write a protected file: {why}"));
+                    }
+                    if let Ok(meta) = std::fs::symlink_metadata(&resolved)
+                        && paths::hard_linked(&meta)
+                    {
+                        self.deny(format!(
+                            "{relative} has other hard links, and one may be a file outside the \
+                             workspace"
+                        ));
+                    }
+                }
+                Err(error) => self.risk(format!("`{value}`: {}", error.message)),
+            }
+        }
+    }
+
+    /// Recursive searches (`grep -r`, `rg`) read every file below their directories:
+    /// a tree holding credentials (or, when links are followed, a link out of the
+    /// workspace) makes them a risk.
+    pub(super) fn tree_search(&mut self, argv: &[String]) {
+        let Some((dirs, follow)) = searched_trees(argv) else {
+            return;
+        };
+        for dir in dirs {
+            for cwd in self.cwds.clone() {
+                let start = cwd.join(&dir);
+                if let Some(found) = tree_holds_secrets(self.ctx.workspace, &start, follow) {
+                    self.risk(format!(
+                        "`{}` searches {dir}, which holds {found}; search named files instead",
+                        argv[0]
+                    ));
+                }
+            }
+        }
+    }
+
+    pub(super) fn change_directory(&mut self, words: &[Word]) {
+        let target = words[1..].iter().find(|word| !word.value.starts_with('-'));
+        let Some(target) = target else {
+            self.risk("`cd` without a directory goes to your home directory");
+            return;
+        };
+        if !target.literal || target.glob || target.tilde {
+            self.risk(format!(
+                "`cd {}` goes to a directory only known at run time",
+                target.value
+            ));
+            return;
+        }
+        let mut next = self.cwds.clone();
+        for cwd in self.cwds.clone() {
+            let joined = cwd.join(&target.value);
+            let requested = joined.to_string_lossy();
+            match resolve(self.ctx.workspace, &requested, Access::Read) {
+                Ok(resolved) => next.push(resolved),
+                Err(error) => {
+                    self.risk(format!("`cd {}`: {}", target.value, error.message));
+                }
+            }
+        }
+        next.sort();
+        next.dedup();
+        self.cwds = next;
+    }
+
+    /// Whether a literal path is `/`, a top-level directory, a home directory, or the
+    /// workspace root or one of its ancestors (`/*` and `dir/*` count as the directory).
+    pub(super) fn is_rootish(&self, target: &str) -> bool {
+        self.cwds.iter().any(|cwd| {
+            let mut lexical = normalise(cwd, target);
+            let last = lexical
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned());
+            if let Some(last) = last
+                && (last.chars().all(|c| matches!(c, '*' | '?' | '.'))
+                    || last.starts_with('*')
+                    || last.starts_with(".*"))
+            {
+                lexical.pop();
+            }
+            let canonical = lexical.canonicalize().ok();
+            [Some(lexical), canonical]
+                .into_iter()
+                .flatten()
+                .any(|path| self.dangerous_directory(&path))
+        })
+    }
+
+    pub(super) fn is_root(&self, target: &str, literal: bool) -> bool {
+        literal
+            && self
+                .cwds
+                .iter()
+                .any(|cwd| normalise(cwd, target) == Path::new("/"))
+    }
+
+    pub(super) fn dangerous_directory(&self, path: &Path) -> bool {
+        let depth = path
+            .components()
+            .filter(|c| matches!(c, Component::Normal(_)))
+            .count();
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        depth <= 1
+            || self.ctx.workspace.starts_with(path)
+            || home.is_some_and(|home| home == path)
+            || (depth == 2 && path.starts_with("/home"))
+            || (depth == 2 && path.starts_with("/usr"))
+    }
+}
+
+pub(super) fn is_home_word(value: &str) -> bool {
+    let rest = value.strip_prefix('~').unwrap_or(value);
+    matches!(rest, "" | "/" | "/*" | "/." | "/.*")
+        || (!rest.starts_with('/') && !rest.contains('/') && !rest.is_empty())
+}
+
+/// The directories a recursive search reads, and whether it follows links; None for
+/// anything else.
+pub(super) fn searched_trees(argv: &[String]) -> Option<(Vec<String>, bool)> {
+    let program = base_name(&argv[0]);
+    let args = &argv[1..];
+    let options: Vec<&String> = args.iter().filter(|arg| arg.starts_with('-')).collect();
+    let positional: Vec<&String> = args.iter().filter(|arg| !arg.starts_with('-')).collect();
+    let short = |letter: char| {
+        options
+            .iter()
+            .any(|option| !option.starts_with("--") && option.contains(letter))
+    };
+    let long = |name: &str| options.iter().any(|option| option.starts_with(name));
+    let (recursive, follow, pattern_given) = match program {
+        "grep" | "egrep" | "fgrep" => (
+            short('r')
+                || short('R')
+                || long("--recursive")
+                || long("--dereference-recursive")
+                || long("--directories=recurse"),
+            short('R') || long("--dereference-recursive"),
+            short('e') || short('f') || long("--regexp") || long("--file"),
+        ),
+        "rg" | "ag" | "ack" | "ack-grep" => (
+            true,
+            short('L') || long("--follow"),
+            short('e') || short('f') || long("--regexp") || long("--file"),
+        ),
+        _ => return None,
+    };
+    if !recursive {
+        return None;
+    }
+    let mut dirs: Vec<String> = positional
+        .iter()
+        .skip(usize::from(!pattern_given))
+        .map(|dir| (*dir).clone())
+        .collect();
+    if dirs.is_empty() {
+        dirs.push(".".to_owned());
+    }
+    Some((dirs, follow))
+}
+
+/// What in the tree below `start` a search must not read: a sensitive file, or (when
+/// following links) a link leaving the workspace. Bounded: a huge tree counts as unsafe.
+pub(super) fn tree_holds_secrets(root: &Path, start: &Path, follow: bool) -> Option<String> {
+    const MAX_ENTRIES: usize = 50_000;
+    let Ok(meta) = std::fs::symlink_metadata(start) else {
+        return None;
+    };
+    if !meta.is_dir() {
+        return None;
+    }
+    let mut stack = vec![start.to_path_buf()];
+    let mut seen = 0;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_ENTRIES {
+                return Some(format!("more than {MAX_ENTRIES} files to check"));
+            }
+            let path = entry.path();
+            let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_symlink() {
+                if follow {
+                    match path.canonicalize() {
+                        Ok(target) if target.starts_with(root) => {
+                            let inner = target.strip_prefix(root).unwrap_or(&target);
+                            if paths::sensitive(inner).is_some() {
+                                return Some(format!("a link to {}", inner.display()));
+                            }
+                        }
+                        _ => {
+                            return Some(format!(
+                                "{}, a link out of the workspace",
+                                relative.display()
+                            ));
+                        }
+                    }
+                }
+                continue;
+            }
+            if kind.is_dir() {
+                if entry.file_name() != ".git" {
+                    stack.push(path);
+                }
+            } else if paths::sensitive(&relative).is_some() {
+                return Some(relative.display().to_string());
+            }
+        }
+    }
+    None
+}

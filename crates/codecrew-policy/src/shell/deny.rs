@@ -1,0 +1,199 @@
+//! The built-in deny list: what never runs, whatever the flags.
+
+use super::*;
+
+impl<'a> Analyser<'a> {
+    /// The deny list, on a command's words (`words` gives what is literal).
+    pub(super) fn deny_list(&mut self, argv: &[String], words: &[Word]) {
+        let literal = |index: usize| {
+            words
+                .get(index)
+                .is_none_or(|word| word.literal && !word.brace())
+        };
+        let home = |index: usize| {
+            words
+                .get(index)
+                .is_some_and(|word| word.home || (word.tilde && is_home_word(&word.value)))
+        };
+        let program = base_name(&argv[0]);
+        let args = &argv[1..];
+        let (options, targets) = split_options(args);
+        let short_has = |letters: &[char]| {
+            options.iter().any(|option| {
+                !option.starts_with("--") && option.chars().skip(1).any(|c| letters.contains(&c))
+            })
+        };
+        match program {
+            "rm" | "chmod" | "chown" | "chgrp" | "mv" | "shred" => {
+                if options.iter().any(|option| option == "--no-preserve-root") {
+                    self.deny(format!(
+                        "`{program} --no-preserve-root` is on the deny list"
+                    ));
+                    return;
+                }
+                let recursive = matches!(program, "rm" | "chmod" | "chown" | "chgrp")
+                    && (short_has(&['r', 'R']) || options.iter().any(|o| o == "--recursive"));
+                for (position, target) in targets.iter() {
+                    let index = position + 1;
+                    let rootish = if !literal(index) {
+                        home(index)
+                            || (recursive && program == "rm")
+                            || (recursive && target.starts_with('/'))
+                    } else if words.get(index).is_some_and(|word| word.tilde) {
+                        is_home_word(target)
+                    } else {
+                        self.is_rootish(target)
+                    };
+                    let applies =
+                        recursive || program == "mv" || self.is_root(target, literal(index));
+                    if rootish && applies {
+                        self.deny(format!(
+                            "`{} {}` on {target} is on the deny list (it would destroy the \
+                             system, your home or the whole workspace)",
+                            program,
+                            options.join(" ")
+                        ));
+                    }
+                }
+                if program == "shred" {
+                    for (_, target) in &targets {
+                        if target.starts_with("/dev/") {
+                            self.deny(format!("`shred {target}` overwrites a device"));
+                        }
+                    }
+                }
+            }
+            "dd" => {
+                for (index, arg) in args.iter().enumerate() {
+                    if let Some(output) = arg.strip_prefix("of=") {
+                        if !literal(index + 1) {
+                            self.deny("`dd of=` a file only known at run time is on the deny list");
+                        } else if output.starts_with("/dev/") && !is_harmless_device(output) {
+                            self.deny(format!("`dd of={output}` writes to a device"));
+                        }
+                    }
+                }
+            }
+            "find" => {
+                let roots: Vec<&String> = args
+                    .iter()
+                    .take_while(|arg| {
+                        !arg.starts_with('-') && arg.as_str() != "(" && arg.as_str() != "!"
+                    })
+                    .collect();
+                let deletes = args.iter().any(|arg| arg == "-delete");
+                if deletes && roots.iter().any(|root| self.is_rootish(root)) {
+                    self.deny("`find -delete` from a system directory, your home or the workspace root is on the deny list");
+                }
+            }
+            "kill" if args.len() >= 2 && args.iter().any(|arg| arg == "-1") => {
+                self.deny("`kill -1` signals every process you own");
+            }
+            "shutdown" | "reboot" | "halt" | "poweroff" => {
+                self.deny(format!("`{program}` is on the deny list"));
+            }
+            "init" | "telinit" if args.iter().any(|arg| arg == "0" || arg == "6") => {
+                self.deny(format!(
+                    "`{program} {}` is on the deny list",
+                    args.join(" ")
+                ));
+            }
+            "systemctl"
+                if args.iter().any(|arg| {
+                    matches!(arg.as_str(), "poweroff" | "reboot" | "halt" | "kexec")
+                }) =>
+            {
+                self.deny("`systemctl poweroff/reboot/halt` is on the deny list");
+            }
+            _ if is_disk_tool(program) => {
+                self.deny(format!(
+                    "`{program}` formats or repartitions disks and is on the deny list"
+                ));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Variables that change how programs are loaded or how shells start: the start-up hooks
+/// the environment scrub removes, and more.
+pub(super) fn is_loader_variable(name: &str) -> bool {
+    secrets::is_start_up_hook(name)
+        || name.starts_with("LD_")
+        || name.starts_with("DYLD_")
+        || name.starts_with("BASH_")
+        || matches!(
+            name,
+            "PATH"
+                | "IFS"
+                | "PS4"
+                | "GLOBIGNORE"
+                | "CDPATH"
+                | "PYTHONPATH"
+                | "PYTHONSTARTUP"
+                | "NODE_OPTIONS"
+                | "PERL5OPT"
+                | "RUBYOPT"
+                | "GIT_SSH_COMMAND"
+                | "GIT_EXTERNAL_DIFF"
+                | "GIT_PAGER"
+                | "PAGER"
+                | "EDITOR"
+                | "VISUAL"
+                | "GIT_CONFIG_GLOBAL"
+        )
+}
+
+pub(super) fn is_disk_tool(program: &str) -> bool {
+    program.starts_with("mkfs")
+        || matches!(
+            program,
+            "mke2fs"
+                | "mkswap"
+                | "mkntfs"
+                | "wipefs"
+                | "fdisk"
+                | "sfdisk"
+                | "cfdisk"
+                | "gdisk"
+                | "sgdisk"
+                | "parted"
+                | "blkdiscard"
+                | "dmsetup"
+                | "cryptsetup"
+        )
+}
+
+/// For a line that does not parse: a deny-listed program named anywhere in it.
+pub(super) fn deny_listed_token(text: &str) -> Option<String> {
+    let tokens = text
+        .split(|c: char| c.is_whitespace() || ";|&(){}<>`$'\"\\".contains(c))
+        .filter(|token| !token.is_empty());
+    for token in tokens {
+        let name = base_name(token);
+        if matches!(
+            name,
+            "rm" | "dd"
+                | "chmod"
+                | "chown"
+                | "chgrp"
+                | "shred"
+                | "shutdown"
+                | "reboot"
+                | "halt"
+                | "poweroff"
+                | "kill"
+                | "mv"
+                | "eval"
+                | "bash"
+                | "sh"
+        ) || is_disk_tool(name)
+        {
+            return Some(name.to_owned());
+        }
+    }
+    if text.contains("(){") || text.contains("() {") {
+        return Some("a function definition".to_owned());
+    }
+    None
+}

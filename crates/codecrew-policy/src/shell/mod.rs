@@ -1,0 +1,183 @@
+//! What a `run_command` command line would do, read with a real bash parser.
+//!
+//! The parser is tree-sitter with the tree-sitter-bash grammar (pinned to the 0.25 majors,
+//! which are built and tested together): a maintained, error-tolerant grammar of the whole
+//! bash language, so quoting, escapes, heredocs and substitutions are seen as bash sees
+//! them, not as a regular expression guesses. Every simple command of every pipeline,
+//! list, subshell and group is checked; anything the analysis does not model is a *risk*
+//! (the call needs a question), never a pass.
+//!
+//! Three outcomes per command line:
+//! - **deny**: the built-in deny list (`rm -rf /` and its variants, mkfs, dd to devices,
+//!   fork bombs, recursive chmod/chown of `/`, ...), also found through wrappers
+//!   (`sudo`, `env`, `xargs`, `bash -c '...'`, `find -exec`). No flag or prompt overrides it.
+//! - **risks**: constructs that hide what runs or where output goes — command and process
+//!   substitution, `eval`, `bash -c`, wrappers, redirections to files, variable
+//!   assignments (`LD_PRELOAD=...`), paths outside the workspace, sensitive files,
+//!   functions, loops, anything unparsed. Allow rules do not lift these; only a prompt or
+//!   `--yes` does.
+//! - **commands**: each simple command's words, and whether it is on the argument-aware
+//!   safe list (`ls`, `cat` of workspace files, `git diff` without `-c`/`--git-dir`, ...).
+//!   A command off the list needs an allow rule (or a prompt).
+//!
+//! Here: the types, [`analyse`] and the verdict it collects (risks, denials, commands).
+//! The analysis, by concern: `parse.rs` walks the tree (statements, lists, assignments,
+//! functions, simple commands); `words.rs` reads words and their expansions (quotes,
+//! escapes, variables, globs); `redirect.rs` redirections; `arguments.rs` the paths a
+//! command names and the trees it searches; `deny.rs` the built-in deny list;
+//! `wrappers.rs` commands that run other commands; `programs.rs` the table of programs
+//! that only read, with their per-argument rules ([`safe`]).
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+
+use tree_sitter::{Node, Parser};
+
+use super::{paths, secrets};
+use crate::path::{Access, display, normalise, resolve};
+
+mod arguments;
+mod deny;
+mod parse;
+mod programs;
+mod redirect;
+mod words;
+mod wrappers;
+
+use arguments::is_home_word;
+use deny::{deny_listed_token, is_loader_variable};
+pub use programs::safe;
+use programs::{base_name, find_roots, split_options};
+use redirect::is_harmless_device;
+use words::{expand_glob, first_line};
+
+/// Longest command line analysed; longer ones are denied.
+const MAX_COMMAND_BYTES: usize = 64 * 1024;
+/// Deepest nesting of syntax (or of `bash -c` inside `bash -c`) followed.
+const MAX_DEPTH: usize = 100;
+/// Deepest nesting of wrappers (`sudo env bash -c '...'`) followed.
+const MAX_WRAPPER_DEPTH: usize = 8;
+/// Most files one glob in a command may expand to before the analysis gives up (Ask).
+const MAX_GLOB_MATCHES: usize = 512;
+
+/// Where a command runs.
+#[derive(Debug, Clone)]
+pub struct ShellContext<'a> {
+    /// The canonical workspace root.
+    pub workspace: &'a Path,
+    /// The canonical directory the command starts in (inside the workspace).
+    pub cwd: &'a Path,
+}
+
+/// One simple command, as bash would run it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCommand {
+    /// The words after quote removal; a word only known at run time is `*`.
+    pub words: Vec<String>,
+    /// On the safe list with these arguments.
+    pub safe: bool,
+}
+
+/// What a command line would do.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Analysis {
+    /// Every simple command at any level of the line.
+    pub commands: Vec<SimpleCommand>,
+    /// Commands run through a wrapper (`env X`, `bash -c '...'`, `find -exec X`): deny and
+    /// ask rules see them, allow rules and the safe list do not.
+    pub wrapped: Vec<Vec<String>>,
+    /// Why the line is denied outright (the deny list).
+    pub deny: Vec<String>,
+    /// Why the line needs a question whatever the allow rules say.
+    pub risks: Vec<String>,
+}
+
+/// Analyses `command` as `bash -c` would run it in `ctx.cwd`.
+pub fn analyse(command: &str, ctx: &ShellContext<'_>) -> Analysis {
+    let mut analyser = Analyser::new(ctx, vec![ctx.cwd.to_path_buf()], 0);
+    analyser.script(command);
+    let mut analysis = analyser.out;
+    dedup(&mut analysis.risks);
+    dedup(&mut analysis.deny);
+    analysis
+}
+
+fn dedup(items: &mut Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    items.retain(|item| seen.insert(item.clone()));
+}
+
+/// One word after expansion, as far as it can be known before running.
+#[derive(Debug, Clone, Default)]
+struct Word {
+    /// The value when literal; otherwise a skeleton with `*` for the unknown parts.
+    value: String,
+    literal: bool,
+    /// Unquoted glob characters (`*`, `?`, `[`): bash expands it against the disk.
+    glob: bool,
+    /// An unquoted leading `~`: the home directory.
+    tilde: bool,
+    /// Refers to `$HOME`.
+    home: bool,
+    /// The unquoted literal characters, to find brace expansion.
+    unquoted: String,
+}
+
+impl Word {
+    fn literal(value: &str) -> Word {
+        Word {
+            value: value.to_owned(),
+            literal: true,
+            ..Word::default()
+        }
+    }
+
+    fn brace(&self) -> bool {
+        self.unquoted.contains('{') && (self.unquoted.contains(',') || self.unquoted.contains(".."))
+    }
+
+    fn append(&mut self, other: Word) {
+        self.value.push_str(&other.value);
+        self.literal &= other.literal;
+        self.glob |= other.glob;
+        self.home |= other.home;
+        self.unquoted.push_str(&other.unquoted);
+    }
+}
+
+struct Analyser<'a> {
+    ctx: &'a ShellContext<'a>,
+    /// Every directory the command may be in at this point (`cd` adds to it).
+    cwds: Vec<PathBuf>,
+    /// Literal values of variables assigned earlier in the line.
+    vars: HashMap<String, String>,
+    depth: usize,
+    /// Inside a wrapper's script: commands go to `wrapped`.
+    nested: bool,
+    out: Analysis,
+}
+
+impl<'a> Analyser<'a> {
+    fn new(ctx: &'a ShellContext<'a>, cwds: Vec<PathBuf>, depth: usize) -> Self {
+        Analyser {
+            ctx,
+            cwds,
+            vars: HashMap::new(),
+            depth,
+            nested: depth > 0,
+            out: Analysis::default(),
+        }
+    }
+
+    fn risk(&mut self, why: impl Into<String>) {
+        self.out.risks.push(why.into());
+    }
+
+    fn deny(&mut self, why: impl Into<String>) {
+        self.out.deny.push(why.into());
+    }
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;
