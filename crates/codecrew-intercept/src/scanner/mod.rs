@@ -12,6 +12,13 @@
 //! candidate that names codecrew is rejected and the rest of it dropped, anything else is
 //! given back as text. Decisions depend only on the text, never on how it was chunked.
 
+mod lines;
+
+use lines::{
+    Fence, TrackState, Tracker, accepts, closes, excerpt, fence_open, floor_boundary, is_blank,
+    starts_json,
+};
+
 use super::envelope::{self, Verdict};
 use super::{Rejection, Segment};
 
@@ -35,12 +42,6 @@ impl Default for ScannerLimits {
             max_calls_per_message: 16,
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Fence {
-    ch: u8,
-    len: usize,
 }
 
 #[derive(Debug, Default)]
@@ -513,140 +514,5 @@ impl Scanner {
     fn reject(&mut self, reason: String, raw: String, out: &mut Vec<Segment>) {
         self.flush(out);
         out.push(Segment::Rejected(Rejection { reason, raw }));
-    }
-}
-
-fn is_blank(c: char) -> bool {
-    c == ' ' || c == '\t'
-}
-
-/// A fence opener: three or more backticks or tildes, then an info string whose first
-/// word is the tag (lower-cased). Backtick fences cannot have backticks in the info.
-fn fence_open(line: &str) -> Option<(Fence, String)> {
-    if line.len() > LINE_START {
-        return None;
-    }
-    let head = line.trim_start_matches(is_blank);
-    let ch = *head.as_bytes().first()?;
-    if ch != b'`' && ch != b'~' {
-        return None;
-    }
-    let len = head.bytes().take_while(|b| *b == ch).count();
-    if len < 3 {
-        return None;
-    }
-    let info = head[len..].trim();
-    if ch == b'`' && info.contains('`') {
-        return None;
-    }
-    let tag = info
-        .split(|c: char| c.is_whitespace() || c == '{' || c == ',')
-        .next()
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    Some((Fence { ch, len }, tag))
-}
-
-fn accepts(tag: &str) -> bool {
-    matches!(
-        tag,
-        "" | "json" | "jsonc" | "json5" | "codecrew" | "tool_use"
-    )
-}
-
-/// A closing fence: the same character, at least as many, nothing else but blanks.
-fn closes(line: &str, fence: Fence) -> bool {
-    if line.len() > LINE_START {
-        return false;
-    }
-    let head = line.trim_start_matches(is_blank);
-    let run = head.bytes().take_while(|b| *b == fence.ch).count();
-    run >= fence.len && head[run..].trim().is_empty()
-}
-
-fn starts_json(line: &str) -> bool {
-    let head = line.trim_start_matches(is_blank);
-    line.len() - head.len() < LINE_START && matches!(head.bytes().next(), Some(b'{' | b'['))
-}
-
-fn floor_boundary(text: &str, mut at: usize) -> usize {
-    at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-fn excerpt(text: &str) -> String {
-    const MAX: usize = 1000;
-    let text = text.trim();
-    if text.len() <= MAX {
-        return text.to_owned();
-    }
-    format!("{}…", &text[..floor_boundary(text, MAX)])
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-enum TrackState {
-    #[default]
-    Open,
-    /// The value closed and only blanks followed.
-    Closed,
-    /// Not JSON, or something other than blanks followed the value.
-    Aborted,
-}
-
-/// Follows the bracket structure of a JSON candidate, byte by byte, without parsing it:
-/// enough to know where it ends and to give up early on prose that merely starts with a
-/// bracket, like `[1] See the note` or `{name} is a placeholder`.
-#[derive(Debug, Clone, Default)]
-struct Tracker {
-    depth: usize,
-    in_string: bool,
-    escaped: bool,
-    state: TrackState,
-}
-
-impl Tracker {
-    fn feed(&mut self, text: &str) {
-        for &b in text.as_bytes() {
-            if self.state == TrackState::Aborted {
-                return;
-            }
-            if self.in_string {
-                if self.escaped {
-                    self.escaped = false;
-                } else if b == b'\\' {
-                    self.escaped = true;
-                } else if b == b'"' {
-                    self.in_string = false;
-                }
-                continue;
-            }
-            if self.state == TrackState::Closed {
-                if !matches!(b, b' ' | b'\t' | b'\r' | b'\n') {
-                    self.state = TrackState::Aborted;
-                }
-                continue;
-            }
-            match b {
-                b'"' => self.in_string = true,
-                b'{' | b'[' => self.depth += 1,
-                b'}' | b']' => {
-                    if self.depth == 0 {
-                        self.state = TrackState::Aborted;
-                    } else {
-                        self.depth -= 1;
-                        if self.depth == 0 {
-                            self.state = TrackState::Closed;
-                        }
-                    }
-                }
-                b' ' | b'\t' | b'\r' | b'\n' | b':' | b',' | b'-' | b'+' | b'.' | b'0'..=b'9' => {}
-                // The letters of true, false, null and exponents.
-                b'a' | b'e' | b'E' | b'f' | b'l' | b'n' | b'r' | b's' | b't' | b'u' => {}
-                _ => self.state = TrackState::Aborted,
-            }
-        }
     }
 }
