@@ -12,6 +12,7 @@ mod fake_model_clis;
 mod mcp_client;
 mod mcp_server;
 mod security;
+mod security_git;
 mod support;
 mod terminal;
 mod threads;

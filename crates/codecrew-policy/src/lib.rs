@@ -32,6 +32,7 @@
 pub mod ask;
 mod config;
 mod context;
+pub mod git;
 pub mod path;
 pub mod paths;
 pub mod process;

@@ -273,6 +273,9 @@ impl<'a> Analyser<'a> {
             self.change_directory(&words);
         }
         let safe = safe(&argv);
+        if safe && program == "git" {
+            self.git_repository(&argv);
+        }
         self.tree_search(&argv);
         for word in &words[1..] {
             if word.literal && !word.brace() {

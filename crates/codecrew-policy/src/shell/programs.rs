@@ -1,4 +1,10 @@
 //! The table of known programs: which commands, with which arguments, only read.
+//!
+//! Of these, only git reads a configuration from the working tree that can name a
+//! program to run; [`Analyser::git_repository`] checks it (see `crate::git`). The others
+//! read no file that names a program, or only the user's own (`~/.jq`, `~/.magic`).
+
+use super::*;
 
 /// The program's name without its directory (`/bin/rm` is `rm`).
 pub(super) fn base_name(program: &str) -> &str {
@@ -174,5 +180,30 @@ pub(super) fn git_safe(args: &[String]) -> bool {
         }
         "remote" => rest.is_empty() || (rest.len() == 1 && rest[0] == "-v"),
         _ => false,
+    }
+}
+
+impl Analyser<'_> {
+    /// A reading git command asks when the repository it would use names a program in its
+    /// config or hooks: git would run it.
+    pub(super) fn git_repository(&mut self, argv: &[String]) {
+        for cwd in self.cwds.clone() {
+            let mut dir = cwd;
+            let mut args = argv.iter().skip(1);
+            // `git -C <dir>` (the only option git_safe lets change the directory).
+            while let Some(arg) = args.next() {
+                match arg.as_str() {
+                    "-C" => match args.next() {
+                        Some(path) => dir = dir.join(path),
+                        None => break,
+                    },
+                    other if other.starts_with('-') => {}
+                    _ => break,
+                }
+            }
+            if let Some(why) = crate::git::program_in_repository(&dir) {
+                self.risk(why);
+            }
+        }
     }
 }

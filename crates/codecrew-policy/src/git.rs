@@ -1,0 +1,251 @@
+//! Whether a repository's own configuration could make git run a program.
+//!
+//! `git status`, `git diff` and the other reading subcommands run without asking, but git
+//! runs whatever the repository's config names: `core.fsmonitor` on every status, a diff
+//! driver's `textconv` or `diff.external` on a diff, a `filter.<driver>.clean` on files it
+//! compares, hooks when it refreshes the index. A cloned repository writes that config, so
+//! a model told to look at a hostile clone's diff would run the clone's code.
+//!
+//! So before a reading git command is allowed, the config files git would read for the
+//! command's directory (the repository's `config`, `config.worktree`, the common dir's
+//! `config` of a linked worktree) and its hooks are read here. A key that names a program
+//! ([`program_key`]), an `include`/`includeIf` (which pulls in a file this check does not
+//! follow), or a hook that a reading command can fire ([`READING_HOOKS`]) makes the
+//! command ask. Other hooks (`pre-commit`, …) run only on commands that write, which ask
+//! anyway, so a repository with commit hooks installed keeps its `git status` quiet. The
+//! user's own config (`~/.gitconfig`) is trusted: the workspace cannot write it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The largest config file read; a larger one makes the command ask.
+const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// The hooks a reading command can fire: `git status` and `git diff` refresh and may
+/// write the index (`post-index-change`); a ref update anywhere fires
+/// `reference-transaction`.
+pub const READING_HOOKS: [&str; 2] = ["post-index-change", "reference-transaction"];
+
+/// Why git, started in `dir`, could run a program the repository names: `None` when its
+/// repository config names none (or `dir` is in no repository).
+pub fn program_in_repository(dir: &Path) -> Option<String> {
+    let git_dir = find_git_dir(dir)?;
+    let mut dirs = vec![git_dir.clone()];
+    if let Some(common) = common_dir(&git_dir) {
+        dirs.push(common);
+    }
+    let mut hooks: Vec<PathBuf> = dirs.iter().map(|dir| dir.join("hooks")).collect();
+    for dir in &dirs {
+        for name in ["config", "config.worktree"] {
+            let path = dir.join(name);
+            let mut hooks_paths = Vec::new();
+            if let Some(why) = config_names_program(&path, &mut hooks_paths) {
+                return Some(why);
+            }
+            // `core.hooksPath` moves the hooks (husky: `.husky/_`); a relative one is
+            // relative to the work tree, the directory that holds `.git`.
+            let work_tree = git_dir.parent().unwrap_or(&git_dir);
+            hooks.extend(hooks_paths.iter().map(|path| work_tree.join(path)));
+        }
+    }
+    hooks.iter().find_map(|dir| reading_hook(dir)).map(|hook| {
+        format!(
+            "the repository has a hook, {}, that git may run",
+            hook.display()
+        )
+    })
+}
+
+/// The repository git would find from `dir`: the nearest `.git` (a directory, or a file
+/// that points to one) or a directory that is itself a repository (a bare one), walking
+/// up to the root.
+fn find_git_dir(dir: &Path) -> Option<PathBuf> {
+    for candidate in dir.ancestors() {
+        let dot_git = candidate.join(".git");
+        match fs::symlink_metadata(&dot_git) {
+            Ok(meta) if meta.is_file() => return read_gitdir_file(&dot_git, candidate),
+            Ok(_) => return Some(dot_git),
+            Err(_) => {}
+        }
+        if is_git_dir(candidate) {
+            return Some(candidate.to_path_buf());
+        }
+    }
+    None
+}
+
+/// A `.git` file: `gitdir: <path>`, relative to the directory that holds it.
+fn read_gitdir_file(file: &Path, holder: &Path) -> Option<PathBuf> {
+    let text = fs::read_to_string(file).ok()?;
+    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    Some(holder.join(target))
+}
+
+/// What git checks: `HEAD`, `objects/` and `refs/`.
+fn is_git_dir(dir: &Path) -> bool {
+    dir.join("HEAD").is_file() && dir.join("objects").is_dir() && dir.join("refs").is_dir()
+}
+
+/// A linked worktree's repository: the `commondir` file names it.
+fn common_dir(git_dir: &Path) -> Option<PathBuf> {
+    let text = fs::read_to_string(git_dir.join("commondir")).ok()?;
+    Some(git_dir.join(text.trim()))
+}
+
+/// A hook of [`READING_HOOKS`] that git would run from `hooks`: an executable file.
+fn reading_hook(hooks: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    READING_HOOKS
+        .iter()
+        .map(|name| hooks.join(name))
+        .find(|path| {
+            fs::metadata(path)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// Why the config file at `path` could make git run a program, if it could; the
+/// `core.hooksPath` values it sets go to `hooks_paths`.
+fn config_names_program(path: &Path, hooks_paths: &mut Vec<String>) -> Option<String> {
+    let meta = fs::metadata(path).ok()?;
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Some(format!(
+            "the repository's git config {} is too large to check",
+            path.display()
+        ));
+    }
+    let text = match fs::read(path) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(error) => {
+            return Some(format!(
+                "the repository's git config {} cannot be read ({error})",
+                path.display()
+            ));
+        }
+    };
+    for (key, value) in entries(&text) {
+        if key == "core.hookspath" {
+            hooks_paths.extend(value.map(|value| value.trim_matches('"').to_owned()));
+            continue;
+        }
+        if let Some(what) = program_key(&key, value.as_deref()) {
+            return Some(format!(
+                "the repository's git config sets `{key}` ({what}), which git may run"
+            ));
+        }
+    }
+    None
+}
+
+/// What a config key makes git do that runs or pulls in something, if anything. `key` is
+/// `section.key` or `section.subsection.key`, with the section and the key lower-cased as
+/// git compares them. (`core.hooksPath` is not here: the hooks it points to are checked.)
+pub fn program_key(key: &str, value: Option<&str>) -> Option<&'static str> {
+    let (section, rest) = key.split_once('.')?;
+    let (subsection, name) = match rest.rsplit_once('.') {
+        Some((sub, name)) => (Some(sub), name),
+        None => (None, rest),
+    };
+    let off = |value: Option<&str>| {
+        value.is_some_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "" | "false" | "no" | "off" | "0"
+            )
+        })
+    };
+    let what = match (section, subsection, name) {
+        ("core", None, "fsmonitor") if !off(value) => "a file-system monitor hook",
+        ("core", None, "pager" | "editor" | "askpass" | "sshcommand" | "gitproxy") => "a program",
+        ("core", None, "alternaterefscommand") => "a program",
+        ("core", None, "worktree") => "another work tree",
+        ("diff", None, "external") if value.is_some_and(|v| !v.trim().is_empty()) => {
+            "an external diff program"
+        }
+        ("diff", None, "tool" | "guitool") | ("merge", None, "tool" | "guitool") => "a tool",
+        ("diff", Some(_), "command" | "textconv") => "a diff driver program",
+        ("merge", Some(_), "driver") => "a merge driver program",
+        ("difftool" | "mergetool", Some(_), "cmd" | "path") => "a tool program",
+        ("filter", Some(_), "clean" | "smudge" | "process") => "a filter program",
+        ("credential", _, "helper") => "a credential helper",
+        ("gpg", _, "program") => "a signing program",
+        ("sequence", None, "editor") => "an editor",
+        ("pager", _, _) => "a pager",
+        ("interactive", None, "difffilter") => "a filter program",
+        ("alias", _, _) if value.is_some_and(|v| v.trim_start().starts_with('!')) => {
+            "a shell alias"
+        }
+        ("include", None, "path") | ("includeif", Some(_), "path") => "another config file",
+        ("web", None, "browser") | ("browser" | "man", Some(_), "cmd" | "path") => "a program",
+        ("man", None, "viewer") => "a program",
+        ("remote", Some(_), "uploadpack" | "receivepack") => "a remote program",
+        ("uploadpack", None, "packobjectshook") => "a program",
+        ("trace2", None, _) => "a trace target git writes to",
+        _ => return None,
+    };
+    Some(what)
+}
+
+/// The `(key, value)` entries of a git config file, keys normalised as [`program_key`]
+/// expects (section and name lower-cased, subsection as written). A line git would not
+/// parse is skipped: git would refuse the whole file, so it runs nothing from it.
+fn entries(text: &str) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    let mut section = String::new();
+    let mut lines = text.lines();
+    while let Some(raw) = lines.next() {
+        let mut line = raw.to_owned();
+        // A value continued on the next line.
+        while line.trim_end().ends_with('\\') {
+            let trimmed = line.trim_end();
+            line = trimmed[..trimmed.len() - 1].to_owned();
+            match lines.next() {
+                Some(next) => line.push_str(next),
+                None => break,
+            }
+        }
+        let mut rest = line.trim_start();
+        if let Some(header) = rest.strip_prefix('[') {
+            let Some(end) = header.find(']') else {
+                continue;
+            };
+            section = section_name(&header[..end]);
+            rest = header[end + 1..].trim_start();
+            if rest.is_empty() || rest.starts_with(['#', ';']) {
+                continue;
+            }
+        }
+        if rest.is_empty() || rest.starts_with(['#', ';']) || section.is_empty() {
+            continue;
+        }
+        let (name, value) = match rest.split_once('=') {
+            Some((name, value)) => (name.trim(), Some(value.trim().to_owned())),
+            None => (rest.split([' ', '\t', '#', ';']).next().unwrap_or(""), None),
+        };
+        if name.is_empty() {
+            continue;
+        }
+        out.push((format!("{section}.{}", name.to_ascii_lowercase()), value));
+    }
+    out
+}
+
+/// `core`, `diff "tool"`, `branch.main` (the old form) as `core`, `diff.tool`,
+/// `branch.main`.
+fn section_name(header: &str) -> String {
+    let header = header.trim();
+    match header.split_once(char::is_whitespace) {
+        Some((section, sub)) => {
+            let sub = sub.trim().trim_matches('"');
+            format!("{}.{sub}", section.to_ascii_lowercase())
+        }
+        None => match header.split_once('.') {
+            Some((section, sub)) => format!("{}.{sub}", section.to_ascii_lowercase()),
+            None => header.to_ascii_lowercase(),
+        },
+    }
+}
+
+#[cfg(test)]
+#[path = "git_tests.rs"]
+mod tests;

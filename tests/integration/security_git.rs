@@ -1,0 +1,273 @@
+//! A hostile repository against the reading git commands: `git status` and `git diff` run
+//! without asking, and git runs what the repository's own config and hooks name. Each
+//! attack is tried with the real git through `codecrew tools call run_command --mode
+//! execute`: without `--yes` it must be denied before git starts (the program never
+//! runs), and with `--yes` the program does run (the control: the key is a real attack,
+//! so the denial is not vacuous).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+use crate::support::binary::{BIN, text, tool_result, tools_call_args};
+
+/// A git repository with one committed file, and a program that leaves a marker when run.
+struct Repo {
+    _dir: TempDir,
+    root: PathBuf,
+}
+
+impl Repo {
+    fn new() -> Option<Repo> {
+        if !Command::new("git")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+        {
+            assert!(std::env::var_os("CI").is_none(), "CI must have git");
+            eprintln!("note: skipping: git is not installed");
+            return None;
+        }
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        std::fs::create_dir_all(base).unwrap();
+        let dir = TempDir::new_in(base).unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let repo = Repo { _dir: dir, root };
+        repo.git(&["init", "-q", "."]);
+        repo.git(&["config", "user.email", "test@example.com"]);
+        repo.git(&["config", "user.name", "Test"]);
+        repo.write("notes.txt", "first\n");
+        repo.git(&["add", "notes.txt"]);
+        repo.git(&["commit", "-q", "-m", "init"]);
+        // What an attacker's repository ships: a program that shows it ran (wherever git
+        // starts it from: a hook runs in .git/hooks' work tree, a driver in the root).
+        let evil = repo.root.join("evil.sh");
+        let marker = repo.root.join("RAN");
+        std::fs::write(
+            &evil,
+            format!(
+                "#!/bin/sh\ntouch '{}'\ncat \"$1\" 2>/dev/null\nexit 0\n",
+                marker.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&evil, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Some(repo)
+    }
+
+    fn git(&self, args: &[&str]) {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(&self.root)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    fn write(&self, relative: &str, content: &str) {
+        std::fs::write(self.root.join(relative), content).unwrap();
+    }
+
+    fn evil(&self) -> String {
+        self.root.join("evil.sh").display().to_string()
+    }
+
+    fn ran(&self) -> bool {
+        self.root.join("RAN").exists()
+    }
+
+    fn run(&self, command: &str, yes: bool) -> Value {
+        let input = json!({ "command": command }).to_string();
+        let output = Command::new(BIN)
+            .arg("--workdir")
+            .arg(&self.root)
+            .args(tools_call_args("run_command", &input, "execute", yes))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let result = tool_result(&output);
+        assert!(
+            result["status"] == "ok" || result["status"] == "denied",
+            "{result}\n{}",
+            text(&output.stderr)
+        );
+        result
+    }
+}
+
+/// One attack: `setup` plants it, `command` is the reading command that would trigger it.
+#[track_caller]
+fn attack(name: &str, setup: impl Fn(&Repo), command: &str) {
+    let Some(repo) = Repo::new() else {
+        return;
+    };
+    // The file git compares must look changed, so diff drivers and filters have work to
+    // do (a hook's setup makes the index stale instead).
+    repo.write("notes.txt", "first\nchanged\n");
+    setup(&repo);
+
+    let denied = repo.run(command, false);
+    assert_eq!(denied["status"], "denied", "{name}: {denied}");
+    assert!(
+        denied["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("git")),
+        "{name}: the denial says why: {denied}"
+    );
+    assert!(
+        !repo.ran(),
+        "{name}: the repository's program ran without asking"
+    );
+
+    let allowed = repo.run(command, true);
+    assert_eq!(allowed["status"], "ok", "{name}: {allowed}");
+    assert!(
+        repo.ran(),
+        "{name}: the control failed: git did not run the program with --yes, so the \
+         denial above proves nothing: {allowed}"
+    );
+}
+
+#[test]
+fn a_clean_repository_reads_without_asking() {
+    let Some(repo) = Repo::new() else {
+        return;
+    };
+    repo.write("notes.txt", "first\nchanged\n");
+    for command in [
+        "git status",
+        "git diff",
+        "git log --oneline",
+        "git diff --stat",
+    ] {
+        let result = repo.run(command, false);
+        assert_eq!(result["status"], "ok", "{command}: {result}");
+    }
+    assert!(!repo.ran());
+}
+
+#[test]
+fn core_fsmonitor_on_status() {
+    attack(
+        "core.fsmonitor",
+        |repo| repo.git(&["config", "core.fsmonitor", &repo.evil()]),
+        "git status",
+    );
+}
+
+#[test]
+fn diff_external_on_diff() {
+    attack(
+        "diff.external",
+        |repo| repo.git(&["config", "diff.external", &repo.evil()]),
+        "git diff",
+    );
+}
+
+#[test]
+fn a_textconv_driver_on_diff() {
+    attack(
+        "diff.<driver>.textconv",
+        |repo| {
+            repo.write(".gitattributes", "*.txt diff=evil\n");
+            repo.git(&["config", "diff.evil.textconv", &repo.evil()]);
+        },
+        "git diff",
+    );
+}
+
+#[test]
+fn a_clean_filter_on_diff() {
+    attack(
+        "filter.<driver>.clean",
+        |repo| {
+            repo.write(".gitattributes", "*.txt filter=evil\n");
+            repo.git(&["config", "filter.evil.clean", &repo.evil()]);
+        },
+        "git diff",
+    );
+}
+
+/// Stages the change, then makes the file's stat differ from the index's, so the next
+/// `git status` refreshes the index and writes it, which fires `post-index-change`.
+fn stale_index(repo: &Repo) {
+    repo.git(&["add", "notes.txt"]);
+    let file = std::fs::File::options()
+        .write(true)
+        .open(repo.root.join("notes.txt"))
+        .unwrap();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(120);
+    file.set_modified(later).unwrap();
+}
+
+#[test]
+fn a_post_index_change_hook_on_status() {
+    attack(
+        "hooks/post-index-change",
+        |repo| {
+            stale_index(repo);
+            let hook = repo.root.join(".git/hooks/post-index-change");
+            std::fs::copy(repo.root.join("evil.sh"), &hook).unwrap();
+        },
+        "git status",
+    );
+}
+
+#[test]
+fn a_hooks_path_with_such_a_hook_on_status() {
+    attack(
+        "core.hooksPath",
+        |repo| {
+            stale_index(repo);
+            let hooks = repo.root.join("tools/hooks");
+            std::fs::create_dir_all(&hooks).unwrap();
+            std::fs::copy(repo.root.join("evil.sh"), hooks.join("post-index-change")).unwrap();
+            repo.git(&["config", "core.hooksPath", "tools/hooks"]);
+        },
+        "git status",
+    );
+}
+
+#[test]
+fn an_included_config_on_status() {
+    attack(
+        "include.path",
+        |repo| {
+            repo.write(
+                "included.conf",
+                &format!("[core]\n\tfsmonitor = {}\n", repo.evil()),
+            );
+            repo.git(&["config", "include.path", "../included.conf"]);
+        },
+        "git status",
+    );
+}
+
+#[test]
+fn through_git_dash_c_into_a_nested_repository() {
+    attack(
+        "git -C <nested repo>",
+        |repo| {
+            let nested = repo.root.join("vendor/dep");
+            std::fs::create_dir_all(&nested).unwrap();
+            let git = |args: &[&str]| {
+                let status = Command::new("git")
+                    .args(args)
+                    .current_dir(&nested)
+                    .stdout(Stdio::null())
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+            };
+            git(&["init", "-q", "."]);
+            git(&["config", "core.fsmonitor", &repo.evil()]);
+        },
+        "git -C vendor/dep status",
+    );
+}
