@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use codecrew_tools::builtin::HelpSource;
-use codecrew_tools::{ToolRegistry, Toolbox};
+use codecrew_tools::{Mode, ToolContext, ToolRegistry, Toolbox};
 
 use crate::cli;
 use crate::config::Config;
@@ -15,16 +15,20 @@ pub fn builtin() -> ToolRegistry {
     ToolRegistry::builtin(Arc::new(CliHelp))
 }
 
-/// Every tool `config` gives a run in `workspace`; starts its MCP servers.
-pub async fn start(config: &Config, workspace: &Path) -> Toolbox {
-    Toolbox::start(
-        builtin(),
-        &config.tools,
-        &config.mcp,
-        &config.permissions.pass_env,
-        workspace,
-    )
-    .await
+/// Every tool `config` gives a run of `mode` in `workspace`; starts its MCP servers, in
+/// the OS sandbox of that mode.
+pub async fn start(config: &Config, workspace: &Path, mode: Mode) -> Toolbox {
+    let mut ctx = ToolContext::new(workspace.to_path_buf(), mode);
+    ctx.exec.pass_env = config.permissions.pass_env.clone();
+    ctx.exec.sandbox = sandbox_enabled();
+    Toolbox::start(builtin(), &config.tools, &config.mcp, &ctx).await
+}
+
+/// Whether the OS sandbox confines what tools start. The user (never the model) can turn
+/// it off with `CODECREW_SANDBOX=off`, e.g. for builds that must write caches outside the
+/// workspace.
+pub fn sandbox_enabled() -> bool {
+    std::env::var("CODECREW_SANDBOX").map_or(true, |value| value != "off")
 }
 
 /// The help tool's text: the command line's own help.

@@ -16,6 +16,7 @@ use codecrew::config::{self, LoadedConfig, ProviderKind};
 use codecrew::process::find_program;
 use codecrew::provider::{self, Provider};
 use codecrew_policy::sandbox::{self, Support};
+use codecrew_tools::Mode;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -283,7 +284,7 @@ async fn mcp_checks(loaded: &LoadedConfig, workspace: &Path, checks: &mut Vec<Ch
     if loaded.config.mcp.is_empty() {
         return;
     }
-    let toolbox = codecrew::toolbox::start(&loaded.config, workspace).await;
+    let toolbox = codecrew::toolbox::start(&loaded.config, workspace, Mode::Query).await;
     let started: Vec<&str> = toolbox.mcp_servers().collect();
     for name in loaded.config.mcp.keys() {
         if !started.contains(&name.as_str()) {

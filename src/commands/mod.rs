@@ -77,7 +77,7 @@ pub async fn executor(
     options: &ToolOptions,
 ) -> anyhow::Result<(ToolExecutor, Toolbox)> {
     let (loaded, policy) = config_and_policy(&options.workspace)?;
-    let toolbox = toolbox(&loaded, &options.workspace).await;
+    let toolbox = toolbox(&loaded, &options.workspace, mode).await;
     let registry = toolbox.registry().clone();
     let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode)?);
     Ok((
@@ -86,9 +86,9 @@ pub async fn executor(
     ))
 }
 
-/// The tools of the config (built-ins, external tools, MCP servers started), with what
-/// the user should know about them said on stderr.
-pub async fn toolbox(loaded: &LoadedConfig, workspace: &Path) -> Toolbox {
+/// The tools of the config (built-ins, external tools, MCP servers started in the OS
+/// sandbox of `mode`), with what the user should know about them said on stderr.
+pub async fn toolbox(loaded: &LoadedConfig, workspace: &Path, mode: Mode) -> Toolbox {
     for name in &loaded.blocked {
         let file = loaded.project_file.as_deref().map_or_else(
             || "the project config".to_owned(),
@@ -100,7 +100,7 @@ pub async fn toolbox(loaded: &LoadedConfig, workspace: &Path) -> Toolbox {
              (trusted_projects in your user config)"
         );
     }
-    let toolbox = codecrew::toolbox::start(&loaded.config, workspace).await;
+    let toolbox = codecrew::toolbox::start(&loaded.config, workspace, mode).await;
     for notice in toolbox.notices() {
         eprintln!("codecrew: warning: {notice}");
     }
@@ -119,9 +119,7 @@ pub fn executor_for(
     let mut context = ToolContext::new(options.workspace.clone(), mode);
     context.exec.pass_env = policy.pass_env().to_vec();
     context.exec.allow_network = policy.allow_network();
-    // The user (never the model) can turn the OS sandbox off, e.g. for builds that must
-    // write caches outside the workspace.
-    context.exec.sandbox = std::env::var("CODECREW_SANDBOX").map_or(true, |value| value != "off");
+    context.exec.sandbox = codecrew::toolbox::sandbox_enabled();
     if !context.exec.sandbox {
         eprintln!(
             "codecrew: warning: CODECREW_SANDBOX=off: run_command runs without the OS sandbox"

@@ -46,7 +46,7 @@ pub async fn run(
         ..Settings::new(mode, &config.limits, workspace.clone())
     };
     // Lives until every job is done: it owns the MCP servers.
-    let toolbox = super::toolbox(&loaded, &workspace).await;
+    let toolbox = super::toolbox(&loaded, &workspace, mode).await;
     let registry = toolbox.registry().clone();
     let mut runs = codecrew::jobs::plan(&loaded, jobs, &settings, &registry, |catalog| {
         super::executor_for(registry.clone(), catalog, mode, &options, policy.clone())

@@ -20,10 +20,11 @@ pub async fn run(command: ToolsCommand, options: super::ToolOptions) -> anyhow::
     }
 }
 
-/// Every tool of the workspace's config (built-ins, external tools, MCP servers' tools).
-async fn registry(options: &super::ToolOptions) -> anyhow::Result<Toolbox> {
+/// Every tool of the workspace's config (built-ins, external tools, MCP servers' tools),
+/// the servers started for a run of `mode`.
+async fn registry(options: &super::ToolOptions, mode: Mode) -> anyhow::Result<Toolbox> {
     let loaded = codecrew::config::load(&options.workspace)?;
-    Ok(super::toolbox(&loaded, &options.workspace).await)
+    Ok(super::toolbox(&loaded, &options.workspace, mode).await)
 }
 
 async fn list(
@@ -31,7 +32,7 @@ async fn list(
     output: OutputArg,
     options: &super::ToolOptions,
 ) -> anyhow::Result<ExitCode> {
-    let toolbox = registry(options).await?;
+    let toolbox = registry(options, mode).await?;
     let catalog = ToolCatalog::for_mode(toolbox.registry(), mode)?;
     let palette = options.colors.stdout;
     let mut out = std::io::stdout().lock();
@@ -84,7 +85,8 @@ fn first_sentence(text: &str) -> &str {
 }
 
 async fn show(name: &str, options: &super::ToolOptions) -> anyhow::Result<ExitCode> {
-    let toolbox = registry(options).await?;
+    // Showing a schema writes nothing: the servers start read-only.
+    let toolbox = registry(options, Mode::Query).await?;
     let registry = toolbox.registry();
     let bare = super::bare_name(name);
     let Some(tool) = registry.get(bare) else {

@@ -226,6 +226,7 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
         "a positive number of seconds",
         "timeout_secs = 60",
     ),
+    ("mcp.*.network", "true or false", "network = true"),
     (
         "trusted_projects",
         "a list of absolute directory paths (user config file only)",

@@ -67,6 +67,7 @@ impl Servers {
             readonly_tools: readonly.iter().map(|name| (*name).to_owned()).collect(),
             startup_timeout_secs: 30,
             timeout_secs: 30,
+            network: false,
         }
     }
 
@@ -216,7 +217,7 @@ async fn both_servers_offer_their_tools() {
             servers.files(&["read_text_file", "list_directory"]),
         ),
     ]));
-    let toolbox = codecrew::toolbox::start(&config, &ws.root).await;
+    let toolbox = codecrew::toolbox::start(&config, &ws.root, Mode::Execute).await;
     assert_eq!(toolbox.notices(), [] as [String; 0]);
     let registry = toolbox.registry();
     for name in [
@@ -262,7 +263,7 @@ async fn calls_reach_the_servers() {
         ("everything", servers.everything()),
         ("files", servers.files(&["read_text_file"])),
     ]));
-    let toolbox = codecrew::toolbox::start(&config, &ws.root).await;
+    let toolbox = codecrew::toolbox::start(&config, &ws.root, Mode::Execute).await;
     let query = ws.executor(&toolbox, Mode::Query);
 
     let result = call(
@@ -364,7 +365,7 @@ async fn a_failing_server_leaves_the_others_working() {
         ("files", files),
         ("missing", missing),
     ]));
-    let toolbox = codecrew::toolbox::start(&config, &ws.root).await;
+    let toolbox = codecrew::toolbox::start(&config, &ws.root, Mode::Execute).await;
     let notices = toolbox.notices();
     assert_eq!(notices.len(), 3, "{notices:#?}");
     assert_eq!(
@@ -400,7 +401,7 @@ async fn a_server_that_is_gone_is_unavailable() {
         "files",
         servers.files(&["read_text_file", "nonexistent_tool"]),
     )]));
-    let toolbox = codecrew::toolbox::start(&config, &ws.root).await;
+    let toolbox = codecrew::toolbox::start(&config, &ws.root, Mode::Execute).await;
     assert_eq!(
         toolbox.notices(),
         ["mcp.files: readonly_tools names \"nonexistent_tool\", which the server does not offer"]
@@ -542,6 +543,41 @@ fn write_tools_ask_and_run_only_when_allowed() {
         std::fs::read_to_string(ws.root.join("made.txt")).unwrap(),
         "made by MCP\n"
     );
+    ws.assert_no_server_left();
+}
+
+/// The sandbox holds under the policy: a server started for a query run cannot write in
+/// the workspace even when its write tool is called directly, past the catalog and the
+/// policy; started for an execute run, it can.
+#[tokio::test]
+async fn a_server_runs_in_the_sandbox_of_the_runs_mode() {
+    use codecrew_policy::sandbox::{Support, support};
+    let Some(servers) = Servers::require("a_server_runs_in_the_sandbox_of_the_runs_mode") else {
+        return;
+    };
+    if support() == Support::Unsupported {
+        eprintln!("skipped: this kernel has no Landlock");
+        return;
+    }
+    let ws = Ws::new();
+    let config = Ws::config(BTreeMap::from([("files", servers.files(&[]))]));
+    let target = ws.root.join("made-by-server.txt");
+    let input = json!({"path": target.display().to_string(), "content": "x\n"});
+    for (mode, may_write) in [(Mode::Query, false), (Mode::Execute, true)] {
+        let toolbox = codecrew::toolbox::start(&config, &ws.root, mode).await;
+        assert_eq!(toolbox.notices(), [] as [String; 0], "{mode:?}");
+        let write = toolbox.registry().get("files__write_file").unwrap().clone();
+        let ctx = ToolContext::new(ws.root.clone(), Mode::Execute);
+        let outcome = write.execute(&ctx, input.clone()).await;
+        assert_eq!(target.exists(), may_write, "{mode:?}: {outcome:?}");
+        if may_write {
+            assert!(outcome.is_ok(), "{mode:?}: {outcome:?}");
+        } else {
+            let error = outcome.unwrap_err();
+            assert_eq!(error.code, "E_MCP_TOOL_ERROR", "{error:?}");
+        }
+        toolbox.shutdown().await;
+    }
     ws.assert_no_server_left();
 }
 

@@ -100,6 +100,10 @@ pub struct McpServerConfig {
     /// Seconds the server may take to start and list its tools.
     #[serde(default = "default_mcp_startup_secs")]
     pub startup_timeout_secs: u64,
+    /// Whether the server may use the network inside the OS sandbox (a server that
+    /// calls a web API, or `npx` fetching its package).
+    #[serde(default)]
+    pub network: bool,
     /// Seconds one call may take.
     #[serde(default = "default_tool_timeout_secs")]
     pub timeout_secs: u64,

@@ -2,10 +2,9 @@
 //! of its MCP servers, which live as long as the toolbox.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Arc;
 
-use super::{ToolRegistry, external};
+use super::{ToolContext, ToolRegistry, external};
 use crate::config::{ExternalToolConfig, McpServerConfig};
 use crate::mcp::client::{self, McpClients};
 
@@ -22,19 +21,19 @@ pub struct Toolbox {
 
 impl Toolbox {
     /// `registry` (the built-ins), the external tools of `tools`, and the tools of the
-    /// `mcp` servers, started in `workspace` with `pass_env` let through the environment
-    /// scrub (a server that fails to start is a notice, not an error).
+    /// `mcp` servers, started for the run of `ctx`: in its workspace, with its `pass_env`
+    /// let through the environment scrub, in the OS sandbox of its mode (a server that
+    /// fails to start is a notice, not an error).
     pub async fn start(
         mut registry: ToolRegistry,
         tools: &BTreeMap<String, ExternalToolConfig>,
         mcp: &BTreeMap<String, McpServerConfig>,
-        pass_env: &[String],
-        workspace: &Path,
+        ctx: &ToolContext,
     ) -> Toolbox {
         for tool in external::from_config(tools) {
             registry.register(tool);
         }
-        let mcp = client::start(mcp, workspace, pass_env).await;
+        let mcp = client::start(mcp, ctx).await;
         let mut notices = mcp.notices().to_vec();
         for tool in mcp.tools() {
             if registry.contains(tool.name()) {

@@ -11,8 +11,10 @@
 //! a session and process group of its own (registered, so it is killed when codecrew
 //! exits), no terminal. Its stderr never reaches the user's terminal: each line goes to
 //! the log at debug level (`-vv`) and the last few KiB are kept to quote when it fails.
-//! It is not in the OS sandbox: it is started once for a run whatever the mode, and
-//! what it may do is governed per call by the permission policy.
+//! It runs in the OS sandbox of the run's mode, as external tools do: on Linux with
+//! Landlock it may read anything but write only in the workspace (execute mode) and
+//! `/tmp`, and use the network only when its config says `network = true`. What its tools
+//! may do is also governed per call by the permission policy.
 //!
 //! Names. A remote tool name keeps its ASCII letters, digits and `-`; any other
 //! character becomes `_`, runs of `_` become one and `_` at either end is dropped, so
@@ -32,7 +34,7 @@
 //! a long-running task get an `E_MCP_UNSUPPORTED` error.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -51,7 +53,7 @@ use super::remote::tools_of;
 pub use super::remote::{McpTool, sanitise};
 pub use super::result::shape;
 use crate::config::McpServerConfig;
-use crate::{Tool, external};
+use crate::{Mode, Tool, ToolContext, external};
 use codecrew_policy::{process, sandbox};
 
 /// The most text (and structured content) one call's result carries.
@@ -137,22 +139,14 @@ impl McpClients {
     }
 }
 
-/// Starts every server of `servers` concurrently; see the module doc. `workspace` is the
-/// base of relative `cwd`s and commands; `pass_env` the variables the scrub keeps.
-pub async fn start(
-    servers: &BTreeMap<String, McpServerConfig>,
-    workspace: &Path,
-    pass_env: &[String],
-) -> McpClients {
+/// Starts every server of `servers` concurrently; see the module doc. The run's `ctx`
+/// gives the workspace (the base of relative `cwd`s and commands), the variables the
+/// scrub keeps, the mode and whether the OS sandbox is on.
+pub async fn start(servers: &BTreeMap<String, McpServerConfig>, ctx: &ToolContext) -> McpClients {
     let mut starting = tokio::task::JoinSet::new();
     let mut names = HashMap::new();
     for (name, config) in servers {
-        let task = starting.spawn(start_one(
-            name.clone(),
-            config.clone(),
-            workspace.to_path_buf(),
-            pass_env.to_vec(),
-        ));
+        let task = starting.spawn(start_one(name.clone(), config.clone(), ctx.clone()));
         names.insert(task.id(), name.clone());
     }
     let mut outcomes = BTreeMap::new();
@@ -244,9 +238,9 @@ fn client_config() -> ClientConfig {
 async fn start_one(
     name: String,
     config: McpServerConfig,
-    workspace: PathBuf,
-    pass_env: Vec<String>,
+    ctx: ToolContext,
 ) -> Result<Started, String> {
+    let workspace = &ctx.workspace;
     let cwd = match &config.cwd {
         Some(dir) => workspace.join(dir),
         None => workspace.clone(),
@@ -258,16 +252,24 @@ async fn start_one(
             cwd.display()
         ));
     }
-    let env = external::environment(&pass_env, &config.env);
-    let program = external::program(&config.command, &workspace);
+    let env = external::environment(&ctx.exec.pass_env, &config.env);
+    let program = external::program(&config.command, workspace);
     let mut command = Command::new(&program);
     command
         .args(&config.args)
         .current_dir(&cwd)
         .env_clear()
         .envs(env);
-    // A session and process group of its own (pgid = its pid), no terminal.
-    sandbox::confine(&mut command, None);
+    // The sandbox of the run's mode, as for external tools; built before the fork.
+    let ruleset = if ctx.exec.sandbox {
+        let writable = (ctx.mode == Mode::Execute).then_some(workspace.as_path());
+        sandbox::ruleset(writable, config.network)
+            .map_err(|error| format!("the OS sandbox could not be set up: {error}"))?
+    } else {
+        None
+    };
+    // A session and process group of its own (pgid = its pid), no terminal, confined.
+    sandbox::confine(&mut command, ruleset);
     let (transport, stderr) = TokioChildProcess::builder(command)
         .stderr(Stdio::piped())
         .spawn()

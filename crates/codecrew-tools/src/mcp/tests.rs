@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use super::client::*;
 use super::remote::*;
 use crate::config::McpServerConfig;
+use crate::{Mode, ToolContext};
 use codecrew_policy::process;
 
 #[test]
@@ -185,13 +186,18 @@ fn server(command: &str, args: &[&str]) -> McpServerConfig {
         readonly_tools: Vec::new(),
         startup_timeout_secs: 2,
         timeout_secs: 5,
+        network: false,
     }
 }
 
 async fn start_alone(config: McpServerConfig) -> McpClients {
     let dir = tempfile::tempdir().unwrap();
     let servers = BTreeMap::from([("srv".to_owned(), config)]);
-    start(&servers, dir.path(), &[]).await
+    start(
+        &servers,
+        &ToolContext::new(dir.path().to_path_buf(), Mode::Execute),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -274,7 +280,11 @@ async fn a_missing_working_directory_is_a_notice() {
 #[tokio::test]
 async fn no_servers_start_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let clients = start(&BTreeMap::new(), dir.path(), &[]).await;
+    let clients = start(
+        &BTreeMap::new(),
+        &ToolContext::new(dir.path().to_path_buf(), Mode::Execute),
+    )
+    .await;
     assert!(clients.tools().is_empty() && clients.notices().is_empty());
     assert_eq!(clients.servers().count(), 0);
     clients.shutdown().await;
