@@ -13,16 +13,15 @@
 //! lie anywhere).
 //!
 //! Sensitive and protected files are the permission layer's business
-//! ([`crate`]): it asks before such a path is used. What is checked here, at
-//! the moment the tool runs, is that nothing changed since: [`check_policy`] refuses a path
-//! that only *resolves* to a sensitive (read) or protected (write) file through a link —
-//! the permission layer judged the name, and a link swapped in since must not smuggle
-//! another file past it — and special files (FIFOs, devices, sockets). [`open_read`] and
-//! [`verify_fd`] close the last gap, between this check and the open: the file opened
-//! must be the very path that was checked.
+//! ([`crate`]): it asks before such a path is used. What is checked here, when the tool
+//! runs, is that nothing changed since: a path that only *resolves* to a sensitive (read)
+//! or protected (write) file through a link is refused — the permission layer judged the
+//! name, and a link swapped in since must not smuggle another file past it — and so are
+//! special files (FIFOs, devices, sockets). The last gap, between this check and the use,
+//! is closed where the tools use the path: they open the canonical path this returns
+//! beneath the workspace with `openat2`, refusing any link on the way
+//! (`codecrew_tools::beneath`).
 
-use std::fs::File;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use crate::paths;
@@ -162,58 +161,6 @@ pub fn normalise(root: &Path, requested: &str) -> PathBuf {
 fn lexical(root: &Path, requested: &str) -> PathBuf {
     let out = normalise(root, requested);
     out.strip_prefix(root).map(Path::to_path_buf).unwrap_or(out)
-}
-
-/// Opens a resolved path for reading without following a link swapped in since it was
-/// resolved, without blocking on a FIFO, and checks that the file opened is a regular file
-/// at exactly that path.
-pub fn open_read(path: &Path) -> std::io::Result<File> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits() | nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other(
-            "not a regular file (a FIFO, socket or device)",
-        ));
-    }
-    if paths::hard_linked(&meta) {
-        return Err(std::io::Error::other(
-            "the file has other hard links, and one may be a file outside the workspace",
-        ));
-    }
-    if !fd_is_at(&file, path) {
-        return Err(std::io::Error::other(
-            "the path changed while it was being opened (a directory was swapped for a link)",
-        ));
-    }
-    Ok(file)
-}
-
-/// Checks that an open file is at `expected` (a link swapped in after the check would
-/// have taken it elsewhere).
-pub fn verify_fd(file: &File, expected: &Path, shown: &str) -> Result<(), PathError> {
-    if fd_is_at(file, expected) {
-        Ok(())
-    } else {
-        Err(PathError::new(
-            "E_PATH_CHANGED",
-            format!(
-                "{shown:?} changed while codecrew was using it (a directory was swapped for a link)"
-            ),
-        ))
-    }
-}
-
-/// Whether the kernel's name for an open file is `expected` (via /proc/self/fd). Where
-/// /proc is not mounted the check cannot be made and passes.
-fn fd_is_at(file: &File, expected: &Path) -> bool {
-    use std::os::fd::AsRawFd;
-    match std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
-        Ok(actual) => actual == expected,
-        Err(_) => !Path::new("/proc/self/fd").exists(),
-    }
 }
 
 /// Canonicalises the existing part of `path`, normalises the rest and checks the result
@@ -464,28 +411,6 @@ mod tests {
             .unwrap();
         assert!(status.success());
         assert_eq!(code(resolve(&root, "pipe", Access::Read)), "E_NOT_A_FILE");
-    }
-
-    #[test]
-    fn open_read_refuses_a_link_swapped_in_after_the_check() {
-        let (_dir, root) = workspace();
-        let (_other, outside_dir) = workspace();
-        fs::write(outside_dir.join("secret"), "s").unwrap();
-        fs::create_dir(root.join("dir")).unwrap();
-        fs::write(root.join("dir/file"), "ok").unwrap();
-        let checked = resolve(&root, "dir/file", Access::Read).unwrap();
-        assert!(open_read(&checked).is_ok());
-        // The directory is swapped for a link to outside between the check and the open.
-        fs::rename(root.join("dir"), root.join("old")).unwrap();
-        symlink(&outside_dir, root.join("dir")).unwrap();
-        fs::rename(outside_dir.join("secret"), outside_dir.join("file")).unwrap();
-        assert!(open_read(&checked).is_err());
-        // And the final component swapped for a link.
-        fs::remove_file(root.join("dir")).unwrap();
-        fs::rename(root.join("old"), root.join("dir")).unwrap();
-        fs::remove_file(root.join("dir/file")).unwrap();
-        symlink(outside_dir.join("file"), root.join("dir/file")).unwrap();
-        assert!(open_read(&checked).is_err());
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! (unknown tool, bad input, denied, timed out, failed) becomes a `ToolResult` with
 //! `status: "error"` or `"denied"` and a [`ToolError`] the model can act on.
 
+pub mod beneath;
 pub mod builtin;
 pub mod catalog;
 pub mod child;

@@ -8,7 +8,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::support::{atomic_write, blocking, io_error, optional_bool, regular_file, required_str};
+use super::support::{
+    atomic_write, blocking, io_error, open_read, optional_bool, regular_file, required_str,
+};
 use crate::path::{Access, display, resolve};
 use crate::{Tool, ToolContext, ToolError, ToolFuture};
 
@@ -81,12 +83,14 @@ impl Tool for EditFile {
             }
             let path = resolve(&ctx.workspace, requested, Access::Write)?;
             let shown = display(&ctx.workspace, &path);
-            blocking(move |_| edit(&path, &shown, &old, &new, replace_all)).await
+            let root = ctx.workspace.clone();
+            blocking(move |_| edit(&root, &path, &shown, &old, &new, replace_all)).await
         })
     }
 }
 
 fn edit(
+    root: &Path,
     path: &Path,
     shown: &str,
     old: &str,
@@ -104,11 +108,8 @@ fn edit(
         ));
     }
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut crate::path::open_read(path).map_err(|error| io_error(shown, &error))?,
-        &mut bytes,
-    )
-    .map_err(|error| io_error(shown, &error))?;
+    std::io::Read::read_to_end(&mut open_read(root, path, shown)?, &mut bytes)
+        .map_err(|error| io_error(shown, &error))?;
     let text = String::from_utf8(bytes).map_err(|_| {
         ToolError::new("E_NOT_TEXT", format!("{shown:?} is not UTF-8 text"))
             .with_suggestion("edit_file only changes text files")
@@ -143,7 +144,7 @@ fn edit(
         _ => {}
     }
     let updated = text.replace(old, new);
-    atomic_write(path, updated.as_bytes(), shown)?;
+    atomic_write(root, path, updated.as_bytes(), shown)?;
     Ok(json!({ "path": shown, "replacements": starts.len() }))
 }
 

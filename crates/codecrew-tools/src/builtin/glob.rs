@@ -6,7 +6,10 @@ use std::time::SystemTime;
 use globset::GlobBuilder;
 use serde_json::{Value, json};
 
-use super::support::{Cancel, blocking, directory, optional_str, required_str, walker};
+use super::support::{
+    Cancel, beneath_error, blocking, directory, optional_str, required_str, walker,
+};
+use crate::beneath::Beneath;
 use crate::path::{Access, display, resolve};
 use crate::{Tool, ToolContext, ToolError, ToolFuture};
 
@@ -76,7 +79,8 @@ impl Tool for Glob {
             blocking(move |cancel| {
                 let shown = display(&root, &dir);
                 directory(&dir, &shown)?;
-                let (files, total) = find(&root, &dir, &matcher, &cancel);
+                let beneath = Beneath::open(&root).map_err(|error| beneath_error(&shown, error))?;
+                let (files, total) = find(&root, &dir, &matcher, &beneath, &cancel);
                 Ok(json!({
                     "pattern": pattern,
                     "path": shown,
@@ -96,6 +100,7 @@ fn find(
     root: &Path,
     dir: &Path,
     matcher: &globset::GlobMatcher,
+    beneath: &Beneath,
     cancel: &Cancel,
 ) -> (Vec<String>, usize) {
     let mut found: Vec<(SystemTime, String)> = Vec::new();
@@ -115,7 +120,9 @@ fn find(
         let Ok(relative) = entry.path().strip_prefix(dir) else {
             continue;
         };
-        if matcher.is_match(relative) {
+        // Read through a directory swapped for a link to elsewhere: not beneath the
+        // workspace now, so not reported.
+        if matcher.is_match(relative) && beneath.holds(entry.path()) {
             // Without an mtime a file sorts as the oldest.
             let modified = entry
                 .metadata()

@@ -17,8 +17,10 @@ use serde_json::{Value, json};
 
 use super::grep_sink::{FileSink, LineMatch, SinkMode};
 use super::support::{
-    Cancel, blocking, io_error, optional_bool, optional_str, optional_u64, required_str, walker,
+    Cancel, beneath_error, blocking, io_error, optional_bool, optional_str, optional_u64,
+    required_str, walker,
 };
+use crate::beneath::Beneath;
 use crate::path::{Access, display, resolve};
 use crate::{Tool, ToolContext, ToolError, ToolFuture};
 
@@ -111,7 +113,7 @@ impl Tool for Grep {
                     target.parent().unwrap_or(&root)
                 };
                 let overrides = glob.map(|glob| overrides(base, &glob)).transpose()?;
-                Ok(query.run(&root, &target, overrides, &cancel))
+                query.run(&root, &target, overrides, &cancel)
             })
             .await
         })
@@ -119,7 +121,7 @@ impl Tool for Grep {
 }
 
 /// Files a directory search does not read: sensitive ones. (Hard-linked files are not
-/// read either: [`crate::path::open_read`] refuses them, named or not.)
+/// read either: [`Beneath::open_read`] refuses them, named or not.)
 fn skipped_on_walk(root: &Path, path: &Path) -> bool {
     let relative = path.strip_prefix(root).unwrap_or(path);
     codecrew_policy::paths::sensitive(relative).is_some()
@@ -190,7 +192,8 @@ impl Query {
         target: &Path,
         overrides: Option<Override>,
         cancel: &Cancel,
-    ) -> Value {
+    ) -> Result<Value, ToolError> {
+        let beneath = Beneath::open(root).map_err(|error| beneath_error(".", error))?;
         let mut builder = walker(target);
         if let Some(overrides) = overrides {
             builder.overrides(overrides);
@@ -216,7 +219,7 @@ impl Query {
         builder.threads(threads).build_parallel().run(|| {
             let mut searcher = searcher.build();
             let matcher = self.matcher.clone();
-            let (found, stop, results) = (&found, &stop, &results);
+            let (found, stop, results, beneath) = (&found, &stop, &results, &beneath);
             Box::new(move |entry| {
                 if stop.load(Ordering::Relaxed) || cancel.is_cancelled() {
                     return WalkState::Quit;
@@ -236,7 +239,9 @@ impl Query {
                 if !named && skipped_on_walk(root, entry.path()) {
                     return WalkState::Continue;
                 }
-                let Ok(file) = crate::path::open_read(entry.path()) else {
+                // Opened beneath the workspace: a directory of the walk swapped for a link
+                // to elsewhere is refused, so nothing outside is ever read.
+                let Ok(file) = beneath.open_read(entry.path()) else {
                     return WalkState::Continue;
                 };
                 let mut sink = FileSink::new(self.mode, wanted);
@@ -264,7 +269,7 @@ impl Query {
             .into_inner()
             .unwrap_or_else(|poison| poison.into_inner());
         results.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        self.output(results)
+        Ok(self.output(results))
     }
 
     /// Shapes the sorted results, cut to max_results.

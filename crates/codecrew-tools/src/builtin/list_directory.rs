@@ -5,7 +5,10 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::support::{Cancel, blocking, directory, optional_str, optional_u64, walker};
+use super::support::{
+    Cancel, beneath_error, blocking, directory, optional_str, optional_u64, walker,
+};
+use crate::beneath::Beneath;
 use crate::path::{Access, display, resolve};
 use crate::{Tool, ToolContext, ToolError, ToolFuture};
 
@@ -73,6 +76,7 @@ impl Tool for ListDirectory {
 fn list(root: &Path, dir: &Path, depth: u64, cancel: &Cancel) -> Result<Value, ToolError> {
     let shown = display(root, dir);
     directory(dir, &shown)?;
+    let beneath = Beneath::open(root).map_err(|error| beneath_error(&shown, error))?;
     let walk = walker(dir)
         .max_depth(usize::try_from(depth).ok())
         .sort_by_file_name(|a, b| a.cmp(b))
@@ -86,6 +90,11 @@ fn list(root: &Path, dir: &Path, depth: u64, cancel: &Cancel) -> Result<Value, T
         }
         if cancel.is_cancelled() {
             break;
+        }
+        // The walk reads directories by name; a name it read through a directory swapped
+        // for a link to elsewhere is not beneath the workspace now, and is dropped.
+        if !beneath.holds(entry.path()) {
+            continue;
         }
         if entries.len() == MAX_ENTRIES {
             truncated = true;

@@ -9,7 +9,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::support::{Cancel, blocking, io_error, optional_u64, regular_file, required_str};
+use super::support::{
+    Cancel, blocking, io_error, open_read, optional_u64, regular_file, required_str,
+};
 use crate::path::{Access, display, resolve};
 use crate::{Tool, ToolContext, ToolError, ToolFuture};
 
@@ -75,12 +77,14 @@ impl Tool for ReadFile {
             let limit = optional_u64(&input, "limit")
                 .unwrap_or(DEFAULT_LIMIT)
                 .max(1);
-            blocking(move |cancel| read(&path, &shown, offset, limit, &cancel)).await
+            let root = ctx.workspace.clone();
+            blocking(move |cancel| read(&root, &path, &shown, offset, limit, &cancel)).await
         })
     }
 }
 
 fn read(
+    root: &Path,
     path: &Path,
     shown: &str,
     offset: u64,
@@ -89,7 +93,7 @@ fn read(
 ) -> Result<Value, ToolError> {
     let meta = regular_file(path, shown)?;
     let io = |error: std::io::Error| io_error(shown, &error);
-    let mut file = crate::path::open_read(path).map_err(io)?;
+    let mut file = open_read(root, path, shown)?;
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     (&mut file)
         .take(SNIFF_BYTES as u64)

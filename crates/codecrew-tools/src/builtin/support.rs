@@ -2,10 +2,11 @@
 //! [`ToolError`]s, running blocking work off the async runtime, the directory walker's
 //! settings and atomic writes.
 
-use std::fs::{self, Metadata, Permissions};
-use std::io::{self, ErrorKind, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::fs::{self, Metadata};
+use std::io::{self, ErrorKind};
 use std::path::Path;
+
+use crate::beneath::{Beneath, BeneathError};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -139,53 +140,60 @@ pub fn walker(dir: &Path) -> WalkBuilder {
     builder
 }
 
-/// Replaces (or creates) `target` with `bytes` atomically: a temporary file in the same
-/// directory, then a rename, so a reader never sees half a file. An existing file keeps
-/// its permissions. Returns true when the file was created.
-pub fn atomic_write(target: &Path, bytes: &[u8], display: &str) -> Result<bool, ToolError> {
-    let existing = match fs::metadata(target) {
-        Ok(meta) => Some(meta),
-        Err(error) if error.kind() == ErrorKind::NotFound => None,
-        Err(error) => return Err(io_error(display, &error)),
-    };
-    if let Some(meta) = &existing {
-        only_regular(meta, display)?;
-    }
-    let parent = target
-        .parent()
-        .ok_or_else(|| ToolError::new("E_INVALID_PATH", format!("{display:?} has no parent")))?;
-    fs::create_dir_all(parent).map_err(|error| match error.kind() {
-        ErrorKind::AlreadyExists | ErrorKind::NotADirectory => ToolError::new(
+/// Replaces (or creates) `target` with `bytes` atomically, beneath the workspace `root`:
+/// a temporary file in the already opened target directory, then a rename there, so a
+/// reader never sees half a file and nothing lands outside (see [`crate::beneath`]). An
+/// existing file keeps its permissions. Returns true when the file was created.
+pub fn atomic_write(
+    root: &Path,
+    target: &Path,
+    bytes: &[u8],
+    display: &str,
+) -> Result<bool, ToolError> {
+    let beneath = Beneath::open(root).map_err(|error| beneath_error(display, error))?;
+    beneath
+        .write_atomic(target, bytes)
+        .map_err(|error| beneath_error(display, error))
+}
+
+/// Opens the regular file at `path` for reading, beneath the workspace `root` (see
+/// [`crate::beneath`]).
+pub fn open_read(root: &Path, path: &Path, display: &str) -> Result<fs::File, ToolError> {
+    Beneath::open(root)
+        .and_then(|beneath| beneath.open_read(path))
+        .map_err(|error| beneath_error(display, error))
+}
+
+/// What went wrong beneath the workspace, with a stable code.
+pub fn beneath_error(display: &str, error: BeneathError) -> ToolError {
+    match error {
+        BeneathError::Changed => ToolError::new(
+            "E_PATH_CHANGED",
+            format!(
+                "{display:?} changed while codecrew was using it (a directory or file was \
+                 swapped for a link)"
+            ),
+        ),
+        BeneathError::Outside => ToolError::new(
+            "E_PATH_OUTSIDE_WORKSPACE",
+            format!("{display:?} is outside the workspace"),
+        ),
+        BeneathError::NotRegular => ToolError::new(
+            "E_NOT_A_FILE",
+            format!("{display:?} is not a regular file; codecrew never opens special files"),
+        ),
+        BeneathError::HardLinked => ToolError::new(
+            "E_PERMISSION_DENIED",
+            format!(
+                "{display:?} has other hard links, and one may be a file outside the workspace"
+            ),
+        ),
+        BeneathError::NotADirectory => ToolError::new(
             "E_NOT_A_DIRECTORY",
             format!("a parent of {display:?} exists and is not a directory"),
         ),
-        _ => io_error(display, &error),
-    })?;
-    let write_error = |error: io::Error| io_error(display, &error);
-    // 0o666 minus the umask, like any new file; an existing file's mode is restored below.
-    let mut temp = tempfile::Builder::new()
-        .prefix(".codecrew-")
-        .suffix(".tmp")
-        .permissions(Permissions::from_mode(0o666))
-        .tempfile_in(parent)
-        .map_err(write_error)?;
-    // The temporary file must be where the checked path said (no directory of it was
-    // swapped for a link since): it is renamed over the target next.
-    if let Ok(canonical_parent) = parent.canonicalize()
-        && let Some(name) = temp.path().file_name()
-    {
-        crate::path::verify_fd(temp.as_file(), &canonical_parent.join(name), display)?;
+        BeneathError::Io(error) => io_error(display, &error),
     }
-    temp.write_all(bytes).map_err(write_error)?;
-    if let Some(meta) = &existing {
-        temp.as_file()
-            .set_permissions(meta.permissions())
-            .map_err(write_error)?;
-    }
-    temp.as_file().sync_all().map_err(write_error)?;
-    temp.persist(target)
-        .map_err(|error| io_error(display, &error.error))?;
-    Ok(existing.is_none())
 }
 
 #[cfg(test)]
@@ -251,6 +259,9 @@ pub mod test_support {
 
 #[cfg(test)]
 mod tests {
+    use std::fs::Permissions;
+    use std::os::unix::fs::PermissionsExt;
+
     use super::test_support::Workspace;
     use super::*;
 
@@ -258,10 +269,10 @@ mod tests {
     fn atomic_write_creates_and_keeps_permissions() {
         let ws = Workspace::new();
         let target = ws.root().join("deep/dir/file.sh");
-        assert!(atomic_write(&target, b"one", "deep/dir/file.sh").unwrap());
+        assert!(atomic_write(ws.root(), &target, b"one", "deep/dir/file.sh").unwrap());
         assert_eq!(ws.read("deep/dir/file.sh"), "one");
         fs::set_permissions(&target, Permissions::from_mode(0o751)).unwrap();
-        assert!(!atomic_write(&target, b"two", "deep/dir/file.sh").unwrap());
+        assert!(!atomic_write(ws.root(), &target, b"two", "deep/dir/file.sh").unwrap());
         assert_eq!(ws.read("deep/dir/file.sh"), "two");
         let mode = fs::metadata(&target).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o751);
@@ -280,7 +291,7 @@ mod tests {
         ws.fifo("pipe");
         ws.write("file", "");
         let code = |relative: &str| {
-            atomic_write(&ws.root().join(relative), b"", relative)
+            atomic_write(ws.root(), &ws.root().join(relative), b"", relative)
                 .unwrap_err()
                 .code
         };

@@ -48,8 +48,9 @@ impl Tool for WriteFile {
             let content = required_str(&input, "content")?.to_owned();
             let path = resolve(&ctx.workspace, requested, Access::Write)?;
             let shown = display(&ctx.workspace, &path);
+            let root = ctx.workspace.clone();
             blocking(move |_| {
-                let created = atomic_write(&path, content.as_bytes(), &shown)?;
+                let created = atomic_write(&root, &path, content.as_bytes(), &shown)?;
                 Ok(json!({
                     "path": shown,
                     "bytes_written": content.len(),
