@@ -1,0 +1,89 @@
+//! End to end: `codecrew query` / `execute` drive the REAL claude, gemini, codex and copilot CLIs
+//! against the project's fake model server. Each scenario runs for every CLI.
+//!
+//! The fake picks replies by prompt content. codecrew's follow-up turns carry the tool
+//! results as a new user prompt ("codecrew ran the tool calls …") in the same session, so
+//! the rules match on that text and on the results in it.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::clis::{CliEnv, CliRun, Clis, TestHome, run};
+use crate::support::fake_model::{FakeModel, Reply, Rule, Script};
+
+const FOLLOW_UP: &str = "codecrew ran the tool calls";
+const AGENTS: [&str; 4] = ["claude", "gemini", "codex", "copilot"];
+const TIMEOUT: Duration = Duration::from_secs(180);
+
+fn fenced(envelopes: &[Value]) -> String {
+    envelopes
+        .iter()
+        .map(|e| format!("```json\n{e}\n```\n"))
+        .collect()
+}
+
+fn envelope(tool: &str, input: Value) -> Value {
+    json!({"type": "tool_use", "name": format!("codecrew:{tool}"), "input": input})
+}
+
+/// A test's world: a fake model with `script`, a HOME and a workspace, the CLIs' env.
+struct World {
+    home: TestHome,
+    server: FakeModel,
+    env: CliEnv,
+}
+
+impl World {
+    fn new(test: &str, script: Script) -> Option<World> {
+        let clis = Clis::require(test)?;
+        let home = TestHome::new(test);
+        let server = FakeModel::start(script);
+        // An empty CODECREW_CONFIG: no user config file, whatever the developer has.
+        let env = clis
+            .env_for_all(&home, &server.url())
+            .with("CODECREW_CONFIG", "");
+        Some(World { home, server, env })
+    }
+
+    fn workspace(&self) -> std::path::PathBuf {
+        self.home.workdir()
+    }
+
+    fn codecrew(&self, args: &[&str]) -> CliRun {
+        self.codecrew_with(&self.env, args)
+    }
+
+    fn codecrew_with(&self, env: &CliEnv, args: &[&str]) -> CliRun {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
+        env.apply(&mut command);
+        command.args(args);
+        run(&mut command, TIMEOUT)
+    }
+
+    /// `codecrew <mode> --output json <args>`, parsed.
+    fn json(&self, mode: &str, args: &[&str]) -> (CliRun, Value) {
+        let mut all = vec![mode, "--output", "json"];
+        all.extend_from_slice(args);
+        let run = self.codecrew(&all);
+        let document = serde_json::from_str(run.stdout.trim()).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not one JSON document ({e})\n--- stdout\n{}\n--- stderr\n{}",
+                run.stdout, run.stderr
+            )
+        });
+        (run, document)
+    }
+}
+
+fn result(document: &Value) -> &Value {
+    &document["results"][0]
+}
+
+mod config;
+mod copilot;
+mod interrupt;
+mod runs;
+mod tool_loop;

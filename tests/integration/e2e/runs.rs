@@ -1,0 +1,191 @@
+//! How runs end and print: a missing CLI, a timeout, agents in parallel, query and execute writes, text and stream-json, an unknown agent.
+
+use super::*;
+
+#[test]
+pub(super) fn a_missing_cli_exits_3_with_how_to_install() {
+    let Some(world) = World::new("e2e-missing", Script::new()) else {
+        return;
+    };
+    let bare = Path::new("/usr/bin:/bin");
+    let env = world.env.clone().with("PATH", bare);
+    for agent in AGENTS {
+        let run = world.codecrew_with(
+            &env,
+            &["query", "--output", "json", &format!("@{agent} hello")],
+        );
+        run.assert_code(3);
+        let doc: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+        let error = result(&doc)["error"].as_str().unwrap().to_owned();
+        assert!(error.contains("npm install -g"), "{error}");
+    }
+}
+
+#[test]
+pub(super) fn a_hanging_cli_is_killed_at_the_timeout() {
+    let script = Script::new().rule(Rule::on_prompt("E2E-HANG", Reply::hang()));
+    let Some(world) = World::new("e2e-hang", script) else {
+        return;
+    };
+    for agent in AGENTS {
+        let started = std::time::Instant::now();
+        let (run, doc) = world.json("query", &["--timeout", "4s", &format!("@{agent} E2E-HANG")]);
+        run.assert_code(124);
+        assert!(
+            result(&doc)["error"]
+                .as_str()
+                .unwrap()
+                .contains("within 4 s"),
+            "{doc}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(60));
+    }
+}
+
+#[test]
+pub(super) fn agents_run_in_parallel_each_with_its_own_result() {
+    let script = Script::new().rule(Rule::on_prompt(
+        "E2E-PAR",
+        Reply::text("parallel answer").with_delay_ms(1500),
+    ));
+    let Some(world) = World::new("e2e-parallel", script) else {
+        return;
+    };
+    let (run, doc) = world.json(
+        "query",
+        &["@claude @codex E2E-PAR", "@gemini @copilot E2E-PAR"],
+    );
+    run.assert_code(0);
+    let agents: Vec<&str> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["agent"].as_str().unwrap())
+        .collect();
+    assert_eq!(agents, ["claude", "codex", "gemini", "copilot"]);
+    for r in doc["results"].as_array().unwrap() {
+        assert_eq!(r["response"], "parallel answer", "{r}");
+    }
+    // The text output gives each agent its own section.
+    let run = world.codecrew(&["query", "@claude @codex E2E-PAR"]);
+    run.assert_code(0);
+    assert!(
+        run.stdout
+            .contains("━━ @claude (claude) ━━\nparallel answer\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("━━ @codex (codex) ━━\nparallel answer\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+pub(super) fn execute_writes_a_file_and_query_may_not() {
+    let call = fenced(&[envelope(
+        "write_file",
+        json!({"path": "out/hello.txt", "content": "written by the model\n"}),
+    )]);
+    let script = Script::new()
+        .rule(Rule::on_prompt(FOLLOW_UP, Reply::text("Written.")).and_prompt("\"status\":\"ok\""))
+        .rule(Rule::on_prompt(FOLLOW_UP, Reply::text("It was refused.")).and_prompt("E_"))
+        .rule(Rule::on_prompt("E2E-WRITE", Reply::text(call)));
+    let Some(world) = World::new("e2e-write", script) else {
+        return;
+    };
+    let target = world.workspace().join("out/hello.txt");
+    for agent in AGENTS {
+        let _ = std::fs::remove_file(&target);
+        let (run, doc) = world.json("query", &[&format!("@{agent} E2E-WRITE")]);
+        run.assert_code(0);
+        assert_eq!(
+            result(&doc)["tool_calls"][0]["status"],
+            "denied",
+            "{agent}: {doc}"
+        );
+        assert!(!target.exists(), "query wrote a file");
+
+        let (run, doc) = world.json("execute", &[&format!("@{agent} E2E-WRITE")]);
+        run.assert_code(0);
+        let r = result(&doc);
+        assert_eq!(r["mode"], "execute");
+        assert_eq!(r["tool_calls"][0]["status"], "ok", "{agent}: {doc}");
+        assert_eq!(r["response"], "Written.");
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "written by the model\n"
+        );
+    }
+}
+
+#[test]
+pub(super) fn text_and_stream_json_output() {
+    let call = fenced(&[envelope("list_directory", json!({}))]);
+    let script = Script::new()
+        .rule(Rule::on_prompt(FOLLOW_UP, Reply::text("Listed.")))
+        .rule(Rule::on_prompt(
+            "E2E-SHOW",
+            Reply::text(format!("Looking.\n{call}")),
+        ));
+    let Some(world) = World::new("e2e-show", script) else {
+        return;
+    };
+    let run = world.codecrew(&["query", "@claude E2E-SHOW"]);
+    run.assert_code(0);
+    assert_eq!(
+        run.stdout
+            .lines()
+            .map(|l| l.split(" (").next().unwrap_or(l))
+            .collect::<Vec<_>>(),
+        [
+            "Looking.",
+            "→ codecrew:list_directory {}",
+            "  ← list_directory ok",
+            "Listed."
+        ],
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("tool_use"),
+        "envelopes are hidden from the display"
+    );
+
+    let run = world.codecrew(&["query", "--raw", "@claude E2E-SHOW"]);
+    assert_eq!(run.stdout, "Listed.\n");
+
+    let run = world.codecrew(&["query", "--output", "stream-json", "@codex E2E-SHOW"]);
+    run.assert_code(0);
+    let types: Vec<String> = run
+        .json_lines()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(types.first().map(String::as_str), Some("start"));
+    assert_eq!(types.last().map(String::as_str), Some("done"));
+    for kind in ["turn", "text", "tool_call", "tool_result"] {
+        assert!(
+            types.iter().any(|t| t == kind),
+            "{kind} missing in {types:?}"
+        );
+    }
+    assert!(run.json_lines().iter().all(|e| e["agent"] == "codex"));
+}
+
+#[test]
+pub(super) fn unknown_agent_is_a_usage_error() {
+    let Some(world) = World::new("e2e-unknown-agent", Script::new()) else {
+        return;
+    };
+    let run = world.codecrew(&["query", "@nobody hello"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("unknown agent @nobody"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("@claude"));
+}

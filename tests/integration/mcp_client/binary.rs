@@ -1,0 +1,224 @@
+//! The binary: codecrew tools list / call with the servers in the config, and the OS
+//! sandbox the servers run in for each mode.
+
+use super::*;
+
+/// A workspace whose user config declares both servers (`everything`, `files`).
+pub(super) fn ws_with_servers(servers: &Servers, files_readonly: &[&str]) -> Ws {
+    let ws = Ws::new();
+    let text = servers.toml(&BTreeMap::from([
+        ("everything", servers.everything()),
+        ("files", servers.files(files_readonly)),
+    ]));
+    std::fs::write(&ws.user_config, text).unwrap();
+    ws
+}
+
+#[test]
+pub(super) fn tools_list_shows_the_servers_tools() {
+    let Some(servers) = Servers::require("tools_list_shows_the_servers_tools") else {
+        return;
+    };
+    let ws = ws_with_servers(&servers, &["read_text_file"]);
+    let output = ws.codecrew(&["tools", "list", "--mode", "execute", "--output", "json"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stderr, "", "no warnings");
+    let tools: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    for name in [
+        "codecrew:everything__echo",
+        "codecrew:files__read_text_file",
+        "codecrew:files__write_file",
+        "codecrew:read_file",
+    ] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    ws.assert_no_server_left();
+
+    // Query mode: only the built-in readers and what readonly_tools names.
+    let output = ws.codecrew(&["tools", "list", "--mode", "query"]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.lines()
+            .any(|line| line.starts_with("codecrew:everything__echo ")
+                && line.contains(" read ")
+                && line.ends_with("Echoes back the input string")),
+        "{text}"
+    );
+    assert!(text.contains("codecrew:files__read_text_file "), "{text}");
+    assert!(!text.contains("codecrew:files__write_file"), "{text}");
+    assert!(!text.contains("codecrew:everything__get-sum"), "{text}");
+
+    let output = ws.codecrew(&["tools", "show", "codecrew:files__read_text_file"]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success());
+    assert!(
+        text.starts_with("codecrew:files__read_text_file\n"),
+        "{text}"
+    );
+    assert!(text.contains("Read-only: yes"), "{text}");
+    ws.assert_no_server_left();
+}
+
+#[test]
+pub(super) fn tools_call_reads_and_echoes() {
+    let Some(servers) = Servers::require("tools_call_reads_and_echoes") else {
+        return;
+    };
+    let ws = ws_with_servers(&servers, &["read_text_file"]);
+    let (result, stderr) = ws.call(
+        "query",
+        false,
+        "files__read_text_file",
+        json!({"path": "notes.txt"}),
+    );
+    assert_eq!(result["status"], "ok", "{result}\n{stderr}");
+    assert_eq!(
+        result["output"]["structured"]["content"],
+        "first line\nsecond line\n"
+    );
+    let (result, _) = ws.call(
+        "query",
+        false,
+        "codecrew:everything__echo",
+        json!({"message": "über"}),
+    );
+    assert_eq!(result["output"], json!({"text": "Echo: über"}));
+    ws.assert_no_server_left();
+}
+
+#[test]
+pub(super) fn write_tools_ask_and_run_only_when_allowed() {
+    let Some(servers) = Servers::require("write_tools_ask_and_run_only_when_allowed") else {
+        return;
+    };
+    let ws = ws_with_servers(&servers, &["read_text_file"]);
+    let input = json!({"path": "made.txt", "content": "made by MCP\n"});
+
+    let (result, _) = ws.call("query", false, "files__write_file", input.clone());
+    assert_eq!(result["status"], "denied", "{result}");
+    assert_eq!(result["error"]["code"], "E_TOOL_NOT_IN_CATALOG");
+
+    // No terminal to ask on: denied, naming what would allow it.
+    let (result, _) = ws.call("execute", false, "files__write_file", input.clone());
+    assert_eq!(result["status"], "denied", "{result}");
+    assert_eq!(result["error"]["code"], "E_PERMISSION_DENIED");
+    let suggestion = result["error"]["suggestion"].as_str().unwrap();
+    assert!(suggestion.contains("--yes"), "{suggestion}");
+    assert!(!ws.root.join("made.txt").exists());
+
+    let (result, _) = ws.call("execute", true, "files__write_file", input);
+    assert_eq!(result["status"], "ok", "{result}");
+    assert_eq!(
+        std::fs::read_to_string(ws.root.join("made.txt")).unwrap(),
+        "made by MCP\n"
+    );
+    ws.assert_no_server_left();
+}
+
+/// The sandbox holds under the policy: a server started for a query run cannot write in
+/// the workspace even when its write tool is called directly, past the catalog and the
+/// policy; started for an execute run, it can.
+#[tokio::test]
+pub(super) async fn a_server_runs_in_the_sandbox_of_the_runs_mode() {
+    use codecrew_policy::sandbox::{Support, support};
+    let Some(servers) = Servers::require("a_server_runs_in_the_sandbox_of_the_runs_mode") else {
+        return;
+    };
+    if support() == Support::Unsupported {
+        eprintln!("skipped: this kernel has no Landlock");
+        return;
+    }
+    let ws = Ws::outside_tmp();
+    let config = Ws::config(BTreeMap::from([("files", servers.files(&[]))]));
+    let target = ws.root.join("made-by-server.txt");
+    let input = json!({"path": target.display().to_string(), "content": "x\n"});
+    for (mode, may_write) in [(Mode::Query, false), (Mode::Execute, true)] {
+        let toolbox = codecrew::toolbox::start(&config, &ws.root, mode).await;
+        assert_eq!(toolbox.notices(), [] as [String; 0], "{mode:?}");
+        let write = toolbox.registry().get("files__write_file").unwrap().clone();
+        let ctx = ToolContext::new(ws.root.clone(), Mode::Execute);
+        let outcome = write.execute(&ctx, input.clone()).await;
+        assert_eq!(target.exists(), may_write, "{mode:?}: {outcome:?}");
+        if may_write {
+            assert!(outcome.is_ok(), "{mode:?}: {outcome:?}");
+        } else {
+            let error = outcome.unwrap_err();
+            assert_eq!(error.code, "E_MCP_TOOL_ERROR", "{error:?}");
+        }
+        toolbox.shutdown().await;
+    }
+    ws.assert_no_server_left();
+}
+
+#[test]
+pub(super) fn a_broken_server_is_a_warning() {
+    let Some(servers) = Servers::require("a_broken_server_is_a_warning") else {
+        return;
+    };
+    let ws = Ws::new();
+    let mut text = servers.toml(&BTreeMap::from([("everything", servers.everything())]));
+    text.push_str("[mcp.broken]\ncommand = \"bash\"\nargs = [\"-c\", \"echo 'bad token' >&2\"]\n");
+    text.push_str("[mcp.absent]\ncommand = \"no-such-mcp-server-codecrew\"\n");
+    std::fs::write(&ws.user_config, text).unwrap();
+    let (result, stderr) = ws.call("query", false, "everything__echo", json!({"message": "on"}));
+    assert_eq!(result["output"], json!({"text": "Echo: on"}));
+    let warnings: Vec<&str> = stderr.lines().collect();
+    assert_eq!(warnings.len(), 2, "{stderr}");
+    assert!(
+        warnings[0].starts_with(
+            "codecrew: warning: mcp.absent did not start: cannot run no-such-mcp-server-codecrew"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(
+        warnings[1],
+        "codecrew: warning: mcp.broken did not start: it exited before the MCP handshake \
+         finished (stderr: bad token)"
+    );
+}
+
+#[test]
+pub(super) fn servers_die_with_an_interrupted_codecrew() {
+    let Some(servers) = Servers::require("servers_die_with_an_interrupted_codecrew") else {
+        return;
+    };
+    let ws = ws_with_servers(&servers, &[]);
+    // A call that takes long, interrupted by SIGTERM while it runs.
+    let input = json!({"duration": 60, "steps": 60}).to_string();
+    let mut child = Command::new(BIN)
+        .arg("--workdir")
+        .arg(&ws.root)
+        .args([
+            "tools",
+            "call",
+            "everything__trigger-long-running-operation",
+            "--input",
+            &input,
+            "--mode",
+            "execute",
+            "--yes",
+        ])
+        .env("CODECREW_CONFIG", &ws.user_config)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while ws.servers_running().is_empty() && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !ws.servers_running().is_empty(),
+        "the servers never started"
+    );
+    // Give the call time to reach the server.
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    ws.assert_no_server_left();
+}

@@ -1,0 +1,206 @@
+//! The security suite: every rule of the permission layer attacked through the real
+//! binary (`codecrew tools call ... --mode execute` and `codecrew intercept`). Every
+//! attack must fail closed: status denied or error, nothing written outside the
+//! workspace, no secret printed, no process left behind.
+//!
+//! The binary runs with stdin and stderr not on a terminal, so a call that would ask is
+//! denied (unless the test passes `--yes`). Environments are set on the child only; the
+//! test process's own environment is never changed.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+use crate::support::binary::{BIN, text, tool_result, tools_call_args};
+const SECRET: &str = "sk-codecrew-test-secret-7f3a9";
+
+/// A workspace with a secret, a source file, and a directory outside it (not under /tmp,
+/// which the sandbox lets commands write).
+struct Ws {
+    _dir: TempDir,
+    root: PathBuf,
+    _outside_dir: TempDir,
+    outside: PathBuf,
+}
+
+impl Ws {
+    fn new() -> Self {
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        std::fs::create_dir_all(base).unwrap();
+        let dir = TempDir::new_in(base).unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let outside_dir = TempDir::new_in(base).unwrap();
+        let outside = outside_dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
+        std::fs::write(root.join(".env"), format!("API_KEY={SECRET}\n")).unwrap();
+        std::fs::write(outside.join("secret.txt"), SECRET).unwrap();
+        Ws {
+            _dir: dir,
+            root,
+            _outside_dir: outside_dir,
+            outside,
+        }
+    }
+
+    fn write(&self, relative: &str, content: &str) {
+        let path = self.root.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+
+    fn exists(&self, relative: &str) -> bool {
+        self.root.join(relative).symlink_metadata().is_ok()
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(BIN);
+        command
+            .arg("--workdir")
+            .arg(&self.root)
+            .args(args)
+            .stdin(Stdio::null())
+            .env("FAKE_API_KEY", SECRET)
+            .env("GITHUB_TOKEN", SECRET)
+            .env("MY_SECRET", SECRET)
+            .env("SSH_AUTH_SOCK", "/tmp/agent.sock")
+            .env_remove("CODECREW_SANDBOX");
+        command
+    }
+
+    /// `codecrew tools call TOOL --input INPUT --mode MODE [--yes]`: the result and the
+    /// whole stdout (to search for leaks).
+    fn call_in(&self, mode: &str, yes: bool, tool: &str, input: Value) -> (Value, String) {
+        let input = input.to_string();
+        let args = tools_call_args(tool, &input, mode, yes);
+        let output = self.command(&args).output().unwrap();
+        (tool_result(&output), text(&output.stdout))
+    }
+
+    fn call(&self, tool: &str, input: Value) -> Value {
+        self.call_in("execute", false, tool, input).0
+    }
+
+    fn call_yes(&self, tool: &str, input: Value) -> Value {
+        self.call_in("execute", true, tool, input).0
+    }
+
+    fn run(&self, command: &str) -> Value {
+        self.call("run_command", json!({ "command": command }))
+    }
+
+    fn run_yes(&self, command: &str) -> Value {
+        self.call_yes("run_command", json!({ "command": command }))
+    }
+
+    /// `codecrew intercept` with `stdin` piped in; the JSON report and the raw stdout.
+    fn intercept(&self, args: &[&str], stdin: &str) -> (Option<Value>, String) {
+        let mut all = vec!["intercept"];
+        all.extend_from_slice(args);
+        let mut child = self
+            .command(&all)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        (serde_json::from_str(&stdout).ok(), stdout)
+    }
+}
+
+/// The attack failed closed: denied or error, and the secret is not in the result.
+#[track_caller]
+fn closed(result: &Value) {
+    assert!(
+        result["status"] == "denied" || result["status"] == "error",
+        "the attack was not stopped: {result:#}"
+    );
+    assert!(
+        !result.to_string().contains(SECRET),
+        "the secret leaked: {result:#}"
+    );
+}
+
+#[track_caller]
+fn denied(result: &Value) {
+    assert_eq!(result["status"], "denied", "{result:#}");
+    assert_eq!(result["error"]["code"], "E_PERMISSION_DENIED", "{result:#}");
+    assert!(!result.to_string().contains(SECRET), "{result:#}");
+}
+
+#[track_caller]
+fn ok(result: &Value) {
+    assert_eq!(result["status"], "ok", "{result:#}");
+}
+
+fn envelope(tool: &str, input: Value) -> String {
+    json!({"type": "tool_use", "name": format!("codecrew:{tool}"), "input": input}).to_string()
+}
+
+/// Processes whose command line holds `marker` (zombies and codecrew itself, whose
+/// arguments hold the command, excluded).
+fn processes_with(marker: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.rfind(')')
+                    .map(|at| stat[at + 1..].trim_start().starts_with('Z'))
+            })
+            .unwrap_or(true);
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        if !zombie && cmdline.contains(marker) && !cmdline.contains(BIN) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[track_caller]
+fn no_process_left(marker: &str) {
+    let start = Instant::now();
+    while !processes_with(marker).is_empty() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = processes_with(marker);
+    for pid in &left {
+        let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    }
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+}
+
+fn marker(name: &str) -> String {
+    format!(
+        "codecrew-{name}-{}-{}",
+        std::process::id(),
+        Instant::now().elapsed().as_nanos()
+    )
+}
+
+mod injection;
+mod paths;
+mod processes;
+mod shell;

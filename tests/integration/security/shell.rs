@@ -1,0 +1,212 @@
+//! The shell analysis attacked: segments, substitutions, wrappers, redirections, quoting, the deny list.
+
+use super::*;
+
+#[test]
+pub(super) fn safe_commands_run_without_asking() {
+    let ws = Ws::new();
+    for command in [
+        "ls -la",
+        "pwd",
+        "cat src/main.rs",
+        "cat src/main.rs | wc -l",
+        "ls src && echo done",
+        "grep -rn main src",
+        "echo hi 2>&1 > /dev/null",
+    ] {
+        ok(&ws.run(command));
+    }
+}
+
+#[test]
+pub(super) fn compound_commands_are_checked_segment_by_segment() {
+    let ws = Ws::new();
+    for command in [
+        "ls && touch pwned",
+        "ls; touch pwned",
+        "ls || touch pwned",
+        "ls | touch pwned",
+        "ls & touch pwned",
+        "(touch pwned)",
+        "{ touch pwned; }",
+        "ls\ntouch pwned",
+        "! touch pwned",
+        "ls && cat src/main.rs | sort | touch pwned",
+    ] {
+        denied(&ws.run(command));
+        assert!(!ws.exists("pwned"), "{command:?} ran");
+    }
+}
+
+#[test]
+pub(super) fn substitutions_fail_closed() {
+    let ws = Ws::new();
+    for command in [
+        "echo $(touch pwned)",
+        "echo `touch pwned`",
+        "cat <(touch pwned)",
+        "echo hi > >(touch pwned)",
+        "echo \"$(touch pwned)\"",
+        "cat <<EOF\n$(touch pwned)\nEOF",
+        "ls $(echo src)",
+        "echo $((1 + $(touch pwned)))",
+        "x=$(touch pwned)",
+    ] {
+        denied(&ws.run(command));
+        assert!(!ws.exists("pwned"), "{command:?} ran");
+    }
+}
+
+#[test]
+pub(super) fn wrappers_fail_closed() {
+    let ws = Ws::new();
+    ws.write("list.txt", "pwned\n");
+    for command in [
+        "eval touch pwned",
+        "eval 'touch pwned'",
+        "bash -c 'touch pwned'",
+        "sh -c 'touch pwned'",
+        "bash -lc 'touch pwned'",
+        "/bin/bash -c 'touch pwned'",
+        "xargs touch < list.txt",
+        "cat list.txt | xargs touch",
+        "find . -name list.txt -exec touch pwned \\;",
+        "find . -execdir touch pwned \\;",
+        "env touch pwned",
+        "env -i touch pwned",
+        "env FOO=1 touch pwned",
+        "nohup touch pwned",
+        "timeout 5 touch pwned",
+        "command touch pwned",
+        "exec touch pwned",
+        "nice touch pwned",
+        "LD_PRELOAD=/tmp/evil.so ls",
+        "PATH=.:$PATH ls",
+        "BASH_ENV=list.txt ls",
+        "python3 -c 'open(\"pwned\",\"w\")'",
+        "echo 'touch pwned' | bash",
+        "git -c core.pager='touch pwned' log",
+        "source list.txt",
+    ] {
+        denied(&ws.run(command));
+        assert!(!ws.exists("pwned"), "{command:?} ran");
+    }
+}
+
+#[test]
+pub(super) fn redirections_to_files_fail_closed() {
+    let ws = Ws::new();
+    for command in [
+        "echo x > out.txt",
+        "echo x >> src/main.rs",
+        "ls &> out.txt",
+        "ls 2> out.txt",
+        "ls >| out.txt",
+        "ls > \"$OUT\"",
+    ] {
+        denied(&ws.run(command));
+    }
+    assert!(!ws.exists("out.txt"));
+    assert_eq!(
+        std::fs::read_to_string(ws.root.join("src/main.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+}
+
+#[test]
+pub(super) fn quoting_tricks_do_not_hide_anything() {
+    let ws = Ws::new();
+    for command in [
+        "'t'ouch pwned",
+        "\\touch pwned",
+        "t\"\"ouch pwned",
+        "$'\\x74ouch' pwned",
+        "l\\s; touch pwned",
+        "ls \\\n; touch pwned",
+        "ls # comment\ntouch pwned",
+        "echo \"; touch pwned\" ; touch pwned",
+        "echo '$(id)' && touch pwned",
+    ] {
+        denied(&ws.run(command));
+        assert!(!ws.exists("pwned"), "{command:?} ran");
+    }
+    // Quotes that only look dangerous are read as bash reads them.
+    ok(&ws.run("echo '$(touch pwned)' \"\\$(touch pwned)\""));
+    assert!(!ws.exists("pwned"));
+}
+
+#[test]
+pub(super) fn the_deny_list_holds_with_yes() {
+    let ws = Ws::new();
+    for command in [
+        "rm -rf /",
+        "rm -rf /*",
+        "rm -fr / --no-preserve-root",
+        "rm -r -f /",
+        "rm -Rf //",
+        "rm -rf /.",
+        "rm -rf -- /",
+        "\\rm -rf /",
+        "'rm' -rf '/'",
+        "/bin/rm -rf /",
+        "$'\\x72m' -rf /",
+        "rm -rf ~",
+        "rm -rf $HOME",
+        "rm -rf .",
+        "rm -rf *",
+        "X=/; rm -rf $X",
+        "rm -rf {/,x}",
+        "sudo rm -rf /",
+        "env rm -rf /",
+        "nohup rm -rf / &",
+        "bash -c 'rm -rf /'",
+        "sh -c \"bash -c 'rm -rf ~'\"",
+        "eval 'rm -rf /'",
+        "echo / | xargs rm -rf",
+        "find / -delete",
+        "find / -exec rm -rf {} +",
+        "ls && rm -rf /",
+        "mkfs.ext4 /dev/sda1",
+        "mkfs -t ext4 /dev/sda",
+        "dd if=/dev/zero of=/dev/sda bs=1M",
+        "cat /dev/zero > /dev/sda",
+        ":(){ :|:& };:",
+        "bomb() { bomb | bomb & }; bomb",
+        "bash -c ':(){ :|:& };:'",
+        "chmod -R 777 /",
+        "chmod -R 000 ~",
+        "chown -R nobody:nogroup /",
+        "kill -9 -1",
+        "shutdown -h now",
+        "cat /proc/self/environ",
+        "cat /proc/$PPID/environ",
+        "$CMD -rf /",
+    ] {
+        let result = ws.run_yes(command);
+        denied(&result);
+        assert!(
+            result["error"]["suggestion"]
+                .as_str()
+                .unwrap()
+                .contains("deny list"),
+            "{command:?}: {result:#}"
+        );
+    }
+    assert!(ws.exists("src/main.rs"));
+}
+
+#[test]
+pub(super) fn unknown_commands_ask_and_name_the_rule_or_flag() {
+    let ws = Ws::new();
+    let result = ws.run("touch made.txt");
+    denied(&result);
+    let suggestion = result["error"]["suggestion"].as_str().unwrap();
+    assert!(suggestion.contains("--yes"), "{suggestion}");
+    assert!(suggestion.contains("run_command(touch *)"), "{suggestion}");
+    assert!(!ws.exists("made.txt"));
+    ok(&ws.run_yes("touch made.txt"));
+    assert!(ws.exists("made.txt"));
+    // Query mode offers no commands at all.
+    let (result, _) = ws.call_in("query", true, "run_command", json!({"command": "ls"}));
+    assert_eq!(result["status"], "denied", "{result:#}");
+}
