@@ -110,6 +110,22 @@ impl Provider {
         )
     }
 
+    /// What to do about a failed turn, when the CLI's stderr says it is not signed in.
+    pub fn failure_hint(&self, stderr: &str) -> Option<&'static str> {
+        match self.kind() {
+            ProviderKind::Copilot if stderr.contains("authenticate") => Some(
+                "sign in with `copilot login` (or set COPILOT_GITHUB_TOKEN), or run Copilot \
+                 offline against a local model with COPILOT_OFFLINE=true and \
+                 COPILOT_PROVIDER_BASE_URL (see `codecrew query --help`)",
+            ),
+            ProviderKind::Claude
+            | ProviderKind::Gemini
+            | ProviderKind::Codex
+            | ProviderKind::Copilot
+            | ProviderKind::Command => None,
+        }
+    }
+
     /// The model a job runs with: the one its mention chose (`@agent:model`), else the
     /// agent's configured one, else the CLI's own default (`None`).
     pub fn model<'a>(&'a self, chosen: Option<&'a str>) -> Option<&'a str> {
@@ -403,6 +419,18 @@ mod tests {
         assert!(!args.iter().any(|arg| arg.contains("allow-all")));
         assert_eq!(provider("copilot").format(), Format::Copilot);
         assert!(provider("copilot").can_resume());
+    }
+
+    #[test]
+    fn copilot_not_signed_in_is_told_both_ways_in() {
+        let stderr = "To authenticate, you can use any of the following methods:";
+        let hint = provider("copilot").failure_hint(stderr).unwrap();
+        assert!(
+            hint.contains("copilot login") && hint.contains("COPILOT_OFFLINE"),
+            "{hint}"
+        );
+        assert_eq!(provider("copilot").failure_hint("boom"), None);
+        assert_eq!(provider("claude").failure_hint(stderr), None);
     }
 
     #[test]

@@ -259,6 +259,10 @@ impl JobRun {
                 }
             };
             if let Some(error) = turn_failure(&outcome, &turn, &limits) {
+                let error = match self.provider.failure_hint(&outcome.stderr_tail) {
+                    Some(hint) => format!("{error}; {hint}"),
+                    None => error,
+                };
                 // A thread's stored session the CLI no longer has (its data cleared, the
                 // workspace moved): start once more, fresh, from the thread's transcript.
                 // Only the first turn resumes a thread's session, and the fresh start
