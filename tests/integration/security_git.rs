@@ -271,3 +271,61 @@ fn through_git_dash_c_into_a_nested_repository() {
         "git -C vendor/dep status",
     );
 }
+
+#[test]
+fn a_submodules_own_config_on_status() {
+    attack(
+        "submodule core.fsmonitor",
+        |repo| {
+            // A second repository, added as a submodule: its repository lives in
+            // .git/modules/dep, with a config of its own that `git status` reads too.
+            let base = repo.root.parent().unwrap();
+            let dep = tempfile::TempDir::new_in(base).unwrap().keep();
+            let git_in = |dir: &Path, args: &[&str]| {
+                let status = Command::new("git")
+                    .args(args)
+                    .current_dir(dir)
+                    .env("GIT_CONFIG_NOSYSTEM", "1")
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .unwrap();
+                assert!(status.success(), "git {args:?}");
+            };
+            git_in(&dep, &["init", "-q", "."]);
+            git_in(&dep, &["config", "user.email", "test@example.com"]);
+            git_in(&dep, &["config", "user.name", "Test"]);
+            std::fs::write(dep.join("lib.txt"), "lib\n").unwrap();
+            git_in(&dep, &["add", "."]);
+            git_in(&dep, &["commit", "-q", "-m", "lib"]);
+            let url = dep.display().to_string();
+            git_in(
+                &repo.root,
+                &[
+                    "-c",
+                    "protocol.file.allow=always",
+                    "submodule",
+                    "add",
+                    "-q",
+                    &url,
+                    "dep",
+                ],
+            );
+            repo.git(&["commit", "-q", "-m", "add dep"]);
+            let module_config = repo.root.join(".git/modules/dep/config");
+            git_in(
+                &repo.root,
+                &[
+                    "config",
+                    "-f",
+                    &module_config.display().to_string(),
+                    "core.fsmonitor",
+                    &repo.evil(),
+                ],
+            );
+            std::fs::write(repo.root.join("dep/lib.txt"), "changed\n").unwrap();
+            let _ = std::fs::remove_dir_all(&dep);
+        },
+        "git status",
+    );
+}

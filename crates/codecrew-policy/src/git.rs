@@ -29,9 +29,82 @@ pub const READING_HOOKS: [&str; 2] = ["post-index-change", "reference-transactio
 /// Why git, started in `dir`, could run a program the repository names: `None` when its
 /// repository config names none (or `dir` is in no repository).
 pub fn program_in_repository(dir: &Path) -> Option<String> {
-    let git_dir = find_git_dir(dir)?;
-    let mut dirs = vec![git_dir.clone()];
-    if let Some(common) = common_dir(&git_dir) {
+    let (git_dir, work_tree) = find_git_dir(dir)?;
+    if let Some(why) = check_repository(&git_dir, Some(&work_tree)) {
+        return Some(why);
+    }
+    // `git status` and `git diff` look into submodules too, each with its own config and
+    // hooks (in `.git/modules/<name>`, or a `.git` in the submodule's directory).
+    let common = common_dir(&git_dir).unwrap_or_else(|| git_dir.clone());
+    let mut submodules = Vec::new();
+    module_dirs(&common.join("modules"), 0, &mut submodules);
+    submodules.extend(
+        gitmodules_paths(&work_tree)
+            .into_iter()
+            .filter_map(|path| own_git_dir(&work_tree.join(path))),
+    );
+    submodules.iter().find_map(|git_dir| {
+        check_repository(git_dir, None).map(|why| format!("in a submodule: {why}"))
+    })
+}
+
+/// The most submodule repositories checked, and how deep their names and nesting go.
+const MAX_SUBMODULES: usize = 256;
+const MAX_SUBMODULE_DEPTH: usize = 6;
+
+/// The submodules' repositories under `modules`, nested ones included.
+fn module_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth > MAX_SUBMODULE_DEPTH || out.len() >= MAX_SUBMODULES {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            continue;
+        }
+        if is_git_dir(&path) {
+            out.push(path.clone());
+            module_dirs(&path.join("modules"), depth + 1, out);
+        } else {
+            // Submodule names may hold slashes: `modules/libs/foo`.
+            module_dirs(&path, depth + 1, out);
+        }
+    }
+}
+
+/// The `path = …` entries of the work tree's `.gitmodules`.
+fn gitmodules_paths(work_tree: &Path) -> Vec<String> {
+    let Ok(text) = fs::read_to_string(work_tree.join(".gitmodules")) else {
+        return Vec::new();
+    };
+    entries(&text)
+        .into_iter()
+        .filter(|(key, _)| key.starts_with("submodule.") && key.ends_with(".path"))
+        .filter_map(|(_, value)| value)
+        .map(|value| value.trim_matches('"').to_owned())
+        .filter(|path| !path.is_empty() && !path.starts_with('/') && !path.contains(".."))
+        .take(MAX_SUBMODULES)
+        .collect()
+}
+
+/// The repository of exactly `dir` (its own `.git`), not one above it.
+fn own_git_dir(dir: &Path) -> Option<PathBuf> {
+    let dot_git = dir.join(".git");
+    match fs::symlink_metadata(&dot_git) {
+        Ok(meta) if meta.is_file() => read_gitdir_file(&dot_git, dir),
+        Ok(_) => Some(dot_git),
+        Err(_) => None,
+    }
+}
+
+/// One repository's config files and hooks. `work_tree` resolves a relative
+/// `core.hooksPath`; without it (a submodule's repository) any `core.hooksPath` asks.
+fn check_repository(git_dir: &Path, work_tree: Option<&Path>) -> Option<String> {
+    let mut dirs = vec![git_dir.to_path_buf()];
+    if let Some(common) = common_dir(git_dir) {
         dirs.push(common);
     }
     let mut hooks: Vec<PathBuf> = dirs.iter().map(|dir| dir.join("hooks")).collect();
@@ -43,9 +116,18 @@ pub fn program_in_repository(dir: &Path) -> Option<String> {
                 return Some(why);
             }
             // `core.hooksPath` moves the hooks (husky: `.husky/_`); a relative one is
-            // relative to the work tree, the directory that holds `.git`.
-            let work_tree = git_dir.parent().unwrap_or(&git_dir);
-            hooks.extend(hooks_paths.iter().map(|path| work_tree.join(path)));
+            // relative to the work tree.
+            for hooks_path in hooks_paths {
+                match work_tree {
+                    Some(work_tree) => hooks.push(work_tree.join(hooks_path)),
+                    None => {
+                        return Some(format!(
+                            "the repository's git config sets `core.hooksPath` ({hooks_path}), \
+                             whose hooks git may run"
+                        ));
+                    }
+                }
+            }
         }
     }
     hooks.iter().find_map(|dir| reading_hook(dir)).map(|hook| {
@@ -56,19 +138,16 @@ pub fn program_in_repository(dir: &Path) -> Option<String> {
     })
 }
 
-/// The repository git would find from `dir`: the nearest `.git` (a directory, or a file
-/// that points to one) or a directory that is itself a repository (a bare one), walking
-/// up to the root.
-fn find_git_dir(dir: &Path) -> Option<PathBuf> {
+/// The repository git would find from `dir`, and its work tree: the nearest `.git` (a
+/// directory, or a file that points to one) or a directory that is itself a repository
+/// (a bare one, its own work tree here), walking up to the root.
+fn find_git_dir(dir: &Path) -> Option<(PathBuf, PathBuf)> {
     for candidate in dir.ancestors() {
-        let dot_git = candidate.join(".git");
-        match fs::symlink_metadata(&dot_git) {
-            Ok(meta) if meta.is_file() => return read_gitdir_file(&dot_git, candidate),
-            Ok(_) => return Some(dot_git),
-            Err(_) => {}
+        if let Some(git_dir) = own_git_dir(candidate) {
+            return Some((git_dir, candidate.to_path_buf()));
         }
         if is_git_dir(candidate) {
-            return Some(candidate.to_path_buf());
+            return Some((candidate.to_path_buf(), candidate.to_path_buf()));
         }
     }
     None

@@ -206,6 +206,43 @@ fn a_hooks_path_is_followed_to_its_hooks() {
 }
 
 #[test]
+fn submodules_are_checked_too() {
+    // `.git/modules/<name>`: where `git submodule add` keeps a submodule's repository.
+    let dir = repo(CLEAN);
+    let module = dir.path().join(".git/modules/libs/dep");
+    fs::create_dir_all(module.join("objects")).unwrap();
+    fs::create_dir_all(module.join("refs")).unwrap();
+    fs::write(module.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(module.join("config"), CLEAN).unwrap();
+    assert_eq!(program_in_repository(dir.path()), None);
+    fs::write(
+        module.join("config"),
+        format!("{CLEAN}[core]\n\tfsmonitor = ./x\n"),
+    )
+    .unwrap();
+    let why = program_in_repository(dir.path()).unwrap();
+    assert!(
+        why.contains("submodule") && why.contains("core.fsmonitor"),
+        "{why}"
+    );
+
+    // A submodule with its own `.git` in its directory, named in `.gitmodules`.
+    let dir = repo(CLEAN);
+    fs::write(
+        dir.path().join(".gitmodules"),
+        "[submodule \"vendored\"]\n\tpath = vendor/lib\n\turl = ../lib\n",
+    )
+    .unwrap();
+    let nested = dir.path().join("vendor/lib/.git");
+    fs::create_dir_all(nested.join("objects")).unwrap();
+    fs::create_dir_all(nested.join("refs")).unwrap();
+    fs::write(nested.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(nested.join("config"), "[diff \"x\"]\n\ttextconv = ./x\n").unwrap();
+    let why = program_in_repository(dir.path()).unwrap();
+    assert!(why.contains("diff.x.textconv"), "{why}");
+}
+
+#[test]
 fn config_syntax_git_accepts() {
     let text = "# comment\n[core] fsmonitor = a ; trailing\n[Diff \"My.Driver\"]\n\
                 \tTextConv = \"b\" \\\n  c\n[branch.main]\n\tremote = origin\n; other\n\
