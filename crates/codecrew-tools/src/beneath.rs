@@ -191,6 +191,13 @@ impl Beneath {
             .is_ok()
     }
 
+    /// Opens the directory `dir` (as a handle to stand in, not to read), through
+    /// directories only.
+    pub fn open_dir(&self, dir: &Path) -> Result<OwnedFd> {
+        let relative = self.relative(dir)?;
+        self.open_relative(&relative, OFlag::O_PATH | OFlag::O_DIRECTORY, Mode::empty())
+    }
+
     /// Opens the directory `dir`, creating it and any missing parent, each beneath the
     /// one before and never through a link.
     fn create_dirs(&self, dir: &Path) -> Result<OwnedFd> {

@@ -219,6 +219,24 @@ async fn edit_file() {
     .await;
 }
 
+/// Not a file tool, but its `cwd` is a checked path too: the command starts in the
+/// directory that was checked, never in one swapped in for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_command_cwd() {
+    during_race(
+        "run_command",
+        &[json!({"command": "cat file.txt", "cwd": "flip"})],
+        |output| {
+            let stdout = output["stdout"].as_str().unwrap();
+            assert!(
+                stdout.is_empty() || stdout.contains("harmless inside"),
+                "{output}"
+            );
+        },
+    )
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_directory() {
     during_race("list_directory", &[json!({"path": "flip"})], |_| {}).await;

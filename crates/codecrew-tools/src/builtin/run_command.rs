@@ -8,13 +8,15 @@
 //! timeouts) is [`crate::child`]'s. A non-zero exit is a normal result the model
 //! reads; only a failure to start and a timeout are errors.
 
-use std::path::Path;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::support::{directory, optional_str, optional_u64, required_str};
+use super::support::{beneath_error, directory, optional_str, optional_u64, required_str};
+use crate::beneath::Beneath;
 use crate::child::{self, Captured, ChildError, ChildSpec, Confinement, ERROR_TAIL_CHARS, Ending};
 use crate::path::{Access, display, resolve};
 use crate::{Mode, Tool, ToolContext, ToolError, ToolFuture};
@@ -94,8 +96,24 @@ impl Tool for RunCommand {
             }
             let requested = optional_str(&input, "cwd").unwrap_or(".");
             let cwd = resolve(&ctx.workspace, requested, Access::Read)?;
-            directory(&cwd, &display(&ctx.workspace, &cwd))?;
-            run(command, &cwd, timeout_ms, ctx).await
+            let shown = display(&ctx.workspace, &cwd);
+            directory(&cwd, &shown)?;
+            // The command starts in the directory that was checked, held open beneath the
+            // workspace: a link swapped in for it since cannot move the command elsewhere.
+            // The child changes into it through the handle (`/proc/self/fd/N`, still open
+            // before exec).
+            let held = Beneath::open(&ctx.workspace)
+                .and_then(|beneath| beneath.open_dir(&cwd))
+                .map_err(|error| beneath_error(&shown, error))?;
+            let through_handle = PathBuf::from(format!("/proc/self/fd/{}", held.as_raw_fd()));
+            let start = if through_handle.is_dir() {
+                through_handle
+            } else {
+                cwd
+            };
+            let result = run(command, &start, timeout_ms, ctx).await;
+            drop(held);
+            result
         })
     }
 }
