@@ -77,6 +77,32 @@ pub async fn executor(
     options: &ToolOptions,
 ) -> anyhow::Result<(ToolExecutor, Toolbox)> {
     let (loaded, policy) = config_and_policy(&options.workspace)?;
+    executor_over(loaded, policy, mode, options).await
+}
+
+/// The executor for one direct call of `tool`: of the MCP servers only the one that
+/// serves it (`<server>__<tool>`) starts, none for a built-in or external tool, since
+/// starting every server of the config can take seconds.
+pub async fn executor_for_call(
+    tool: &str,
+    mode: Mode,
+    options: &ToolOptions,
+) -> anyhow::Result<(ToolExecutor, Toolbox)> {
+    let (mut loaded, policy) = config_and_policy(&options.workspace)?;
+    let server = tool.split_once("__").map(|(server, _)| server);
+    loaded
+        .config
+        .mcp
+        .retain(|name, _| Some(name.as_str()) == server);
+    executor_over(loaded, policy, mode, options).await
+}
+
+async fn executor_over(
+    loaded: LoadedConfig,
+    policy: Arc<Policy>,
+    mode: Mode,
+    options: &ToolOptions,
+) -> anyhow::Result<(ToolExecutor, Toolbox)> {
     let toolbox = toolbox(&loaded, &options.workspace, mode).await;
     let registry = toolbox.registry().clone();
     let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode)?);

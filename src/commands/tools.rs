@@ -125,7 +125,7 @@ async fn call(
     let tool = super::bare_name(name).to_owned();
     let result = match serde_json::from_str::<Value>(input) {
         Ok(input) => {
-            let (executor, toolbox) = super::executor(mode, options).await?;
+            let (executor, toolbox) = super::executor_for_call(&tool, mode, options).await?;
             let result = executor
                 .call(&CallRequest {
                     id: String::new(),

@@ -222,3 +222,31 @@ pub(super) fn servers_die_with_an_interrupted_codecrew() {
     assert_eq!(status.code(), Some(143));
     ws.assert_no_server_left();
 }
+
+/// `codecrew tools call` starts only the MCP server of the tool it calls: none for a
+/// built-in, which then answers without waiting for every server of the config.
+#[test]
+fn a_direct_call_starts_only_the_server_it_needs() {
+    let ws = Ws::new();
+    let marker = ws.root.join("server-started");
+    let text = format!(
+        "[mcp.lazy]\ncommand = \"bash\"\nargs = [\"-c\", \"touch '{}'; exec sleep 10\"]\n\
+         startup_timeout_secs = 1\n",
+        marker.display()
+    );
+    std::fs::write(&ws.user_config, text).unwrap();
+
+    let (result, stderr) = ws.call("execute", false, "read_file", json!({"path": "notes.txt"}));
+    assert_eq!(result["status"], "ok", "{result}");
+    assert!(!marker.exists(), "a built-in call started the MCP server");
+    assert!(!stderr.contains("mcp.lazy"), "{stderr}");
+
+    let (result, stderr) = ws.call("execute", false, "lazy__anything", json!({}));
+    assert_eq!(result["status"], "error", "{result}");
+    assert!(
+        marker.exists(),
+        "the call of its tool did not start the server"
+    );
+    assert!(stderr.contains("mcp.lazy did not start"), "{stderr}");
+    ws.assert_no_server_left();
+}
