@@ -7,7 +7,7 @@ use super::*;
 /// model that reaches for Copilot's `bash` instead of codecrew's `run_command` runs
 /// nothing.
 #[test]
-pub(super) fn copilot_own_tools_read_only_in_query_and_no_shell_in_execute() {
+fn copilot_own_tools_read_only_in_query_and_no_shell_in_execute() {
     let shell = Reply::tool(
         "bash",
         json!({"command": "touch made-by-copilot-shell", "description": "touch",

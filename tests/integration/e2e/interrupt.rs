@@ -15,7 +15,7 @@ pub(super) fn processes_in(dir: &Path) -> Vec<String> {
 }
 
 #[test]
-pub(super) fn an_interrupt_stops_every_agent_and_exits_130() {
+fn an_interrupt_stops_every_agent_and_exits_130() {
     let script = Script::new().rule(Rule::on_prompt("E2E-INT", Reply::hang()));
     let Some(world) = World::new("e2e-interrupt", script) else {
         return;

@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-pub(super) fn a_missing_cli_exits_3_with_how_to_install() {
+fn a_missing_cli_exits_3_with_how_to_install() {
     let Some(world) = World::new("e2e-missing", Script::new()) else {
         return;
     };
@@ -22,7 +22,7 @@ pub(super) fn a_missing_cli_exits_3_with_how_to_install() {
 }
 
 #[test]
-pub(super) fn a_hanging_cli_is_killed_at_the_timeout() {
+fn a_hanging_cli_is_killed_at_the_timeout() {
     let script = Script::new().rule(Rule::on_prompt("E2E-HANG", Reply::hang()));
     let Some(world) = World::new("e2e-hang", script) else {
         return;
@@ -43,7 +43,7 @@ pub(super) fn a_hanging_cli_is_killed_at_the_timeout() {
 }
 
 #[test]
-pub(super) fn agents_run_in_parallel_each_with_its_own_result() {
+fn agents_run_in_parallel_each_with_its_own_result() {
     let script = Script::new().rule(Rule::on_prompt(
         "E2E-PAR",
         Reply::text("parallel answer").with_delay_ms(1500),
@@ -84,7 +84,7 @@ pub(super) fn agents_run_in_parallel_each_with_its_own_result() {
 }
 
 #[test]
-pub(super) fn execute_writes_a_file_and_query_may_not() {
+fn execute_writes_a_file_and_query_may_not() {
     let call = fenced(&[envelope(
         "write_file",
         json!({"path": "out/hello.txt", "content": "written by the model\n"}),
@@ -121,8 +121,40 @@ pub(super) fn execute_writes_a_file_and_query_may_not() {
     }
 }
 
+/// In `execute` a write to a protected file asks; with no terminal to ask on, it is
+/// denied, the model hears why, and nothing is written, whatever the CLI.
 #[test]
-pub(super) fn text_and_stream_json_output() {
+fn execute_denies_a_protected_write_without_a_terminal() {
+    let call = fenced(&[envelope(
+        "write_file",
+        json!({"path": ".github/workflows/ci.yml", "content": "on: push\n"}),
+    )]);
+    let script = Script::new()
+        .rule(
+            Rule::on_prompt(FOLLOW_UP, Reply::text("Refused, as it should be."))
+                .and_prompt("E_PERMISSION_DENIED"),
+        )
+        .rule(Rule::on_prompt(
+            FOLLOW_UP,
+            Reply::text("Something else happened."),
+        ))
+        .rule(Rule::on_prompt("E2E-PROTECTED", Reply::text(call)));
+    let Some(world) = World::new("e2e-protected", script) else {
+        return;
+    };
+    let target = world.workspace().join(".github/workflows/ci.yml");
+    for agent in AGENTS {
+        let (run, doc) = world.json("execute", &[&format!("@{agent} E2E-PROTECTED")]);
+        run.assert_code(0);
+        let r = result(&doc);
+        assert_eq!(r["tool_calls"][0]["status"], "denied", "{agent}: {doc}");
+        assert_eq!(r["response"], "Refused, as it should be.", "{agent}: {doc}");
+        assert!(!target.exists(), "{agent}: a protected file was written");
+    }
+}
+
+#[test]
+fn text_and_stream_json_output() {
     let call = fenced(&[envelope("list_directory", json!({}))]);
     let script = Script::new()
         .rule(Rule::on_prompt(FOLLOW_UP, Reply::text("Listed.")))
@@ -176,7 +208,7 @@ pub(super) fn text_and_stream_json_output() {
 }
 
 #[test]
-pub(super) fn unknown_agent_is_a_usage_error() {
+fn unknown_agent_is_a_usage_error() {
     let Some(world) = World::new("e2e-unknown-agent", Script::new()) else {
         return;
     };

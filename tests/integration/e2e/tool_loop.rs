@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-pub(super) fn plain_answer() {
+fn plain_answer() {
     let script = Script::new().rule(Rule::on_prompt(
         "E2E-PLAIN",
         Reply::text("Plain answer from the fake."),
@@ -32,7 +32,7 @@ pub(super) fn plain_answer() {
 }
 
 #[test]
-pub(super) fn one_tool_call_then_the_answer_in_the_same_session() {
+fn one_tool_call_then_the_answer_in_the_same_session() {
     let call = fenced(&[envelope("read_file", json!({"path": "notes.txt"}))]);
     let script = Script::new()
         .rule(
@@ -90,7 +90,7 @@ pub(super) fn one_tool_call_then_the_answer_in_the_same_session() {
 }
 
 #[test]
-pub(super) fn several_calls_in_one_message_and_an_unknown_tool() {
+fn several_calls_in_one_message_and_an_unknown_tool() {
     let calls = fenced(&[
         envelope("read_file", json!({"path": "a.txt"})),
         envelope("list_directory", json!({})),
@@ -126,7 +126,7 @@ pub(super) fn several_calls_in_one_message_and_an_unknown_tool() {
 }
 
 #[test]
-pub(super) fn a_chain_of_three_turns_and_max_turns() {
+fn a_chain_of_three_turns_and_max_turns() {
     let first = fenced(&[envelope("read_file", json!({"path": "step1.txt"}))]);
     let second = fenced(&[envelope("read_file", json!({"path": "step2.txt"}))]);
     let script = Script::new()
@@ -182,7 +182,7 @@ pub(super) fn a_chain_of_three_turns_and_max_turns() {
 }
 
 #[test]
-pub(super) fn an_api_error_is_a_failure_with_its_message() {
+fn an_api_error_is_a_failure_with_its_message() {
     let script = Script::new().rule(Rule::on_prompt(
         "E2E-FAIL",
         Reply::error(400, "scripted failure E2E"),

@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-pub(super) fn claude_plain_answer() {
+fn claude_plain_answer() {
     let Some(rig) = Rig::new(Cli::Claude, "claude_plain_answer") else {
         return;
     };
@@ -35,7 +35,7 @@ pub(super) fn claude_plain_answer() {
 }
 
 #[test]
-pub(super) fn claude_passes_a_fenced_envelope_through() {
+fn claude_passes_a_fenced_envelope_through() {
     let Some(rig) = Rig::new(Cli::Claude, "claude_envelope") else {
         return;
     };
@@ -49,7 +49,7 @@ pub(super) fn claude_passes_a_fenced_envelope_through() {
 }
 
 #[test]
-pub(super) fn claude_resumed_session_replays_history() {
+fn claude_resumed_session_replays_history() {
     let Some(rig) = Rig::new(Cli::Claude, "claude_resume") else {
         return;
     };
@@ -76,7 +76,7 @@ pub(super) fn claude_resumed_session_replays_history() {
 }
 
 #[test]
-pub(super) fn claude_api_error_exits_1() {
+fn claude_api_error_exits_1() {
     let Some(rig) = Rig::new(Cli::Claude, "claude_api_error") else {
         return;
     };
@@ -96,7 +96,7 @@ pub(super) fn claude_api_error_exits_1() {
 }
 
 #[test]
-pub(super) fn claude_native_tool_round_trip() {
+fn claude_native_tool_round_trip() {
     let Some(rig) = Rig::new(Cli::Claude, "claude_tool") else {
         return;
     };
@@ -125,7 +125,7 @@ pub(super) fn claude_native_tool_round_trip() {
 }
 
 #[test]
-pub(super) fn claude_thinking_block() {
+fn claude_thinking_block() {
     let Some(rig) = Rig::new(Cli::Claude, "claude_thinking") else {
         return;
     };

@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-pub(super) fn codex_plain_answer() {
+fn codex_plain_answer() {
     let Some(rig) = Rig::new(Cli::Codex, "codex_plain_answer") else {
         return;
     };
@@ -28,7 +28,7 @@ pub(super) fn codex_plain_answer() {
 }
 
 #[test]
-pub(super) fn codex_passes_a_fenced_envelope_through() {
+fn codex_passes_a_fenced_envelope_through() {
     let Some(rig) = Rig::new(Cli::Codex, "codex_envelope") else {
         return;
     };
@@ -38,7 +38,7 @@ pub(super) fn codex_passes_a_fenced_envelope_through() {
 }
 
 #[test]
-pub(super) fn codex_resumed_session_replays_history() {
+fn codex_resumed_session_replays_history() {
     let Some(rig) = Rig::new(Cli::Codex, "codex_resume") else {
         return;
     };
@@ -68,7 +68,7 @@ pub(super) fn codex_resumed_session_replays_history() {
 }
 
 #[test]
-pub(super) fn codex_api_error_exits_1() {
+fn codex_api_error_exits_1() {
     let Some(rig) = Rig::new(Cli::Codex, "codex_api_error") else {
         return;
     };
@@ -80,7 +80,7 @@ pub(super) fn codex_api_error_exits_1() {
 }
 
 #[test]
-pub(super) fn codex_native_tool_round_trip() {
+fn codex_native_tool_round_trip() {
     let Some(rig) = Rig::new(Cli::Codex, "codex_tool") else {
         return;
     };
@@ -100,7 +100,7 @@ pub(super) fn codex_native_tool_round_trip() {
 }
 
 #[test]
-pub(super) fn codex_reasoning_summary_becomes_a_reasoning_item() {
+fn codex_reasoning_summary_becomes_a_reasoning_item() {
     let Some(rig) = Rig::new(Cli::Codex, "codex_thinking") else {
         return;
     };

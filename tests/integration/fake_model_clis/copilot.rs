@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-pub(super) fn copilot_plain_answer() {
+fn copilot_plain_answer() {
     let Some(rig) = Rig::new(Cli::Copilot, "copilot_plain_answer") else {
         return;
     };
@@ -32,7 +32,7 @@ pub(super) fn copilot_plain_answer() {
 }
 
 #[test]
-pub(super) fn copilot_passes_a_fenced_envelope_through() {
+fn copilot_passes_a_fenced_envelope_through() {
     let Some(rig) = Rig::new(Cli::Copilot, "copilot_envelope") else {
         return;
     };
@@ -49,7 +49,7 @@ pub(super) fn copilot_passes_a_fenced_envelope_through() {
 }
 
 #[test]
-pub(super) fn copilot_resumed_session_replays_history() {
+fn copilot_resumed_session_replays_history() {
     let Some(rig) = Rig::new(Cli::Copilot, "copilot_resume") else {
         return;
     };
@@ -72,7 +72,7 @@ pub(super) fn copilot_resumed_session_replays_history() {
 }
 
 #[test]
-pub(super) fn copilot_api_error_exits_1_with_a_session_error() {
+fn copilot_api_error_exits_1_with_a_session_error() {
     let Some(rig) = Rig::new(Cli::Copilot, "copilot_api_error") else {
         return;
     };
@@ -88,7 +88,7 @@ pub(super) fn copilot_api_error_exits_1_with_a_session_error() {
 }
 
 #[test]
-pub(super) fn copilot_native_tool_round_trip() {
+fn copilot_native_tool_round_trip() {
     let Some(rig) = Rig::new(Cli::Copilot, "copilot_tool") else {
         return;
     };
@@ -108,7 +108,7 @@ pub(super) fn copilot_native_tool_round_trip() {
 }
 
 #[test]
-pub(super) fn harness_env_for_all_clis_puts_the_clis_first_on_path() {
+fn harness_env_for_all_clis_puts_the_clis_first_on_path() {
     let Some(clis) = Clis::require("harness_env_for_all") else {
         return;
     };

@@ -19,7 +19,7 @@ pub(super) fn turn(prompt: &str, tool_result: Option<&str>) -> Extracted {
 }
 
 #[test]
-pub(super) fn extracts_claude_prompts() {
+fn extracts_claude_prompts() {
     // 2.1.329: context in <system-reminder> blocks, role "system" messages, the last message
     // often role "system".
     let plain = bodies("claude/a_plain_stream_json");
@@ -52,7 +52,7 @@ pub(super) fn extracts_claude_prompts() {
 }
 
 #[test]
-pub(super) fn extracts_gemini_prompts_and_recognises_the_router() {
+fn extracts_gemini_prompts_and_recognises_the_router() {
     let plain = bodies("gemini/a_plain_stream_json");
     let (router, stream) = (&plain[0], &plain[1]);
     assert!(is_gemini_structured(router));
@@ -89,7 +89,7 @@ pub(super) fn extracts_gemini_prompts_and_recognises_the_router() {
 }
 
 #[test]
-pub(super) fn extracts_codex_prompts() {
+fn extracts_codex_prompts() {
     let plain = bodies("codex/a_plain_json");
     assert_eq!(extract_openai(&plain[0]), turn("hello", None));
     let resumed = bodies("codex/c_turn2_resume_id_json");
@@ -110,7 +110,7 @@ pub(super) fn extracts_codex_prompts() {
 }
 
 #[test]
-pub(super) fn recorded_prompts_match_the_recorders_view() {
+fn recorded_prompts_match_the_recorders_view() {
     // The recording server's own summary (`view.prompt`) agrees with our extraction wherever it
     // was not a tool round trip (where it showed the tool result instead).
     for name in [

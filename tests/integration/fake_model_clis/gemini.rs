@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-pub(super) fn gemini_plain_answer() {
+fn gemini_plain_answer() {
     let Some(rig) = Rig::new(Cli::Gemini, "gemini_plain_answer") else {
         return;
     };
@@ -30,7 +30,7 @@ pub(super) fn gemini_plain_answer() {
 }
 
 #[test]
-pub(super) fn gemini_passes_a_fenced_envelope_through() {
+fn gemini_passes_a_fenced_envelope_through() {
     let Some(rig) = Rig::new(Cli::Gemini, "gemini_envelope") else {
         return;
     };
@@ -40,7 +40,7 @@ pub(super) fn gemini_passes_a_fenced_envelope_through() {
 }
 
 #[test]
-pub(super) fn gemini_resumed_session_replays_history() {
+fn gemini_resumed_session_replays_history() {
     let Some(rig) = Rig::new(Cli::Gemini, "gemini_resume") else {
         return;
     };
@@ -66,7 +66,7 @@ pub(super) fn gemini_resumed_session_replays_history() {
 }
 
 #[test]
-pub(super) fn gemini_api_error_exits_144() {
+fn gemini_api_error_exits_144() {
     let Some(rig) = Rig::new(Cli::Gemini, "gemini_api_error") else {
         return;
     };
@@ -78,7 +78,7 @@ pub(super) fn gemini_api_error_exits_144() {
 }
 
 #[test]
-pub(super) fn gemini_native_tool_round_trip() {
+fn gemini_native_tool_round_trip() {
     let Some(rig) = Rig::new(Cli::Gemini, "gemini_tool") else {
         return;
     };
@@ -104,7 +104,7 @@ pub(super) fn gemini_native_tool_round_trip() {
 }
 
 #[test]
-pub(super) fn gemini_drops_thought_parts_from_its_output() {
+fn gemini_drops_thought_parts_from_its_output() {
     let Some(rig) = Rig::new(Cli::Gemini, "gemini_thinking") else {
         return;
     };

@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-pub(super) fn tool_result_rules_come_first_and_prompt_rules_never_see_tool_results() {
+fn tool_result_rules_come_first_and_prompt_rules_never_see_tool_results() {
     let script = Script::new()
         .on_prompt("run", Reply::tool("Bash", json!({"command": "ls"})))
         .on_tool_result("needle", Reply::text("saw the needle"))

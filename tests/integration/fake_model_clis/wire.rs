@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-pub(super) fn unknown_paths_get_200_for_get_and_head_and_404_otherwise() {
+fn unknown_paths_get_200_for_get_and_head_and_404_otherwise() {
     let server = FakeModel::start(Script::new());
     let get = http(server.addr(), "GET", "/api/hello", None);
     assert_eq!((get.status, get.json()), (200, json!({})));
@@ -27,7 +27,7 @@ pub(super) fn unknown_paths_get_200_for_get_and_head_and_404_otherwise() {
 }
 
 #[test]
-pub(super) fn anthropic_stream_has_the_exact_event_sequence() {
+fn anthropic_stream_has_the_exact_event_sequence() {
     let server = FakeModel::start(
         Script::new().on_prompt(
             "hello",
@@ -110,7 +110,7 @@ pub(super) fn anthropic_stream_has_the_exact_event_sequence() {
 }
 
 #[test]
-pub(super) fn gemini_stream_is_data_only_crlf_and_the_router_gets_schema_json() {
+fn gemini_stream_is_data_only_crlf_and_the_router_gets_schema_json() {
     let server = FakeModel::start(
         Script::new()
             .on_prompt(
@@ -186,7 +186,7 @@ pub(super) fn gemini_stream_is_data_only_crlf_and_the_router_gets_schema_json() 
 }
 
 #[test]
-pub(super) fn openai_stream_numbers_its_events_and_ends_with_response_completed() {
+fn openai_stream_numbers_its_events_and_ends_with_response_completed() {
     let server = FakeModel::start(Script::new().chunk_size(5).on_prompt(
         "hello",
         Reply::text(HELLO).with_tool_call("exec_command", json!({"cmd": "echo hi"})),
@@ -225,7 +225,7 @@ pub(super) fn openai_stream_numbers_its_events_and_ends_with_response_completed(
 }
 
 #[test]
-pub(super) fn errors_use_each_protocols_body() {
+fn errors_use_each_protocols_body() {
     let server = FakeModel::start(Script::new().default_reply(Reply::error(400, FAIL)));
     let claude = http(
         server.addr(),
@@ -271,7 +271,7 @@ pub(super) fn errors_use_each_protocols_body() {
 }
 
 #[test]
-pub(super) fn hang_accepts_and_never_answers_and_delay_waits() {
+fn hang_accepts_and_never_answers_and_delay_waits() {
     let server = FakeModel::start(
         Script::new()
             .on_prompt("hang", Reply::hang())

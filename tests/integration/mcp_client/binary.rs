@@ -15,7 +15,7 @@ pub(super) fn ws_with_servers(servers: &Servers, files_readonly: &[&str]) -> Ws 
 }
 
 #[test]
-pub(super) fn tools_list_shows_the_servers_tools() {
+fn tools_list_shows_the_servers_tools() {
     let Some(servers) = Servers::require("tools_list_shows_the_servers_tools") else {
         return;
     };
@@ -62,7 +62,7 @@ pub(super) fn tools_list_shows_the_servers_tools() {
 }
 
 #[test]
-pub(super) fn tools_call_reads_and_echoes() {
+fn tools_call_reads_and_echoes() {
     let Some(servers) = Servers::require("tools_call_reads_and_echoes") else {
         return;
     };
@@ -89,7 +89,7 @@ pub(super) fn tools_call_reads_and_echoes() {
 }
 
 #[test]
-pub(super) fn write_tools_ask_and_run_only_when_allowed() {
+fn write_tools_ask_and_run_only_when_allowed() {
     let Some(servers) = Servers::require("write_tools_ask_and_run_only_when_allowed") else {
         return;
     };
@@ -121,7 +121,7 @@ pub(super) fn write_tools_ask_and_run_only_when_allowed() {
 /// the workspace even when its write tool is called directly, past the catalog and the
 /// policy; started for an execute run, it can.
 #[tokio::test]
-pub(super) async fn a_server_runs_in_the_sandbox_of_the_runs_mode() {
+async fn a_server_runs_in_the_sandbox_of_the_runs_mode() {
     use codecrew_policy::sandbox::{Support, support};
     let Some(servers) = Servers::require("a_server_runs_in_the_sandbox_of_the_runs_mode") else {
         return;
@@ -153,7 +153,7 @@ pub(super) async fn a_server_runs_in_the_sandbox_of_the_runs_mode() {
 }
 
 #[test]
-pub(super) fn a_broken_server_is_a_warning() {
+fn a_broken_server_is_a_warning() {
     let Some(servers) = Servers::require("a_broken_server_is_a_warning") else {
         return;
     };
@@ -180,7 +180,7 @@ pub(super) fn a_broken_server_is_a_warning() {
 }
 
 #[test]
-pub(super) fn servers_die_with_an_interrupted_codecrew() {
+fn servers_die_with_an_interrupted_codecrew() {
     let Some(servers) = Servers::require("servers_die_with_an_interrupted_codecrew") else {
         return;
     };

@@ -3,7 +3,7 @@
 use super::*;
 
 #[tokio::test]
-pub(super) async fn both_servers_offer_their_tools() {
+async fn both_servers_offer_their_tools() {
     let Some(servers) = Servers::require("both_servers_offer_their_tools") else {
         return;
     };
@@ -52,7 +52,7 @@ pub(super) async fn both_servers_offer_their_tools() {
 }
 
 #[tokio::test]
-pub(super) async fn calls_reach_the_servers() {
+async fn calls_reach_the_servers() {
     let Some(servers) = Servers::require("calls_reach_the_servers") else {
         return;
     };
@@ -139,7 +139,7 @@ pub(super) async fn calls_reach_the_servers() {
 }
 
 #[tokio::test]
-pub(super) async fn a_failing_server_leaves_the_others_working() {
+async fn a_failing_server_leaves_the_others_working() {
     let Some(servers) = Servers::require("a_failing_server_leaves_the_others_working") else {
         return;
     };
@@ -190,7 +190,7 @@ pub(super) async fn a_failing_server_leaves_the_others_working() {
 }
 
 #[tokio::test]
-pub(super) async fn a_server_that_is_gone_is_unavailable() {
+async fn a_server_that_is_gone_is_unavailable() {
     let Some(servers) = Servers::require("a_server_that_is_gone_is_unavailable") else {
         return;
     };

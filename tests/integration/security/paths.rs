@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-pub(super) fn path_traversal_fails_closed() {
+fn path_traversal_fails_closed() {
     let ws = Ws::new();
     let outside = ws.outside.join("secret.txt");
     let relative = format!(
@@ -47,7 +47,7 @@ pub(super) fn path_traversal_fails_closed() {
 }
 
 #[test]
-pub(super) fn symlink_escapes_fail_closed() {
+fn symlink_escapes_fail_closed() {
     let ws = Ws::new();
     symlink(ws.outside.join("secret.txt"), ws.root.join("innocent.txt")).unwrap();
     symlink(&ws.outside, ws.root.join("docs")).unwrap();
@@ -81,7 +81,7 @@ pub(super) fn symlink_escapes_fail_closed() {
 }
 
 #[test]
-pub(super) fn a_symlink_swapped_during_calls_never_leaks() {
+fn a_symlink_swapped_during_calls_never_leaks() {
     let ws = Ws::new();
     ws.write("flip/file.txt", "harmless\n");
     let stop = Arc::new(AtomicBool::new(false));
@@ -131,7 +131,7 @@ pub(super) fn a_symlink_swapped_during_calls_never_leaks() {
 }
 
 #[test]
-pub(super) fn sensitive_reads_need_approval() {
+fn sensitive_reads_need_approval() {
     let ws = Ws::new();
     ws.write(".ssh/id_ed25519", SECRET);
     ws.write(".aws/credentials", SECRET);
@@ -198,7 +198,7 @@ pub(super) fn sensitive_reads_need_approval() {
 }
 
 #[test]
-pub(super) fn protected_writes_need_approval_even_before_they_exist() {
+fn protected_writes_need_approval_even_before_they_exist() {
     let ws = Ws::new();
     for path in [
         ".git/hooks/pre-commit",
@@ -264,7 +264,7 @@ pub(super) fn protected_writes_need_approval_even_before_they_exist() {
 }
 
 #[test]
-pub(super) fn special_and_hard_linked_files_are_refused() {
+fn special_and_hard_linked_files_are_refused() {
     let ws = Ws::new();
     let status = Command::new("mkfifo")
         .arg(ws.root.join("pipe"))

@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-pub(super) fn the_environment_is_scrubbed() {
+fn the_environment_is_scrubbed() {
     let ws = Ws::new();
     let (result, stdout) = ws.call_in("execute", true, "run_command", json!({"command": "env"}));
     ok(&result);
@@ -32,7 +32,7 @@ pub(super) fn the_environment_is_scrubbed() {
 /// A command the user approved can run an interpreter or loop over every process, so
 /// codecrew's own `/proc/<pid>/environ` must not hold the values of its secrets.
 #[test]
-pub(super) fn codecrews_own_environment_shows_no_secret_values() {
+fn codecrews_own_environment_shows_no_secret_values() {
     let ws = Ws::new();
     let marker = marker("environ");
     let sweep = format!(
@@ -59,7 +59,7 @@ pub(super) fn codecrews_own_environment_shows_no_secret_values() {
 
 /// The agent CLIs still receive the keys codecrew hid from `/proc`.
 #[test]
-pub(super) fn agent_clis_still_get_the_secrets() {
+fn agent_clis_still_get_the_secrets() {
     let ws = Ws::new();
     let config = ws.root.join("user.toml");
     std::fs::write(
@@ -90,7 +90,7 @@ pub(super) fn which(program: &str) -> bool {
 }
 
 #[test]
-pub(super) fn a_timeout_kills_the_whole_group() {
+fn a_timeout_kills_the_whole_group() {
     let ws = Ws::new();
     let marker = marker("timeout");
     let result = ws.call_yes(
@@ -102,7 +102,7 @@ pub(super) fn a_timeout_kills_the_whole_group() {
 }
 
 #[test]
-pub(super) fn no_orphans_after_codecrew_exits() {
+fn no_orphans_after_codecrew_exits() {
     let ws = Ws::new();
     let first = marker("bg");
     let result = ws.run_yes(&format!("(sleep 300; : {first}) > /dev/null 2>&1 &"));
@@ -124,7 +124,7 @@ pub(super) fn no_orphans_after_codecrew_exits() {
 }
 
 #[test]
-pub(super) fn ctrl_c_kills_running_commands() {
+fn ctrl_c_kills_running_commands() {
     let ws = Ws::new();
     let marker = marker("sigint");
     let input = json!({"command": format!("sleep 300; : {marker}")}).to_string();
@@ -161,7 +161,7 @@ pub(super) fn ctrl_c_kills_running_commands() {
 }
 
 #[test]
-pub(super) fn output_is_capped() {
+fn output_is_capped() {
     let ws = Ws::new();
     let result = ws.run_yes("head -c 3000000 /dev/zero | tr '\\0' a");
     ok(&result);
@@ -170,7 +170,7 @@ pub(super) fn output_is_capped() {
 }
 
 #[test]
-pub(super) fn the_sandbox_confines_writes_and_the_network() {
+fn the_sandbox_confines_writes_and_the_network() {
     use codecrew_policy::sandbox::{Support, support};
     let ws = Ws::new();
     if support() == Support::Unsupported {
@@ -222,7 +222,7 @@ pub(super) fn the_sandbox_confines_writes_and_the_network() {
 /// The user allows the network; a project (even an untrusted one) may turn it off again,
 /// and what the config reports is what the sandbox enforces.
 #[test]
-pub(super) fn a_project_can_turn_the_network_off() {
+fn a_project_can_turn_the_network_off() {
     use codecrew_policy::sandbox::{Support, support};
     if support() != Support::Full {
         return;

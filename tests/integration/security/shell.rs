@@ -3,7 +3,7 @@
 use super::*;
 
 #[test]
-pub(super) fn safe_commands_run_without_asking() {
+fn safe_commands_run_without_asking() {
     let ws = Ws::new();
     for command in [
         "ls -la",
@@ -19,7 +19,7 @@ pub(super) fn safe_commands_run_without_asking() {
 }
 
 #[test]
-pub(super) fn compound_commands_are_checked_segment_by_segment() {
+fn compound_commands_are_checked_segment_by_segment() {
     let ws = Ws::new();
     for command in [
         "ls && touch pwned",
@@ -39,7 +39,7 @@ pub(super) fn compound_commands_are_checked_segment_by_segment() {
 }
 
 #[test]
-pub(super) fn substitutions_fail_closed() {
+fn substitutions_fail_closed() {
     let ws = Ws::new();
     for command in [
         "echo $(touch pwned)",
@@ -58,7 +58,7 @@ pub(super) fn substitutions_fail_closed() {
 }
 
 #[test]
-pub(super) fn wrappers_fail_closed() {
+fn wrappers_fail_closed() {
     let ws = Ws::new();
     ws.write("list.txt", "pwned\n");
     for command in [
@@ -94,7 +94,7 @@ pub(super) fn wrappers_fail_closed() {
 }
 
 #[test]
-pub(super) fn redirections_to_files_fail_closed() {
+fn redirections_to_files_fail_closed() {
     let ws = Ws::new();
     for command in [
         "echo x > out.txt",
@@ -114,7 +114,7 @@ pub(super) fn redirections_to_files_fail_closed() {
 }
 
 #[test]
-pub(super) fn quoting_tricks_do_not_hide_anything() {
+fn quoting_tricks_do_not_hide_anything() {
     let ws = Ws::new();
     for command in [
         "'t'ouch pwned",
@@ -136,7 +136,7 @@ pub(super) fn quoting_tricks_do_not_hide_anything() {
 }
 
 #[test]
-pub(super) fn the_deny_list_holds_with_yes() {
+fn the_deny_list_holds_with_yes() {
     let ws = Ws::new();
     for command in [
         "rm -rf /",
@@ -196,7 +196,7 @@ pub(super) fn the_deny_list_holds_with_yes() {
 }
 
 #[test]
-pub(super) fn unknown_commands_ask_and_name_the_rule_or_flag() {
+fn unknown_commands_ask_and_name_the_rule_or_flag() {
     let ws = Ws::new();
     let result = ws.run("touch made.txt");
     denied(&result);
