@@ -162,8 +162,16 @@ fn a_broken_server_is_a_warning() {
     text.push_str("[mcp.broken]\ncommand = \"bash\"\nargs = [\"-c\", \"echo 'bad token' >&2\"]\n");
     text.push_str("[mcp.absent]\ncommand = \"no-such-mcp-server-codecrew\"\n");
     std::fs::write(&ws.user_config, text).unwrap();
+    // A direct call starts only its own server: the broken ones stay out of it.
     let (result, stderr) = ws.call("query", false, "everything__echo", json!({"message": "on"}));
     assert_eq!(result["output"], json!({"text": "Echo: on"}));
+    assert_eq!(stderr, "", "{stderr}");
+    // Listing starts them all: the broken ones are warnings, the others still listed.
+    let output = ws.codecrew(&["tools", "list"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("codecrew:everything__echo"), "{stdout}");
     let warnings: Vec<&str> = stderr.lines().collect();
     assert_eq!(warnings.len(), 2, "{stderr}");
     assert!(
