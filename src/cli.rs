@@ -154,6 +154,10 @@ pub struct RunArgs {
     /// Print only the final answer (text output)
     #[arg(long)]
     pub raw: bool,
+    /// Print no status on stderr: no live status lines, no usage summary at the end
+    /// (errors are still printed)
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// Model turns per task before codecrew stops; 1 returns the tool results themselves
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub max_turns: Option<u32>,

@@ -31,3 +31,4 @@ pub mod render;
 pub mod session;
 pub mod thread;
 pub mod toolbox;
+pub mod usage;

@@ -110,6 +110,12 @@ impl Provider {
         )
     }
 
+    /// Whether the usage the CLI reports at the end of a run counts its whole session,
+    /// earlier resumed runs included (Codex's `turn.completed`), rather than this run alone.
+    pub fn reports_session_usage(&self) -> bool {
+        self.kind() == ProviderKind::Codex
+    }
+
     /// What to do about a failed turn, when the CLI's stderr says it is not signed in.
     pub fn failure_hint(&self, stderr: &str) -> Option<&'static str> {
         match self.kind() {

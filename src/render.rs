@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use crate::cli::RunOutput;
 use crate::color::{ERROR, LABEL, NOTICE, Palette, WARNING};
 use crate::session::{JobEvent, JobReport};
+use crate::usage::JobUsage;
 use codecrew_tools::Status;
 
 /// Who a job is, for headers and events.
@@ -24,7 +25,8 @@ pub struct JobLabel {
 }
 
 impl JobLabel {
-    fn title(&self) -> String {
+    /// `@claude (claude · haiku)`.
+    pub fn title(&self) -> String {
         match &self.model {
             Some(model) => format!("@{} ({} · {model})", self.agent, self.provider),
             None => format!("@{} ({})", self.agent, self.provider),
@@ -113,6 +115,10 @@ impl<W: Write> Renderer<W> {
             JobEvent::Turn(turn) => {
                 json!({"type": "turn", "job": index, "agent": agent, "turn": turn})
             }
+            JobEvent::TurnEnd { turn, usage } => json!({
+                "type": "turn_end", "job": index, "agent": agent, "turn": turn,
+                "usage": usage.unwrap_or_default(),
+            }),
             JobEvent::Text(text) => {
                 json!({"type": "text", "job": index, "agent": agent, "text": text})
             }
@@ -144,7 +150,10 @@ impl<W: Write> Renderer<W> {
     fn text_event(&mut self, index: usize, event: &JobEvent) -> io::Result<()> {
         let chunk: String = match event {
             JobEvent::Text(text) => text.clone(),
-            JobEvent::Turn(_) | JobEvent::MessageEnd | JobEvent::Notice(_) => return Ok(()),
+            JobEvent::Turn(_)
+            | JobEvent::TurnEnd { .. }
+            | JobEvent::MessageEnd
+            | JobEvent::Notice(_) => return Ok(()),
             JobEvent::ToolCall(call) => {
                 let input = serde_json::to_string(&call.input).unwrap_or_default();
                 notice(
@@ -258,6 +267,7 @@ impl<W: Write> Renderer<W> {
             let document = json!({
                 "success": reports.iter().all(|r| r.success),
                 "results": reports,
+                "usage": JobUsage::total(reports.iter().map(|r| &r.usage)),
             });
             serde_json::to_writer(&mut self.out, &document)?;
             self.out.write_all(b"\n")?;
@@ -337,6 +347,17 @@ mod tests {
             duration_ms: 1,
             error: (!success).then(|| "boom".to_owned()),
             stop_reason: StopReason::Answered,
+            usage: JobUsage {
+                reported: crate::usage::Usage {
+                    input_tokens: Some(10),
+                    output_tokens: Some(2),
+                    cached_tokens: None,
+                    cost_usd: Some(0.5),
+                },
+                turns: 1,
+                tool_calls: 0,
+                duration_ms: 1,
+            },
             timed_out: false,
             missing_cli: false,
         }
@@ -482,7 +503,25 @@ mod tests {
         let value: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(value["success"], true);
         assert_eq!(value["results"][0]["response"], "x");
+        assert_eq!(value["results"][0]["usage"]["input_tokens"], 10);
         assert_eq!(out.lines().count(), 1);
+    }
+
+    #[test]
+    fn json_totals_the_usage_of_every_result() {
+        let out = render(
+            RunOutput::Json,
+            false,
+            &["claude", "gemini"],
+            &[],
+            &[report("claude", true, "x"), report("gemini", true, "y")],
+        );
+        let value: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            value["usage"],
+            json!({"input_tokens": 20, "output_tokens": 4, "cached_tokens": null,
+                   "cost_usd": 1.0, "turns": 2, "tool_calls": 0, "duration_ms": 2})
+        );
     }
 
     #[test]
@@ -491,6 +530,16 @@ mod tests {
             (0, JobEvent::Text("x".into())),
             (0, call()),
             (0, ok_result()),
+            (
+                0,
+                JobEvent::TurnEnd {
+                    turn: 1,
+                    usage: Some(crate::usage::Usage {
+                        output_tokens: Some(3),
+                        ..Default::default()
+                    }),
+                },
+            ),
         ];
         let out = render(
             RunOutput::StreamJson,
@@ -507,6 +556,22 @@ mod tests {
                 value["type"].as_str().unwrap().to_owned()
             })
             .collect();
-        assert_eq!(types, ["start", "text", "tool_call", "tool_result", "done"]);
+        assert_eq!(
+            types,
+            [
+                "start",
+                "text",
+                "tool_call",
+                "tool_result",
+                "turn_end",
+                "done"
+            ]
+        );
+        let turn_end: Value = serde_json::from_str(out.lines().nth(4).unwrap()).unwrap();
+        assert_eq!(turn_end["turn"], 1);
+        assert_eq!(turn_end["usage"]["output_tokens"], 3);
+        assert_eq!(turn_end["usage"]["input_tokens"], Value::Null);
+        let done: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+        assert_eq!(done["usage"]["cost_usd"], 0.5);
     }
 }

@@ -19,6 +19,7 @@ use crate::mention::Job;
 use crate::process::{self, Ending, RunLimits};
 use crate::prompt;
 use crate::provider::{self, Provider, Turn};
+use crate::usage::{JobUsage, Usage};
 use codecrew_intercept::decode::Event;
 use codecrew_intercept::{Interceptor, Item, Rejection, ScannerLimits, Segment, ToolCall};
 use codecrew_tools::executor::CallRequest;
@@ -62,13 +63,16 @@ impl Settings {
 
 /// Where a job starts when it continues an earlier conversation (a thread). The default
 /// starts afresh.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Continuation {
     /// The CLI session to resume, for CLIs that can.
     pub session_id: Option<String>,
     /// The earlier exchanges (task, answer), oldest first, resent when there is no session
     /// to resume.
     pub earlier: Vec<(String, String)>,
+    /// What the session to resume used before, for CLIs that report a session's usage
+    /// rather than a run's ([`Provider::reports_session_usage`]).
+    pub session_usage: Usage,
 }
 
 /// What a running job reports, in order.
@@ -76,6 +80,8 @@ pub struct Continuation {
 pub enum JobEvent {
     /// A turn starts (1-based).
     Turn(u32),
+    /// A turn's CLI run ended; what it reported it used (`None`: nothing reported).
+    TurnEnd { turn: u32, usage: Option<Usage> },
     /// Assistant text, envelopes removed.
     Text(String),
     /// One assistant message ended.
@@ -130,6 +136,8 @@ pub struct JobReport {
     pub duration_ms: u64,
     pub error: Option<String>,
     pub stop_reason: StopReason,
+    /// What the job used: the CLI's reported tokens and cost summed over its turns.
+    pub usage: JobUsage,
     #[serde(skip)]
     pub timed_out: bool,
     #[serde(skip)]
@@ -173,6 +181,7 @@ impl JobRun {
             duration_ms: elapsed_ms(started),
             error: None,
             stop_reason: StopReason::Error,
+            usage: JobUsage::default(),
             timed_out: false,
             missing_cli: false,
         }
@@ -181,6 +190,20 @@ impl JobRun {
     /// Runs the job to its end. Never fails: every failure is in the report.
     pub async fn run(self, events: EventSender, cancel: watch::Receiver<bool>) -> JobReport {
         let started = Instant::now();
+        let mut report = self.run_turns(&events, cancel, started).await;
+        report.duration_ms = elapsed_ms(started);
+        report.usage.turns = report.turns;
+        report.usage.tool_calls = u32::try_from(report.tool_calls.len()).unwrap_or(u32::MAX);
+        report.usage.duration_ms = report.duration_ms;
+        report
+    }
+
+    async fn run_turns(
+        &self,
+        events: &EventSender,
+        cancel: watch::Receiver<bool>,
+        started: Instant,
+    ) -> JobReport {
         let mut report = self.report(started);
         let Some(program) = provider::locate(&self.provider) else {
             report.error = Some(provider::describe_missing(&self.provider));
@@ -203,13 +226,19 @@ impl JobRun {
         } else {
             prompt::render_earlier(&self.continuation.earlier)
         };
+        // The session's usage as last reported, for CLIs whose figures count the session.
+        let mut session_usage = if report.session_id.is_some() {
+            self.continuation.session_usage
+        } else {
+            Usage::default()
+        };
         let limits = RunLimits {
             timeout: self.settings.turn_timeout,
             max_stdout_bytes: self.settings.max_stdout_bytes,
         };
         loop {
             report.turns += 1;
-            self.emit(&events, JobEvent::Turn(report.turns));
+            self.emit(events, JobEvent::Turn(report.turns));
             let resuming = self.provider.can_resume() && report.session_id.is_some();
             let turn_prompt = if resuming || transcript.is_empty() {
                 prompt.clone()
@@ -239,17 +268,34 @@ impl JobRun {
             let outcome = process::run(&spec, &limits, cancel.clone(), |bytes| {
                 interceptor.feed(bytes, &mut items);
                 for item in items.drain(..) {
-                    turn.take(item, |event| self.emit(&events, event));
+                    turn.take(item, |event| self.emit(events, event));
                 }
             })
             .await;
             interceptor.finish(&mut items);
             for item in items.drain(..) {
-                turn.take(item, |event| self.emit(&events, event));
+                turn.take(item, |event| self.emit(events, event));
             }
             if let Some(id) = turn.session.take() {
                 report.session_id = Some(id);
             }
+            if self.provider.reports_session_usage()
+                && let Some(usage) = &mut turn.usage
+            {
+                let whole = *usage;
+                *usage = whole.since(&session_usage);
+                session_usage = whole;
+            }
+            if let Some(usage) = &turn.usage {
+                report.usage.reported.add(usage);
+            }
+            self.emit(
+                events,
+                JobEvent::TurnEnd {
+                    turn: report.turns,
+                    usage: turn.usage,
+                },
+            );
             report.response = turn.text.trim().to_owned();
             let outcome = match outcome {
                 Ok(outcome) => outcome,
@@ -274,13 +320,14 @@ impl JobRun {
                     && turn.calls.is_empty();
                 if lost_session {
                     self.emit(
-                        &events,
+                        events,
                         JobEvent::Notice(format!(
                             "could not resume the thread's session ({error}); starting a new \
                              session with the thread's earlier exchanges"
                         )),
                     );
                     report.session_id = None;
+                    session_usage = Usage::default();
                     report.turns = 0;
                     transcript = prompt::render_earlier(&self.continuation.earlier);
                     continue;
@@ -289,7 +336,7 @@ impl JobRun {
                     report.stop_reason = StopReason::Interrupted;
                 }
                 report.timed_out = outcome.ending == Ending::TimedOut;
-                self.emit(&events, JobEvent::Notice(error.clone()));
+                self.emit(events, JobEvent::Notice(error.clone()));
                 report.error = Some(error);
                 break;
             }
@@ -311,7 +358,7 @@ impl JobRun {
             let results = self.executor.call_all(&requests).await;
             let mut lines = Vec::new();
             for (call, result) in turn.calls.iter().zip(&results) {
-                self.emit(&events, JobEvent::ToolResult(result.clone()));
+                self.emit(events, JobEvent::ToolResult(result.clone()));
                 lines.push(result_line(result));
                 report.tool_calls.push(CallRecord {
                     name: call.name.clone(),
@@ -345,7 +392,6 @@ impl JobRun {
             }
             prompt = prompt::render_results(&lines.join("\n"));
         }
-        report.duration_ms = elapsed_ms(started);
         report
     }
 }
@@ -437,6 +483,8 @@ struct TurnState {
     errors: Vec<String>,
     is_error: bool,
     finished: bool,
+    /// What the CLI reported it used, summed if it reported more than once.
+    usage: Option<Usage>,
 }
 
 impl TurnState {
@@ -479,9 +527,14 @@ impl TurnState {
                     self.errors.push(message);
                 }
             }
-            Item::Event(Event::Finished { is_error, .. }) => {
+            Item::Event(Event::Finished {
+                is_error, usage, ..
+            }) => {
                 self.finished = true;
                 self.is_error |= is_error;
+                if let Some(usage) = usage {
+                    self.usage.get_or_insert_default().add(&usage);
+                }
             }
             Item::Event(Event::Malformed { reason, .. }) => tracing::warn!("{reason}"),
             Item::Event(event) => tracing::debug!(?event, "CLI event"),

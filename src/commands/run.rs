@@ -10,6 +10,7 @@ use codecrew::mention;
 use codecrew::render::{JobLabel, Renderer};
 use codecrew::session::{JobReport, Settings, StopReason};
 use codecrew::thread::{self, Exchange, ThreadStore};
+use codecrew::usage::JobUsage;
 use codecrew_tools::Mode;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
@@ -90,6 +91,7 @@ pub async fn run(
     let colors = options.colors;
     let mut spinner = Spinner::new(
         args.output == codecrew::cli::RunOutput::Text
+            && !args.quiet
             && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         colors.stderr,
         labels
@@ -163,6 +165,9 @@ pub async fn run(
     spinner.clear();
     let reports: Vec<JobReport> = reports.into_iter().flatten().collect();
     renderer.finish(&reports)?;
+    if args.output == codecrew::cli::RunOutput::Text && !args.quiet {
+        print_usage(&reports, colors.stderr);
+    }
     let mut code = exit_code(&reports, interrupted, count);
     while let Some(saved) = saves.join_next().await {
         let error = match saved {
@@ -179,6 +184,25 @@ pub async fn run(
     // The MCP servers exit cleanly (dropping the toolbox would only signal them).
     toolbox.shutdown().await;
     Ok(ExitCode::from(code))
+}
+
+/// One line per agent on stderr: what it used (and the sum, for more than one).
+fn print_usage(reports: &[JobReport], palette: Palette) {
+    let mut err = std::io::stderr().lock();
+    for report in reports {
+        let model = report
+            .model
+            .as_deref()
+            .map(|m| format!(":{m}"))
+            .unwrap_or_default();
+        let line = format!("@{}{model}: {}", report.agent, report.usage.summary());
+        let _ = writeln!(err, "{}", palette.paint(NOTICE, line));
+    }
+    if reports.len() > 1 {
+        let total = JobUsage::total(reports.iter().map(|r| &r.usage));
+        let line = format!("total: {}", total.summary());
+        let _ = writeln!(err, "{}", palette.paint(NOTICE, line));
+    }
 }
 
 /// Interrupted (130, or 143/129 for SIGTERM/SIGHUP) > 124 timed out > 3 CLI missing >

@@ -124,7 +124,12 @@ fn show(store: &ThreadStore, name: &ThreadName, output: OutputArg) -> anyhow::Re
     let mut out = std::io::stdout().lock();
     match output {
         OutputArg::Json => {
-            serde_json::to_writer_pretty(&mut out, &thread)?;
+            // The stored thread, with the sum of what its exchanges used beside it.
+            let mut value = serde_json::to_value(&thread)?;
+            if let serde_json::Value::Object(map) = &mut value {
+                map.insert("usage".to_owned(), serde_json::to_value(thread.usage())?);
+            }
+            serde_json::to_writer_pretty(&mut out, &value)?;
             writeln!(out)?;
         }
         OutputArg::Text => write_thread(&mut out, &thread)?,
@@ -141,6 +146,9 @@ fn write_thread(out: &mut impl Write, thread: &Thread) -> std::io::Result<()> {
         thread.created,
         thread.updated
     )?;
+    if thread.exchanges.iter().any(|e| e.usage.is_some()) {
+        writeln!(out, "  used: {}", thread.usage().summary())?;
+    }
     for (id, state) in &thread.agents {
         let model = state.model.as_deref().unwrap_or("default model");
         let continues = match &state.session_id {
@@ -156,9 +164,13 @@ fn write_thread(out: &mut impl Write, thread: &Thread) -> std::io::Result<()> {
             .map(|model| format!(":{model}"))
             .unwrap_or_default();
         writeln!(out)?;
+        let used = exchange
+            .usage
+            .map(|usage| format!(" · {}", usage.summary()))
+            .unwrap_or_default();
         writeln!(
             out,
-            "── {} @{}{model} {}",
+            "── {} @{}{model} {}{used}",
             exchange.time, exchange.agent, exchange.mode
         )?;
         writeln!(out, "> {}", exchange.task.trim().replace('\n', "\n> "))?;

@@ -291,6 +291,7 @@ fn agent_result(report: &JobReport) -> CallToolResult {
         "stop_reason": report.stop_reason,
         "session_id": report.session_id,
         "duration_ms": report.duration_ms,
+        "usage": report.usage,
         "error": error,
     }));
     result
@@ -311,7 +312,10 @@ fn progress_message(agent: &str, event: &JobEvent) -> Option<String> {
             }
         )),
         JobEvent::Notice(notice) => Some(format!("@{agent}: {notice}")),
-        JobEvent::Text(_) | JobEvent::MessageEnd | JobEvent::Rejected(_) => None,
+        JobEvent::Text(_)
+        | JobEvent::TurnEnd { .. }
+        | JobEvent::MessageEnd
+        | JobEvent::Rejected(_) => None,
     }
 }
 

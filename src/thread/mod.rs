@@ -17,6 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::session::{Continuation, JobReport};
+use crate::usage::{JobUsage, Usage};
 
 pub use store::ThreadStore;
 
@@ -100,7 +101,7 @@ impl fmt::Display for ThreadName {
 }
 
 /// One conversation, as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Thread {
     pub version: u32,
     pub name: String,
@@ -126,7 +127,7 @@ pub struct AgentState {
 }
 
 /// One task and its answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Exchange {
     pub agent: String,
     pub provider: String,
@@ -138,6 +139,9 @@ pub struct Exchange {
     /// RFC 3339, UTC.
     pub time: String,
     pub session_id: Option<String>,
+    /// What the job used (absent in threads written before codecrew recorded it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<JobUsage>,
 }
 
 impl Exchange {
@@ -152,6 +156,7 @@ impl Exchange {
             answer: report.response.clone(),
             time,
             session_id: report.session_id.clone(),
+            usage: Some(report.usage),
         }
     }
 }
@@ -182,9 +187,20 @@ impl Thread {
             .filter(|exchange| exchange.agent == agent)
             .map(|exchange| (exchange.task.clone(), exchange.answer.clone()))
             .collect();
+        // What the session to resume has used so far: each exchange recorded its own part.
+        let mut session_usage = Usage::default();
+        let same_session = |exchange: &&Exchange| {
+            exchange.agent == agent && session_id.is_some() && exchange.session_id == session_id
+        };
+        for exchange in self.exchanges.iter().filter(same_session) {
+            if let Some(usage) = &exchange.usage {
+                session_usage.add(&usage.reported);
+            }
+        }
         Continuation {
             session_id,
             earlier,
+            session_usage,
         }
     }
 
@@ -198,6 +214,11 @@ impl Thread {
     }
 
     /// Adds an exchange and moves its agent on to the exchange's session.
+    /// What every exchange that recorded its usage used, summed.
+    pub fn usage(&self) -> JobUsage {
+        JobUsage::total(self.exchanges.iter().filter_map(|e| e.usage.as_ref()))
+    }
+
     pub fn record(&mut self, exchange: Exchange) {
         self.agents.insert(
             exchange.agent.clone(),
@@ -293,6 +314,7 @@ mod tests {
             answer: format!("answer to {task}"),
             time: "2025-01-01T00:00:01Z".to_owned(),
             session_id: session.map(str::to_owned),
+            usage: None,
         }
     }
 

@@ -248,6 +248,7 @@ mod tests {
             answer: format!("answer to {task}"),
             time: "2025-01-01T00:00:01Z".to_owned(),
             session_id: None,
+            usage: None,
         }
     }
 

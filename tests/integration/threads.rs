@@ -221,17 +221,28 @@ fn threads_list_show_and_rm() {
     assert_exit(&show, 0);
     let shown = text(&show.stdout);
     assert!(shown.starts_with("Thread alpha: 2 exchanges"), "{shown}");
+    // Each exchange says what it used: a command CLI reports no tokens.
+    assert!(shown.contains("  used: 2 turns, 0 tool calls, "), "{shown}");
     assert!(
-        shown.contains("@echo query\n> TASK-A one line two\n\nANSWER-TASK-A\n"),
+        shown.contains("@echo query · 1 turn, 0 tool calls, "),
         "{shown}"
     );
     assert!(
-        shown.contains("@echo execute\n> TASK-B\n\nANSWER-TASK-B\n"),
+        shown.contains("tokens not reported by the CLI\n> TASK-A one line two\n\nANSWER-TASK-A\n"),
+        "{shown}"
+    );
+    assert!(shown.contains("@echo execute · 1 turn, "), "{shown}");
+    assert!(
+        shown.contains("tokens not reported by the CLI\n> TASK-B\n\nANSWER-TASK-B\n"),
         "{shown}"
     );
     let show = world.run(&["threads", "show", "alpha", "--output", "json"]);
     assert_exit(&show, 0);
-    let doc: Value = serde_json::from_slice(&show.stdout).unwrap();
+    let mut doc: Value = serde_json::from_slice(&show.stdout).unwrap();
+    // The stored thread, and beside it the sum of its exchanges' usage.
+    let usage = doc.as_object_mut().unwrap().remove("usage").unwrap();
+    assert_eq!(usage["turns"], 2, "{usage}");
+    assert_eq!(usage["input_tokens"], Value::Null, "{usage}");
     assert_eq!(doc, world.thread_file("alpha"));
 
     let rm = world.run(&["threads", "rm", "alpha"]);

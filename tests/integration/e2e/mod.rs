@@ -87,3 +87,4 @@ mod copilot;
 mod interrupt;
 mod runs;
 mod tool_loop;
+mod usage;

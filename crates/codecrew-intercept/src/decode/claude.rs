@@ -32,7 +32,7 @@ use serde_json::Value;
 
 use super::json::{Obj, Sink, Str, parse_event};
 use super::lines::{LineBuffer, LineItem};
-use super::{Decoder, Event};
+use super::{Decoder, Event, Usage};
 
 /// Decodes Claude Code's JSON output.
 #[derive(Debug, Default)]
@@ -93,6 +93,7 @@ struct ClaudeLine<'a> {
     #[serde(borrow)]
     result: Str<'a>,
     usage: Option<Value>,
+    total_cost_usd: Option<f64>,
     #[serde(borrow)]
     stop_reason: Str<'a>,
     errors: Option<Value>,
@@ -480,7 +481,7 @@ impl State {
         let finished = Event::Finished {
             text,
             is_error,
-            usage: event.usage,
+            usage: Usage::from_claude(event.usage.as_ref(), event.total_cost_usd),
             stop: event.stop_reason.into_string(),
         };
         self.sink.push(finished, out);

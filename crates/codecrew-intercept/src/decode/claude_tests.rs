@@ -58,8 +58,15 @@ fn usage_is_the_results_usage() {
     else {
         panic!("{events:#?}");
     };
-    assert_eq!(usage["input_tokens"], 5055);
-    assert_eq!(usage["output_tokens"], 18);
+    assert_eq!(
+        *usage,
+        Usage {
+            input_tokens: Some(5055),
+            output_tokens: Some(18),
+            cached_tokens: Some(0),
+            cost_usd: Some(0.0005145),
+        }
+    );
 }
 
 #[test]

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::json::{Obj, Sink, Str, parse_event};
 use super::lines::{LineBuffer, LineItem};
-use super::{Decoder, Event};
+use super::{Decoder, Event, Usage};
 
 /// Decodes Codex's `--json` output.
 #[derive(Debug, Default)]
@@ -130,7 +130,7 @@ impl State {
                 let finished = Event::Finished {
                     text: self.last_message.take(),
                     is_error: false,
-                    usage: event.usage,
+                    usage: Usage::from_codex(event.usage.as_ref()),
                     stop: None,
                 };
                 self.sink.push(finished, out);
@@ -141,7 +141,7 @@ impl State {
                 let finished = Event::Finished {
                     text: self.last_message.take(),
                     is_error: true,
-                    usage: event.usage,
+                    usage: Usage::from_codex(event.usage.as_ref()),
                     stop: None,
                 };
                 self.sink.push(finished, out);
@@ -261,7 +261,15 @@ mod tests {
         else {
             panic!("{events:#?}");
         };
-        assert_eq!(usage["output_tokens"], 55);
+        assert_eq!(
+            *usage,
+            Usage {
+                input_tokens: Some(6929),
+                output_tokens: Some(55),
+                cached_tokens: Some(0),
+                cost_usd: None,
+            }
+        );
     }
 
     #[test]

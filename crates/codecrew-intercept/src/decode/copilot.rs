@@ -68,7 +68,6 @@ struct CopilotLine<'a> {
     session_id: Str<'a>,
     #[serde(rename = "exitCode")]
     exit_code: Option<i64>,
-    usage: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -161,7 +160,8 @@ impl State {
                 let finished = Event::Finished {
                     text: self.last_message.take(),
                     is_error: event.exit_code.is_some_and(|code| code != 0),
-                    usage: event.usage,
+                    // Copilot reports premium requests and durations, no tokens.
+                    usage: None,
                     stop: None,
                 };
                 self.sink.push(finished, out);
@@ -275,7 +275,7 @@ mod tests {
                 Event::Finished {
                     text: Some("OK from fake.".into()),
                     is_error: false,
-                    usage: Some(json!({"premiumRequests":0})),
+                    usage: None,
                     stop: None
                 },
             ]

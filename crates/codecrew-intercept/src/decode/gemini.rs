@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use super::json::{Line, Obj, Sink, Str, classify, line_text, parse_object};
 use super::lines::{LineBuffer, LineItem, MAX_LINE};
-use super::{Decoder, Event, excerpt};
+use super::{Decoder, Event, Usage, excerpt};
 
 /// Decodes Gemini CLI's JSON output, both formats.
 #[derive(Debug, Default)]
@@ -276,7 +276,7 @@ impl State {
                 let finished = Event::Finished {
                     text: self.last_message.take(),
                     is_error,
-                    usage: event.stats,
+                    usage: Usage::from_gemini(event.stats.as_ref()),
                     stop: None,
                 };
                 self.sink.push(finished, out);
@@ -310,7 +310,7 @@ impl State {
             let finished = Event::Finished {
                 text: None,
                 is_error: true,
-                usage: event.stats,
+                usage: Usage::from_gemini(event.stats.as_ref()),
                 stop: None,
             };
             self.sink.push(finished, out);
@@ -323,7 +323,7 @@ impl State {
         let finished = Event::Finished {
             text: response,
             is_error: false,
-            usage: event.stats,
+            usage: Usage::from_gemini(event.stats.as_ref()),
             stop: None,
         };
         self.sink.push(finished, out);
@@ -409,7 +409,26 @@ mod tests {
         else {
             panic!("{events:#?}");
         };
-        assert_eq!(usage["total_tokens"], 8552);
+        assert_eq!(
+            *usage,
+            Usage {
+                input_tokens: Some(8529),
+                output_tokens: Some(23),
+                cached_tokens: Some(0),
+                cost_usd: None,
+            }
+        );
+        // The `json` document's per-model stats give the same totals.
+        let events = decode_all(Format::Gemini, &fixture("gemini/a_plain_json.stdout"));
+        let Some(Event::Finished {
+            usage: Some(document),
+            ..
+        }) = events.last()
+        else {
+            panic!("{events:#?}");
+        };
+        assert_eq!(document.input_tokens, Some(731 + 7798));
+        assert_eq!(document.output_tokens, Some(13 + 10));
     }
 
     #[test]
@@ -452,7 +471,7 @@ mod tests {
                 Event::Finished {
                     text: Some("hi".into()),
                     is_error: false,
-                    usage: Some(json!({"models": {}})),
+                    usage: None,
                     stop: None
                 },
             ]

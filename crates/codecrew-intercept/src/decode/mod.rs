@@ -20,10 +20,12 @@ mod lines;
 #[cfg(test)]
 mod testing;
 mod text;
+mod usage;
 
 use serde_json::Value;
 
 pub use lines::LineBuffer;
+pub use usage::Usage;
 
 /// One thing an LLM CLI reported, in a shape common to all CLIs.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +55,8 @@ pub enum Event {
         /// The final answer as the CLI reported it (already delivered as `Text`).
         text: Option<String>,
         is_error: bool,
-        usage: Option<Value>,
+        /// What the run used, as the CLI reported it (`None` when it reported nothing).
+        usage: Option<Usage>,
         stop: Option<String>,
     },
     /// An error the CLI reported (an API error, a failed turn).

@@ -4,7 +4,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-use super::{Decoder, Event, Format, decode_all, decoder};
+use super::{Decoder, Event, Format, Usage, decode_all, decoder};
 
 /// Reads `tests/fixtures/<path>`.
 pub fn fixture(path: &str) -> Vec<u8> {
@@ -209,7 +209,7 @@ pub fn without_usage(events: Vec<Event>) -> Vec<Event> {
             } => Event::Finished {
                 text,
                 is_error,
-                usage: usage.map(|_| Value::from("usage")),
+                usage: usage.map(|_| Usage::default()),
                 stop,
             },
             other => other,
@@ -315,7 +315,7 @@ pub fn finished(text: Option<&str>, is_error: bool, stop: Option<&str>) -> Event
     Event::Finished {
         text: text.map(str::to_owned),
         is_error,
-        usage: Some(Value::from("usage")),
+        usage: Some(Usage::default()),
         stop: stop.map(str::to_owned),
     }
 }

@@ -34,6 +34,9 @@ pub struct LoggedRequest {
     pub answered_by: String,
     /// The reply chosen (None for structured-output and unknown paths).
     pub reply: Option<Reply>,
+    /// The usage the answer reported, as (input tokens, output tokens); `None` when the
+    /// answer reported none (an error, a hang, a token count, an unknown path).
+    pub reported_usage: Option<(u64, u64)>,
 }
 
 impl LoggedRequest {

@@ -219,6 +219,22 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
             (label, Some(reply))
         }
     };
+    let input_tokens = (bytes.len() / 4).max(1) as u64;
+    let reported_usage = match (&route, &reply) {
+        (Route::Unknown | Route::AnthropicCountTokens | Route::GeminiCountTokens(_), _) => None,
+        (_, None) => Some((
+            input_tokens,
+            gemini_output_tokens(&router_answer(&body).to_string()),
+        )),
+        (_, Some(reply)) if reply.hang || reply.error.is_some() => None,
+        (route, Some(reply)) => Some((
+            input_tokens,
+            match route.api() {
+                Api::Gemini => gemini_output_tokens(&reply.text),
+                _ => output_tokens(reply),
+            },
+        )),
+    };
     {
         let mut log = lock(&shared.log);
         let seq = log.len();
@@ -235,11 +251,11 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
             tool_result: extracted.tool_result.clone(),
             answered_by,
             reply: reply.clone(),
+            reported_usage,
         });
     }
 
     let model = model.unwrap_or_else(|| "fake-model".to_string());
-    let input_tokens = (bytes.len() / 4).max(1) as u64;
     let mut response = match (route, reply) {
         (Route::Unknown, _) => {
             if parts.method == Method::GET || parts.method == Method::HEAD {

@@ -144,8 +144,13 @@ pub(super) fn anthropic_message(reply: &Reply, model: &str, input_tokens: u64) -
            "usage": anthropic_usage(input_tokens, output_tokens(reply))})
 }
 
+/// The output tokens a Gemini answer of `text` reports.
+pub(super) fn gemini_output_tokens(text: &str) -> u64 {
+    (text.chars().count() / 4).max(1) as u64
+}
+
 pub(super) fn usage_gemini(prompt_tokens: u64, text: &str) -> Value {
-    let out = (text.chars().count() / 4).max(1) as u64;
+    let out = gemini_output_tokens(text);
     json!({"promptTokenCount": prompt_tokens, "candidatesTokenCount": out,
            "totalTokenCount": prompt_tokens + out})
 }

@@ -1,0 +1,153 @@
+//! What a job used: the tokens and cost its CLI reported, summed over the job's turns,
+//! and what codecrew counted itself (turns, tool calls, wall time).
+//!
+//! The token and cost figures are only ever the CLI's own ([`Usage`]): a CLI that reports
+//! no cost (Gemini, Codex) or no tokens (Copilot) leaves them `null`, never estimated.
+
+use serde::{Deserialize, Serialize};
+
+pub use codecrew_intercept::decode::Usage;
+
+/// One job's usage, or the sum of several.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct JobUsage {
+    /// `input_tokens`, `output_tokens`, `cached_tokens`, `cost_usd`, as the CLI reported.
+    #[serde(flatten)]
+    pub reported: Usage,
+    /// Model turns (CLI runs) the job took.
+    pub turns: u32,
+    /// Tool calls codecrew ran for it.
+    pub tool_calls: u32,
+    /// Wall time from the job's start to its end.
+    pub duration_ms: u64,
+}
+
+impl JobUsage {
+    /// Adds `other` to this sum. Wall times add up too: for jobs that ran at the same
+    /// time the sum is the agents' time, not the run's.
+    pub fn add(&mut self, other: &JobUsage) {
+        self.reported.add(&other.reported);
+        self.turns = self.turns.saturating_add(other.turns);
+        self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
+        self.duration_ms = self.duration_ms.saturating_add(other.duration_ms);
+    }
+
+    /// The sum of every usage in `all`.
+    pub fn total<'a>(all: impl IntoIterator<Item = &'a JobUsage>) -> JobUsage {
+        let mut total = JobUsage::default();
+        for usage in all {
+            total.add(usage);
+        }
+        total
+    }
+
+    /// One line for people: `3 turns, 2 tool calls, 4.2 s, 10,234 tokens in (2,000
+    /// cached), 512 out, $0.0123`.
+    pub fn summary(&self) -> String {
+        let plural =
+            |n: u32, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut parts = vec![
+            plural(self.turns, "turn", "turns"),
+            plural(self.tool_calls, "tool call", "tool calls"),
+            format!("{:.1} s", self.duration_ms as f64 / 1000.0),
+        ];
+        let reported = &self.reported;
+        match (reported.input_tokens, reported.output_tokens) {
+            (None, None) => parts.push("tokens not reported by the CLI".to_owned()),
+            (input, output) => {
+                let count = |n: Option<u64>| n.map_or_else(|| "?".to_owned(), thousands);
+                let cached = match reported.cached_tokens {
+                    Some(cached) if cached > 0 => format!(" ({} cached)", thousands(cached)),
+                    _ => String::new(),
+                };
+                parts.push(format!("{} tokens in{cached}", count(input)));
+                parts.push(format!("{} out", count(output)));
+            }
+        }
+        if let Some(cost) = reported.cost_usd {
+            parts.push(format!("${cost:.4}"));
+        }
+        parts.join(", ")
+    }
+}
+
+/// `12345` → `12,345`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn usage(input: Option<u64>, cost: Option<f64>) -> JobUsage {
+        JobUsage {
+            reported: Usage {
+                input_tokens: input,
+                output_tokens: input.map(|_| 512),
+                cached_tokens: input.map(|_| 2000),
+                cost_usd: cost,
+            },
+            turns: 3,
+            tool_calls: 2,
+            duration_ms: 4210,
+        }
+    }
+
+    #[test]
+    fn the_summary_says_what_was_reported_and_nothing_else() {
+        assert_eq!(
+            usage(Some(10234), Some(0.01234)).summary(),
+            "3 turns, 2 tool calls, 4.2 s, 10,234 tokens in (2,000 cached), 512 out, $0.0123"
+        );
+        assert_eq!(
+            usage(None, None).summary(),
+            "3 turns, 2 tool calls, 4.2 s, tokens not reported by the CLI"
+        );
+    }
+
+    #[test]
+    fn json_fields_are_flat_and_null_when_unreported() {
+        let value = serde_json::to_value(usage(Some(7), None)).unwrap();
+        assert_eq!(
+            value,
+            json!({"input_tokens": 7, "output_tokens": 512, "cached_tokens": 2000,
+                   "cost_usd": null, "turns": 3, "tool_calls": 2, "duration_ms": 4210})
+        );
+        let back: JobUsage = serde_json::from_value(value).unwrap();
+        assert_eq!(back, usage(Some(7), None));
+        // Threads written before usage was recorded read as nothing reported.
+        let old: JobUsage = serde_json::from_value(json!({})).unwrap();
+        assert_eq!(old, JobUsage::default());
+    }
+
+    #[test]
+    fn totals_add_every_figure() {
+        let total = JobUsage::total(&[usage(Some(1), Some(0.5)), usage(None, Some(0.25))]);
+        assert_eq!(total.reported.input_tokens, Some(1));
+        assert_eq!(total.reported.cost_usd, Some(0.75));
+        assert_eq!(
+            (total.turns, total.tool_calls, total.duration_ms),
+            (6, 4, 8420)
+        );
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+}
