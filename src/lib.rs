@@ -21,6 +21,7 @@ pub mod ask;
 pub mod cli;
 pub mod color;
 pub mod config;
+pub mod crew;
 pub mod jobs;
 pub mod mcp_server;
 pub mod mention;

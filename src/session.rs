@@ -38,6 +38,8 @@ pub struct Settings {
     /// Variables set for the agent's CLI on top of what it inherits (`codecrew mcp` counts
     /// its nesting depth this way).
     pub env: Vec<(OsString, OsString)>,
+    /// How many agents delegated to reach this job (0: a job of the command line).
+    pub depth: u32,
 }
 
 /// Stdout bytes one CLI turn may print before it is stopped as flooding.
@@ -57,6 +59,7 @@ impl Settings {
             },
             max_stdout_bytes: DEFAULT_MAX_STDOUT_BYTES,
             env: Vec::new(),
+            depth: 0,
         }
     }
 }
@@ -94,6 +97,17 @@ pub enum JobEvent {
     ToolResult(ToolResult),
     /// Something the user should know that is not the model's text (a CLI error).
     Notice(String),
+    /// An event of a sub-agent that one of this job's calls started.
+    Sub(Box<SubEvent>),
+}
+
+/// What a sub-agent (started by `query_agent`/`execute_agent`) reported.
+#[derive(Debug, Clone)]
+pub struct SubEvent {
+    pub agent: String,
+    /// 1 for an agent a job of the command line called, 2 for one it called in turn.
+    pub depth: u32,
+    pub event: JobEvent,
 }
 
 /// A call as the report shows it.
@@ -355,10 +369,19 @@ impl JobRun {
                     input: call.input.clone(),
                 })
                 .collect();
-            let results = self.executor.call_all(&requests).await;
+            let caller = crate::crew::CallerScope {
+                index: self.index,
+                depth: self.settings.depth,
+                events: events.clone(),
+                cancel: cancel.clone(),
+            };
+            let results = crate::crew::with_caller(caller, self.executor.call_all(&requests)).await;
             let mut lines = Vec::new();
             for (call, result) in turn.calls.iter().zip(&results) {
                 self.emit(events, JobEvent::ToolResult(result.clone()));
+                if let Some(sub) = sub_agent_usage(result) {
+                    report.usage.add_sub_agent(&sub);
+                }
                 lines.push(result_line(result));
                 report.tool_calls.push(CallRecord {
                     name: call.name.clone(),
@@ -394,6 +417,14 @@ impl JobRun {
         }
         report
     }
+}
+
+/// What the sub-agent of a `query_agent`/`execute_agent` result used.
+fn sub_agent_usage(result: &ToolResult) -> Option<JobUsage> {
+    if result.tool != crate::crew::QUERY_AGENT && result.tool != crate::crew::EXECUTE_AGENT {
+        return None;
+    }
+    serde_json::from_value(result.output.get("usage")?.clone()).ok()
 }
 
 /// Why a finished turn is a failure, if it is one.

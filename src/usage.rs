@@ -21,6 +21,31 @@ pub struct JobUsage {
     pub tool_calls: u32,
     /// Wall time from the job's start to its end.
     pub duration_ms: u64,
+    /// What the sub-agents its calls started used (`query_agent`, `execute_agent`), theirs
+    /// included; absent when it started none. Not part of the figures above.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sub_agents: Option<SubAgentsUsage>,
+}
+
+/// The sum of what a job's sub-agents used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SubAgentsUsage {
+    #[serde(flatten)]
+    pub reported: Usage,
+    /// How many sub-agent jobs ran, at every depth.
+    pub agents: u32,
+    pub turns: u32,
+    pub tool_calls: u32,
+}
+
+impl SubAgentsUsage {
+    fn add(&mut self, other: &SubAgentsUsage) {
+        self.reported.add(&other.reported);
+        self.agents = self.agents.saturating_add(other.agents);
+        self.turns = self.turns.saturating_add(other.turns);
+        self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
+    }
 }
 
 impl JobUsage {
@@ -31,6 +56,24 @@ impl JobUsage {
         self.turns = self.turns.saturating_add(other.turns);
         self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
         self.duration_ms = self.duration_ms.saturating_add(other.duration_ms);
+        if let Some(theirs) = &other.sub_agents {
+            self.sub_agents.get_or_insert_default().add(theirs);
+        }
+    }
+
+    /// Counts `sub`, one sub-agent's whole usage (its own sub-agents included), in this
+    /// job's `sub_agents`.
+    pub fn add_sub_agent(&mut self, sub: &JobUsage) {
+        let mut whole = SubAgentsUsage {
+            reported: sub.reported,
+            agents: 1,
+            turns: sub.turns,
+            tool_calls: sub.tool_calls,
+        };
+        if let Some(theirs) = &sub.sub_agents {
+            whole.add(theirs);
+        }
+        self.sub_agents.get_or_insert_default().add(&whole);
     }
 
     /// The sum of every usage in `all`.
@@ -68,7 +111,28 @@ impl JobUsage {
         if let Some(cost) = reported.cost_usd {
             parts.push(format!("${cost:.4}"));
         }
-        parts.join(", ")
+        let mut line = parts.join(", ");
+        if let Some(sub) = &self.sub_agents {
+            let agents = if sub.agents == 1 { "agent" } else { "agents" };
+            let tokens = match (sub.reported.input_tokens, sub.reported.output_tokens) {
+                (None, None) => String::new(),
+                (input, output) => format!(
+                    ", {} tokens in, {} out",
+                    input.map_or_else(|| "?".to_owned(), thousands),
+                    output.map_or_else(|| "?".to_owned(), thousands)
+                ),
+            };
+            let cost = sub
+                .reported
+                .cost_usd
+                .map(|c| format!(", ${c:.4}"))
+                .unwrap_or_default();
+            line.push_str(&format!(
+                "; sub-agents: {} {agents}{tokens}{cost}",
+                sub.agents
+            ));
+        }
+        line
     }
 }
 
@@ -102,6 +166,7 @@ mod tests {
             turns: 3,
             tool_calls: 2,
             duration_ms: 4210,
+            sub_agents: None,
         }
     }
 
@@ -141,6 +206,33 @@ mod tests {
             (total.turns, total.tool_calls, total.duration_ms),
             (6, 4, 8420)
         );
+    }
+
+    #[test]
+    fn sub_agents_are_summed_apart_at_every_depth() {
+        let mut grandchild = usage(Some(100), None);
+        grandchild.turns = 1;
+        let mut child = usage(Some(10), Some(0.5));
+        child.add_sub_agent(&grandchild);
+        let mut top = usage(Some(1), Some(0.25));
+        top.add_sub_agent(&child);
+        assert_eq!(top.reported.input_tokens, Some(1));
+        let sub = top.sub_agents.unwrap();
+        assert_eq!(sub.agents, 2);
+        assert_eq!(sub.reported.input_tokens, Some(110));
+        assert_eq!(sub.turns, 4);
+        assert!(
+            top.summary()
+                .ends_with("; sub-agents: 2 agents, 110 tokens in, 1,024 out, $0.5000"),
+            "{}",
+            top.summary()
+        );
+        let value = serde_json::to_value(top).unwrap();
+        assert_eq!(value["sub_agents"]["agents"], 2);
+        assert_eq!(value["sub_agents"]["input_tokens"], 110);
+        // Totals carry the sub-agents too.
+        let total = JobUsage::total(&[top, top]);
+        assert_eq!(total.sub_agents.unwrap().agents, 4);
     }
 
     #[test]

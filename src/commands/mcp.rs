@@ -8,7 +8,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use codecrew::cli::McpArgs;
-use codecrew::mcp_server::{Agents, DEPTH_ENV, ExecutorFactory, MAX_DEPTH, McpServer};
+use codecrew::crew::{Crew, ExecutorFactory, MAX_DEPTH, depth_from_env};
+use codecrew::mcp_server::{Agents, McpServer};
+use codecrew::session::Settings;
 use codecrew_policy::NonInteractive;
 use codecrew_tools::{Mode, ToolCatalog};
 
@@ -23,21 +25,19 @@ pub async fn run(args: McpArgs, options: super::ToolOptions) -> anyhow::Result<E
     // Every executor here, the server's and each delegated job's, comes from this factory.
     // `executor_for` picks a terminal asker when there is a terminal; with stdin taken by
     // the transport, a prompt could never be answered, so Ask always becomes a denial.
-    let executor_for: ExecutorFactory = {
-        let registry = registry.clone();
-        Arc::new(move |mode, catalog| {
-            super::executor_for(registry.clone(), catalog, mode, &options, policy.clone())
-                .with_asker(Arc::new(NonInteractive))
-        })
-    };
-    let mut server = McpServer::new(Arc::new(executor_for(mode, catalog)));
+    let executor_for: ExecutorFactory = Arc::new(move |mode, registry, catalog| {
+        super::executor_for(registry, catalog, mode, &options, policy.clone())
+            .with_asker(Arc::new(NonInteractive))
+    });
+    let mut server = McpServer::new(Arc::new(executor_for(mode, registry.clone(), catalog)));
     if !args.no_agents {
-        let depth = depth();
+        let depth = depth_from_env();
         if depth >= MAX_DEPTH {
             tracing::info!(depth, "at the maximum delegation depth: no agent tools");
         }
-        let agents = Agents::new(loaded, registry, workspace, depth, executor_for);
-        server = server.with_agents(agents);
+        let settings = Settings::new(mode, &loaded.config.limits, workspace.clone());
+        let crew = Crew::new(loaded, &registry, settings, executor_for);
+        server = server.with_agents(Agents::new(crew, depth));
     }
     tracing::info!(mode = mode.name(), "serving MCP on stdin/stdout");
     let served = server.serve_stdio().await;
@@ -45,17 +45,4 @@ pub async fn run(args: McpArgs, options: super::ToolOptions) -> anyhow::Result<E
     toolbox.shutdown().await;
     served?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// This server's nesting depth from [`DEPTH_ENV`]: 0 when unset. A value that is not a
-/// number counts as the maximum, so a garbled variable can never reopen delegation.
-fn depth() -> u32 {
-    match std::env::var(DEPTH_ENV) {
-        Err(std::env::VarError::NotPresent) => 0,
-        Ok(value) => value.trim().parse().unwrap_or_else(|_| {
-            tracing::warn!("{DEPTH_ENV}={value:?} is not a number; starting no agents");
-            MAX_DEPTH
-        }),
-        Err(std::env::VarError::NotUnicode(_)) => MAX_DEPTH,
-    }
 }

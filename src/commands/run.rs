@@ -4,8 +4,11 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use std::sync::Arc;
+
 use codecrew::cli::RunArgs;
 use codecrew::color::{ERROR, NOTICE, Palette};
+use codecrew::crew::{Crew, ExecutorFactory};
 use codecrew::mention;
 use codecrew::render::{JobLabel, Renderer};
 use codecrew::session::{JobReport, Settings, StopReason};
@@ -44,13 +47,28 @@ pub async fn run(
     let settings = Settings {
         max_turns: args.max_turns.unwrap_or(config.limits.max_turns),
         turn_timeout: args.timeout.unwrap_or(config.limits.turn_timeout()),
+        // Under an agent (its run_command ran codecrew), delegation goes on counting.
+        depth: codecrew::crew::depth_from_env(),
         ..Settings::new(mode, &config.limits, workspace.clone())
     };
     // Lives until every job is done: it owns the MCP servers.
     let toolbox = super::toolbox(&loaded, &workspace, mode).await;
-    let registry = toolbox.registry().clone();
-    let mut runs = codecrew::jobs::plan(&loaded, jobs, &settings, &registry, |catalog| {
-        super::executor_for(registry.clone(), catalog, mode, &options, policy.clone())
+    // The agents the jobs may consult (`query_agent`, `execute_agent`): sub-agents get
+    // their executors from the same factory, so the same policy, asker and hooks.
+    let executor_for: ExecutorFactory = {
+        let (options, policy) = (options.clone(), policy.clone());
+        Arc::new(move |mode, registry, catalog| {
+            super::executor_for(registry, catalog, mode, &options, policy.clone())
+        })
+    };
+    let crew = Crew::new(
+        loaded.clone(),
+        toolbox.registry(),
+        settings.clone(),
+        executor_for,
+    );
+    let mut runs = codecrew::jobs::plan(&loaded, jobs, &settings, crew.registry(), |catalog| {
+        crew.executor(mode, catalog)
     })?;
     if let Some((_, _, Some(thread))) = &continued {
         for run in &mut runs {

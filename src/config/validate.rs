@@ -53,10 +53,11 @@ pub(crate) fn file(file: &ParsedFile) -> Vec<Diagnostic> {
             "name a defined agent, e.g. `default_agent = \"claude\"`, or remove the key",
         );
     }
-    let known_tools: Vec<String> = crate::toolbox::builtin()
+    let mut known_tools: Vec<String> = crate::toolbox::builtin()
         .names()
         .map(str::to_owned)
         .collect();
+    known_tools.extend([crate::crew::QUERY_AGENT, crate::crew::EXECUTE_AGENT].map(str::to_owned));
     for (id, agent) in &layer.agents {
         check.agent(id, agent, &known_tools);
     }

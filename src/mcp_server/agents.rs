@@ -1,8 +1,6 @@
 //! The agents a `codecrew mcp` server delegates to: `query_agent` and `execute_agent`
 //! run one job each, as `codecrew query`/`execute` would, with progress notifications.
 
-use std::ffi::OsString;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use rmcp::RoleServer;
@@ -11,46 +9,27 @@ use rmcp::model::{
     ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
-use crate::config::LoadedConfig;
-use crate::mention::{self, Job};
-use crate::session::{JobEvent, JobReport, Settings};
+use crate::crew::{self, Crew};
+use crate::session::{JobEvent, JobReport};
 use codecrew_intercept::neutralise_envelopes;
-use codecrew_tools::{Mode, Status, ToolRegistry};
+use codecrew_tools::{Mode, Status};
 
-use super::{
-    DEPTH_ENV, EXECUTE_AGENT, ExecutorFactory, MAX_DEPTH, QUERY_AGENT, error_text, schema_object,
-};
+use super::{EXECUTE_AGENT, MAX_DEPTH, QUERY_AGENT, error_text, schema_object};
 
-/// What `query_agent` and `execute_agent` need to run a job.
+/// What `query_agent` and `execute_agent` need to run a job: the crew of the server's
+/// run (the same job runner as the prompted tools of `codecrew query`/`execute`).
 pub struct Agents {
-    loaded: LoadedConfig,
-    registry: Arc<ToolRegistry>,
-    workspace: PathBuf,
+    crew: Arc<Crew>,
     depth: u32,
-    executor_for: ExecutorFactory,
 }
 
 impl Agents {
-    /// The agents of `loaded`, running in `workspace` with the tools of `registry`. `depth`
-    /// is this server's [`DEPTH_ENV`] value.
-    pub fn new(
-        loaded: LoadedConfig,
-        registry: Arc<ToolRegistry>,
-        workspace: PathBuf,
-        depth: u32,
-        executor_for: ExecutorFactory,
-    ) -> Self {
-        Agents {
-            loaded,
-            registry,
-            workspace,
-            depth,
-            executor_for,
-        }
+    /// The agents of `crew`, for a server at `depth` (its [`crew::DEPTH_ENV`] value).
+    pub fn new(crew: Arc<Crew>, depth: u32) -> Self {
+        Agents { crew, depth }
     }
 
     /// Whether this server may still start agents.
@@ -58,75 +37,23 @@ impl Agents {
         self.depth < MAX_DEPTH
     }
 
-    /// `@claude (default), @gemini, @codex (model gpt-5.5)`: what the descriptions offer.
-    fn roster(&self) -> String {
-        let config = &self.loaded.config;
-        let names: Vec<String> = config
-            .agents
-            .iter()
-            .map(|(id, agent)| {
-                let mut name = format!("@{id}");
-                if *id == config.default_agent {
-                    name.push_str(" (default)");
-                } else if let Some(model) = &agent.model {
-                    name.push_str(&format!(" (model {model})"));
-                }
-                name
-            })
-            .collect();
-        names.join(", ")
-    }
-
     pub(super) fn tool(&self, mode: Mode) -> McpTool {
-        let (name, what, annotations) = match mode {
+        let (name, annotations) = match mode {
             Mode::Query => (
                 QUERY_AGENT,
-                "Ask another AI coding agent (a CLI such as Claude Code, Gemini CLI or Codex, \
-                 run by codecrew) a question and get its answer. The agent works in the same \
-                 workspace with codecrew's read-only tools; it cannot change anything.",
                 ToolAnnotations::new().read_only(true).open_world(true),
             ),
             Mode::Execute => (
                 EXECUTE_AGENT,
-                "Have another AI coding agent (a CLI such as Claude Code, Gemini CLI or Codex, \
-                 run by codecrew) do a task in the workspace. It may write files and run \
-                 commands, within codecrew's permission policy.",
                 ToolAnnotations::new()
                     .read_only(false)
                     .destructive(true)
                     .open_world(true),
             ),
         };
-        let description = format!(
-            "{what} `task` is the request, optionally starting with a mention that picks the \
-             agent and its model: \"@gemini review src/lib.rs\", \"@codex:gpt-5.5 where is \
-             the config parsed?\". Without a mention the default agent answers. One agent per \
-             call: to ask several, make several calls (they may run at the same time). \
-             Instead of a mention you may pass `agent` (and `model`); `task` is then used as \
-             written. The result is the agent's answer followed by a summary line (agent, \
-             model, turns, tool calls, success); it can take minutes. Agents: {}.",
-            self.roster()
-        );
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "task": {
-                    "type": "string",
-                    "description": "What the agent should do or answer, optionally starting with @agent or @agent:model"
-                },
-                "agent": {
-                    "type": "string",
-                    "description": "The agent's id (e.g. claude, gemini, codex); overrides a mention in task"
-                },
-                "model": {
-                    "type": "string",
-                    "description": "The model the agent should use; overrides the mention's"
-                }
-            },
-            "required": ["task"],
-            "additionalProperties": false
-        });
-        McpTool::new(name, description, schema_object(schema)).with_annotations(annotations)
+        let description = crew::describe(mode, &self.crew.roster());
+        McpTool::new(name, description, schema_object(crew::input_schema()))
+            .with_annotations(annotations)
     }
 
     /// Runs one delegated job to its end, reporting its progress, and stops it when the
@@ -138,47 +65,27 @@ impl Agents {
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
         if !self.can_delegate() {
-            return error_text(format!(
-                "codecrew mcp is {} agent delegations deep ({DEPTH_ENV}={}), the most it \
-                 allows; it starts no further agents, so agents cannot call each other without \
-                 end. Do the task with the other tools instead.",
-                self.depth, self.depth
-            ));
+            return error_text(crew::depth_refusal(self.depth));
         }
-        let job = match agent_job(input, &self.loaded.config.default_agent) {
+        let job = match crew::agent_job(input, self.crew.default_agent()) {
             Ok(job) => job,
             Err(message) => return error_text(message),
         };
-        let mut settings = Settings::new(mode, &self.loaded.config.limits, self.workspace.clone());
-        settings.env.push((
-            OsString::from(DEPTH_ENV),
-            OsString::from((self.depth + 1).to_string()),
-        ));
-        let runs = match crate::jobs::plan(
-            &self.loaded,
-            vec![job],
-            &settings,
-            &self.registry,
-            |catalog| (self.executor_for)(mode, catalog),
-        ) {
-            Ok(runs) => runs,
-            Err(error) => return error_text(error.to_string()),
-        };
-        let Some(run) = runs.into_iter().next() else {
-            return error_text("no job to run".to_owned());
-        };
-        let agent = run.job.agent.clone();
-        tracing::info!(agent = %agent, mode = mode.name(), depth = self.depth, "delegating");
+        let agent = job.agent.clone();
         let mut progress = Progress::new(context);
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let (cancel_tx, cancel) = watch::channel(false);
-        let job = run.run(events_tx, cancel);
+        let job = self
+            .crew
+            .run_job(mode, job, self.depth + 1, cancel, move |event| {
+                let _ = events_tx.send(event);
+            });
         tokio::pin!(job);
         let mut cancelled = false;
         let report = loop {
             tokio::select! {
                 report = &mut job => break report,
-                Some((_, event)) = events.recv() => {
+                Some(event) = events.recv() => {
                     if let Some(message) = progress_message(&agent, &event) {
                         progress.report(message).await;
                     }
@@ -190,57 +97,11 @@ impl Agents {
                 }
             }
         };
-        agent_result(&report)
-    }
-}
-
-/// The input of `query_agent` / `execute_agent`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AgentInput {
-    task: String,
-    #[serde(default)]
-    agent: Option<String>,
-    #[serde(default)]
-    model: Option<String>,
-}
-
-/// The job a delegating call asks for: `agent` and `model` when given (the task then as
-/// written), else the task's one mention, else the default agent.
-pub(super) fn agent_job(input: Value, default_agent: &str) -> Result<Job, String> {
-    let input: AgentInput = serde_json::from_value(input).map_err(|error| {
-        format!(
-            "invalid input: {error}; expected {{\"task\": \"@agent[:model] what to do\"}} with \
-             optional \"agent\" and \"model\""
-        )
-    })?;
-    let non_empty =
-        |text: Option<String>| text.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
-    let agent = non_empty(input.agent).map(|a| a.trim_start_matches('@').to_owned());
-    let (agent, mentioned_model, task) = match agent {
-        Some(agent) => (agent, None, input.task.trim().to_owned()),
-        None => {
-            let parsed = mention::parse_task(&input.task);
-            match parsed.mentions.as_slice() {
-                [] => (default_agent.to_owned(), None, parsed.text),
-                [one] => (one.agent.clone(), one.model.clone(), parsed.text),
-                many => {
-                    let names: Vec<String> = many.iter().map(|m| format!("@{}", m.agent)).collect();
-                    return Err(format!(
-                        "the task mentions {} agents ({}); this tool runs one agent per call: \
-                         call it once per agent (the calls may run at the same time)",
-                        many.len(),
-                        names.join(", ")
-                    ));
-                }
-            }
+        match report {
+            Ok(report) => agent_result(&report),
+            Err(message) => error_text(message),
         }
-    };
-    Ok(Job {
-        agent,
-        model: non_empty(input.model).or(mentioned_model),
-        task,
-    })
+    }
 }
 
 /// A finished delegated job as MCP returns it: the answer (neutralised: it is a model's
@@ -312,6 +173,9 @@ fn progress_message(agent: &str, event: &JobEvent) -> Option<String> {
             }
         )),
         JobEvent::Notice(notice) => Some(format!("@{agent}: {notice}")),
+        JobEvent::Sub(sub) => {
+            progress_message(&sub.agent, &sub.event).map(|m| format!("@{agent} → {m}"))
+        }
         JobEvent::Text(_)
         | JobEvent::TurnEnd { .. }
         | JobEvent::MessageEnd

@@ -28,24 +28,9 @@ use serde_json::{Value, json};
 
 use codecrew_intercept::neutralise_value;
 use codecrew_tools::executor::CallRequest;
-use codecrew_tools::{Mode, Status, Tool, ToolCatalog, ToolError, ToolExecutor, ToolResult};
+use codecrew_tools::{Mode, Status, Tool, ToolError, ToolExecutor, ToolResult};
 
-/// The environment variable that counts how many `codecrew mcp` servers, each delegating to
-/// an agent, lead to this one (absent: none).
-pub const DEPTH_ENV: &str = "CODECREW_MCP_DEPTH";
-
-/// The depth from which `codecrew mcp` no longer starts agents: two levels of delegation
-/// (an agent asks an agent that asks an agent) and no more.
-pub const MAX_DEPTH: u32 = 2;
-
-/// The tool that asks another agent a question (read-only tools).
-pub const QUERY_AGENT: &str = "query_agent";
-/// The tool that has another agent do a task (all tools, under the policy).
-pub const EXECUTE_AGENT: &str = "execute_agent";
-
-/// Makes the executor of a delegated job from its mode and catalog. The command decides
-/// the policy, the asker and the hooks; the server only asks for one per job.
-pub type ExecutorFactory = Arc<dyn Fn(Mode, Arc<ToolCatalog>) -> ToolExecutor + Send + Sync>;
+pub use crate::crew::{DEPTH_ENV, EXECUTE_AGENT, ExecutorFactory, MAX_DEPTH, QUERY_AGENT};
 
 mod agents;
 

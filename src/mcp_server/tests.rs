@@ -2,11 +2,12 @@
 
 use std::sync::Arc;
 
-use super::agents::agent_job;
 use super::*;
-use crate::config::LoadedConfig;
+use crate::config::{LimitsConfig, LoadedConfig};
+use crate::crew::{Crew, ExecutorFactory, agent_job};
 use crate::mention::Job;
-use codecrew_tools::ToolContext;
+use crate::session::Settings;
+use codecrew_tools::{ToolCatalog, ToolContext};
 
 fn job(input: Value) -> Result<Job, String> {
     agent_job(input, "claude")
@@ -82,24 +83,25 @@ fn the_modes_tools_with_read_only_hints() {
 #[test]
 fn delegation_stops_at_the_maximum_depth() {
     let agents = |depth| {
-        let registry = Arc::new(crate::toolbox::builtin());
-        let factory: ExecutorFactory = {
-            let registry = registry.clone();
-            Arc::new(move |mode, catalog| {
-                ToolExecutor::new(
-                    registry.clone(),
-                    catalog,
-                    ToolContext::new(std::env::temp_dir(), mode),
-                )
-            })
-        };
-        Agents::new(
-            LoadedConfig::builtin(),
-            registry,
+        let factory: ExecutorFactory = Arc::new(move |mode, registry, catalog| {
+            ToolExecutor::new(
+                registry,
+                catalog,
+                ToolContext::new(std::env::temp_dir(), mode),
+            )
+        });
+        let settings = Settings::new(
+            Mode::Execute,
+            &LimitsConfig::default(),
             std::env::temp_dir(),
-            depth,
+        );
+        let crew = Crew::new(
+            LoadedConfig::builtin(),
+            &crate::toolbox::builtin(),
+            settings,
             factory,
-        )
+        );
+        Agents::new(crew, depth)
     };
     let top = server(Mode::Execute).with_agents(agents(0));
     let listed = names(&top);

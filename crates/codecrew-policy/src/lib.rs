@@ -91,13 +91,15 @@ pub enum Decision {
     Deny(Reason),
 }
 
-/// The built-in defaults layer: the read-only tools and the workspace file writers are
-/// allowed (protected and sensitive paths still ask); `run_command` relies on the safe
-/// list, anything else asks.
+/// The built-in defaults layer: the read-only tools (asking another agent, read-only,
+/// included) and the workspace file writers are allowed (protected and sensitive paths
+/// still ask); `run_command` relies on the safe list, anything else (`execute_agent`
+/// among them) asks.
 pub fn builtin_defaults() -> PermissionsConfig {
     PermissionsConfig {
         allow: [
             "help",
+            "query_agent",
             "read_file",
             "list_directory",
             "glob",

@@ -84,6 +84,7 @@ fn result(document: &Value) -> &Value {
 
 mod config;
 mod copilot;
+mod crew;
 mod interrupt;
 mod runs;
 mod tool_loop;

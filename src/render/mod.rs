@@ -1,0 +1,409 @@
+//! What `query` and `execute` print: live text, one JSON document, or NDJSON events.
+//!
+//! stdout carries only the result; notices about the run itself (errors of a job) go to
+//! stderr. With one job, text streams as it arrives; with several, each job's output is
+//! kept and printed as its own section when the job ends, so answers never interleave.
+
+use std::io::{self, Write};
+
+use anstyle::Style;
+use serde_json::{Value, json};
+
+use crate::cli::RunOutput;
+use crate::color::{ERROR, LABEL, NOTICE, Palette, WARNING};
+use crate::session::{JobEvent, JobReport, SubEvent};
+use crate::usage::JobUsage;
+use codecrew_tools::Status;
+
+/// Who a job is, for headers and events.
+#[derive(Debug, Clone)]
+pub struct JobLabel {
+    pub agent: String,
+    pub provider: String,
+    pub model: Option<String>,
+    pub mode: &'static str,
+}
+
+impl JobLabel {
+    /// `@claude (claude · haiku)`.
+    pub fn title(&self) -> String {
+        match &self.model {
+            Some(model) => format!("@{} ({} · {model})", self.agent, self.provider),
+            None => format!("@{} ({})", self.agent, self.provider),
+        }
+    }
+}
+
+struct View {
+    label: JobLabel,
+    /// Sub-agents' text not yet ended by a newline, per sub-agent (its line prefix).
+    sub_partial: Vec<(String, String)>,
+    /// Text output of a job while other jobs run.
+    buffer: Vec<u8>,
+    at_line_start: bool,
+}
+
+/// Prints a run's jobs in the chosen format.
+pub struct Renderer<W: Write> {
+    output: RunOutput,
+    raw: bool,
+    views: Vec<View>,
+    out: W,
+    /// Styles for codecrew's own lines in the text output.
+    palette: Palette,
+}
+
+impl<W: Write> Renderer<W> {
+    pub fn new(output: RunOutput, raw: bool, labels: Vec<JobLabel>, out: W) -> Self {
+        let views = labels
+            .into_iter()
+            .map(|label| View {
+                label,
+                sub_partial: Vec::new(),
+                buffer: Vec::new(),
+                at_line_start: true,
+            })
+            .collect();
+        Renderer {
+            output,
+            raw,
+            views,
+            out,
+            palette: Palette::PLAIN,
+        }
+    }
+
+    /// Styles codecrew's own lines (call notices, job headers, failures) in the text
+    /// output with `palette`; the model's text and JSON are never styled.
+    pub fn with_palette(mut self, palette: Palette) -> Self {
+        self.palette = palette;
+        self
+    }
+
+    fn live(&self) -> bool {
+        self.views.len() == 1
+    }
+
+    /// The jobs are starting.
+    pub fn start(&mut self) -> io::Result<()> {
+        if self.output == RunOutput::StreamJson {
+            for index in 0..self.views.len() {
+                let label = &self.views[index].label;
+                let event = json!({
+                    "type": "start", "job": index, "agent": label.agent,
+                    "provider": label.provider, "model": label.model, "mode": label.mode,
+                });
+                self.line(&event)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn event(&mut self, index: usize, event: &JobEvent) -> io::Result<()> {
+        match self.output {
+            RunOutput::Json => Ok(()),
+            RunOutput::StreamJson => self.stream_event(index, event),
+            RunOutput::Text if self.raw => Ok(()),
+            RunOutput::Text => self.text_event(index, event),
+        }
+    }
+
+    fn stream_event(&mut self, index: usize, event: &JobEvent) -> io::Result<()> {
+        let agent = self
+            .views
+            .get(index)
+            .map(|v| v.label.agent.clone())
+            .unwrap_or_default();
+        match event_value(index, &agent, event) {
+            Some(value) => self.line(&value),
+            None => Ok(()),
+        }
+    }
+
+    fn text_event(&mut self, index: usize, event: &JobEvent) -> io::Result<()> {
+        let chunk: String = match event {
+            JobEvent::Text(text) => text.clone(),
+            JobEvent::Turn(_)
+            | JobEvent::TurnEnd { .. }
+            | JobEvent::MessageEnd
+            | JobEvent::Notice(_) => return Ok(()),
+            JobEvent::Sub(sub) => self.sub_lines(index, sub),
+            event => match call_line(event) {
+                Some((style, line)) => notice(index, self, style, &line),
+                None => return Ok(()),
+            },
+        };
+        self.write_text(index, &chunk)
+    }
+
+    /// A sub-agent's event as whole lines nested under the call that started it: text
+    /// waits for its newline, so concurrent sub-agents never interleave mid-line.
+    fn sub_lines(&mut self, index: usize, sub: &SubEvent) -> String {
+        // The chain down to the agent that reported, and what it reported.
+        let (mut sub, mut depth) = (sub, sub.depth);
+        let mut path = format!("@{}", sub.agent);
+        while let JobEvent::Sub(inner) = &sub.event {
+            path = format!("{path} → @{}", inner.agent);
+            depth = inner.depth;
+            sub = inner;
+        }
+        let prefix = format!("{}{path}: ", "  │ ".repeat(depth as usize));
+        let palette = self.palette;
+        let Some(view) = self.views.get_mut(index) else {
+            return String::new();
+        };
+        let slot = match view.sub_partial.iter().position(|(p, _)| *p == prefix) {
+            Some(slot) => slot,
+            None => {
+                view.sub_partial.push((prefix.clone(), String::new()));
+                view.sub_partial.len() - 1
+            }
+        };
+        let mut lines = String::new();
+        let flush = |partial: &mut String, lines: &mut String| {
+            if !partial.trim().is_empty() {
+                lines.push_str(&format!("{prefix}{}\n", partial.trim_end()));
+            }
+            partial.clear();
+        };
+        let partial = &mut view.sub_partial[slot].1;
+        match &sub.event {
+            JobEvent::Text(text) => {
+                partial.push_str(text);
+                while let Some(end) = partial.find('\n') {
+                    let line: String = partial.drain(..=end).collect();
+                    let mut line = line;
+                    flush(&mut line, &mut lines);
+                }
+            }
+            JobEvent::MessageEnd | JobEvent::TurnEnd { .. } => flush(partial, &mut lines),
+            JobEvent::Notice(message) => {
+                flush(partial, &mut lines);
+                let line = format!("{prefix}✗ {}", shorten(message, 200));
+                lines.push_str(&format!("{}\n", palette.paint(ERROR, line)));
+            }
+            event => {
+                if let Some((style, line)) = call_line(event) {
+                    flush(partial, &mut lines);
+                    let line = format!("{prefix}{}", line.trim_start());
+                    lines.push_str(&format!("{}\n", palette.paint(style, line)));
+                }
+            }
+        }
+        if lines.is_empty() || view.at_line_start {
+            lines
+        } else {
+            format!("\n{lines}")
+        }
+    }
+
+    fn write_text(&mut self, index: usize, text: &str) -> io::Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        let live = self.live();
+        let Some(view) = self.views.get_mut(index) else {
+            return Ok(());
+        };
+        view.at_line_start = text.ends_with('\n');
+        if live {
+            self.out.write_all(text.as_bytes())?;
+            self.out.flush()
+        } else {
+            view.buffer.extend_from_slice(text.as_bytes());
+            Ok(())
+        }
+    }
+
+    /// A job ended.
+    pub fn done(&mut self, index: usize, report: &JobReport) -> io::Result<()> {
+        match self.output {
+            RunOutput::Json => Ok(()),
+            RunOutput::StreamJson => {
+                let mut value = serde_json::to_value(report).unwrap_or(Value::Null);
+                if let Value::Object(map) = &mut value {
+                    map.insert("type".into(), "done".into());
+                    map.insert("job".into(), index.into());
+                }
+                self.line(&value)
+            }
+            RunOutput::Text => {
+                let many = !self.live();
+                let palette = self.palette;
+                let Some(view) = self.views.get_mut(index) else {
+                    return Ok(());
+                };
+                let mut section = Vec::new();
+                if many {
+                    let title = format!("━━ {} ━━", view.label.title());
+                    writeln!(section, "{}", palette.paint(LABEL, title))?;
+                }
+                let ends_line = if self.raw {
+                    section.extend_from_slice(report.response.as_bytes());
+                    report.response.is_empty() || report.response.ends_with('\n')
+                } else if many {
+                    section.append(&mut view.buffer);
+                    section.last().is_none_or(|b| *b == b'\n')
+                } else {
+                    // The text was written live; only the line may need ending.
+                    view.at_line_start
+                };
+                if !ends_line {
+                    section.push(b'\n');
+                }
+                view.at_line_start = true;
+                if let (true, false, Some(error)) = (many, report.success, &report.error) {
+                    writeln!(section, "{}", palette.paint(ERROR, format!("✗ {error}")))?;
+                }
+                if many {
+                    section.push(b'\n');
+                }
+                self.out.write_all(&section)?;
+                self.out.flush()
+            }
+        }
+    }
+
+    /// Everything ended: the JSON document, when that is the format.
+    pub fn finish(&mut self, reports: &[JobReport]) -> io::Result<()> {
+        if self.output == RunOutput::Json {
+            let document = json!({
+                "success": reports.iter().all(|r| r.success),
+                "results": reports,
+                "usage": JobUsage::total(reports.iter().map(|r| &r.usage)),
+            });
+            serde_json::to_writer(&mut self.out, &document)?;
+            self.out.write_all(b"\n")?;
+        }
+        self.out.flush()
+    }
+
+    fn line(&mut self, value: &Value) -> io::Result<()> {
+        serde_json::to_writer(&mut self.out, value)?;
+        self.out.write_all(b"\n")?;
+        self.out.flush()
+    }
+
+    /// Whether the live output stands at the start of a line (where a spinner may draw).
+    pub fn at_line_start(&self) -> bool {
+        self.views.iter().all(|view| view.at_line_start)
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+/// An event as one NDJSON value, naming its agent; a sub-agent's event also names the
+/// agent whose call started it (`parent`) and its `depth`.
+fn event_value(index: usize, agent: &str, event: &JobEvent) -> Option<Value> {
+    let value = match event {
+        JobEvent::Turn(turn) => {
+            json!({"type": "turn", "job": index, "agent": agent, "turn": turn})
+        }
+        JobEvent::TurnEnd { turn, usage } => json!({
+            "type": "turn_end", "job": index, "agent": agent, "turn": turn,
+            "usage": usage.unwrap_or_default(),
+        }),
+        JobEvent::Text(text) => {
+            json!({"type": "text", "job": index, "agent": agent, "text": text})
+        }
+        JobEvent::MessageEnd => return None,
+        JobEvent::ToolCall(call) => json!({
+            "type": "tool_call", "job": index, "agent": agent,
+            "name": call.name, "input": call.input,
+        }),
+        JobEvent::Rejected(rejection) => json!({
+            "type": "rejected", "job": index, "agent": agent,
+            "reason": rejection.reason, "raw": rejection.raw,
+        }),
+        JobEvent::ToolResult(result) => {
+            let mut value = serde_json::to_value(result).unwrap_or(Value::Null);
+            if let Value::Object(map) = &mut value {
+                map.insert("type".into(), "tool_result".into());
+                map.insert("job".into(), index.into());
+                map.insert("agent".into(), agent.into());
+            }
+            value
+        }
+        JobEvent::Notice(message) => {
+            json!({"type": "error", "job": index, "agent": agent, "message": message})
+        }
+        JobEvent::Sub(sub) => {
+            let mut value = event_value(index, &sub.agent, &sub.event)?;
+            if let Value::Object(map) = &mut value
+                && !map.contains_key("parent")
+            {
+                map.insert("parent".into(), agent.into());
+                map.insert("depth".into(), sub.depth.into());
+            }
+            value
+        }
+    };
+    Some(value)
+}
+
+/// The notice line of a call, its result or a rejected envelope.
+fn call_line(event: &JobEvent) -> Option<(Style, String)> {
+    match event {
+        JobEvent::ToolCall(call) => {
+            let input = serde_json::to_string(&call.input).unwrap_or_default();
+            Some((NOTICE, format!("→ {} {}", call.name, shorten(&input, 160))))
+        }
+        JobEvent::Rejected(rejection) => Some((
+            WARNING,
+            format!("→ rejected tool call: {}", shorten(&rejection.reason, 200)),
+        )),
+        JobEvent::ToolResult(result) => {
+            let style = if result.status == Status::Ok {
+                NOTICE
+            } else {
+                WARNING
+            };
+            let line = match (&result.status, &result.error) {
+                (Status::Ok, _) => {
+                    format!("  ← {} ok ({} ms)", result.tool, result.duration_ms)
+                }
+                (status, Some(error)) => format!(
+                    "  ← {} {}: {} {}",
+                    result.tool,
+                    status_name(*status),
+                    error.code,
+                    shorten(&error.message, 200)
+                ),
+                (status, None) => format!("  ← {} {}", result.tool, status_name(*status)),
+            };
+            Some((style, line))
+        }
+        _ => None,
+    }
+}
+
+/// A one-line notice, on a line of its own.
+fn notice<W: Write>(index: usize, renderer: &Renderer<W>, style: Style, line: &str) -> String {
+    let at_line_start = renderer.views.get(index).is_none_or(|v| v.at_line_start);
+    let lead = if at_line_start { "" } else { "\n" };
+    format!("{lead}{}\n", renderer.palette.paint(style, line))
+}
+
+fn status_name(status: Status) -> &'static str {
+    match status {
+        Status::Ok => "ok",
+        Status::Error => "error",
+        Status::Denied => "denied",
+    }
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    let single: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    match single.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &single[..cut]),
+        None => single,
+    }
+}
+
+#[cfg(test)]
+mod tests;

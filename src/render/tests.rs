@@ -1,0 +1,318 @@
+//! Tests of the renderer: text, json and stream-json from scripted events.
+use super::*;
+use crate::session::StopReason;
+use codecrew_intercept::ToolCall;
+use codecrew_tools::{Mode, ToolResult};
+
+fn label(agent: &str) -> JobLabel {
+    JobLabel {
+        agent: agent.to_owned(),
+        provider: "claude".to_owned(),
+        model: Some("haiku".to_owned()),
+        mode: "query",
+    }
+}
+
+fn report(agent: &str, success: bool, response: &str) -> JobReport {
+    JobReport {
+        agent: agent.to_owned(),
+        provider: "claude".to_owned(),
+        model: None,
+        mode: Mode::Query,
+        success,
+        response: response.to_owned(),
+        turns: 1,
+        tool_calls: Vec::new(),
+        session_id: None,
+        duration_ms: 1,
+        error: (!success).then(|| "boom".to_owned()),
+        stop_reason: StopReason::Answered,
+        usage: JobUsage {
+            reported: crate::usage::Usage {
+                input_tokens: Some(10),
+                output_tokens: Some(2),
+                cached_tokens: None,
+                cost_usd: Some(0.5),
+            },
+            turns: 1,
+            tool_calls: 0,
+            duration_ms: 1,
+            sub_agents: None,
+        },
+        timed_out: false,
+        missing_cli: false,
+    }
+}
+
+fn call() -> JobEvent {
+    JobEvent::ToolCall(ToolCall {
+        name: "codecrew:read_file".into(),
+        tool: "read_file".into(),
+        input: json!({"path": "a"}),
+    })
+}
+
+fn ok_result() -> JobEvent {
+    JobEvent::ToolResult(ToolResult {
+        tool_call_id: "c1".into(),
+        tool: "read_file".into(),
+        status: Status::Ok,
+        output: json!({}),
+        error: None,
+        duration_ms: 3,
+    })
+}
+
+fn render(
+    output: RunOutput,
+    raw: bool,
+    agents: &[&str],
+    script: &[(usize, JobEvent)],
+    reports: &[JobReport],
+) -> String {
+    let labels = agents.iter().map(|a| label(a)).collect();
+    let mut renderer = Renderer::new(output, raw, labels, Vec::new());
+    renderer.start().unwrap();
+    for (index, event) in script {
+        renderer.event(*index, event).unwrap();
+    }
+    for (index, report) in reports.iter().enumerate() {
+        renderer.done(index, report).unwrap();
+    }
+    renderer.finish(reports).unwrap();
+    String::from_utf8(renderer.into_inner()).unwrap()
+}
+
+#[test]
+fn one_job_streams_text_with_call_notices() {
+    let script = [
+        (0, JobEvent::Text("Let me look.".into())),
+        (0, call()),
+        (0, ok_result()),
+        (0, JobEvent::Text("It says hi.".into())),
+    ];
+    let out = render(
+        RunOutput::Text,
+        false,
+        &["claude"],
+        &script,
+        &[report("claude", true, "It says hi.")],
+    );
+    assert_eq!(
+        out,
+        "Let me look.\n→ codecrew:read_file {\"path\":\"a\"}\n  ← read_file ok (3 ms)\nIt says hi.\n"
+    );
+}
+
+#[test]
+fn a_palette_styles_only_codecrews_own_lines() {
+    let labels = vec![label("claude"), label("gemini")];
+    let mut renderer =
+        Renderer::new(RunOutput::Text, false, labels, Vec::new()).with_palette(Palette::ANSI);
+    renderer
+        .event(0, &JobEvent::Text("plain\n".into()))
+        .unwrap();
+    renderer.event(0, &call()).unwrap();
+    renderer.done(0, &report("claude", true, "")).unwrap();
+    renderer.done(1, &report("gemini", false, "")).unwrap();
+    let out = String::from_utf8(renderer.into_inner()).unwrap();
+    assert_eq!(
+        out,
+        "\x1b[1m━━ @claude (claude · haiku) ━━\x1b[0m\nplain\n\
+         \x1b[2m→ codecrew:read_file {\"path\":\"a\"}\x1b[0m\n\n\
+         \x1b[1m━━ @gemini (claude · haiku) ━━\x1b[0m\n\x1b[1m\x1b[31m✗ boom\x1b[0m\n\n"
+    );
+}
+
+#[test]
+fn json_is_never_styled() {
+    for output in [RunOutput::Json, RunOutput::StreamJson] {
+        let mut renderer = Renderer::new(output, false, vec![label("claude")], Vec::new())
+            .with_palette(Palette::ANSI);
+        renderer.start().unwrap();
+        renderer.event(0, &call()).unwrap();
+        renderer.event(0, &ok_result()).unwrap();
+        let reports = [report("claude", false, "x")];
+        renderer.done(0, &reports[0]).unwrap();
+        renderer.finish(&reports).unwrap();
+        let out = renderer.into_inner();
+        assert!(!out.contains(&0x1b), "{}", String::from_utf8_lossy(&out));
+    }
+}
+
+#[test]
+fn raw_prints_only_the_answer() {
+    let script = [(0, JobEvent::Text("thinking aloud".into())), (0, call())];
+    let out = render(
+        RunOutput::Text,
+        true,
+        &["claude"],
+        &script,
+        &[report("claude", true, "Final.")],
+    );
+    assert_eq!(out, "Final.\n");
+}
+
+#[test]
+fn several_jobs_get_sections() {
+    let script = [
+        (1, JobEvent::Text("B".into())),
+        (0, JobEvent::Text("A".into())),
+    ];
+    let out = render(
+        RunOutput::Text,
+        false,
+        &["claude", "gemini"],
+        &script,
+        &[report("claude", true, "A"), report("gemini", false, "")],
+    );
+    assert_eq!(
+        out,
+        "━━ @claude (claude · haiku) ━━\nA\n\n━━ @gemini (claude · haiku) ━━\nB\n✗ boom\n\n"
+    );
+}
+
+#[test]
+fn json_is_one_document() {
+    let out = render(
+        RunOutput::Json,
+        false,
+        &["claude"],
+        &[(0, JobEvent::Text("x".into()))],
+        &[report("claude", true, "x")],
+    );
+    let value: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(value["success"], true);
+    assert_eq!(value["results"][0]["response"], "x");
+    assert_eq!(value["results"][0]["usage"]["input_tokens"], 10);
+    assert_eq!(out.lines().count(), 1);
+}
+
+#[test]
+fn json_totals_the_usage_of_every_result() {
+    let out = render(
+        RunOutput::Json,
+        false,
+        &["claude", "gemini"],
+        &[],
+        &[report("claude", true, "x"), report("gemini", true, "y")],
+    );
+    let value: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        value["usage"],
+        json!({"input_tokens": 20, "output_tokens": 4, "cached_tokens": null,
+               "cost_usd": 1.0, "turns": 2, "tool_calls": 0, "duration_ms": 2})
+    );
+}
+
+#[test]
+fn stream_json_events_name_their_agent() {
+    let script = [
+        (0, JobEvent::Text("x".into())),
+        (0, call()),
+        (0, ok_result()),
+        (
+            0,
+            JobEvent::TurnEnd {
+                turn: 1,
+                usage: Some(crate::usage::Usage {
+                    output_tokens: Some(3),
+                    ..Default::default()
+                }),
+            },
+        ),
+    ];
+    let out = render(
+        RunOutput::StreamJson,
+        false,
+        &["claude"],
+        &script,
+        &[report("claude", true, "x")],
+    );
+    let types: Vec<String> = out
+        .lines()
+        .map(|line| {
+            let value: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(value["agent"], "claude");
+            value["type"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "start",
+            "text",
+            "tool_call",
+            "tool_result",
+            "turn_end",
+            "done"
+        ]
+    );
+    let turn_end: Value = serde_json::from_str(out.lines().nth(4).unwrap()).unwrap();
+    assert_eq!(turn_end["turn"], 1);
+    assert_eq!(turn_end["usage"]["output_tokens"], 3);
+    assert_eq!(turn_end["usage"]["input_tokens"], Value::Null);
+    let done: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(done["usage"]["cost_usd"], 0.5);
+}
+
+fn sub(agent: &str, depth: u32, event: JobEvent) -> JobEvent {
+    JobEvent::Sub(Box::new(crate::session::SubEvent {
+        agent: agent.to_owned(),
+        depth,
+        event,
+    }))
+}
+
+#[test]
+fn sub_agents_print_whole_lines_nested_under_the_call() {
+    let script = [
+        (0, JobEvent::Text("Asking.".into())),
+        (0, sub("gemini", 1, JobEvent::Text("half of ".into()))),
+        (0, sub("codex", 1, JobEvent::Text("codex line\n".into()))),
+        (0, sub("gemini", 1, JobEvent::Text("a line\nrest".into()))),
+        (0, sub("gemini", 1, JobEvent::MessageEnd)),
+        (
+            0,
+            sub(
+                "gemini",
+                1,
+                sub("claude", 2, JobEvent::Text("deep\n".into())),
+            ),
+        ),
+        (0, sub("codex", 1, call())),
+    ];
+    let out = render(
+        RunOutput::Text,
+        false,
+        &["claude"],
+        &script,
+        &[report("claude", true, "")],
+    );
+    assert_eq!(
+        out,
+        "Asking.\n  │ @codex: codex line\n  │ @gemini: half of a line\n  │ @gemini: rest\n\
+         \x20 │   │ @gemini → @claude: deep\n  │ @codex: → codecrew:read_file {\"path\":\"a\"}\n"
+    );
+}
+
+#[test]
+fn sub_agent_events_name_their_parent_and_depth_in_stream_json() {
+    let script = [(
+        0,
+        sub("gemini", 1, sub("codex", 2, JobEvent::Text("x".into()))),
+    )];
+    let out = render(
+        RunOutput::StreamJson,
+        false,
+        &["claude"],
+        &script,
+        &[report("claude", true, "")],
+    );
+    let text: Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(
+        text,
+        json!({"type": "text", "job": 0, "agent": "codex", "text": "x",
+               "parent": "gemini", "depth": 2})
+    );
+}
