@@ -15,6 +15,43 @@ use serde_json::Value;
 
 use crate::color::{LABEL, Palette};
 
+/// Something that draws on the terminal while agents run (the live view): it steps
+/// aside while a question is on screen.
+pub trait Screen: Send + Sync {
+    fn set_asking(&self, asking: bool);
+}
+
+/// The screen of the running command, if it draws one.
+static SCREEN: Mutex<Option<Arc<dyn Screen>>> = Mutex::new(None);
+
+/// Registers (or, with `None`, removes) the screen questions must hide.
+pub fn set_screen(screen: Option<Arc<dyn Screen>>) {
+    if let Ok(mut current) = SCREEN.lock() {
+        *current = screen;
+    }
+}
+
+/// Hides the screen while it lives.
+struct Asking(Option<Arc<dyn Screen>>);
+
+impl Asking {
+    fn start() -> Asking {
+        let screen = SCREEN.lock().ok().and_then(|screen| screen.clone());
+        if let Some(screen) = &screen {
+            screen.set_asking(true);
+        }
+        Asking(screen)
+    }
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        if let Some(screen) = &self.0 {
+            screen.set_asking(false);
+        }
+    }
+}
+
 /// Prompts on the controlling terminal, one question at a time.
 #[derive(Debug)]
 pub struct TerminalAsker {
@@ -46,6 +83,7 @@ impl Asker for TerminalAsker {
         let Ok(mut tty) = self.tty.lock() else {
             return Answer::Deny;
         };
+        let _asking = Asking::start();
         if tty
             .write_all(render(question, self.palette).as_bytes())
             .is_err()

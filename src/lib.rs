@@ -23,6 +23,7 @@ pub mod color;
 pub mod config;
 pub mod crew;
 pub mod jobs;
+pub mod live;
 pub mod mcp_server;
 pub mod mention;
 pub mod process;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use codecrew::cli::RunArgs;
 use codecrew::color::{ERROR, NOTICE, Palette};
 use codecrew::crew::{Crew, ExecutorFactory};
+use codecrew::live::LiveView;
 use codecrew::mention;
 use codecrew::render::{JobLabel, Renderer};
 use codecrew::session::{JobReport, Settings, StopReason};
@@ -107,20 +108,23 @@ pub async fn run(
     drop(events_tx);
 
     let colors = options.colors;
-    let mut spinner = Spinner::new(
-        args.output == codecrew::cli::RunOutput::Text
-            && !args.quiet
-            && std::io::IsTerminal::is_terminal(&std::io::stderr()),
-        colors.stderr,
-        labels
-            .iter()
-            .map(|l| format!("@{}", l.agent))
-            .collect::<Vec<_>>()
-            .join(", "),
-    );
+    // At a terminal: a status line per running agent on stderr, below the text.
+    let mut live = (args.output == codecrew::cli::RunOutput::Text
+        && !args.quiet
+        && std::io::IsTerminal::is_terminal(&std::io::stderr()))
+    .then(|| LiveView::new(labels.iter().map(status_title).collect()));
+    let many = count > 1;
+    let stdout: Box<dyn Write + Send> = match &live {
+        Some(view) => {
+            codecrew::ask::set_screen(Some(view.screen()));
+            view.set_wanted(true);
+            Box::new(view.stdout())
+        }
+        None => Box::new(std::io::stdout()),
+    };
     let mut ticks = tokio::time::interval(std::time::Duration::from_millis(120));
     let mut renderer =
-        Renderer::new(args.output, args.raw, labels, std::io::stdout()).with_palette(colors.stdout);
+        Renderer::new(args.output, args.raw, labels, stdout).with_palette(colors.stdout);
     renderer.start()?;
     let mut reports: Vec<Option<JobReport>> = (0..count).map(|_| None).collect();
     let mut interrupted: Option<u8> = None;
@@ -129,27 +133,37 @@ pub async fn run(
     loop {
         tokio::select! {
             Some((index, event)) = events.recv() => {
-                spinner.clear();
                 renderer.event(index, &event)?;
+                if let Some(view) = &mut live {
+                    view.event(index, &event);
+                    // One agent's text streams mid-line, where nothing may be drawn.
+                    view.set_wanted(many || args.raw || renderer.at_line_start());
+                }
             }
-            _ = ticks.tick(), if spinner.enabled => {
-                if args.raw || renderer.at_line_start() {
-                    spinner.draw();
+            _ = ticks.tick(), if live.is_some() => {
+                if let Some(view) = &mut live {
+                    view.tick();
                 }
             }
             joined = tasks.join_next() => match joined {
                 Some(Ok((index, report))) => {
-                    spinner.clear();
                     // Events the job sent before it ended come first.
                     while let Ok((index, event)) = events.try_recv() {
                         renderer.event(index, &event)?;
+                    }
+                    if let Some(view) = &mut live {
+                        view.done(index, &report);
                     }
                     if let (false, codecrew::cli::RunOutput::Text, Some(error)) =
                         (report.success, args.output, &report.error)
                     {
                         let failed = format!("@{} failed:", report.agent);
                         let failed = colors.stderr.paint(ERROR, failed);
-                        let _ = writeln!(std::io::stderr(), "codecrew: {failed} {error}");
+                        let line = format!("codecrew: {failed} {error}");
+                        match &live {
+                            Some(view) => view.suspend(|| eprintln!("{line}")),
+                            None => eprintln!("{line}"),
+                        }
                     }
                     renderer.done(index, &report)?;
                     if let (Some((store, name, _)), true) = (&continued, report.success) {
@@ -170,7 +184,6 @@ pub async fn run(
             },
             code = &mut signal, if interrupted.is_none() => {
                 interrupted = Some(code);
-                spinner.clear();
                 let _ = cancel_tx.send(true);
                 // A second signal ends the process at once (main's exit sweeps the groups).
                 tokio::spawn(async move {
@@ -180,7 +193,10 @@ pub async fn run(
             }
         }
     }
-    spinner.clear();
+    if let Some(view) = &live {
+        view.clear();
+        codecrew::ask::set_screen(None);
+    }
     let reports: Vec<JobReport> = reports.into_iter().flatten().collect();
     renderer.finish(&reports)?;
     if args.output == codecrew::cli::RunOutput::Text && !args.quiet {
@@ -244,61 +260,10 @@ fn exit_code(reports: &[JobReport], interrupted: Option<u8>, expected: usize) ->
     }
 }
 
-/// A one-line "still working" indicator on stderr, for a person at a terminal. It draws
-/// only on an empty line and erases itself before anything else is printed.
-struct Spinner {
-    enabled: bool,
-    palette: Palette,
-    who: String,
-    frame: usize,
-    drawn: bool,
-    started: std::time::Instant,
-    last_activity: std::time::Instant,
-}
-
-impl Spinner {
-    const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-
-    fn new(enabled: bool, palette: Palette, who: String) -> Self {
-        let now = std::time::Instant::now();
-        Spinner {
-            enabled,
-            palette,
-            who,
-            frame: 0,
-            drawn: false,
-            started: now,
-            last_activity: now,
-        }
-    }
-
-    fn draw(&mut self) {
-        // Text that just arrived may be mid-sentence: wait for a pause.
-        if self.last_activity.elapsed() < std::time::Duration::from_millis(300) {
-            return;
-        }
-        self.frame = (self.frame + 1) % Self::FRAMES.len();
-        let line = format!(
-            "{} {} working… {}s",
-            Self::FRAMES[self.frame],
-            self.who,
-            self.started.elapsed().as_secs()
-        );
-        // Back to the line's start and erase it (cursor control, drawn only on a
-        // terminal), then the line, dimmed when stderr is styled.
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[K{}", self.palette.paint(NOTICE, line));
-        let _ = err.flush();
-        self.drawn = true;
-    }
-
-    fn clear(&mut self) {
-        self.last_activity = std::time::Instant::now();
-        if self.drawn {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[K");
-            let _ = err.flush();
-            self.drawn = false;
-        }
+/// `@claude:haiku`, the name of an agent's status line.
+fn status_title(label: &JobLabel) -> String {
+    match &label.model {
+        Some(model) => format!("@{}:{model}", label.agent),
+        None => format!("@{}", label.agent),
     }
 }

@@ -1,8 +1,9 @@
 //! What `query` and `execute` print: live text, one JSON document, or NDJSON events.
 //!
 //! stdout carries only the result; notices about the run itself (errors of a job) go to
-//! stderr. With one job, text streams as it arrives; with several, each job's output is
-//! kept and printed as its own section when the job ends, so answers never interleave.
+//! stderr. With one job, text streams as it arrives; with several, it streams too, a
+//! whole line at a time, each line under its agent's name (`[claude] …`), so lines of
+//! different agents never mix. `--raw` prints each final answer under a header.
 
 use std::io::{self, Write};
 
@@ -201,18 +202,30 @@ impl<W: Write> Renderer<W> {
         if text.is_empty() {
             return Ok(());
         }
-        let live = self.live();
+        let (live, palette) = (self.live(), self.palette);
         let Some(view) = self.views.get_mut(index) else {
             return Ok(());
         };
         view.at_line_start = text.ends_with('\n');
         if live {
             self.out.write_all(text.as_bytes())?;
-            self.out.flush()
-        } else {
-            view.buffer.extend_from_slice(text.as_bytes());
-            Ok(())
+            return self.out.flush();
         }
+        // Several agents: whole lines only, each under its agent's name, so that lines of
+        // different agents never mix.
+        view.buffer.extend_from_slice(text.as_bytes());
+        let mut lines = Vec::new();
+        while let Some(end) = view.buffer.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = view.buffer.drain(..=end).collect();
+            lines.extend_from_slice(&agent_prefix(palette, &view.label.agent));
+            lines.extend_from_slice(&line);
+        }
+        if lines.is_empty() {
+            return Ok(());
+        }
+        // One write per batch of lines: the terminal sees them whole.
+        self.out.write_all(&lines)?;
+        self.out.flush()
     }
 
     /// A job ended.
@@ -227,41 +240,63 @@ impl<W: Write> Renderer<W> {
                 }
                 self.line(&value)
             }
+            RunOutput::Text if self.raw => self.raw_done(index, report),
+            RunOutput::Text if self.live() => {
+                // The text was written live; only the line may need ending.
+                if self.views.first().is_some_and(|view| !view.at_line_start) {
+                    self.out.write_all(b"\n")?;
+                }
+                if let Some(view) = self.views.first_mut() {
+                    view.at_line_start = true;
+                }
+                self.out.flush()
+            }
             RunOutput::Text => {
-                let many = !self.live();
                 let palette = self.palette;
                 let Some(view) = self.views.get_mut(index) else {
                     return Ok(());
                 };
-                let mut section = Vec::new();
-                if many {
-                    let title = format!("━━ {} ━━", view.label.title());
-                    writeln!(section, "{}", palette.paint(LABEL, title))?;
-                }
-                let ends_line = if self.raw {
-                    section.extend_from_slice(report.response.as_bytes());
-                    report.response.is_empty() || report.response.ends_with('\n')
-                } else if many {
-                    section.append(&mut view.buffer);
-                    section.last().is_none_or(|b| *b == b'\n')
-                } else {
-                    // The text was written live; only the line may need ending.
-                    view.at_line_start
-                };
-                if !ends_line {
-                    section.push(b'\n');
+                let mut rest = Vec::new();
+                if !view.buffer.is_empty() {
+                    rest.extend_from_slice(&agent_prefix(palette, &view.label.agent));
+                    rest.append(&mut view.buffer);
+                    rest.push(b'\n');
                 }
                 view.at_line_start = true;
-                if let (true, false, Some(error)) = (many, report.success, &report.error) {
-                    writeln!(section, "{}", palette.paint(ERROR, format!("✗ {error}")))?;
+                if let (false, Some(error)) = (report.success, &report.error) {
+                    rest.extend_from_slice(&agent_prefix(palette, &view.label.agent));
+                    writeln!(rest, "{}", palette.paint(ERROR, format!("✗ {error}")))?;
                 }
-                if many {
-                    section.push(b'\n');
-                }
-                self.out.write_all(&section)?;
+                self.out.write_all(&rest)?;
                 self.out.flush()
             }
         }
+    }
+
+    /// `--raw`: the final answer alone, under a header when there are several agents.
+    fn raw_done(&mut self, index: usize, report: &JobReport) -> io::Result<()> {
+        let many = !self.live();
+        let palette = self.palette;
+        let Some(view) = self.views.get(index) else {
+            return Ok(());
+        };
+        let mut section = Vec::new();
+        if many {
+            let title = format!("━━ {} ━━", view.label.title());
+            writeln!(section, "{}", palette.paint(LABEL, title))?;
+        }
+        section.extend_from_slice(report.response.as_bytes());
+        if !report.response.is_empty() && !report.response.ends_with('\n') {
+            section.push(b'\n');
+        }
+        if let (true, false, Some(error)) = (many, report.success, &report.error) {
+            writeln!(section, "{}", palette.paint(ERROR, format!("✗ {error}")))?;
+        }
+        if many {
+            section.push(b'\n');
+        }
+        self.out.write_all(&section)?;
+        self.out.flush()
     }
 
     /// Everything ended: the JSON document, when that is the format.
@@ -377,6 +412,11 @@ fn call_line(event: &JobEvent) -> Option<(Style, String)> {
         }
         _ => None,
     }
+}
+
+/// `[claude] `: what starts each line of an agent when several print at once.
+fn agent_prefix(palette: Palette, agent: &str) -> Vec<u8> {
+    format!("{} ", palette.paint(LABEL, format!("[{agent}]"))).into_bytes()
 }
 
 /// A one-line notice, on a line of its own.

@@ -118,9 +118,9 @@ fn a_palette_styles_only_codecrews_own_lines() {
     let out = String::from_utf8(renderer.into_inner()).unwrap();
     assert_eq!(
         out,
-        "\x1b[1m━━ @claude (claude · haiku) ━━\x1b[0m\nplain\n\
-         \x1b[2m→ codecrew:read_file {\"path\":\"a\"}\x1b[0m\n\n\
-         \x1b[1m━━ @gemini (claude · haiku) ━━\x1b[0m\n\x1b[1m\x1b[31m✗ boom\x1b[0m\n\n"
+        "\x1b[1m[claude]\x1b[0m plain\n\
+         \x1b[1m[claude]\x1b[0m \x1b[2m→ codecrew:read_file {\"path\":\"a\"}\x1b[0m\n\
+         \x1b[1m[gemini]\x1b[0m \x1b[1m\x1b[31m✗ boom\x1b[0m\n"
     );
 }
 
@@ -154,10 +154,13 @@ fn raw_prints_only_the_answer() {
 }
 
 #[test]
-fn several_jobs_get_sections() {
+fn several_jobs_stream_whole_lines_under_their_names() {
     let script = [
-        (1, JobEvent::Text("B".into())),
-        (0, JobEvent::Text("A".into())),
+        (1, JobEvent::Text("B starts ".into())),
+        (0, JobEvent::Text("A one\nA tw".into())),
+        (1, JobEvent::Text("and ends\n".into())),
+        (0, JobEvent::Text("o\n".into())),
+        (0, JobEvent::Text("A unended".into())),
     ];
     let out = render(
         RunOutput::Text,
@@ -168,7 +171,23 @@ fn several_jobs_get_sections() {
     );
     assert_eq!(
         out,
-        "━━ @claude (claude · haiku) ━━\nA\n\n━━ @gemini (claude · haiku) ━━\nB\n✗ boom\n\n"
+        "[claude] A one\n[gemini] B starts and ends\n[claude] A two\n\
+         [claude] A unended\n[gemini] ✗ boom\n"
+    );
+}
+
+#[test]
+fn raw_with_several_jobs_prints_each_answer_under_a_header() {
+    let out = render(
+        RunOutput::Text,
+        true,
+        &["claude", "gemini"],
+        &[(0, JobEvent::Text("thinking".into()))],
+        &[report("claude", true, "A"), report("gemini", false, "")],
+    );
+    assert_eq!(
+        out,
+        "━━ @claude (claude · haiku) ━━\nA\n\n━━ @gemini (claude · haiku) ━━\n✗ boom\n\n"
     );
 }
 

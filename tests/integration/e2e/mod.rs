@@ -86,6 +86,7 @@ mod config;
 mod copilot;
 mod crew;
 mod interrupt;
+mod live;
 mod runs;
 mod tool_loop;
 mod usage;

@@ -66,18 +66,23 @@ fn agents_run_in_parallel_each_with_its_own_result() {
     for r in doc["results"].as_array().unwrap() {
         assert_eq!(r["response"], "parallel answer", "{r}");
     }
-    // The text output gives each agent its own section.
+    // Not a terminal: every line streams whole, under its agent's name.
     let run = world.codecrew(&["query", "@claude @codex E2E-PAR"]);
+    run.assert_code(0);
+    let mut lines: Vec<&str> = run.stdout.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(
+        lines,
+        ["[claude] parallel answer", "[codex] parallel answer"],
+        "{}",
+        run.stdout
+    );
+    // --raw: each answer alone, under a header.
+    let run = world.codecrew(&["query", "--raw", "@claude @codex E2E-PAR"]);
     run.assert_code(0);
     assert!(
         run.stdout
             .contains("━━ @claude (claude) ━━\nparallel answer\n"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout
-            .contains("━━ @codex (codex) ━━\nparallel answer\n"),
         "{}",
         run.stdout
     );

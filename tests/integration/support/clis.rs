@@ -73,7 +73,8 @@ pub struct Clis {
     bin_dir: PathBuf,
 }
 
-fn ci() -> bool {
+/// Whether this is CI, where every test that needs an installed program must run.
+pub fn ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
 }
 

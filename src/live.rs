@@ -1,0 +1,245 @@
+//! The live view of a run at a terminal: one status line per running agent (agent:model,
+//! turn, the call in progress, elapsed time, tokens so far), drawn on stderr by indicatif
+//! below the text the agents stream on stdout.
+//!
+//! Everything written to stdout meanwhile goes through [`LiveView::stdout`], which lifts
+//! the status lines, writes, and draws them again, so text and status never overwrite
+//! each other. With one agent the text streams mid-line, where nothing may be drawn
+//! after it: the status line shows only while that text stands at the start of a line
+//! (the caller says so with [`LiveView::set_wanted`]). While a permission question is on
+//! the terminal the view hides ([`crate::ask::Screen`]).
+
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::session::{JobEvent, JobReport};
+use crate::usage::Usage;
+
+/// What one agent's status line says.
+struct Status {
+    title: String,
+    turn: u32,
+    /// The call in progress, or the sub-agent consulted.
+    doing: Option<String>,
+    usage: Usage,
+    bar: ProgressBar,
+}
+
+/// Whether the lines are drawn: the caller's wish, unless a question is on screen.
+#[derive(Default)]
+struct Visibility {
+    wanted: bool,
+    asking: bool,
+    shown: bool,
+}
+
+/// The status lines of the running agents.
+pub struct LiveView {
+    multi: MultiProgress,
+    statuses: Vec<Status>,
+    started: Instant,
+    visibility: Arc<Mutex<Visibility>>,
+}
+
+impl LiveView {
+    /// Status lines for agents with `titles` (`@claude:haiku`), drawn on stderr.
+    pub fn new(titles: Vec<String>) -> Self {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::hidden());
+        let style = ProgressStyle::with_template("{spinner} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner())
+            .tick_chars("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏ ");
+        let statuses = titles
+            .into_iter()
+            .map(|title| Status {
+                bar: multi.add(ProgressBar::new_spinner().with_style(style.clone())),
+                title,
+                turn: 0,
+                doing: None,
+                usage: Usage::default(),
+            })
+            .collect();
+        let view = LiveView {
+            multi,
+            statuses,
+            started: Instant::now(),
+            visibility: Arc::default(),
+        };
+        view.apply();
+        view
+    }
+
+    /// A writer for stdout that lifts the status lines around each write.
+    pub fn stdout(&self) -> LiveStdout {
+        LiveStdout {
+            multi: self.multi.clone(),
+        }
+    }
+
+    /// The handle a permission prompt hides the view with.
+    pub fn screen(&self) -> Arc<dyn crate::ask::Screen> {
+        Arc::new(ScreenHandle {
+            multi: self.multi.clone(),
+            visibility: self.visibility.clone(),
+        })
+    }
+
+    /// Whether the caller wants the lines drawn (false while its text stands mid-line).
+    pub fn set_wanted(&self, wanted: bool) {
+        self.lock().wanted = wanted;
+        self.apply();
+    }
+
+    /// Runs `write` (a line on stderr) with the status lines lifted.
+    pub fn suspend<R>(&self, write: impl FnOnce() -> R) -> R {
+        self.multi.suspend(write)
+    }
+
+    pub fn event(&mut self, index: usize, event: &JobEvent) {
+        let Some(status) = self.statuses.get_mut(index) else {
+            return;
+        };
+        match event {
+            JobEvent::Turn(turn) => {
+                status.turn = *turn;
+                status.doing = None;
+            }
+            JobEvent::TurnEnd {
+                usage: Some(usage), ..
+            } => status.usage.add(usage),
+            JobEvent::ToolCall(call) => status.doing = Some(format!("→ {}", call.name)),
+            JobEvent::ToolResult(_) => status.doing = None,
+            JobEvent::Sub(sub) => status.doing = Some(format!("→ @{} working", sub.agent)),
+            _ => {}
+        }
+        self.render(index);
+    }
+
+    /// An agent finished: its line goes.
+    pub fn done(&mut self, index: usize, _report: &JobReport) {
+        if let Some(status) = self.statuses.get(index) {
+            status.bar.finish_and_clear();
+        }
+    }
+
+    /// Advances the spinners and the elapsed times.
+    pub fn tick(&mut self) {
+        self.apply();
+        for index in 0..self.statuses.len() {
+            self.render(index);
+            if let Some(status) = self.statuses.get(index) {
+                status.bar.tick();
+            }
+        }
+    }
+
+    /// Takes the lines off the terminal for good.
+    pub fn clear(&self) {
+        for status in &self.statuses {
+            status.bar.finish_and_clear();
+        }
+        let _ = self.multi.clear();
+    }
+
+    fn render(&self, index: usize) {
+        let Some(status) = self.statuses.get(index) else {
+            return;
+        };
+        let mut parts = vec![status.title.clone()];
+        if status.turn > 0 {
+            parts.push(format!("turn {}", status.turn));
+        }
+        if let Some(doing) = &status.doing {
+            parts.push(doing.clone());
+        }
+        parts.push(elapsed(self.started.elapsed()));
+        if let (Some(input), Some(output)) = (status.usage.input_tokens, status.usage.output_tokens)
+        {
+            parts.push(format!("{} tokens", input.saturating_add(output)));
+        }
+        status.bar.set_message(parts.join(" · "));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Visibility> {
+        self.visibility
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn apply(&self) {
+        apply(&self.multi, &mut self.lock());
+    }
+}
+
+/// Draws or hides the lines as `visibility` says, when that changed.
+fn apply(multi: &MultiProgress, visibility: &mut Visibility) {
+    let show = visibility.wanted && !visibility.asking;
+    if show == visibility.shown {
+        return;
+    }
+    if show {
+        multi.set_draw_target(ProgressDrawTarget::stderr());
+    } else {
+        let _ = multi.clear();
+        multi.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    visibility.shown = show;
+}
+
+fn elapsed(time: Duration) -> String {
+    let seconds = time.as_secs();
+    if seconds < 60 {
+        format!("{seconds}s")
+    } else {
+        format!("{}m{:02}s", seconds / 60, seconds % 60)
+    }
+}
+
+/// stdout, with the status lines lifted around each write.
+pub struct LiveStdout {
+    multi: MultiProgress,
+}
+
+impl Write for LiveStdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.multi.suspend(|| {
+            let mut out = io::stdout().lock();
+            out.write_all(buf)?;
+            out.flush()?;
+            Ok(buf.len())
+        })
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        io::stdout().flush()
+    }
+}
+
+struct ScreenHandle {
+    multi: MultiProgress,
+    visibility: Arc<Mutex<Visibility>>,
+}
+
+impl crate::ask::Screen for ScreenHandle {
+    fn set_asking(&self, asking: bool) {
+        let mut visibility = self
+            .visibility
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        visibility.asking = asking;
+        apply(&self.multi, &mut visibility);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elapsed_times_read_as_people_write_them() {
+        assert_eq!(elapsed(Duration::from_millis(4_900)), "4s");
+        assert_eq!(elapsed(Duration::from_secs(75)), "1m15s");
+    }
+}
