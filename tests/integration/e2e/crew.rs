@@ -2,6 +2,8 @@
 //! with the real CLIs: the answer reaches the caller in its same session, nested in the
 //! output; the depth limit; execute_agent refused in query mode and asked in execute.
 
+use std::time::Instant;
+
 use super::*;
 
 fn consult(agent: &str, task: &str) -> String {
@@ -247,4 +249,74 @@ fn several_consultations_in_one_message_run_together_and_answer_in_call_order() 
         .collect();
     assert_eq!(answers, ["ANSWER-A", "ANSWER-B"], "{done}");
     assert_eq!(done["response"], "Heard both.");
+}
+
+#[test]
+fn an_interrupt_and_the_timeout_reach_a_consulted_agent() {
+    let script = Script::new()
+        .rule(Rule::on_prompt(
+            FOLLOW_UP,
+            Reply::text("Went on without it."),
+        ))
+        .rule(Rule::on_prompt("E2E-SUB-HANG", Reply::hang()))
+        .rule(Rule::on_prompt(
+            "E2E-ASK-HANGING",
+            Reply::text(consult("codex", "E2E-SUB-HANG think forever")),
+        ));
+    let Some(world) = World::new("e2e-crew-interrupt", script) else {
+        return;
+    };
+    // Ctrl-C while the consulted agent waits on the model: everything stops, exit 130.
+    let workspace = world.workspace().canonicalize().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
+    world.env.apply(&mut command);
+    let child = command
+        .args(["query", "@claude E2E-ASK-HANGING"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !world.server.requests().iter().any(|r| {
+        r.prompt
+            .as_deref()
+            .is_some_and(|p| p.contains("E2E-SUB-HANG"))
+    }) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "codex was never consulted"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        super::interrupt::processes_in(&workspace),
+        Vec::<String>::new(),
+        "a CLI outlived codecrew"
+    );
+
+    // --timeout: the consulted agent's turn times out; its caller reads the error as
+    // data and answers.
+    let (run, doc) = world.json("query", &["--timeout", "5s", "@claude E2E-ASK-HANGING"]);
+    run.assert_code(0);
+    let r = result(&doc);
+    assert_eq!(r["response"], "Went on without it.", "{doc}");
+    let output = &r["tool_calls"][0]["output"];
+    assert_eq!(output["success"], false, "{output}");
+    assert!(
+        output["error"].as_str().unwrap().contains("within 5 s"),
+        "{output}"
+    );
 }
