@@ -268,15 +268,7 @@ fn an_interrupt_and_the_timeout_reach_a_consulted_agent() {
     };
     // Ctrl-C while the consulted agent waits on the model: everything stops, exit 130.
     let workspace = world.workspace().canonicalize().unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
-    world.env.apply(&mut command);
-    let child = command
-        .args(["query", "@claude E2E-ASK-HANGING"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = super::interrupt::spawn(&world, &["query", "@claude E2E-ASK-HANGING"]);
     let started = Instant::now();
     while !world.server.requests().iter().any(|r| {
         r.prompt
@@ -289,23 +281,7 @@ fn an_interrupt_and_the_timeout_reach_a_consulted_agent() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert_eq!(
-        super::interrupt::processes_in(&workspace),
-        Vec::<String>::new(),
-        "a CLI outlived codecrew"
-    );
+    super::interrupt::interrupt_exits_130_leaving_nothing(child, &workspace);
 
     // --timeout: the consulted agent's turn times out; its caller reads the error as
     // data and answers.

@@ -14,31 +14,21 @@ pub(super) fn processes_in(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn an_interrupt_stops_every_agent_and_exits_130() {
-    let script = Script::new().rule(Rule::on_prompt("E2E-INT", Reply::hang()));
-    let Some(world) = World::new("e2e-interrupt", script) else {
-        return;
-    };
-    let workspace = world.workspace().canonicalize().unwrap();
+/// `codecrew <args>` started in the test's world, its output piped.
+pub(super) fn spawn(world: &World, args: &[&str]) -> std::process::Child {
     let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
     world.env.apply(&mut command);
-    let child = command
-        .args(["query", "@claude @codex E2E-INT"])
+    command
+        .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap();
-    // Wait until both CLIs have asked the model (they are running, and hanging).
-    let asked = world
-        .server
-        .wait_for_model_requests(2, Duration::from_secs(60));
-    assert!(asked.len() >= 2, "the CLIs never called the model");
-    assert!(
-        !processes_in(&workspace).is_empty(),
-        "the CLIs run in the workspace"
-    );
+        .unwrap()
+}
+
+/// Ctrl-C to `child`: it exits 130 and leaves nothing running in `workspace`.
+pub(super) fn interrupt_exits_130_leaving_nothing(child: std::process::Child, workspace: &Path) {
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGINT,
@@ -53,8 +43,28 @@ fn an_interrupt_stops_every_agent_and_exits_130() {
     );
     assert!(String::from_utf8_lossy(&output.stderr).contains("interrupted"));
     assert_eq!(
-        processes_in(&workspace),
+        processes_in(workspace),
         Vec::<String>::new(),
         "a CLI outlived codecrew"
     );
+}
+
+#[test]
+fn an_interrupt_stops_every_agent_and_exits_130() {
+    let script = Script::new().rule(Rule::on_prompt("E2E-INT", Reply::hang()));
+    let Some(world) = World::new("e2e-interrupt", script) else {
+        return;
+    };
+    let workspace = world.workspace().canonicalize().unwrap();
+    let child = spawn(&world, &["query", "@claude @codex E2E-INT"]);
+    // Wait until both CLIs have asked the model (they are running, and hanging).
+    let asked = world
+        .server
+        .wait_for_model_requests(2, Duration::from_secs(60));
+    assert!(asked.len() >= 2, "the CLIs never called the model");
+    assert!(
+        !processes_in(&workspace).is_empty(),
+        "the CLIs run in the workspace"
+    );
+    interrupt_exits_130_leaving_nothing(child, &workspace);
 }
