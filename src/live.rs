@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::session::{JobEvent, JobReport};
+use crate::session::JobEvent;
 use crate::usage::Usage;
 
 /// What one agent's status line says.
@@ -118,7 +118,7 @@ impl LiveView {
     }
 
     /// An agent finished: its line goes.
-    pub fn done(&mut self, index: usize, _report: &JobReport) {
+    pub fn done(&mut self, index: usize) {
         if let Some(status) = self.statuses.get(index) {
             status.bar.finish_and_clear();
         }

@@ -152,7 +152,7 @@ pub async fn run(
                         renderer.event(index, &event)?;
                     }
                     if let Some(view) = &mut live {
-                        view.done(index, &report);
+                        view.done(index);
                     }
                     if let (false, codecrew::cli::RunOutput::Text, Some(error)) =
                         (report.success, args.output, &report.error)
