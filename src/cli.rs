@@ -115,7 +115,13 @@ Examples:
 
 A task is @agent or @agent:model followed by text; all mentions in one argument share its
 text, and each argument is its own task. Without a mention the default agent (claude) runs.
-Several tasks run at the same time.
+Several tasks run at the same time: each line is printed under its agent's name, and at a
+terminal a status line shows each running agent (--quiet hides it and the usage summary).
+
+Agents may consult each other: codecrew:query_agent is among every agent's tools (e.g.
+\"@claude review src/, and ask @gemini for a second opinion\"), two levels deep at most.
+At the end, a line per agent on stderr says what it used (tokens, cost where the CLI
+reports one); --output json has it as `usage`.
 
 Agents: claude, gemini, codex and copilot run those CLIs with your login (or API key).
 Copilot without a GitHub login, against a local model (bring your own key):
@@ -128,7 +134,8 @@ Examples:
   codecrew execute --yes \"@codex:gpt-5.5 fix the failing test\"
   codecrew execute --thread login \"@claude now add a test for it\"
 
-Tasks and mentions work as in `codecrew query`.";
+Tasks and mentions work as in `codecrew query`. codecrew:execute_agent (have another agent
+do a task) asks first unless `execute_agent` is allowed in [permissions].";
 
 const THREADS_HELP: &str = "\
 Examples:
