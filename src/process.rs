@@ -8,10 +8,11 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, Command};
+use tokio::process::{Child, ChildStderr, Command};
 use tokio::sync::watch;
 
 /// How much of stderr is kept: its last bytes, for error messages.
@@ -67,6 +68,9 @@ pub enum Ending {
     Cancelled,
     /// The stdout cap was passed; the group was killed.
     Flooded,
+    /// A CLI kept running for the whole loop ([`crate::resident`]) finished its turn and
+    /// waits for the next one.
+    TurnEnded,
 }
 
 /// What a run left behind.
@@ -102,34 +106,7 @@ pub async fn run(
     mut cancel: watch::Receiver<bool>,
     mut on_stdout: impl FnMut(&[u8]),
 ) -> Result<Outcome, SpawnError> {
-    let mut command = Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .stdin(if spec.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    for name in &spec.env_remove {
-        command.env_remove(name);
-    }
-    for (name, value) in &spec.env {
-        command.env(name, value);
-    }
-    if let Some(cwd) = &spec.cwd {
-        command.current_dir(cwd);
-    }
-    let mut child = command.spawn().map_err(|source| SpawnError {
-        program: spec.program.display().to_string(),
-        source,
-    })?;
-    codecrew_policy::process::note_spawn();
-    let group = GroupGuard(child.id());
-
+    let (mut child, group) = spawn(spec, spec.stdin.is_some())?;
     if let (Some(input), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
         // Written from its own task: a CLI that prints before reading all its stdin must
         // not deadlock against us.
@@ -138,24 +115,13 @@ pub async fn run(
             let _ = stdin.shutdown().await;
         });
     }
-    let stderr_task = child.stderr.take().map(|mut stderr| {
-        tokio::spawn(async move {
-            let mut tail: Vec<u8> = Vec::new();
-            let mut buffer = vec![0u8; 8192];
-            while let Ok(read) = stderr.read(&mut buffer).await {
-                if read == 0 {
-                    break;
-                }
-                tail.extend_from_slice(&buffer[..read]);
-                if tail.len() > 2 * STDERR_TAIL {
-                    tail.drain(..tail.len() - STDERR_TAIL);
-                }
-            }
-            if tail.len() > STDERR_TAIL {
-                tail.drain(..tail.len() - STDERR_TAIL);
-            }
-            String::from_utf8_lossy(&tail).into_owned()
-        })
+    let stderr_task = child.stderr.take().map(|stderr| {
+        let tail = Arc::new(Mutex::new(Vec::new()));
+        let task = tokio::spawn(drain_stderr(stderr, tail.clone()));
+        async move {
+            let _ = task.await;
+            tail_text(&tail)
+        }
     });
 
     let mut stdout = child.stdout.take();
@@ -200,8 +166,6 @@ pub async fn run(
     let stderr_tail = match stderr_task {
         Some(task) => tokio::time::timeout(Duration::from_secs(2), task)
             .await
-            .ok()
-            .and_then(Result::ok)
             .unwrap_or_default(),
         None => String::new(),
     };
@@ -214,7 +178,64 @@ pub async fn run(
     })
 }
 
-async fn wait_for_exit(
+/// Spawns `spec` as the leader of its own process group, stdout and stderr piped, stdin
+/// piped or null. The guard kills the group when dropped.
+pub(crate) fn spawn(spec: &CommandSpec, stdin: bool) -> Result<(Child, GroupGuard), SpawnError> {
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for name in &spec.env_remove {
+        command.env_remove(name);
+    }
+    for (name, value) in &spec.env {
+        command.env(name, value);
+    }
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
+    }
+    let child = command.spawn().map_err(|source| SpawnError {
+        program: spec.program.display().to_string(),
+        source,
+    })?;
+    codecrew_policy::process::note_spawn();
+    let group = GroupGuard(child.id());
+    Ok((child, group))
+}
+
+/// Reads stderr to its end, keeping its last [`STDERR_TAIL`] bytes in `tail`: a noisy
+/// stderr can never block the child.
+pub(crate) async fn drain_stderr(mut stderr: ChildStderr, tail: Arc<Mutex<Vec<u8>>>) {
+    let mut buffer = vec![0u8; 8192];
+    while let Ok(read) = stderr.read(&mut buffer).await {
+        if read == 0 {
+            break;
+        }
+        let Ok(mut tail) = tail.lock() else {
+            break;
+        };
+        tail.extend_from_slice(&buffer[..read]);
+        if tail.len() > 2 * STDERR_TAIL {
+            let cut = tail.len() - STDERR_TAIL;
+            tail.drain(..cut);
+        }
+    }
+}
+
+/// The last [`STDERR_TAIL`] bytes kept by [`drain_stderr`], lossily decoded.
+pub(crate) fn tail_text(tail: &Mutex<Vec<u8>>) -> String {
+    let Ok(tail) = tail.lock() else {
+        return String::new();
+    };
+    let start = tail.len().saturating_sub(STDERR_TAIL);
+    String::from_utf8_lossy(&tail[start..]).into_owned()
+}
+
+pub(crate) async fn wait_for_exit(
     child: &mut Child,
     deadline: &mut std::pin::Pin<&mut tokio::time::Sleep>,
     cancel: &mut watch::Receiver<bool>,
@@ -252,7 +273,7 @@ async fn wait_for_exit(
 
 /// The child's process group; killed when dropped, so that no path out of `run` (an
 /// early return, a panic, a dropped future) leaves the CLI running.
-struct GroupGuard(Option<u32>);
+pub(crate) struct GroupGuard(Option<u32>);
 
 impl GroupGuard {
     fn pgid(&self) -> Option<nix::unistd::Pid> {
@@ -261,7 +282,7 @@ impl GroupGuard {
     }
 
     /// SIGTERM, a short grace, then SIGKILL.
-    async fn kill(&self) {
+    pub(crate) async fn kill(&self) {
         use nix::sys::signal::{Signal, killpg};
         if let Some(pgid) = self.pgid() {
             if killpg(pgid, Signal::SIGTERM).is_ok() {
@@ -271,7 +292,7 @@ impl GroupGuard {
         }
     }
 
-    fn kill_now(&self) {
+    pub(crate) fn kill_now(&self) {
         use nix::sys::signal::{Signal, killpg};
         if let Some(pgid) = self.pgid() {
             let _ = killpg(pgid, Signal::SIGKILL);

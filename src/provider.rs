@@ -110,6 +110,41 @@ impl Provider {
         )
     }
 
+    /// Whether the job keeps one CLI process for its whole tool loop: where the CLI has a
+    /// long-lived mode (Claude's stream-json input), unless the agent sets
+    /// `keep_alive = false`.
+    pub fn keeps_alive(&self) -> bool {
+        self.agent.keep_alive.unwrap_or(true) && self.kind() == ProviderKind::Claude
+    }
+
+    /// The command line of a CLI kept for the whole loop ([`Self::keeps_alive`]): the
+    /// turn's command, reading its user messages from stdin as stream-json.
+    pub fn resident_command(&self, program: &Path, turn: &Turn<'_>, cwd: &Path) -> CommandSpec {
+        let mut spec = self.command(program, turn, cwd);
+        spec.stdin = None;
+        if self.kind() == ProviderKind::Claude {
+            let at = spec
+                .args
+                .iter()
+                .position(|a| a == "-p")
+                .map_or(0, |p| p + 1);
+            spec.args
+                .splice(at..at, ["--input-format".into(), "stream-json".into()]);
+        }
+        spec
+    }
+
+    /// One user message for a kept CLI: a stream-json `user` line.
+    pub fn resident_message(&self, prompt: &str) -> Vec<u8> {
+        let line = serde_json::json!({
+            "type": "user",
+            "message": {"role": "user", "content": prompt},
+        });
+        let mut bytes = line.to_string().into_bytes();
+        bytes.push(b'\n');
+        bytes
+    }
+
     /// Whether the usage the CLI reports at the end of a run counts its whole session,
     /// earlier resumed runs included (Codex's `turn.completed`), rather than this run alone.
     pub fn reports_session_usage(&self) -> bool {

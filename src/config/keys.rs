@@ -48,6 +48,7 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
         "a list of built-in tool names",
         r#"tools = ["read_file", "grep"]"#,
     ),
+    ("agents.*.keep_alive", "true or false", "keep_alive = false"),
     (
         "agents.*.command",
         "a table with argv, prompt and output",

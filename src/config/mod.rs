@@ -87,6 +87,10 @@ pub struct AgentConfig {
     /// For `provider = "command"`: how to run the CLI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<CommandProvider>,
+    /// Whether one CLI process serves the whole tool loop where the CLI can (Claude);
+    /// `false` starts it again for every turn, resuming its session. Default: true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_alive: Option<bool>,
 }
 
 /// Extra CLI arguments per mode.
@@ -182,6 +186,7 @@ impl Default for Config {
                     args: ModeArgs::default(),
                     tools: None,
                     command: None,
+                    keep_alive: None,
                 },
             )
         })

@@ -260,6 +260,7 @@ fn every_key_of_config_is_accepted_in_a_file() {
                 prompt: PromptVia::Arg,
                 output: OutputFormat::Claude,
             }),
+            keep_alive: Some(false),
         },
     );
     config.permissions.allow = vec!["read_file".to_owned()];

@@ -90,3 +90,4 @@ mod live;
 mod runs;
 mod tool_loop;
 mod usage;
+mod warm;

@@ -16,14 +16,18 @@ use tokio::sync::{mpsc, watch};
 
 use crate::config::LimitsConfig;
 use crate::mention::Job;
-use crate::process::{self, Ending, RunLimits};
+use crate::process::{Ending, RunLimits};
 use crate::prompt;
 use crate::provider::{self, Provider, Turn};
+use crate::transport::{Launch, Transport};
+
+mod turn;
+
 use crate::usage::{JobUsage, Usage};
-use codecrew_intercept::decode::Event;
-use codecrew_intercept::{Interceptor, Item, Rejection, ScannerLimits, Segment, ToolCall};
+use codecrew_intercept::{Interceptor, Rejection, ScannerLimits, ToolCall};
 use codecrew_tools::executor::CallRequest;
 use codecrew_tools::{Mode, Status, ToolError, ToolExecutor, ToolResult};
+use turn::{TurnState, turn_failure};
 
 /// How one job runs.
 #[derive(Debug, Clone)]
@@ -250,6 +254,12 @@ impl JobRun {
             timeout: self.settings.turn_timeout,
             max_stdout_bytes: self.settings.max_stdout_bytes,
         };
+        let mut transport = Transport::new(Launch {
+            provider: &self.provider,
+            program: &program,
+            workspace: &self.settings.workspace,
+            env: &self.settings.env,
+        });
         loop {
             report.turns += 1;
             self.emit(events, JobEvent::Turn(report.turns));
@@ -259,39 +269,38 @@ impl JobRun {
             } else {
                 format!("{transcript}\n\n{prompt}")
             };
-            let mut spec = self.provider.command(
-                &program,
-                &Turn {
-                    prompt: &turn_prompt,
-                    session: if resuming {
-                        report.session_id.as_deref()
-                    } else {
-                        None
-                    },
-                    mode: self.settings.mode,
-                    model: self.job.model.as_deref(),
+            let this_turn = Turn {
+                prompt: &turn_prompt,
+                session: if resuming {
+                    report.session_id.as_deref()
+                } else {
+                    None
                 },
-                &self.settings.workspace,
-            );
-            spec.env.extend(self.settings.env.iter().cloned());
-            tracing::info!(agent = %self.job.agent, turn = report.turns, command = %spec.display(), "running");
+                mode: self.settings.mode,
+                model: self.job.model.as_deref(),
+            };
             let mut turn = TurnState::default();
             let mut interceptor =
                 Interceptor::new(self.provider.format(), self.settings.scanner.clone());
             let mut items = Vec::new();
-            let outcome = process::run(&spec, &limits, cancel.clone(), |bytes| {
-                interceptor.feed(bytes, &mut items);
-                for item in items.drain(..) {
-                    turn.take(item, |event| self.emit(events, event));
-                }
-            })
-            .await;
+            let outcome = transport
+                .turn(&this_turn, &limits, cancel.clone(), |bytes| {
+                    interceptor.feed(bytes, &mut items);
+                    for item in items.drain(..) {
+                        turn.take(item, |event| self.emit(events, event));
+                    }
+                    turn.finished
+                })
+                .await;
             interceptor.finish(&mut items);
             for item in items.drain(..) {
                 turn.take(item, |event| self.emit(events, event));
             }
             if let Some(id) = turn.session.take() {
                 report.session_id = Some(id);
+            }
+            if let Some(usage) = &mut turn.usage {
+                *usage = transport.own_part(*usage);
             }
             if self.provider.reports_session_usage()
                 && let Some(usage) = &mut turn.usage
@@ -327,9 +336,24 @@ impl JobRun {
                 // workspace moved): start once more, fresh, from the thread's transcript.
                 // Only the first turn resumes a thread's session, and the fresh start
                 // resumes none, so this happens at most once.
+                let died = matches!(outcome.ending, Ending::Exited(_) | Ending::Signalled(_));
+                // A kept CLI that dies mid-loop gets one retry of its turn, in a new
+                // process that resumes the session; per turn from then on.
+                if transport.keeps_alive() && died && report.turns > 1 {
+                    self.emit(
+                        events,
+                        JobEvent::Notice(format!(
+                            "{error}; the CLI kept for the loop ended, so this turn runs again \
+                             in a new process that resumes the session"
+                        )),
+                    );
+                    transport.per_turn().await;
+                    report.turns -= 1;
+                    continue;
+                }
                 let lost_session = report.turns == 1
                     && resuming
-                    && matches!(outcome.ending, Ending::Exited(_))
+                    && matches!(outcome.ending, Ending::Exited(_) | Ending::TurnEnded)
                     && turn.text.is_empty()
                     && turn.calls.is_empty();
                 if lost_session {
@@ -343,6 +367,7 @@ impl JobRun {
                     report.session_id = None;
                     session_usage = Usage::default();
                     report.turns = 0;
+                    transport.reset().await;
                     transcript = prompt::render_earlier(&self.continuation.earlier);
                     continue;
                 }
@@ -415,6 +440,7 @@ impl JobRun {
             }
             prompt = prompt::render_results(&lines.join("\n"));
         }
+        transport.close().await;
         report
     }
 }
@@ -425,50 +451,6 @@ fn sub_agent_usage(result: &ToolResult) -> Option<JobUsage> {
         return None;
     }
     serde_json::from_value(result.output.get("usage")?.clone()).ok()
-}
-
-/// Why a finished turn is a failure, if it is one.
-fn turn_failure(
-    outcome: &process::Outcome,
-    turn: &TurnState,
-    limits: &RunLimits,
-) -> Option<String> {
-    let stderr = stderr_note(&outcome.stderr_tail);
-    let reported = (!turn.errors.is_empty()).then(|| turn.errors.join("; "));
-    match outcome.ending {
-        Ending::TimedOut => Some(format!(
-            "the CLI did not finish its turn within {} s and was stopped",
-            limits.timeout.as_secs()
-        )),
-        Ending::Cancelled => Some("interrupted".to_owned()),
-        Ending::Flooded => Some(format!(
-            "the CLI printed more than {} bytes in one turn and was stopped",
-            limits.max_stdout_bytes
-        )),
-        Ending::Signalled(signal) => Some(format!("the CLI was killed by signal {signal}{stderr}")),
-        Ending::Exited(code) if code != 0 => Some(match reported {
-            Some(message) => format!("{message} (exit code {code}{stderr})"),
-            None => format!("the CLI exited with code {code}{stderr}"),
-        }),
-        Ending::Exited(_) if turn.is_error || reported.is_some() => {
-            Some(reported.unwrap_or_else(|| format!("the CLI reported an error{stderr}")))
-        }
-        Ending::Exited(_) if !turn.saw_anything() => {
-            Some(format!("the CLI printed no answer{stderr}"))
-        }
-        Ending::Exited(_) => None,
-    }
-}
-
-fn stderr_note(tail: &str) -> String {
-    let tail = tail.trim();
-    if tail.is_empty() {
-        String::new()
-    } else {
-        let lines: Vec<&str> = tail.lines().rev().take(5).collect();
-        let lines: Vec<&str> = lines.into_iter().rev().collect();
-        format!("; stderr: {}", lines.join(" | "))
-    }
 }
 
 /// A result as the model reads it. Its output is untrusted data (a file, a command's
@@ -499,76 +481,4 @@ fn rejection_line(rejection: &Rejection) -> String {
 
 fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
-}
-
-/// What one turn produced.
-#[derive(Debug, Default)]
-struct TurnState {
-    /// Assistant text with envelopes removed.
-    text: String,
-    /// Assistant text as the model wrote it, for transcripts.
-    raw_text: String,
-    calls: Vec<ToolCall>,
-    rejected: Vec<Rejection>,
-    session: Option<String>,
-    errors: Vec<String>,
-    is_error: bool,
-    finished: bool,
-    /// What the CLI reported it used, summed if it reported more than once.
-    usage: Option<Usage>,
-}
-
-impl TurnState {
-    fn saw_anything(&self) -> bool {
-        self.finished
-            || !self.text.trim().is_empty()
-            || !self.calls.is_empty()
-            || !self.rejected.is_empty()
-    }
-
-    fn take(&mut self, item: Item, mut emit: impl FnMut(JobEvent)) {
-        match item {
-            Item::Segment(Segment::Text(text)) => {
-                self.text.push_str(&text);
-                self.raw_text.push_str(&text);
-                emit(JobEvent::Text(text));
-            }
-            Item::Segment(Segment::Call(call)) => {
-                self.raw_text.push_str(&format!(
-                    "\n```json\n{}\n```\n",
-                    serde_json::json!({"type": "tool_use", "name": call.name, "input": call.input})
-                ));
-                emit(JobEvent::ToolCall(call.clone()));
-                self.calls.push(call);
-            }
-            Item::Segment(Segment::Rejected(rejection)) => {
-                emit(JobEvent::Rejected(rejection.clone()));
-                self.rejected.push(rejection);
-            }
-            Item::MessageEnd => {
-                if !self.text.is_empty() && !self.text.ends_with('\n') {
-                    self.text.push('\n');
-                    self.raw_text.push('\n');
-                }
-                emit(JobEvent::MessageEnd);
-            }
-            Item::Event(Event::Session { id, .. }) => self.session = Some(id),
-            Item::Event(Event::Error(message)) => {
-                if !self.errors.contains(&message) {
-                    self.errors.push(message);
-                }
-            }
-            Item::Event(Event::Finished {
-                is_error, usage, ..
-            }) => {
-                self.finished = true;
-                self.is_error |= is_error;
-                if let Some(usage) = usage {
-                    self.usage.get_or_insert_default().add(&usage);
-                }
-            }
-            Item::Event(Event::Malformed { reason, .. }) => tracing::warn!("{reason}"),
-            Item::Event(event) => tracing::debug!(?event, "CLI event"),
-        }
-    }
 }

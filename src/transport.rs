@@ -1,0 +1,125 @@
+//! How a job's turns reach its CLI: a new process per turn that resumes the session
+//! (`--resume <id>`, `exec resume <id>`), or one process kept for the whole loop
+//! ([`Resident`]) where the CLI has a long-lived mode. The provider chooses; the session
+//! loop sees the same turn either way.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use tokio::sync::watch;
+
+use crate::process::{self, Ending, Outcome, RunLimits, SpawnError};
+use crate::provider::{Provider, Turn};
+use crate::resident::Resident;
+use crate::usage::Usage;
+
+/// What every command of a job is made from.
+pub struct Launch<'a> {
+    pub provider: &'a Provider,
+    /// The CLI, found on PATH.
+    pub program: &'a Path,
+    pub workspace: &'a Path,
+    /// Variables the job sets for its CLI.
+    pub env: &'a [(OsString, OsString)],
+}
+
+/// A job's way of running its turns.
+pub struct Transport<'a> {
+    launch: Launch<'a>,
+    /// Whether one process serves the loop (else a new one per turn).
+    keep_alive: bool,
+    /// The kept process, started by the first turn (and again after a failure).
+    process: Option<Box<Resident>>,
+    /// The cost the kept process has reported so far: Claude's `total_cost_usd` counts
+    /// every turn of the process.
+    cost_so_far: f64,
+}
+
+impl<'a> Transport<'a> {
+    /// What the provider offers: its long-lived mode unless the agent turned it off.
+    pub fn new(launch: Launch<'a>) -> Self {
+        Transport {
+            keep_alive: launch.provider.keeps_alive(),
+            launch,
+            process: None,
+            cost_so_far: 0.0,
+        }
+    }
+
+    pub fn keeps_alive(&self) -> bool {
+        self.keep_alive
+    }
+
+    /// From now on, a new process per turn (after the kept one failed).
+    pub async fn per_turn(&mut self) {
+        self.keep_alive = false;
+        self.reset().await;
+    }
+
+    /// Runs one turn, passing the CLI's stdout to `on_stdout`, which returns true once
+    /// the answer is complete.
+    pub async fn turn(
+        &mut self,
+        turn: &Turn<'_>,
+        limits: &RunLimits,
+        mut cancel: watch::Receiver<bool>,
+        mut on_stdout: impl FnMut(&[u8]) -> bool,
+    ) -> Result<Outcome, SpawnError> {
+        let Launch {
+            provider,
+            program,
+            workspace,
+            env,
+        } = self.launch;
+        if !self.keep_alive {
+            let mut spec = provider.command(program, turn, workspace);
+            spec.env.extend(env.iter().cloned());
+            tracing::info!(agent = %provider.agent_id, command = %spec.display(), "running");
+            return process::run(&spec, limits, cancel, |bytes| {
+                on_stdout(bytes);
+            })
+            .await;
+        }
+        let resident = match &mut self.process {
+            Some(resident) => resident,
+            None => {
+                let mut spec = provider.resident_command(program, turn, workspace);
+                spec.env.extend(env.iter().cloned());
+                tracing::info!(agent = %provider.agent_id, command = %spec.display(), "starting, kept for the loop");
+                self.cost_so_far = 0.0;
+                self.process.insert(Box::new(Resident::spawn(&spec)?))
+            }
+        };
+        let message = provider.resident_message(turn.prompt);
+        let outcome = resident
+            .turn(&message, limits, &mut cancel, on_stdout)
+            .await;
+        if outcome.ending != Ending::TurnEnded {
+            // Gone or stopped: a later turn starts a new process.
+            self.process = None;
+        }
+        Ok(outcome)
+    }
+
+    /// What this turn used, from what the CLI reported at its end: a kept process
+    /// reports its cost as a running total, taken apart here.
+    pub fn own_part(&mut self, mut usage: Usage) -> Usage {
+        if let (true, Some(total)) = (self.keep_alive, usage.cost_usd) {
+            usage.cost_usd = Some((total - self.cost_so_far).max(0.0));
+            self.cost_so_far = total;
+        }
+        usage
+    }
+
+    /// Ends the kept process after a failed turn, so that the next starts afresh.
+    pub async fn reset(&mut self) {
+        if let Some(resident) = self.process.take() {
+            resident.close().await;
+        }
+    }
+
+    /// The loop is over: a kept process is told so and ends.
+    pub async fn close(mut self) {
+        self.reset().await;
+    }
+}
