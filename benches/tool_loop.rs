@@ -9,7 +9,9 @@
 //! `cargo bench --bench tool_loop` (needs `.ci/install-clis`); the median of RUNS runs
 //! each. Figures from this machine are in docs/PERFORMANCE.md.
 
-#![allow(dead_code)]
+// The test suite's own support code (the fake model server, the CLIs' setup) is built
+// here as it is in the tests, where a failed setup is a panic.
+#![allow(dead_code, clippy::unwrap_used, clippy::panic)]
 
 #[path = "../tests/integration/support/clis.rs"]
 mod clis;
