@@ -55,14 +55,16 @@ impl Resident {
 
     /// Sends `message` (one line of the CLI's input protocol) and reads the turn it
     /// starts, passing every chunk of stdout to `on_stdout` until it returns true (the
-    /// answer is complete). The outcome is [`Ending::TurnEnded`] when the CLI answered and
-    /// runs on; any other ending means the process is gone (or was stopped).
+    /// answer is complete). What `on_stdout` puts in its second argument is sent to the
+    /// CLI at once (the answer to a request the CLI made mid-turn). The outcome is
+    /// [`Ending::TurnEnded`] when the CLI answered and runs on; any other ending means
+    /// the process is gone (or was stopped).
     pub async fn turn(
         &mut self,
         message: &[u8],
         limits: &RunLimits,
         cancel: &mut watch::Receiver<bool>,
-        mut on_stdout: impl FnMut(&[u8]) -> bool,
+        mut on_stdout: impl FnMut(&[u8], &mut Vec<u8>) -> bool,
     ) -> Outcome {
         let mut stdout_bytes = 0u64;
         let deadline = tokio::time::sleep(limits.timeout);
@@ -78,13 +80,23 @@ impl Resident {
             self.stdout = None;
         }
         let mut buffer = vec![0u8; CHUNK];
+        let mut outbox = Vec::new();
         while let Some(out) = self.stdout.as_mut() {
             tokio::select! {
                 read = out.read(&mut buffer) => match read {
                     Ok(0) | Err(_) => self.stdout = None,
                     Ok(read) => {
                         stdout_bytes += read as u64;
-                        let answered = on_stdout(&buffer[..read]);
+                        let answered = on_stdout(&buffer[..read], &mut outbox);
+                        if !outbox.is_empty() {
+                            let reply = std::mem::take(&mut outbox);
+                            // A CLI that stopped reading is found by its stdout ending.
+                            if let Some(stdin) = self.stdin.as_mut()
+                                && write_line(stdin, &reply).await.is_err()
+                            {
+                                self.stdin = None;
+                            }
+                        }
                         if stdout_bytes > limits.max_stdout_bytes {
                             stop = Some(Ending::Flooded);
                             break;
@@ -186,7 +198,7 @@ mod tests {
                 message.as_bytes(),
                 &limits(timeout_ms),
                 &mut cancel,
-                |bytes| {
+                |bytes, _| {
                     out.extend_from_slice(bytes);
                     out.ends_with(b"done\n")
                 },
@@ -206,6 +218,27 @@ mod tests {
             assert_eq!(resident.child.id(), pid);
         }
         resident.close().await;
+    }
+
+    #[tokio::test]
+    async fn what_the_reader_answers_mid_turn_reaches_the_cli() {
+        // Asks a question, then answers with what it was told.
+        let script =
+            "read -r line; echo 'question?'; read -r reply; echo \"got $reply\"; echo done";
+        let mut resident = Resident::spawn(&bash(script)).unwrap();
+        let (_tx, mut cancel) = watch::channel(false);
+        let mut out = Vec::new();
+        let outcome = resident
+            .turn(b"start", &limits(10_000), &mut cancel, |bytes, outbox| {
+                out.extend_from_slice(bytes);
+                if bytes.windows(9).any(|w| w == b"question?") {
+                    outbox.extend_from_slice(b"yes");
+                }
+                out.ends_with(b"done\n")
+            })
+            .await;
+        assert_eq!(outcome.ending, Ending::TurnEnded);
+        assert!(String::from_utf8_lossy(&out).contains("got yes"), "{out:?}");
     }
 
     #[tokio::test]
@@ -238,7 +271,7 @@ mod tests {
             tx
         });
         let outcome = resident
-            .turn(b"hello", &limits(60_000), &mut cancel, |_| false)
+            .turn(b"hello", &limits(60_000), &mut cancel, |_, _| false)
             .await;
         assert_eq!(outcome.ending, Ending::Cancelled);
         drop(canceller.await);

@@ -92,7 +92,7 @@ impl<'a> Transport<'a> {
         };
         let message = provider.resident_message(turn.prompt);
         let outcome = resident
-            .turn(&message, limits, &mut cancel, on_stdout)
+            .turn(&message, limits, &mut cancel, |bytes, _| on_stdout(bytes))
             .await;
         if outcome.ending != Ending::TurnEnded {
             // Gone or stopped: a later turn starts a new process.
