@@ -110,26 +110,47 @@ impl Provider {
         )
     }
 
-    /// Whether the job keeps one CLI process for its whole tool loop: where the CLI has a
-    /// long-lived mode (Claude's stream-json input), unless the agent sets
-    /// `keep_alive = false`.
-    pub fn keeps_alive(&self) -> bool {
-        self.agent.keep_alive.unwrap_or(true) && self.kind() == ProviderKind::Claude
+    /// Whether the job keeps one CLI process for its whole tool loop in `mode`: where the
+    /// CLI has a long-lived mode (Claude's stream-json input, `codex app-server`), unless
+    /// the agent sets `keep_alive = false`. Extra Codex arguments are `codex exec` flags,
+    /// which the app server does not take: such an agent starts per turn.
+    pub fn keeps_alive(&self, mode: Mode) -> bool {
+        let extra = match mode {
+            Mode::Query => &self.agent.args.query,
+            Mode::Execute => &self.agent.args.execute,
+        };
+        self.agent.keep_alive.unwrap_or(true)
+            && match self.kind() {
+                ProviderKind::Claude => true,
+                ProviderKind::Codex => extra.is_empty(),
+                _ => false,
+            }
     }
 
-    /// The command line of a CLI kept for the whole loop ([`Self::keeps_alive`]): the
-    /// turn's command, reading its user messages from stdin as stream-json.
+    /// The command line of a CLI kept for the whole loop ([`Self::keeps_alive`]): Claude's
+    /// turn command reading its user messages from stdin as stream-json; `codex
+    /// app-server` (the thread's model, sandbox and session go in its requests).
     pub fn resident_command(&self, program: &Path, turn: &Turn<'_>, cwd: &Path) -> CommandSpec {
         let mut spec = self.command(program, turn, cwd);
         spec.stdin = None;
-        if self.kind() == ProviderKind::Claude {
-            let at = spec
-                .args
-                .iter()
-                .position(|a| a == "-p")
-                .map_or(0, |p| p + 1);
-            spec.args
-                .splice(at..at, ["--input-format".into(), "stream-json".into()]);
+        match self.kind() {
+            ProviderKind::Claude => {
+                let at = spec
+                    .args
+                    .iter()
+                    .position(|a| a == "-p")
+                    .map_or(0, |p| p + 1);
+                spec.args
+                    .splice(at..at, ["--input-format".into(), "stream-json".into()]);
+            }
+            ProviderKind::Codex => {
+                // Without this, a model server that refuses connections makes Codex retry
+                // forever instead of failing the turn.
+                spec.args = ["app-server", "--disable", "unbounded_connection_retries"]
+                    .map(OsString::from)
+                    .to_vec();
+            }
+            ProviderKind::Gemini | ProviderKind::Copilot | ProviderKind::Command => {}
         }
         spec
     }

@@ -8,6 +8,8 @@ use std::path::Path;
 
 use tokio::sync::watch;
 
+use crate::app_server::{AppServer, ThreadSettings};
+use crate::config::ProviderKind;
 use crate::process::{self, Ending, Outcome, RunLimits, SpawnError};
 use crate::provider::{Provider, Turn};
 use crate::resident::Resident;
@@ -23,13 +25,22 @@ pub struct Launch<'a> {
     pub env: &'a [(OsString, OsString)],
 }
 
+/// What a kept CLI reads and writes.
+enum Protocol {
+    /// Claude: a stream-json `user` line per turn; its output as when run per turn.
+    StreamJsonInput,
+    /// Codex: `codex app-server`'s JSON-RPC, rewritten as `exec --json` events.
+    AppServer(AppServer),
+}
+
 /// A job's way of running its turns.
 pub struct Transport<'a> {
     launch: Launch<'a>,
     /// Whether one process serves the loop (else a new one per turn).
     keep_alive: bool,
-    /// The kept process, started by the first turn (and again after a failure).
-    process: Option<Box<Resident>>,
+    /// The kept process, started by the first turn (and again after a failure), and the
+    /// protocol it speaks.
+    process: Option<(Box<Resident>, Protocol)>,
     /// The cost the kept process has reported so far: Claude's `total_cost_usd` counts
     /// every turn of the process.
     cost_so_far: f64,
@@ -37,9 +48,9 @@ pub struct Transport<'a> {
 
 impl<'a> Transport<'a> {
     /// What the provider offers: its long-lived mode unless the agent turned it off.
-    pub fn new(launch: Launch<'a>) -> Self {
+    pub fn new(launch: Launch<'a>, mode: codecrew_tools::Mode) -> Self {
         Transport {
-            keep_alive: launch.provider.keeps_alive(),
+            keep_alive: launch.provider.keeps_alive(mode),
             launch,
             process: None,
             cost_so_far: 0.0,
@@ -80,19 +91,46 @@ impl<'a> Transport<'a> {
             })
             .await;
         }
-        let resident = match &mut self.process {
-            Some(resident) => resident,
+        let (resident, protocol) = match &mut self.process {
+            Some(kept) => kept,
             None => {
                 let mut spec = provider.resident_command(program, turn, workspace);
                 spec.env.extend(env.iter().cloned());
                 tracing::info!(agent = %provider.agent_id, command = %spec.display(), "starting, kept for the loop");
                 self.cost_so_far = 0.0;
-                self.process.insert(Box::new(Resident::spawn(&spec)?))
+                let protocol = match provider.kind() {
+                    ProviderKind::Codex => Protocol::AppServer(AppServer::new(ThreadSettings {
+                        cwd: workspace.display().to_string(),
+                        mode: turn.mode,
+                        model: provider.model(turn.model).map(str::to_owned),
+                        resume: turn.session.map(str::to_owned),
+                    })),
+                    _ => Protocol::StreamJsonInput,
+                };
+                self.process
+                    .insert((Box::new(Resident::spawn(&spec)?), protocol))
             }
         };
-        let message = provider.resident_message(turn.prompt);
+        let message = match protocol {
+            Protocol::StreamJsonInput => provider.resident_message(turn.prompt),
+            Protocol::AppServer(app) => app.start_turn(turn.prompt),
+        };
+        let mut decoded = Vec::new();
         let outcome = resident
-            .turn(&message, limits, &mut cancel, |bytes, _| on_stdout(bytes))
+            .turn(
+                &message,
+                limits,
+                &mut cancel,
+                |bytes, replies| match protocol {
+                    Protocol::StreamJsonInput => on_stdout(bytes),
+                    Protocol::AppServer(app) => {
+                        decoded.clear();
+                        let over = app.read(bytes, &mut decoded, replies);
+                        let answered = !decoded.is_empty() && on_stdout(&decoded);
+                        over || answered
+                    }
+                },
+            )
             .await;
         if outcome.ending != Ending::TurnEnded {
             // Gone or stopped: a later turn starts a new process.
@@ -113,7 +151,7 @@ impl<'a> Transport<'a> {
 
     /// Ends the kept process after a failed turn, so that the next starts afresh.
     pub async fn reset(&mut self) {
-        if let Some(resident) = self.process.take() {
+        if let Some((resident, _)) = self.process.take() {
             resident.close().await;
         }
     }

@@ -254,12 +254,15 @@ impl JobRun {
             timeout: self.settings.turn_timeout,
             max_stdout_bytes: self.settings.max_stdout_bytes,
         };
-        let mut transport = Transport::new(Launch {
-            provider: &self.provider,
-            program: &program,
-            workspace: &self.settings.workspace,
-            env: &self.settings.env,
-        });
+        let mut transport = Transport::new(
+            Launch {
+                provider: &self.provider,
+                program: &program,
+                workspace: &self.settings.workspace,
+                env: &self.settings.env,
+            },
+            self.settings.mode,
+        );
         loop {
             report.turns += 1;
             self.emit(events, JobEvent::Turn(report.turns));

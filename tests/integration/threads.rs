@@ -409,8 +409,8 @@ fn real_clis_resume_their_session_across_invocations() {
             "{agent}"
         );
 
-        // codecrew asked the CLI to resume the first session (`--resume <id>`,
-        // `exec resume <id>`, Copilot's `--resume=<id>`)…
+        // codecrew asked the CLI to resume the first session (`--resume <id>`, codex
+        // app-server's `thread/resume <id>`, Copilot's `--resume=<id>`)…
         assert!(
             second_run.stderr.contains(&format!("resume {session}"))
                 || second_run.stderr.contains(&format!("--resume={session}")),

@@ -1,24 +1,27 @@
-//! One CLI process for the whole tool loop (Claude's stream-json input): counted by a
-//! wrapper that logs every start of the real CLI; the per-turn resume still selectable;
-//! a kept CLI killed mid-loop.
+//! One CLI process for the whole tool loop (Claude's stream-json input, `codex
+//! app-server`): counted by a wrapper that logs every start of the real CLI; the
+//! per-turn resume still selectable; a kept CLI killed mid-loop.
 
 use super::*;
 use crate::support::clis::Clis;
 
-/// A `claude` on PATH before the real one that logs each start, then runs it.
+/// The CLIs with a long-lived mode.
+const KEPT: [&str; 2] = ["claude", "codex"];
+
+/// A `cli` on PATH before the real one that logs each start, then runs it.
 struct Counted {
     env: CliEnv,
     log: std::path::PathBuf,
 }
 
 impl Counted {
-    fn new(world: &World, env: &CliEnv) -> Counted {
+    fn new(world: &World, env: &CliEnv, cli: &str) -> Counted {
         let clis = Clis::require("e2e::warm").unwrap();
         let dir = world.home.root().join("counting-bin");
         std::fs::create_dir_all(&dir).unwrap();
-        let log = world.home.root().join("claude-starts.log");
-        let real = clis.bin_dir().join("claude");
-        let wrapper = dir.join("claude");
+        let log = world.home.root().join(format!("{cli}-starts.log"));
+        let real = clis.bin_dir().join(cli);
+        let wrapper = dir.join(cli);
         std::fs::write(
             &wrapper,
             format!(
@@ -63,27 +66,54 @@ fn three_turns() -> Script {
 }
 
 #[test]
-fn one_claude_process_serves_the_whole_loop_unless_keep_alive_is_off() {
+fn one_process_serves_the_whole_loop_unless_keep_alive_is_off() {
     let Some(world) = World::new("e2e-warm", three_turns()) else {
         return;
     };
     std::fs::write(world.workspace().join("a.txt"), "WARM-A\n").unwrap();
     std::fs::write(world.workspace().join("b.txt"), "WARM-B\n").unwrap();
-    let counted = Counted::new(&world, &world.env);
-    let (run, doc) = {
+    for cli in KEPT {
+        let counted = Counted::new(&world, &world.env, cli);
         let run = world.codecrew_with(
             &counted.env,
-            &["query", "--output", "json", "@claude E2E-WARM read both"],
+            &[
+                "query",
+                "--output",
+                "json",
+                &format!("@{cli} E2E-WARM read both"),
+            ],
         );
+        run.assert_code(0);
         let doc: Value = serde_json::from_str(run.stdout.trim()).unwrap();
-        (run, doc)
-    };
-    run.assert_code(0);
-    assert_eq!(result(&doc)["response"], "Read WARM-A and WARM-B.", "{doc}");
-    assert_eq!(result(&doc)["turns"], 3);
-    assert_eq!(counted.starts(), 1, "one process for three turns");
-    // The kept process reports its cost as a running total; each turn counts its own part
+        assert_eq!(result(&doc)["response"], "Read WARM-A and WARM-B.", "{doc}");
+        assert_eq!(result(&doc)["turns"], 3);
+        assert_eq!(counted.starts(), 1, "{cli}: one process for three turns");
+
+        // keep_alive = false: the per-turn resume, one process per turn, the same answer.
+        let per_turn = super::config::with_user_config(
+            &world,
+            &format!("[agents.{cli}]\nprovider = \"{cli}\"\nkeep_alive = false\n"),
+        );
+        let counted = Counted::new(&world, &per_turn, cli);
+        let before = counted.starts();
+        let run = world.codecrew_with(
+            &counted.env,
+            &[
+                "query",
+                "--output",
+                "json",
+                &format!("@{cli} E2E-WARM read both"),
+            ],
+        );
+        run.assert_code(0);
+        let doc: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+        assert_eq!(result(&doc)["response"], "Read WARM-A and WARM-B.", "{doc}");
+        assert_eq!(counted.starts() - before, 3, "{cli}: one process per turn");
+    }
+
+    // A kept Claude reports its cost as a running total; each turn counts its own part
     // (three turns of about the same size cost about the same).
+    let counted = Counted::new(&world, &world.env, "claude");
     let run = world.codecrew_with(
         &counted.env,
         &[
@@ -106,22 +136,6 @@ fn one_claude_process_serves_the_whole_loop_unless_keep_alive_is_off() {
         costs.iter().all(|c| *c > 0.0 && *c < costs[0] * 1.5),
         "{costs:?}"
     );
-
-    // keep_alive = false: the per-turn resume, one process per turn, the same answer.
-    let per_turn = super::config::with_user_config(
-        &world,
-        "[agents.claude]\nprovider = \"claude\"\nkeep_alive = false\n",
-    );
-    let counted = Counted::new(&world, &per_turn);
-    let before = counted.starts();
-    let run = world.codecrew_with(
-        &counted.env,
-        &["query", "--output", "json", "@claude E2E-WARM read both"],
-    );
-    run.assert_code(0);
-    let doc: Value = serde_json::from_str(run.stdout.trim()).unwrap();
-    assert_eq!(result(&doc)["response"], "Read WARM-A and WARM-B.", "{doc}");
-    assert_eq!(counted.starts() - before, 3, "one process per turn");
 }
 
 /// The pids of the real CLI processes running in `dir` (not codecrew itself).
@@ -138,7 +152,13 @@ fn cli_processes(dir: &Path, name: &str) -> Vec<i32> {
 }
 
 #[test]
-fn a_kept_claude_killed_mid_loop_is_retried_once_by_resuming_the_session() {
+fn a_kept_cli_killed_mid_loop_is_retried_once_by_resuming_the_session() {
+    for cli in KEPT {
+        killed_mid_loop(cli);
+    }
+}
+
+fn killed_mid_loop(cli: &str) {
     let call = fenced(&[envelope("read_file", json!({"path": "a.txt"}))]);
     let script = Script::new()
         .rule(
@@ -149,11 +169,11 @@ fn a_kept_claude_killed_mid_loop_is_retried_once_by_resuming_the_session() {
             .and_prompt("WARM-A"),
         )
         .rule(Rule::on_prompt("E2E-KILLED", Reply::text(call)));
-    let Some(world) = World::new("e2e-warm-killed", script) else {
+    let Some(world) = World::new(&format!("e2e-warm-killed-{cli}"), script) else {
         return;
     };
     std::fs::write(world.workspace().join("a.txt"), "WARM-A\n").unwrap();
-    let counted = Counted::new(&world, &world.env);
+    let counted = Counted::new(&world, &world.env, cli);
     let workspace = world.workspace().canonicalize().unwrap();
     let child = {
         let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
@@ -163,7 +183,7 @@ fn a_kept_claude_killed_mid_loop_is_retried_once_by_resuming_the_session() {
                 "query",
                 "--output",
                 "stream-json",
-                "@claude E2E-KILLED read it",
+                &format!("@{cli} E2E-KILLED read it"),
             ])
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
@@ -185,8 +205,8 @@ fn a_kept_claude_killed_mid_loop_is_retried_once_by_resuming_the_session() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let victims = cli_processes(&workspace, "claude");
-    assert!(!victims.is_empty(), "the kept claude is running");
+    let victims = cli_processes(&workspace, cli);
+    assert!(!victims.is_empty(), "the kept {cli} is running");
     for pid in victims {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(pid),
@@ -209,4 +229,56 @@ fn a_kept_claude_killed_mid_loop_is_retried_once_by_resuming_the_session() {
     assert_eq!(done["response"], "Survived: WARM-A.", "{done}");
     assert_eq!(done["turns"], 2, "{done}");
     assert_eq!(counted.starts(), 2, "the kept process, then one resume");
+}
+
+#[test]
+fn codexs_own_requests_to_leave_its_sandbox_are_declined_in_either_mode() {
+    let outside = std::env::temp_dir().join(format!("codecrew-escalated-{}", std::process::id()));
+    let _ = std::fs::remove_file(&outside);
+    let script = Script::new()
+        .rule(Rule::on_tool_result(
+            "rejected",
+            Reply::text("Codecrew declined it."),
+        ))
+        .rule(Rule::on_prompt(
+            "E2E-ESCALATE",
+            Reply::tool(
+                "exec_command",
+                json!({
+                    "cmd": format!("touch {}", outside.display()),
+                    "sandbox_permissions": "require_escalated",
+                    "justification": "need to write outside",
+                }),
+            ),
+        ));
+    let Some(world) = World::new("e2e-warm-escalate", script) else {
+        return;
+    };
+    for mode in ["query", "execute"] {
+        let env = world.env.clone();
+        let run = world.codecrew_with(
+            &env,
+            &[
+                "-v",
+                mode,
+                "--output",
+                "json",
+                "@codex E2E-ESCALATE touch it",
+            ],
+        );
+        run.assert_code(0);
+        let doc: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+        assert_eq!(
+            result(&doc)["response"],
+            "Codecrew declined it.",
+            "{mode}: {doc}"
+        );
+        assert!(
+            run.stderr
+                .contains("declined a request of codex app-server"),
+            "{mode}: {}",
+            run.stderr
+        );
+        assert!(!outside.exists(), "{mode}: the escalated command ran");
+    }
 }
