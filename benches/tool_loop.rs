@@ -6,8 +6,9 @@
 //!    long-lived mode) vs a new process per turn (`keep_alive = false`);
 //! 3. the CLI's own native 5-turn loop (its own read tool four times), called directly.
 //!
-//! `cargo bench --bench tool_loop` (needs `.ci/install-clis`); the median of RUNS runs
-//! each. Figures from this machine are in docs/PERFORMANCE.md.
+//! `cargo bench --bench tool_loop [-- CLI...]` (needs `.ci/install-clis`); the median of PLAIN_RUNS
+//! runs for a plain answer, of RUNS for a loop. Figures from this machine are in
+//! docs/PERFORMANCE.md.
 
 // The test suite's own support code (the fake model server, the CLIs' setup) is built
 // here as it is in the tests, where a failed setup is a panic.
@@ -28,6 +29,8 @@ use clis::{Cli, CliEnv, Clis, TestHome};
 use fake_model::{FakeModel, Reply, Rule, Script};
 
 const RUNS: usize = 5;
+/// The plain answers differ by milliseconds: more runs.
+const PLAIN_RUNS: usize = 15;
 const FOLLOW_UP: &str = "codecrew ran the tool calls";
 
 fn envelope(path: &str) -> String {
@@ -35,12 +38,20 @@ fn envelope(path: &str) -> String {
     format!("```json\n{call}\n```\n")
 }
 
-/// Plain answers, codecrew's 5-turn loop and the native one, told apart by their prompts.
+/// Plain answers, codecrew's 5-turn loop and the native ones, told apart by their prompts
+/// and by what the files read hold: `LOOP-n` (codecrew's loop and Claude's Read tool),
+/// `NATC-n` (Codex's shell), `NATG-n` (Gemini's read_file).
 fn script(workspace: &std::path::Path) -> Script {
     let mut script = Script::new()
-        .rule(Rule::on_prompt("BENCH-PLAIN", Reply::text("Plain answer.")))
+        .rule(Rule::on_prompt(
+            "BENCH-PLAIN",
+            Reply::text("Plain answer.").with_chunk_size(64),
+        ))
         // codecrew's loop: the follow-up carries the file read, which names the next.
-        .rule(Rule::on_prompt(FOLLOW_UP, Reply::text("Read all four.")).and_prompt("LOOP-4"));
+        .rule(
+            Rule::on_prompt(FOLLOW_UP, Reply::text("Read all four.").with_chunk_size(64))
+                .and_prompt("LOOP-4"),
+        );
     for n in 1..4 {
         script = script.rule(
             Rule::on_prompt(FOLLOW_UP, Reply::text(envelope(&format!("f{}.txt", n + 1))))
@@ -51,22 +62,57 @@ fn script(workspace: &std::path::Path) -> Script {
         "BENCH-LOOP",
         Reply::text(envelope("f1.txt")),
     ));
-    // The native loop: the CLI's own Read tool, its results as tool results.
-    script = script.rule(Rule::on_tool_result(
-        "LOOP-4",
-        Reply::text("Read all four."),
-    ));
-    for n in 1..4 {
-        let next = workspace.join(format!("f{}.txt", n + 1));
-        script = script.rule(Rule::on_tool_result(
-            format!("LOOP-{n}"),
-            Reply::tool("Read", json!({"file_path": next})),
+    // The native loops: the CLI's own tool, its results as tool results.
+    script = script
+        .rule(Rule::on_tool_result(
+            "LOOP-4",
+            Reply::text("Read all four.").with_chunk_size(64),
+        ))
+        .rule(Rule::on_tool_result(
+            "NATC-4",
+            Reply::text("Read all four.").with_chunk_size(64),
+        ))
+        .rule(Rule::on_tool_result(
+            "NATG-4",
+            Reply::text("Read all four.").with_chunk_size(64),
         ));
+    // The highest first: a request may carry every earlier result too (Codex's tool
+    // outputs pile up after its last message), and the newest decides the next step.
+    for n in (1..4).rev() {
+        let next = workspace.join(format!("f{}.txt", n + 1));
+        script = script
+            .rule(Rule::on_tool_result(
+                format!("LOOP-{n}"),
+                Reply::tool("Read", json!({"file_path": next})),
+            ))
+            .rule(Rule::on_tool_result(
+                format!("NATC-{n}"),
+                Reply::tool(
+                    "exec_command",
+                    json!({"cmd": format!("cat g{}.txt", n + 1)}),
+                ),
+            ))
+            .rule(Rule::on_tool_result(
+                format!("NATG-{n}"),
+                Reply::tool(
+                    "read_file",
+                    json!({"file_path": workspace.join(format!("h{}.txt", n + 1))}),
+                ),
+            ));
     }
-    script.rule(Rule::on_prompt(
-        "BENCH-NATIVE",
-        Reply::tool("Read", json!({"file_path": workspace.join("f1.txt")})),
-    ))
+    script
+        .rule(Rule::on_prompt(
+            "BENCH-NATIVE-CLAUDE",
+            Reply::tool("Read", json!({"file_path": workspace.join("f1.txt")})),
+        ))
+        .rule(Rule::on_prompt(
+            "BENCH-NATIVE-CODEX",
+            Reply::tool("exec_command", json!({"cmd": "cat g1.txt"})),
+        ))
+        .rule(Rule::on_prompt(
+            "BENCH-NATIVE-GEMINI",
+            Reply::tool("read_file", json!({"file_path": workspace.join("h1.txt")})),
+        ))
 }
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -74,14 +120,21 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples.get(samples.len() / 2).copied().unwrap_or_default()
 }
 
-/// The median wall time of `command()` over RUNS runs that succeed with `expect` on stdout.
-fn time(
+/// [`time_n`] over RUNS runs.
+fn time(label: &str, expect: &str, command: impl FnMut() -> (Command, Option<String>)) -> Duration {
+    time_n(RUNS, label, expect, command)
+}
+
+/// The median wall time of `command()` over `runs` runs that succeed with `expect` on
+/// stdout.
+fn time_n(
+    runs: usize,
     label: &str,
     expect: &str,
     mut command: impl FnMut() -> (Command, Option<String>),
 ) -> Duration {
     let mut samples = Vec::new();
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         let (mut command, stdin) = command();
         command.stdout(Stdio::piped()).stderr(Stdio::null());
         command.stdin(if stdin.is_some() {
@@ -128,6 +181,8 @@ fn main() {
     let workspace = home.workdir();
     for n in 1..=4 {
         let _ = std::fs::write(workspace.join(format!("f{n}.txt")), format!("LOOP-{n}\n"));
+        let _ = std::fs::write(workspace.join(format!("g{n}.txt")), format!("NATC-{n}\n"));
+        let _ = std::fs::write(workspace.join(format!("h{n}.txt")), format!("NATG-{n}\n"));
     }
     let server = FakeModel::start(script(&workspace));
     let env = clis
@@ -136,64 +191,129 @@ fn main() {
     let per_turn_config = home.root().join("per-turn.toml");
     let _ = std::fs::write(
         &per_turn_config,
-        "[agents.claude]\nprovider = \"claude\"\nkeep_alive = false\n",
+        "[agents.claude]\nprovider = \"claude\"\nkeep_alive = false\n\
+         [agents.codex]\nprovider = \"codex\"\nkeep_alive = false\n\
+         [agents.gemini]\nprovider = \"gemini\"\nkeep_alive = false\n",
     );
+    let per_turn_env = env.clone().with("CODECREW_CONFIG", &per_turn_config);
     let codecrew_run = |env: &CliEnv, task: &str| {
         let mut command = Command::new(codecrew);
         env.apply(&mut command);
         command.args(["query", "--quiet", "--raw", task]);
         (command, None)
     };
-    let direct = |cli: Cli, prompt: &str| {
+    // Each CLI called directly, as its own headless mode runs: the prompt on stdin; with
+    // `as_codecrew`, also the flags codecrew adds for a query.
+    let direct = |cli: Cli, prompt: &str, as_codecrew: bool| {
         let mut command = clis.command(cli, &env);
-        command.args(["-p", "--output-format", "stream-json", "--verbose"]);
+        match cli {
+            Cli::Codex => command.args(["exec", "--json", "--skip-git-repo-check"]),
+            Cli::Gemini => command.args(["--output-format", "stream-json"]),
+            _ => command.args(["-p", "--output-format", "stream-json", "--verbose"]),
+        };
+        match cli {
+            Cli::Claude if prompt.contains("NATIVE") => command.args(["--allowedTools", "Read"]),
+            Cli::Claude if as_codecrew => {
+                command.args(["--disallowedTools", "Edit,Write,NotebookEdit"])
+            }
+            Cli::Codex if as_codecrew => command.args(["--sandbox", "read-only"]),
+            _ => &mut command,
+        };
+        if cli == Cli::Codex {
+            command.arg("-");
+        }
         (command, Some(prompt.to_owned()))
     };
-
-    println!("claude (median of {RUNS} runs)");
-    let plain_direct = time("plain, claude directly", "Plain answer.", || {
-        direct(Cli::Claude, "BENCH-PLAIN say hi")
-    });
-    let plain = time("plain, through codecrew", "Plain answer.", || {
-        codecrew_run(&env, "@claude BENCH-PLAIN say hi")
-    });
-    let per_turn_env = env.clone().with("CODECREW_CONFIG", &per_turn_config);
-    let plain_per_turn = time("plain, through codecrew, per turn", "Plain answer.", || {
-        codecrew_run(&per_turn_env, "@claude BENCH-PLAIN say hi")
-    });
-    println!(
-        "  plain answer, claude directly        {}",
-        ms(plain_direct)
-    );
-    println!(
-        "  plain answer, through codecrew       {}   (+{:.1} ms)",
-        ms(plain),
-        (plain.as_secs_f64() - plain_direct.as_secs_f64()) * 1000.0
-    );
-    println!(
-        "  plain answer, codecrew, per turn     {}   (+{:.1} ms)",
-        ms(plain_per_turn),
-        (plain_per_turn.as_secs_f64() - plain_direct.as_secs_f64()) * 1000.0
-    );
-    let kept = time("5 turns, kept", "Read all four.", || {
-        codecrew_run(&env, "@claude BENCH-LOOP read the files")
-    });
-    let per_turn = time("5 turns, per turn", "Read all four.", || {
-        codecrew_run(&per_turn_env, "@claude BENCH-LOOP read the files")
-    });
-    let native = time("5 turns, native", "Read all four.", || {
-        let (mut command, prompt) = direct(Cli::Claude, "BENCH-NATIVE read the files");
-        command.args(["--allowedTools", "Read"]);
-        (command, prompt)
-    });
-    println!("  5-turn loop, codecrew, one process   {}", ms(kept));
-    println!("  5-turn loop, codecrew, per turn      {}", ms(per_turn));
-    println!("  5-turn loop, claude's own Read tool  {}", ms(native));
-    if native > Duration::ZERO {
-        println!(
-            "  codecrew kept / native: {:.2}x; per turn / native: {:.2}x",
-            kept.as_secs_f64() / native.as_secs_f64(),
-            per_turn.as_secs_f64() / native.as_secs_f64()
+    // The prompt codecrew sends for the plain answer: the same task with its tool catalog.
+    let codecrew_prompt = {
+        let mut command = Command::new(codecrew);
+        env.apply(&mut command);
+        let output = command.args(["prompt", "BENCH-PLAIN say hi"]).output();
+        output
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    };
+    // `cargo bench --bench tool_loop -- gemini` measures only the CLIs named.
+    let named: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    for (cli, name) in [
+        (Cli::Claude, "claude"),
+        (Cli::Codex, "codex"),
+        (Cli::Gemini, "gemini"),
+    ] {
+        if !named.is_empty() && !named.iter().any(|n| n == name) {
+            continue;
+        }
+        println!("{name} (median of {PLAIN_RUNS} runs for a plain answer, {RUNS} for a loop)");
+        let plain_direct = time_n(PLAIN_RUNS, "plain, directly", "Plain answer.", || {
+            direct(cli, "BENCH-PLAIN say hi", false)
+        });
+        let plain_as_codecrew = time_n(
+            PLAIN_RUNS,
+            "plain, directly as codecrew",
+            "Plain answer.",
+            || direct(cli, &codecrew_prompt, true),
         );
+        let plain = time_n(
+            PLAIN_RUNS,
+            "plain, through codecrew",
+            "Plain answer.",
+            || codecrew_run(&env, &format!("@{name} BENCH-PLAIN say hi")),
+        );
+        let plain_per_turn = time_n(
+            PLAIN_RUNS,
+            "plain, codecrew per turn",
+            "Plain answer.",
+            || codecrew_run(&per_turn_env, &format!("@{name} BENCH-PLAIN say hi")),
+        );
+        let over = |t: Duration| (t.as_secs_f64() - plain_direct.as_secs_f64()) * 1000.0;
+        println!(
+            "  plain answer, {name} directly{:>w$}{}",
+            "",
+            ms(plain_direct),
+            w = 14 - name.len()
+        );
+        println!(
+            "  the same, codecrew's prompt and flags {}   (+{:.1} ms)",
+            ms(plain_as_codecrew),
+            over(plain_as_codecrew)
+        );
+        println!(
+            "  plain answer, codecrew, kept         {}   (+{:.1} ms)",
+            ms(plain),
+            over(plain)
+        );
+        println!(
+            "  plain answer, codecrew, per turn     {}   (+{:.1} ms)",
+            ms(plain_per_turn),
+            over(plain_per_turn)
+        );
+        let kept = time("5 turns, kept", "Read all four.", || {
+            codecrew_run(&env, &format!("@{name} BENCH-LOOP read the files"))
+        });
+        let per_turn = time("5 turns, per turn", "Read all four.", || {
+            codecrew_run(&per_turn_env, &format!("@{name} BENCH-LOOP read the files"))
+        });
+        let native_prompt = format!("BENCH-NATIVE-{} read the files", name.to_uppercase());
+        let native = time("5 turns, native", "Read all four.", || {
+            direct(cli, &native_prompt, false)
+        });
+        println!("  5-turn loop, codecrew, one process   {}", ms(kept));
+        println!("  5-turn loop, codecrew, per turn      {}", ms(per_turn));
+        println!(
+            "  5-turn loop, {name}'s own tool{:>w$}{}",
+            "",
+            ms(native),
+            w = 13 - name.len()
+        );
+        if native > Duration::ZERO {
+            println!(
+                "  kept / native: {:.2}x; per turn / native: {:.2}x",
+                kept.as_secs_f64() / native.as_secs_f64(),
+                per_turn.as_secs_f64() / native.as_secs_f64()
+            );
+        }
     }
 }

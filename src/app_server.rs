@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 
 use codecrew_tools::Mode;
 
+use crate::json_lines::{JsonLines, line};
+
 /// The ids of codecrew's own requests (the server numbers its requests apart).
 const INITIALIZE: &str = "codecrew-initialize";
 const THREAD: &str = "codecrew-thread";
@@ -44,8 +46,7 @@ pub struct AppServer {
     pending: Option<String>,
     /// The thread's running token totals (as the server last reported them).
     usage: Option<Value>,
-    /// Bytes of an unfinished line.
-    partial: Vec<u8>,
+    lines: JsonLines,
 }
 
 impl AppServer {
@@ -55,7 +56,7 @@ impl AppServer {
             thread: None,
             pending: None,
             usage: None,
-            partial: Vec::new(),
+            lines: JsonLines::default(),
         }
     }
 
@@ -82,16 +83,12 @@ impl AppServer {
     /// One chunk of the server's stdout: the `exec --json` lines for the decoder go to
     /// `decoded`, what codecrew answers goes to `replies`. True when the turn is over.
     pub fn read(&mut self, bytes: &[u8], decoded: &mut Vec<u8>, replies: &mut Vec<u8>) -> bool {
-        self.partial.extend_from_slice(bytes);
         let mut over = false;
-        while let Some(end) = self.partial.iter().position(|b| *b == b'\n') {
-            let raw: Vec<u8> = self.partial.drain(..=end).collect();
-            let Ok(message) = serde_json::from_slice::<Value>(&raw) else {
-                tracing::debug!("codex app-server printed a line that is not JSON");
-                continue;
-            };
+        let mut lines = std::mem::take(&mut self.lines);
+        lines.feed(bytes, "codex app-server", |message| {
             over |= self.message(&message, decoded, replies);
-        }
+        });
+        self.lines = lines;
         over
     }
 
@@ -270,12 +267,6 @@ fn decline(method: &str, id: &Value) -> Value {
         }
     };
     json!({"id": id, "result": result})
-}
-
-fn line(value: &Value) -> Vec<u8> {
-    let mut bytes = value.to_string().into_bytes();
-    bytes.push(b'\n');
-    bytes
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 //! the settings they read, and [`mcp_server`] the front end that serves the same tools
 //! over MCP.
 
+pub mod acp;
 pub mod app_server;
 pub mod ask;
 pub mod cli;
@@ -24,6 +25,7 @@ pub mod color;
 pub mod config;
 pub mod crew;
 pub mod jobs;
+pub mod json_lines;
 pub mod live;
 pub mod mcp_server;
 pub mod mention;

@@ -122,14 +122,16 @@ impl Provider {
         self.agent.keep_alive.unwrap_or(true)
             && match self.kind() {
                 ProviderKind::Claude => true,
-                ProviderKind::Codex => extra.is_empty(),
-                _ => false,
+                // Extra arguments are written for the CLI's headless mode.
+                ProviderKind::Codex | ProviderKind::Gemini => extra.is_empty(),
+                ProviderKind::Copilot | ProviderKind::Command => false,
             }
     }
 
     /// The command line of a CLI kept for the whole loop ([`Self::keeps_alive`]): Claude's
     /// turn command reading its user messages from stdin as stream-json; `codex
-    /// app-server` (the thread's model, sandbox and session go in its requests).
+    /// app-server` (the thread's model, sandbox and session go in its requests); `gemini
+    /// --acp` with the model and approval mode of a run per turn.
     pub fn resident_command(&self, program: &Path, turn: &Turn<'_>, cwd: &Path) -> CommandSpec {
         let mut spec = self.command(program, turn, cwd);
         spec.stdin = None;
@@ -150,7 +152,17 @@ impl Provider {
                     .map(OsString::from)
                     .to_vec();
             }
-            ProviderKind::Gemini | ProviderKind::Copilot | ProviderKind::Command => {}
+            ProviderKind::Gemini => {
+                let mut args = vec![OsString::from("--acp")];
+                if let Some(model) = self.model(turn.model) {
+                    args.extend([OsString::from("-m"), OsString::from(model)]);
+                }
+                if turn.mode == Mode::Execute {
+                    args.extend(["--approval-mode", "auto_edit"].map(OsString::from));
+                }
+                spec.args = args;
+            }
+            ProviderKind::Copilot | ProviderKind::Command => {}
         }
         spec
     }

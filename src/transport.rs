@@ -1,6 +1,7 @@
 //! How a job's turns reach its CLI: a new process per turn that resumes the session
 //! (`--resume <id>`, `exec resume <id>`), or one process kept for the whole loop
-//! ([`Resident`]) where the CLI has a long-lived mode. The provider chooses; the session
+//! ([`Resident`]) where the CLI has a long-lived mode (Claude's stream-json input, `codex
+//! app-server`, `gemini --acp`). The provider chooses; the session
 //! loop sees the same turn either way.
 
 use std::ffi::OsString;
@@ -8,6 +9,7 @@ use std::path::Path;
 
 use tokio::sync::watch;
 
+use crate::acp::Acp;
 use crate::app_server::{AppServer, ThreadSettings};
 use crate::config::ProviderKind;
 use crate::process::{self, Ending, Outcome, RunLimits, SpawnError};
@@ -31,6 +33,26 @@ enum Protocol {
     StreamJsonInput,
     /// Codex: `codex app-server`'s JSON-RPC, rewritten as `exec --json` events.
     AppServer(AppServer),
+    /// Gemini: the Agent Client Protocol, rewritten as `stream-json` events.
+    Acp(Acp),
+}
+
+impl Protocol {
+    /// For the JSON-RPC protocols, one chunk of stdout rewritten as the events of the
+    /// CLI's headless mode (into `decoded`, with what codecrew answers into `replies`) and
+    /// whether the turn is over; `None` where stdout is read as it is.
+    fn rewrite(
+        &mut self,
+        bytes: &[u8],
+        decoded: &mut Vec<u8>,
+        replies: &mut Vec<u8>,
+    ) -> Option<bool> {
+        match self {
+            Protocol::StreamJsonInput => None,
+            Protocol::AppServer(app) => Some(app.read(bytes, decoded, replies)),
+            Protocol::Acp(acp) => Some(acp.read(bytes, decoded, replies)),
+        }
+    }
 }
 
 /// A job's way of running its turns.
@@ -82,6 +104,16 @@ impl<'a> Transport<'a> {
             workspace,
             env,
         } = self.launch;
+        if self.keep_alive
+            && self.process.is_none()
+            && turn.session.is_some()
+            && provider.kind() == ProviderKind::Gemini
+        {
+            // Gemini's `session/load` erases the session it is asked to load (see
+            // crate::acp): a stored session is continued per turn.
+            tracing::info!(agent = %provider.agent_id, "continuing a stored Gemini session: one process per turn");
+            self.keep_alive = false;
+        }
         if !self.keep_alive {
             let mut spec = provider.command(program, turn, workspace);
             spec.env.extend(env.iter().cloned());
@@ -105,6 +137,9 @@ impl<'a> Transport<'a> {
                         model: provider.model(turn.model).map(str::to_owned),
                         resume: turn.session.map(str::to_owned),
                     })),
+                    ProviderKind::Gemini => {
+                        Protocol::Acp(Acp::new(workspace.display().to_string()))
+                    }
                     _ => Protocol::StreamJsonInput,
                 };
                 self.process
@@ -114,23 +149,20 @@ impl<'a> Transport<'a> {
         let message = match protocol {
             Protocol::StreamJsonInput => provider.resident_message(turn.prompt),
             Protocol::AppServer(app) => app.start_turn(turn.prompt),
+            Protocol::Acp(acp) => acp.start_turn(turn.prompt),
         };
         let mut decoded = Vec::new();
         let outcome = resident
-            .turn(
-                &message,
-                limits,
-                &mut cancel,
-                |bytes, replies| match protocol {
-                    Protocol::StreamJsonInput => on_stdout(bytes),
-                    Protocol::AppServer(app) => {
-                        decoded.clear();
-                        let over = app.read(bytes, &mut decoded, replies);
+            .turn(&message, limits, &mut cancel, |bytes, replies| {
+                decoded.clear();
+                match protocol.rewrite(bytes, &mut decoded, replies) {
+                    None => on_stdout(bytes),
+                    Some(over) => {
                         let answered = !decoded.is_empty() && on_stdout(&decoded);
                         over || answered
                     }
-                },
-            )
+                }
+            })
             .await;
         if outcome.ending != Ending::TurnEnded {
             // Gone or stopped: a later turn starts a new process.

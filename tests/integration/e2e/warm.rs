@@ -1,12 +1,13 @@
 //! One CLI process for the whole tool loop (Claude's stream-json input, `codex
-//! app-server`): counted by a wrapper that logs every start of the real CLI; the
-//! per-turn resume still selectable; a kept CLI killed mid-loop.
+//! app-server`, `gemini --acp`): counted by a wrapper that logs every start of the real
+//! CLI; the per-turn resume still selectable; a kept CLI killed mid-loop; the CLIs' own
+//! requests for permission answered per mode.
 
 use super::*;
 use crate::support::clis::Clis;
 
 /// The CLIs with a long-lived mode.
-const KEPT: [&str; 2] = ["claude", "codex"];
+const KEPT: [&str; 3] = ["claude", "codex", "gemini"];
 
 /// A `cli` on PATH before the real one that logs each start, then runs it.
 struct Counted {
@@ -280,5 +281,64 @@ fn codexs_own_requests_to_leave_its_sandbox_are_declined_in_either_mode() {
             run.stderr
         );
         assert!(!outside.exists(), "{mode}: the escalated command ran");
+    }
+}
+
+#[test]
+fn geminis_requests_for_permission_are_refused_and_its_edits_follow_the_mode() {
+    let script = Script::new()
+        .rule(Rule::on_any_tool_result(Reply::text("Gemini went on.")))
+        .rule(Rule::on_prompt(
+            "E2E-GEMINI-SHELL",
+            Reply::tool("run_shell_command", json!({"command": "touch shell-ran"})),
+        ))
+        .rule(Rule::on_prompt(
+            "E2E-GEMINI-WRITE",
+            Reply::tool(
+                "write_file",
+                json!({"file_path": "gemini-wrote.txt", "content": "hi"}),
+            ),
+        ));
+    let Some(world) = World::new("e2e-warm-gemini-ask", script) else {
+        return;
+    };
+    let shell_ran = world.workspace().join("shell-ran");
+    let wrote = world.workspace().join("gemini-wrote.txt");
+    for mode in ["query", "execute"] {
+        // Its shell asks in either mode, and is refused.
+        let run = world.codecrew(&["-v", mode, "@gemini E2E-GEMINI-SHELL run it"]);
+        run.assert_code(0);
+        assert!(
+            run.stdout.contains("Gemini went on."),
+            "{mode}: {}",
+            run.stdout
+        );
+        assert!(
+            run.stderr
+                .contains("declined gemini's request to run one of its own tools"),
+            "{mode}: {}",
+            run.stderr
+        );
+        assert!(!shell_ran.exists(), "{mode}: Gemini's shell ran");
+
+        // Its edits ask in query (refused) and run in execute, as they do per turn.
+        let run = world.codecrew(&["-v", mode, "@gemini E2E-GEMINI-WRITE write it"]);
+        run.assert_code(0);
+        assert!(
+            run.stdout.contains("Gemini went on."),
+            "{mode}: {}",
+            run.stdout
+        );
+        match mode {
+            "query" => {
+                assert!(!wrote.exists(), "query: Gemini wrote a file");
+                assert!(
+                    run.stderr.contains("declined gemini's request"),
+                    "{}",
+                    run.stderr
+                );
+            }
+            _ => assert_eq!(std::fs::read_to_string(&wrote).unwrap(), "hi"),
+        }
     }
 }

@@ -1,0 +1,458 @@
+//! Gemini kept for the whole loop: `gemini --acp`, the Agent Client Protocol (JSON-RPC 2.0
+//! over stdio, one message per line).
+//!
+//! ```text
+//! first turn:  initialize → session/new → session/prompt
+//! next turns:  session/prompt in the same session
+//! a turn:      session/update notifications … the session/prompt response
+//!              (its stopReason, and the turn's tokens in _meta.quota)
+//! ```
+//!
+//! What the agent reports is rewritten as the `--output-format stream-json` events
+//! codecrew's Gemini decoder already reads (`init`, `message`, `tool_use`, `tool_result`,
+//! `result`), so one decoder serves both ways of running Gemini.
+//!
+//! Gemini asks its client before one of its own tools writes or runs a command
+//! (`session/request_permission`); codecrew refuses every such request. The command line
+//! sets the same approval mode as a run per turn (`--approval-mode auto_edit` in
+//! execute), so the tools Gemini runs without asking are the same either way, and what
+//! would ask is refused, as headless Gemini refuses it. codecrew offers no file system and
+//! no terminal, so Gemini asks for nothing else.
+//!
+//! Not used to continue a stored session: Gemini CLI 0.61.0's `session/load` starts a new
+//! record under the session's id before it reads the stored one, which erases the stored
+//! conversation, and then fails ("No previous sessions found"). A job that continues a
+//! session runs per turn (`--resume`), see [`crate::transport`].
+
+use serde_json::{Value, json};
+
+use crate::json_lines::{JsonLines, line};
+
+/// The ids of codecrew's handshake; prompts are numbered from `FIRST_PROMPT` on.
+const INITIALIZE: u64 = 0;
+const NEW_SESSION: u64 = 1;
+const FIRST_PROMPT: u64 = 2;
+
+/// The protocol version codecrew speaks (ACP's first, the one Gemini CLI answers with).
+const PROTOCOL_VERSION: u64 = 1;
+
+/// One kept `gemini --acp` conversation.
+#[derive(Debug)]
+pub struct Acp {
+    /// The session's working directory (absolute, as ACP requires).
+    cwd: String,
+    session: Option<String>,
+    /// The prompt waiting for the handshake to finish.
+    pending: Option<String>,
+    /// The id of the prompt in flight, whose response ends the turn.
+    prompt: Option<u64>,
+    next_prompt: u64,
+    lines: JsonLines,
+}
+
+impl Acp {
+    pub fn new(cwd: String) -> Self {
+        Acp {
+            cwd,
+            session: None,
+            pending: None,
+            prompt: None,
+            next_prompt: FIRST_PROMPT,
+            lines: JsonLines::default(),
+        }
+    }
+
+    /// What starts a turn with `prompt`: the handshake first, for the first turn.
+    pub fn start_turn(&mut self, prompt: &str) -> Vec<u8> {
+        match self.session.clone() {
+            Some(session) => line(&self.prompt_request(&session, prompt)),
+            None => {
+                self.pending = Some(prompt.to_owned());
+                line(&request(
+                    INITIALIZE,
+                    "initialize",
+                    json!({
+                        "protocolVersion": PROTOCOL_VERSION,
+                        "clientCapabilities": {
+                            "fs": {"readTextFile": false, "writeTextFile": false},
+                            "terminal": false,
+                        },
+                        "clientInfo": {"name": "codecrew", "version": env!("CARGO_PKG_VERSION")},
+                    }),
+                ))
+            }
+        }
+    }
+
+    /// One chunk of the agent's stdout: the stream-json lines for the decoder go to
+    /// `decoded`, what codecrew answers goes to `replies`. True when the turn is over.
+    pub fn read(&mut self, bytes: &[u8], decoded: &mut Vec<u8>, replies: &mut Vec<u8>) -> bool {
+        let mut over = false;
+        let mut lines = std::mem::take(&mut self.lines);
+        lines.feed(bytes, "gemini --acp", |message| {
+            over |= self.message(&message, decoded, replies);
+        });
+        self.lines = lines;
+        over
+    }
+
+    fn message(&mut self, message: &Value, decoded: &mut Vec<u8>, replies: &mut Vec<u8>) -> bool {
+        let method = message.get("method").and_then(Value::as_str);
+        match (method, message.get("id")) {
+            (Some(method), Some(id)) => {
+                replies.extend(line(&answer(method, id, &message["params"])));
+                false
+            }
+            (Some("session/update"), None) => {
+                update(&message["params"]["update"], decoded);
+                false
+            }
+            (None, Some(id)) => self.response(id.as_u64(), message, decoded, replies),
+            _ => false,
+        }
+    }
+
+    fn response(
+        &mut self,
+        id: Option<u64>,
+        message: &Value,
+        decoded: &mut Vec<u8>,
+        replies: &mut Vec<u8>,
+    ) -> bool {
+        if let Some(error) = message.get("error") {
+            // A failed handshake or a failed prompt: either way the turn is over.
+            decoded.extend(line(&failed(&error_text(error))));
+            return true;
+        }
+        let result = &message["result"];
+        match id {
+            Some(INITIALIZE) => replies.extend(line(&request(
+                NEW_SESSION,
+                "session/new",
+                json!({"cwd": self.cwd, "mcpServers": []}),
+            ))),
+            Some(NEW_SESSION) => {
+                let Some(session) = result["sessionId"].as_str() else {
+                    decoded.extend(line(&failed("gemini --acp opened a session without an id")));
+                    return true;
+                };
+                self.session = Some(session.to_owned());
+                let mut init = json!({"type": "init", "session_id": session});
+                if let Some(model) = result["models"]["currentModelId"].as_str() {
+                    init["model"] = json!(model);
+                }
+                decoded.extend(line(&init));
+                let prompt = self.pending.take().unwrap_or_default();
+                replies.extend(line(&self.prompt_request(session, &prompt)));
+            }
+            Some(id) if self.prompt == Some(id) => {
+                self.prompt = None;
+                decoded.extend(line(&finished(result)));
+                return true;
+            }
+            _ => {}
+        }
+        false
+    }
+
+    fn prompt_request(&mut self, session: &str, prompt: &str) -> Value {
+        let id = self.next_prompt;
+        self.next_prompt += 1;
+        self.prompt = Some(id);
+        request(
+            id,
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": prompt}]}),
+        )
+    }
+}
+
+/// A `session/update` as the stream-json event it stands for (most updates, such as the
+/// agent's thoughts, its plan or its list of commands, have none).
+fn update(update: &Value, decoded: &mut Vec<u8>) {
+    let event = match update["sessionUpdate"].as_str() {
+        Some("agent_message_chunk") => match update["content"]["text"].as_str() {
+            Some(text) => json!({
+                "type": "message", "role": "assistant", "content": text, "delta": true,
+            }),
+            None => return,
+        },
+        Some("tool_call") => json!({
+            "type": "tool_use",
+            "tool_name": tool_name(update),
+            "tool_id": update["toolCallId"],
+            "parameters": update.get("rawInput").cloned().unwrap_or_else(|| json!({
+                "title": update["title"], "locations": update["locations"],
+            })),
+        }),
+        Some("tool_call_update") => {
+            let status = match update["status"].as_str() {
+                Some("completed") => "success",
+                Some("failed") => "error",
+                // Still running: its end comes in a later update.
+                _ => return,
+            };
+            json!({
+                "type": "tool_result", "tool_id": update["toolCallId"], "status": status,
+                "output": tool_output(&update["content"]),
+            })
+        }
+        _ => return,
+    };
+    decoded.extend(line(&event));
+}
+
+/// The tool's own name: Gemini's call ids are `<tool>__<tool>_<time>_<n>`; else its kind
+/// (`read`, `edit`, `execute` …).
+fn tool_name(update: &Value) -> String {
+    let id = update["toolCallId"].as_str().unwrap_or_default();
+    match id.split_once("__") {
+        Some((name, _)) if !name.is_empty() => name.to_owned(),
+        _ => update["kind"].as_str().unwrap_or("tool").to_owned(),
+    }
+}
+
+/// The text of a tool call's content: its text blocks, and the files its diffs changed.
+fn tool_output(content: &Value) -> String {
+    let mut parts = Vec::new();
+    for item in content.as_array().into_iter().flatten() {
+        match item["type"].as_str() {
+            Some("content") => {
+                if let Some(text) = item["content"]["text"].as_str() {
+                    parts.push(text.to_owned());
+                }
+            }
+            Some("diff") => {
+                if let Some(path) = item["path"].as_str() {
+                    parts.push(format!("changed {path}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    parts.join("\n")
+}
+
+/// The `result` event for a prompt's response: its stop reason and the turn's tokens.
+fn finished(result: &Value) -> Value {
+    let tokens = &result["_meta"]["quota"]["token_count"];
+    let stats = json!({
+        "input_tokens": tokens["input_tokens"],
+        "output_tokens": tokens["output_tokens"],
+    });
+    match result["stopReason"].as_str() {
+        Some("cancelled") => failed("gemini cancelled the turn"),
+        Some("refusal") => failed("gemini refused to go on"),
+        // end_turn, and the limits (max_tokens, max_turn_requests): the answer as it stands.
+        _ => json!({"type": "result", "status": "success", "stats": stats}),
+    }
+}
+
+fn failed(message: &str) -> Value {
+    json!({"type": "result", "status": "error", "error": {"message": message}})
+}
+
+/// An ACP error as one line: its message, and the details Gemini puts in `data`.
+fn error_text(error: &Value) -> String {
+    let message = error["message"].as_str().unwrap_or("request failed");
+    match error["data"]["details"].as_str() {
+        Some(details) => format!("gemini --acp: {message}: {details}"),
+        None => format!("gemini --acp: {message}"),
+    }
+}
+
+/// The answer to a request of the agent: a permission is always refused.
+fn answer(method: &str, id: &Value, params: &Value) -> Value {
+    if method != "session/request_permission" {
+        return json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": -32601, "message": format!("codecrew does not answer {method}"),
+        }});
+    }
+    let tool = params["toolCall"]["title"].as_str().unwrap_or("a tool");
+    tracing::info!(
+        tool,
+        "declined gemini's request to run one of its own tools"
+    );
+    let options = params["options"].as_array().into_iter().flatten();
+    let reject = options
+        .filter(|option| {
+            matches!(
+                option["kind"].as_str(),
+                Some("reject_once" | "reject_always")
+            )
+        })
+        .find_map(|option| option["optionId"].as_str());
+    let outcome = match reject {
+        Some(option) => json!({"outcome": "selected", "optionId": option}),
+        // No way to say no: the request is withdrawn instead, which grants nothing.
+        None => json!({"outcome": "cancelled"}),
+    };
+    json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": outcome}})
+}
+
+fn request(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(bytes: &[u8]) -> Vec<Value> {
+        String::from_utf8_lossy(bytes)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    fn feed(acp: &mut Acp, message: Value) -> (Vec<Value>, Vec<Value>, bool) {
+        let (mut decoded, mut replies) = (Vec::new(), Vec::new());
+        let over = acp.read(&line(&message), &mut decoded, &mut replies);
+        (lines(&decoded), lines(&replies), over)
+    }
+
+    /// An agent past the handshake, in session `S1`.
+    fn in_session() -> Acp {
+        let mut acp = Acp::new("/ws".to_owned());
+        acp.start_turn("hello");
+        feed(&mut acp, json!({"jsonrpc": "2.0", "id": 0, "result": {}}));
+        feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "S1"}}),
+        );
+        acp
+    }
+
+    #[test]
+    fn the_first_turn_shakes_hands_opens_a_session_then_prompts() {
+        let mut acp = Acp::new("/ws".to_owned());
+        let first = lines(&acp.start_turn("hello"));
+        assert_eq!(first[0]["method"], "initialize");
+        assert_eq!(first[0]["params"]["clientCapabilities"]["terminal"], false);
+        let (_, replies, _) = feed(&mut acp, json!({"jsonrpc": "2.0", "id": 0, "result": {}}));
+        assert_eq!(replies[0]["method"], "session/new");
+        assert_eq!(replies[0]["params"]["cwd"], "/ws");
+        let (decoded, replies, over) = feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {
+                "sessionId": "S1", "models": {"currentModelId": "gemini-2.5-flash"}}}),
+        );
+        assert!(!over);
+        assert_eq!(
+            decoded,
+            [json!({"type": "init", "session_id": "S1", "model": "gemini-2.5-flash"})]
+        );
+        assert_eq!(replies[0]["method"], "session/prompt");
+        assert_eq!(replies[0]["params"]["prompt"][0]["text"], "hello");
+        // The next turn goes straight to the session, under a new id.
+        let next = lines(&acp.start_turn("again"));
+        assert_eq!(next[0]["params"]["sessionId"], "S1");
+        assert_ne!(next[0]["id"], replies[0]["id"]);
+    }
+
+    #[test]
+    fn a_turn_becomes_stream_json_events_and_ends_with_its_tokens() {
+        let mut acp = in_session();
+        let chunk = |text: &str| {
+            json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "S1",
+                "update": {"sessionUpdate": "agent_message_chunk",
+                           "content": {"type": "text", "text": text}}}})
+        };
+        let (decoded, _, over) = feed(&mut acp, chunk("Plain "));
+        assert!(!over);
+        assert_eq!(decoded[0]["content"], "Plain ");
+        assert_eq!(decoded[0]["role"], "assistant");
+        let (decoded, _, _) = feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "method": "session/update", "params": {"update": {
+                "sessionUpdate": "tool_call", "toolCallId": "write_file__write_file_17_0",
+                "status": "in_progress", "title": "Writing to a.txt", "kind": "edit"}}}),
+        );
+        assert_eq!(decoded[0]["type"], "tool_use");
+        assert_eq!(decoded[0]["tool_name"], "write_file");
+        let (decoded, _, _) = feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "method": "session/update", "params": {"update": {
+                "sessionUpdate": "tool_call_update", "toolCallId": "write_file__write_file_17_0",
+                "status": "completed",
+                "content": [{"type": "diff", "path": "/ws/a.txt", "newText": "hi"}]}}}),
+        );
+        assert_eq!(decoded[0]["type"], "tool_result");
+        assert_eq!(decoded[0]["status"], "success");
+        assert_eq!(decoded[0]["output"], "changed /ws/a.txt");
+        // Thoughts and command lists are not events.
+        let (decoded, _, _) = feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "method": "session/update", "params": {"update": {
+                "sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hm"}}}}),
+        );
+        assert!(decoded.is_empty());
+        let (decoded, _, over) = feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn",
+                "_meta": {"quota": {"token_count": {"input_tokens": 120, "output_tokens": 3}}}}}),
+        );
+        assert!(over);
+        assert_eq!(decoded[0]["type"], "result");
+        assert_eq!(decoded[0]["status"], "success");
+        assert_eq!(decoded[0]["stats"]["input_tokens"], 120);
+    }
+
+    #[test]
+    fn every_permission_request_is_refused() {
+        let mut acp = in_session();
+        let (_, replies, over) = feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "id": 0, "method": "session/request_permission", "params": {
+                "sessionId": "S1", "toolCall": {"toolCallId": "t", "title": "touch pwned"},
+                "options": [
+                    {"optionId": "proceed_always", "kind": "allow_always"},
+                    {"optionId": "proceed_once", "kind": "allow_once"},
+                    {"optionId": "cancel", "kind": "reject_once"}]}}),
+        );
+        assert!(!over);
+        assert_eq!(
+            replies,
+            [json!({"jsonrpc": "2.0", "id": 0, "result": {
+                "outcome": {"outcome": "selected", "optionId": "cancel"}}})]
+        );
+        // Offered no way to refuse, codecrew withdraws the request rather than allow.
+        let (_, replies, _) = feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "session/request_permission", "params": {
+                "options": [{"optionId": "yes", "kind": "allow_once"}]}}),
+        );
+        assert_eq!(replies[0]["result"]["outcome"]["outcome"], "cancelled");
+        // Requests for a file system or a terminal codecrew never offered: not answered.
+        let (_, replies, _) = feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "fs/write_text_file", "params": {}}),
+        );
+        assert_eq!(replies[0]["error"]["code"], -32601);
+    }
+
+    #[test]
+    fn failures_end_the_turn_as_failed_results() {
+        let mut acp = Acp::new("/ws".to_owned());
+        acp.start_turn("hi");
+        feed(&mut acp, json!({"jsonrpc": "2.0", "id": 0, "result": {}}));
+        let (decoded, _, over) = feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32000,
+                "message": "Authentication required.", "data": {"details": "no key"}}}),
+        );
+        assert!(over);
+        assert_eq!(decoded[0]["status"], "error");
+        assert_eq!(
+            decoded[0]["error"]["message"],
+            "gemini --acp: Authentication required.: no key"
+        );
+        let mut acp = in_session();
+        let (decoded, _, over) = feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "cancelled"}}),
+        );
+        assert!(over);
+        assert_eq!(decoded[0]["status"], "error");
+    }
+}
