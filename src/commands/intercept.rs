@@ -1,5 +1,6 @@
 //! `codecrew intercept`: an LLM CLI's output on stdin; the calls in it found and run.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -20,8 +21,13 @@ const CHUNK: usize = 64 * 1024;
 
 pub async fn run(args: InterceptArgs, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
     let mode = Mode::from(args.mode);
-    // Even a dry run loads the config's tools: it says which calls name a known tool.
-    let (executor, toolbox) = super::executor(mode, &options).await?;
+    // A dry run runs nothing, so it starts no MCP server (they can take seconds); its
+    // json report starts only those its calls name, to say whether they have the tool.
+    let (executor, toolbox) = if args.dry_run {
+        super::executor_with_servers(mode, &options, |_| false).await?
+    } else {
+        super::executor(mode, &options).await?
+    };
     let registry = toolbox.registry().clone();
     let executor = (!args.dry_run).then_some(executor);
     let mut report = Report::new(args.output, executor, registry, options.colors.stdout);
@@ -43,6 +49,9 @@ pub async fn run(args: InterceptArgs, options: super::ToolOptions) -> anyhow::Re
     for item in items.drain(..) {
         report.item(item).await?;
     }
+    if args.dry_run && args.output == OutputArg::Json {
+        report.look_up_mcp_tools(mode, &options).await?;
+    }
     report.finish()
 }
 
@@ -51,6 +60,8 @@ struct Report {
     output: OutputArg,
     executor: Option<ToolExecutor>,
     registry: Arc<ToolRegistry>,
+    /// The MCP tools a dry run's calls name, found by starting their servers.
+    mcp_tools: BTreeSet<String>,
     calls: Vec<ToolCall>,
     results: Vec<ToolResult>,
     rejected: Vec<Rejection>,
@@ -76,6 +87,7 @@ impl Report {
             output,
             executor,
             registry,
+            mcp_tools: BTreeSet::new(),
             calls: Vec::new(),
             results: Vec::new(),
             rejected: Vec::new(),
@@ -176,6 +188,41 @@ impl Report {
         Ok(())
     }
 
+    /// Starts the MCP servers the calls name (`<server>__<tool>`) but the dry run did
+    /// not, and notes which of those tools they have.
+    async fn look_up_mcp_tools(
+        &mut self,
+        mode: Mode,
+        options: &super::ToolOptions,
+    ) -> anyhow::Result<()> {
+        let servers: BTreeSet<&str> = self
+            .calls
+            .iter()
+            .filter(|call| !self.registry.contains(&call.tool))
+            .filter_map(|call| call.tool.split_once("__").map(|(server, _)| server))
+            .collect();
+        if servers.is_empty() {
+            return Ok(());
+        }
+        let mut loaded = codecrew::config::load(&options.workspace)?;
+        loaded
+            .config
+            .mcp
+            .retain(|name, _| servers.contains(name.as_str()));
+        // Said when the run started.
+        loaded.blocked.clear();
+        let toolbox = super::toolbox(&loaded, &options.workspace, mode).await;
+        let registry = toolbox.registry();
+        self.mcp_tools = self
+            .calls
+            .iter()
+            .filter(|call| registry.contains(&call.tool))
+            .map(|call| call.tool.clone())
+            .collect();
+        toolbox.shutdown().await;
+        Ok(())
+    }
+
     fn finish(self) -> anyhow::Result<ExitCode> {
         let failed = self.results.iter().any(|result| !result.is_ok());
         if self.output == OutputArg::Json {
@@ -187,7 +234,8 @@ impl Report {
                         "name": call.name,
                         "tool": call.tool,
                         "input": call.input,
-                        "known": self.registry.contains(&call.tool),
+                        "known": self.registry.contains(&call.tool)
+                            || self.mcp_tools.contains(&call.tool),
                     })
                 })
                 .collect();

@@ -88,12 +88,18 @@ pub async fn executor_for_call(
     mode: Mode,
     options: &ToolOptions,
 ) -> anyhow::Result<(ToolExecutor, Toolbox)> {
-    let (mut loaded, policy) = config_and_policy(&options.workspace)?;
     let server = tool.split_once("__").map(|(server, _)| server);
-    loaded
-        .config
-        .mcp
-        .retain(|name, _| Some(name.as_str()) == server);
+    executor_with_servers(mode, options, |name| Some(name) == server).await
+}
+
+/// The executor for a run in `mode` whose MCP servers are only those `wanted` names.
+pub async fn executor_with_servers(
+    mode: Mode,
+    options: &ToolOptions,
+    wanted: impl Fn(&str) -> bool,
+) -> anyhow::Result<(ToolExecutor, Toolbox)> {
+    let (mut loaded, policy) = config_and_policy(&options.workspace)?;
+    loaded.config.mcp.retain(|name, _| wanted(name));
     executor_over(loaded, policy, mode, options).await
 }
 

@@ -258,3 +258,71 @@ fn a_direct_call_starts_only_the_server_it_needs() {
     assert!(stderr.contains("mcp.lazy did not start"), "{stderr}");
     ws.assert_no_server_left();
 }
+
+/// `intercept --dry-run` runs nothing, so it starts no server; its json report starts only
+/// the servers its calls name, to say whether they have the tool.
+#[test]
+fn a_dry_run_starts_only_the_servers_its_calls_name() {
+    let Some(servers) = Servers::require("a_dry_run_starts_only_the_servers_its_calls_name") else {
+        return;
+    };
+    let ws = Ws::new();
+    let mut config = servers.toml(&BTreeMap::from([("everything", servers.everything())]));
+    // A server that says on stderr that it started (and fails, which makes a warning).
+    config.push_str(
+        "[mcp.marker]\ncommand = \"bash\"\nargs = [\"-c\", \"echo marker-started >&2\"]\n",
+    );
+    std::fs::write(&ws.user_config, config).unwrap();
+    let dry_run = |output: &str, calls: &[(&str, Value)]| -> (String, String) {
+        let model_output: String = calls
+            .iter()
+            .map(|(name, input)| {
+                let call = json!({"type": "tool_use", "name": name, "input": input});
+                format!("```json\n{call}\n```\n")
+            })
+            .collect();
+        let mut child = Command::new(BIN)
+            .arg("--workdir")
+            .arg(&ws.root)
+            .args(["intercept", "--dry-run", "--output", output])
+            .env("CODECREW_CONFIG", &ws.user_config)
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(model_output.as_bytes())
+            .unwrap();
+        let done = child.wait_with_output().unwrap();
+        assert!(done.status.success(), "{}", text(&done.stderr));
+        (text(&done.stdout), text(&done.stderr))
+    };
+    let echo = ("codecrew:everything__echo", json!({"message": "hi"}));
+    let read = ("codecrew:read_file", json!({"path": "notes.txt"}));
+
+    // Text: the calls listed, no server started (none warned about).
+    let (stdout, stderr) = dry_run("text", &[echo.clone(), read.clone()]);
+    assert!(
+        stdout.contains("call codecrew:everything__echo"),
+        "{stdout}"
+    );
+    assert_eq!(stderr, "", "no server starts for a dry run");
+
+    // Json: the server a call names starts to say the tool is known; the other does not.
+    let (stdout, stderr) = dry_run("json", &[echo.clone(), read]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["calls"][0]["known"], true, "{doc}");
+    assert_eq!(doc["calls"][1]["known"], true, "{doc}");
+    assert!(!stderr.contains("marker"), "{stderr}");
+    let (stdout, stderr) = dry_run("json", &[("codecrew:marker__anything", json!({}))]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["calls"][0]["known"], false, "{doc}");
+    assert!(stderr.contains("marker-started"), "{stderr}");
+    ws.assert_no_server_left();
+}
