@@ -27,6 +27,7 @@ pub mod crew;
 pub mod jobs;
 pub mod json_lines;
 pub mod live;
+pub mod mcp_listing;
 pub mod mcp_server;
 pub mod mention;
 pub mod process;

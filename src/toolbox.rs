@@ -9,6 +9,7 @@ use codecrew_tools::{Mode, ToolContext, ToolRegistry, Toolbox};
 
 use crate::cli;
 use crate::config::Config;
+use crate::mcp_listing;
 
 /// The built-in tools, with the help tool reading this binary's `--help`.
 pub fn builtin() -> ToolRegistry {
@@ -16,12 +17,31 @@ pub fn builtin() -> ToolRegistry {
 }
 
 /// Every tool `config` gives a run of `mode` in `workspace`; starts its MCP servers, in
-/// the OS sandbox of that mode.
+/// the OS sandbox of that mode (and keeps their tool lists, see [`crate::mcp_listing`]).
 pub async fn start(config: &Config, workspace: &Path, mode: Mode) -> Toolbox {
+    start_or_list(config, workspace, mode, false).await
+}
+
+/// The tools of `config` to show, not to call: the MCP servers whose tool list an earlier
+/// run kept do not start, their tools are offered as listed; the others start.
+pub async fn listed(config: &Config, workspace: &Path, mode: Mode) -> Toolbox {
+    start_or_list(config, workspace, mode, true).await
+}
+
+async fn start_or_list(config: &Config, workspace: &Path, mode: Mode, use_lists: bool) -> Toolbox {
     let mut ctx = ToolContext::new(workspace.to_path_buf(), mode);
     ctx.exec.pass_env = config.permissions.pass_env.clone();
     ctx.exec.sandbox = sandbox_enabled();
-    Toolbox::start(builtin(), &config.tools, &config.mcp, &ctx).await
+    let lists = mcp_listing::dir();
+    let kept = match (&lists, use_lists) {
+        (Some(dir), true) => mcp_listing::load(dir, workspace, &config.mcp),
+        _ => mcp_listing::Listings::new(),
+    };
+    let toolbox = Toolbox::start_or_list(builtin(), &config.tools, &config.mcp, &kept, &ctx).await;
+    if let Some(dir) = &lists {
+        mcp_listing::store(dir, workspace, &config.mcp, toolbox.mcp_listings());
+    }
+    toolbox
 }
 
 /// Whether the OS sandbox confines what tools start. The user (never the model) can turn

@@ -22,7 +22,7 @@ const CHUNK: usize = 64 * 1024;
 pub async fn run(args: InterceptArgs, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
     let mode = Mode::from(args.mode);
     // A dry run runs nothing, so it starts no MCP server (they can take seconds); its
-    // json report starts only those its calls name, to say whether they have the tool.
+    // json report looks up the servers its calls name, to say whether they have the tool.
     let (executor, toolbox) = if args.dry_run {
         super::executor_with_servers(mode, &options, |_| false).await?
     } else {
@@ -188,8 +188,8 @@ impl Report {
         Ok(())
     }
 
-    /// Starts the MCP servers the calls name (`<server>__<tool>`) but the dry run did
-    /// not, and notes which of those tools they have.
+    /// Notes which of the MCP tools the calls name (`<server>__<tool>`) their servers
+    /// have: from the tool lists an earlier run kept, else by starting those servers.
     async fn look_up_mcp_tools(
         &mut self,
         mode: Mode,
@@ -211,7 +211,7 @@ impl Report {
             .retain(|name, _| servers.contains(name.as_str()));
         // Said when the run started.
         loaded.blocked.clear();
-        let toolbox = super::toolbox(&loaded, &options.workspace, mode).await;
+        let toolbox = super::listed_toolbox(&loaded, &options.workspace, mode).await;
         let registry = toolbox.registry();
         self.mcp_tools = self
             .calls

@@ -121,6 +121,18 @@ async fn executor_over(
 /// The tools of the config (built-ins, external tools, MCP servers started in the OS
 /// sandbox of `mode`), with what the user should know about them said on stderr.
 pub async fn toolbox(loaded: &LoadedConfig, workspace: &Path, mode: Mode) -> Toolbox {
+    warn_blocked(loaded);
+    warn(codecrew::toolbox::start(&loaded.config, workspace, mode).await)
+}
+
+/// As [`toolbox`], for a command that only shows the tools: MCP servers an earlier run
+/// listed do not start (see `codecrew::mcp_listing`).
+pub async fn listed_toolbox(loaded: &LoadedConfig, workspace: &Path, mode: Mode) -> Toolbox {
+    warn_blocked(loaded);
+    warn(codecrew::toolbox::listed(&loaded.config, workspace, mode).await)
+}
+
+fn warn_blocked(loaded: &LoadedConfig) {
     for name in &loaded.blocked {
         let file = loaded.project_file.as_deref().map_or_else(
             || "the project config".to_owned(),
@@ -132,7 +144,9 @@ pub async fn toolbox(loaded: &LoadedConfig, workspace: &Path, mode: Mode) -> Too
              (trusted_projects in your user config)"
         );
     }
-    let toolbox = codecrew::toolbox::start(&loaded.config, workspace, mode).await;
+}
+
+fn warn(toolbox: Toolbox) -> Toolbox {
     for notice in toolbox.notices() {
         eprintln!("codecrew: warning: {notice}");
     }

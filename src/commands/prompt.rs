@@ -11,7 +11,8 @@ use codecrew_tools::{Mode, ToolCatalog};
 pub async fn run(args: PromptArgs, workspace: &Path) -> anyhow::Result<ExitCode> {
     let mode = Mode::from(args.mode);
     let loaded = codecrew::config::load(workspace)?;
-    let toolbox = super::toolbox(&loaded, workspace, mode).await;
+    // Only shown: servers listed by an earlier run are not started.
+    let toolbox = super::listed_toolbox(&loaded, workspace, mode).await;
     let catalog = ToolCatalog::for_mode(toolbox.registry(), mode)?;
     let message = args.message.join(" ");
     let text = prompt::render_task(&catalog, mode, &message);

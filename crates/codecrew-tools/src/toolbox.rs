@@ -25,15 +25,33 @@ impl Toolbox {
     /// let through the environment scrub, in the OS sandbox of its mode (a server that
     /// fails to start is a notice, not an error).
     pub async fn start(
+        registry: ToolRegistry,
+        tools: &BTreeMap<String, ExternalToolConfig>,
+        mcp: &BTreeMap<String, McpServerConfig>,
+        ctx: &ToolContext,
+    ) -> Toolbox {
+        Toolbox::start_or_list(registry, tools, mcp, &BTreeMap::new(), ctx).await
+    }
+
+    /// As [`Toolbox::start`], except that the servers `listings` has a tool list for
+    /// (from an earlier run, see [`McpClients::listings`]) do not start: their tools are
+    /// offered as listed, for a command that only shows them, and cannot be called.
+    pub async fn start_or_list(
         mut registry: ToolRegistry,
         tools: &BTreeMap<String, ExternalToolConfig>,
         mcp: &BTreeMap<String, McpServerConfig>,
+        listings: &BTreeMap<String, Vec<rmcp::model::Tool>>,
         ctx: &ToolContext,
     ) -> Toolbox {
         for tool in external::from_config(tools) {
             registry.register(tool);
         }
-        let mcp = client::start(mcp, ctx).await;
+        let (listed, unlisted): (BTreeMap<_, _>, BTreeMap<_, _>) = mcp
+            .iter()
+            .map(|(name, config)| (name.clone(), config.clone()))
+            .partition(|(name, _)| listings.contains_key(name));
+        let mut mcp = client::start(&unlisted, ctx).await;
+        mcp.merge(client::listed(&listed, listings));
         let mut notices = mcp.notices().to_vec();
         for tool in mcp.tools() {
             if registry.contains(tool.name()) {
@@ -64,6 +82,11 @@ impl Toolbox {
     /// The names of the MCP servers that started.
     pub fn mcp_servers(&self) -> impl Iterator<Item = &str> {
         self.mcp.servers()
+    }
+
+    /// The tool list of each MCP server that started, as it sent it.
+    pub fn mcp_listings(&self) -> &BTreeMap<String, Vec<rmcp::model::Tool>> {
+        self.mcp.listings()
     }
 
     /// Stops the MCP servers and waits (a few seconds at most) for them to exit.

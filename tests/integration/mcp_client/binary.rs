@@ -259,8 +259,9 @@ fn a_direct_call_starts_only_the_server_it_needs() {
     ws.assert_no_server_left();
 }
 
-/// `intercept --dry-run` runs nothing, so it starts no server; its json report starts only
-/// the servers its calls name, to say whether they have the tool.
+/// `intercept --dry-run` runs nothing, so it starts no server; its json report looks up
+/// only the servers its calls name (here never listed before, so they start), to say
+/// whether they have the tool.
 #[test]
 fn a_dry_run_starts_only_the_servers_its_calls_name() {
     let Some(servers) = Servers::require("a_dry_run_starts_only_the_servers_its_calls_name") else {
@@ -286,6 +287,7 @@ fn a_dry_run_starts_only_the_servers_its_calls_name() {
             .arg(&ws.root)
             .args(["intercept", "--dry-run", "--output", output])
             .env("CODECREW_CONFIG", &ws.user_config)
+            .env("XDG_CACHE_HOME", ws.cache())
             .env_remove("RUST_LOG")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -324,5 +326,59 @@ fn a_dry_run_starts_only_the_servers_its_calls_name() {
     let doc: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(doc["calls"][0]["known"], false, "{doc}");
     assert!(stderr.contains("marker-started"), "{stderr}");
+    ws.assert_no_server_left();
+}
+
+/// `codecrew prompt` lists the servers' tools, but starts a server only when no earlier run
+/// kept its tool list for this workspace and config.
+#[test]
+fn prompt_shows_kept_tool_lists_without_starting_the_servers() {
+    let Some(servers) =
+        Servers::require("prompt_shows_kept_tool_lists_without_starting_the_servers")
+    else {
+        return;
+    };
+    let ws = Ws::new();
+    // The sandbox of a query run lets a server write in /tmp only.
+    let starts = tempfile::NamedTempFile::new_in("/tmp").unwrap();
+    let everything = servers.everything();
+    let counted = |readonly: &str| {
+        format!(
+            "[mcp.counted]\ncommand = \"bash\"\nargs = [\"-c\", {}]\nreadonly_tools = [{readonly:?}]\n",
+            json!(format!(
+                "echo start >> '{}'; exec '{}' {}",
+                starts.path().display(),
+                everything.command,
+                everything.args.join(" ")
+            ))
+        )
+    };
+    std::fs::write(&ws.user_config, counted("echo")).unwrap();
+    let count = || {
+        std::fs::read_to_string(starts.path())
+            .unwrap()
+            .lines()
+            .count()
+    };
+    let prompt = || {
+        let output = ws.codecrew(&["prompt", "hello"]);
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        text(&output.stdout)
+    };
+    // The first prompt has no list to go by: the server starts, and its list is kept.
+    assert!(prompt().contains("codecrew:counted__echo"));
+    assert_eq!(count(), 1);
+    // The next one shows the same tools without starting it.
+    assert!(prompt().contains("codecrew:counted__echo"));
+    assert_eq!(count(), 1, "the kept list served the prompt");
+    // Calling a tool starts the server, of course.
+    let (result, _) = ws.call("query", false, "counted__echo", json!({"message": "hi"}));
+    assert_eq!(result["output"], json!({"text": "Echo: hi"}));
+    assert_eq!(count(), 2);
+    // A changed config is a new server: its list is not the old one's.
+    std::fs::write(&ws.user_config, counted("get-sum")).unwrap();
+    let shown = prompt();
+    assert_eq!(count(), 3);
+    assert!(shown.contains("codecrew:counted__get-sum"), "{shown}");
     ws.assert_no_server_left();
 }

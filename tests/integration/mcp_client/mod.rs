@@ -161,10 +161,16 @@ impl Ws {
             .arg(&self.root)
             .args(args)
             .env("CODECREW_CONFIG", &self.user_config)
+            .env("XDG_CACHE_HOME", self.cache())
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .output()
             .unwrap()
+    }
+
+    /// The user cache directory of this workspace's runs (where MCP tool lists are kept).
+    fn cache(&self) -> PathBuf {
+        self.user_config.with_file_name("cache")
     }
 
     /// `codecrew tools call TOOL --input INPUT --mode MODE [--yes]`; the result and stderr.

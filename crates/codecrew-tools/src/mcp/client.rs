@@ -49,8 +49,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 use tokio::process::Command;
 use tokio::task::JoinHandle;
 
-use super::remote::tools_of;
-pub use super::remote::{McpTool, sanitise};
+use super::remote::offers;
+pub use super::remote::{ListedTool, McpTool, sanitise};
 pub use super::result::shape;
 use crate::config::McpServerConfig;
 use crate::{Mode, Tool, ToolContext, external};
@@ -94,6 +94,8 @@ pub struct McpClients {
     connections: Vec<Connection>,
     tools: Vec<Arc<dyn Tool>>,
     notices: Vec<String>,
+    /// What each server that started listed, as it listed it.
+    listings: BTreeMap<String, Vec<rmcp::model::Tool>>,
 }
 
 impl std::fmt::Debug for McpClients {
@@ -126,6 +128,20 @@ impl McpClients {
     /// The names of the servers that started.
     pub fn servers(&self) -> impl Iterator<Item = &str> {
         self.connections.iter().map(|c| c.name.as_str())
+    }
+
+    /// The tool list of each server that started, as the server sent it: what
+    /// [`listed`] offers again in a later run without starting the server.
+    pub fn listings(&self) -> &BTreeMap<String, Vec<rmcp::model::Tool>> {
+        &self.listings
+    }
+
+    /// Adds `other`'s servers, tools and notices to these.
+    pub fn merge(&mut self, mut other: McpClients) {
+        self.connections.append(&mut other.connections);
+        self.tools.append(&mut other.tools);
+        self.notices.append(&mut other.notices);
+        self.listings.append(&mut other.listings);
     }
 
     /// Closes every connection and waits (a few seconds at most) for the servers to exit;
@@ -166,16 +182,40 @@ pub async fn start(servers: &BTreeMap<String, McpServerConfig>, ctx: &ToolContex
     for (name, outcome) in outcomes {
         match outcome {
             Ok(started) => {
-                let config = &servers[&name];
-                let (tools, notices) = tools_of(&started.link, config, started.tools);
-                clients.tools.extend(tools);
+                let (offers, notices) = offers(&name, &servers[&name], &started.tools);
+                for offer in offers {
+                    let tool = McpTool::connected(offer, Arc::clone(&started.link));
+                    clients.tools.push(Arc::new(tool));
+                }
                 clients.notices.extend(notices);
+                clients.listings.insert(name, started.tools);
                 clients.connections.push(started.connection);
             }
             Err(reason) => clients
                 .notices
                 .push(format!("mcp.{name} did not start: {reason}")),
         }
+    }
+    clients
+}
+
+/// The tools of `servers` as `listings` (an earlier run's tool lists, by server) give
+/// them, without starting any server: for commands that only show the tools. A server
+/// without a listing offers nothing.
+pub fn listed(
+    servers: &BTreeMap<String, McpServerConfig>,
+    listings: &BTreeMap<String, Vec<rmcp::model::Tool>>,
+) -> McpClients {
+    let mut clients = McpClients::default();
+    for (name, config) in servers {
+        let Some(listing) = listings.get(name) else {
+            continue;
+        };
+        let (offers, notices) = offers(name, config, listing);
+        for offer in offers {
+            clients.tools.push(Arc::new(ListedTool::new(offer)));
+        }
+        clients.notices.extend(notices);
     }
     clients
 }

@@ -17,14 +17,28 @@ use crate::config::McpServerConfig;
 use crate::{Tool, ToolContext, ToolError, ToolFuture};
 use codecrew_intercept::neutralise_envelopes;
 
-/// The tools of one server, and notices for those left out.
-pub(super) fn tools_of(
-    link: &Arc<ServerLink>,
+/// What codecrew offers of one remote tool: its name, description, schema and the
+/// user's word on whether it only reads; not yet tied to a running server.
+#[derive(Debug, Clone)]
+pub(super) struct Offer {
+    /// `<server>__<tool>`.
+    name: String,
+    /// The server's name for it.
+    remote: String,
+    server: String,
+    description: String,
+    input_schema: Value,
+    readonly: bool,
+    timeout: Duration,
+}
+
+/// What one server's tool list offers, and notices for the tools left out.
+pub(super) fn offers(
+    server: &str,
     config: &McpServerConfig,
-    remote: Vec<rmcp::model::Tool>,
-) -> (Vec<Arc<dyn Tool>>, Vec<String>) {
-    let server = &link.name;
-    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    remote: &[rmcp::model::Tool],
+) -> (Vec<Offer>, Vec<String>) {
+    let mut offers = Vec::new();
     let mut notices = Vec::new();
     let mut taken = BTreeSet::new();
     let mut readonly_unused: BTreeSet<&str> =
@@ -63,23 +77,22 @@ pub(super) fn tools_of(
                  accepts any object and leaves the checks to the server"
             ));
         }
-        let description = description(&tool, server);
-        tools.push(Arc::new(McpTool {
+        offers.push(Offer {
             name,
             remote: remote_name,
-            description,
+            server: server.to_owned(),
+            description: description(tool, server),
             input_schema,
             readonly,
             timeout: Duration::from_secs(config.timeout_secs),
-            server: Arc::clone(link),
-        }));
+        });
     }
     for unused in readonly_unused {
         notices.push(format!(
             "mcp.{server}: readonly_tools names {unused:?}, which the server does not offer"
         ));
     }
-    (tools, notices)
+    (offers, notices)
 }
 
 /// The tool part of `<server>__<tool>` for a remote name; see the module doc.
@@ -149,48 +162,47 @@ pub(super) fn input_schema(schema: &Map<String, Value>) -> (Value, Option<&'stat
     (schema, None)
 }
 
-/// One tool of an MCP server.
+/// One tool of a running MCP server.
 pub struct McpTool {
-    /// `<server>__<tool>`.
-    name: String,
-    /// The server's name for it.
-    remote: String,
-    description: String,
-    input_schema: Value,
-    readonly: bool,
-    timeout: Duration,
+    offer: Offer,
     server: Arc<ServerLink>,
+}
+
+impl McpTool {
+    pub(super) fn connected(offer: Offer, server: Arc<ServerLink>) -> McpTool {
+        McpTool { offer, server }
+    }
 }
 
 impl std::fmt::Debug for McpTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpTool")
-            .field("name", &self.name)
-            .field("remote", &self.remote)
-            .field("readonly", &self.readonly)
+            .field("name", &self.offer.name)
+            .field("remote", &self.offer.remote)
+            .field("readonly", &self.offer.readonly)
             .finish_non_exhaustive()
     }
 }
 
 impl Tool for McpTool {
     fn name(&self) -> &str {
-        &self.name
+        &self.offer.name
     }
 
     fn description(&self) -> &str {
-        &self.description
+        &self.offer.description
     }
 
     fn input_schema(&self) -> Value {
-        self.input_schema.clone()
+        self.offer.input_schema.clone()
     }
 
     fn readonly(&self) -> bool {
-        self.readonly
+        self.offer.readonly
     }
 
     fn timeout(&self) -> Duration {
-        self.timeout + TIMEOUT_MARGIN
+        self.offer.timeout + TIMEOUT_MARGIN
     }
 
     fn max_error_chars(&self) -> usize {
@@ -199,6 +211,49 @@ impl Tool for McpTool {
 
     fn execute<'a>(&'a self, _ctx: &'a ToolContext, input: Value) -> ToolFuture<'a> {
         Box::pin(self.call(input))
+    }
+}
+
+/// A tool as its server listed it in an earlier run, for a command that only shows the
+/// tools (`codecrew prompt`) and so starts no server: it cannot be called.
+#[derive(Debug)]
+pub struct ListedTool {
+    offer: Offer,
+}
+
+impl ListedTool {
+    pub(super) fn new(offer: Offer) -> ListedTool {
+        ListedTool { offer }
+    }
+}
+
+impl Tool for ListedTool {
+    fn name(&self) -> &str {
+        &self.offer.name
+    }
+
+    fn description(&self) -> &str {
+        &self.offer.description
+    }
+
+    fn input_schema(&self) -> Value {
+        self.offer.input_schema.clone()
+    }
+
+    fn readonly(&self) -> bool {
+        self.offer.readonly
+    }
+
+    fn execute<'a>(&'a self, _ctx: &'a ToolContext, _input: Value) -> ToolFuture<'a> {
+        let error = ToolError::new(
+            "E_MCP_UNAVAILABLE",
+            format!(
+                "codecrew:{} is known from the MCP server {}'s tool list; this command did \
+                 not start the server, so it cannot be called here",
+                self.offer.name, self.offer.server
+            ),
+        );
+        Box::pin(std::future::ready(Err(error)))
     }
 }
 
@@ -213,10 +268,12 @@ impl McpTool {
                 ));
             }
         };
-        let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments);
+        let params =
+            CallToolRequestParams::new(self.offer.remote.clone()).with_arguments(arguments);
         // Dropping the call (timeout) sends `notifications/cancelled` to the server.
         let response =
-            match tokio::time::timeout(self.timeout, self.server.peer.call_tool_once(params)).await
+            match tokio::time::timeout(self.offer.timeout, self.server.peer.call_tool_once(params))
+                .await
             {
                 Ok(response) => response.map_err(|error| self.service_error(error))?,
                 Err(_) => {
@@ -224,9 +281,9 @@ impl McpTool {
                         "E_TIMEOUT",
                         format!(
                             "codecrew:{} (MCP server {}) did not answer within {} s",
-                            self.name,
+                            self.offer.name,
                             self.server.name,
-                            self.timeout.as_secs()
+                            self.offer.timeout.as_secs()
                         ),
                     )
                     .with_suggestion(format!(
@@ -254,7 +311,10 @@ impl McpTool {
         let wire = serde_json::to_value(&result).map_err(|error| {
             ToolError::new(
                 "E_INTERNAL",
-                format!("cannot read the result of codecrew:{}: {error}", self.name),
+                format!(
+                    "cannot read the result of codecrew:{}: {error}",
+                    self.offer.name
+                ),
             )
         })?;
         // The tool's own words reach the model inside codecrew's message: no envelope in
@@ -264,7 +324,7 @@ impl McpTool {
                 "E_MCP_TOOL_ERROR",
                 format!(
                     "codecrew:{} failed: {}",
-                    self.name,
+                    self.offer.name,
                     neutralise_envelopes(&text)
                 ),
             )
@@ -276,7 +336,7 @@ impl McpTool {
             "E_MCP_UNSUPPORTED",
             format!(
                 "codecrew:{} (MCP server {}) {what}",
-                self.name, self.server.name
+                self.offer.name, self.server.name
             ),
         )
     }
@@ -289,14 +349,14 @@ impl McpTool {
                 format!(
                     "the MCP server {server} refused the call of codecrew:{}: {} (JSON-RPC \
                      error {})",
-                    self.name,
+                    self.offer.name,
                     neutralise_envelopes(&data.message),
                     data.code.0
                 ),
             )
             .with_suggestion(format!(
                 "`codecrew tools show {}` prints the input schema",
-                self.name
+                self.offer.name
             )),
             ServiceError::TransportClosed
             | ServiceError::TransportSend(_)
@@ -312,7 +372,7 @@ impl McpTool {
                     format!(
                         "the MCP server {server} is not running any more, so codecrew:{} \
                          cannot be called{stderr}",
-                        self.name
+                        self.offer.name
                     ),
                 )
                 .with_suggestion(format!(
@@ -324,7 +384,7 @@ impl McpTool {
                 "E_TIMEOUT",
                 format!(
                     "codecrew:{} (MCP server {server}) did not answer in time",
-                    self.name
+                    self.offer.name
                 ),
             ),
             other => ToolError::new(
@@ -332,7 +392,7 @@ impl McpTool {
                 format!(
                     "the MCP server {server} answered the call of codecrew:{} in a way \
                      codecrew does not understand: {other}",
-                    self.name
+                    self.offer.name
                 ),
             ),
         }
