@@ -17,22 +17,27 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const RUNS: usize = 40;
 
+/// Answers once its first line of input is in (the prompt of a run per turn, or a kept
+/// process's first stream-json message), then reads on to the end of its input, as
+/// Claude does in either mode.
 const FAST_CLI: &str = r#"#!/bin/sh
-cat > /dev/null
+read -r _
 printf '%s\n' '{"type":"system","subtype":"init","session_id":"bench","model":"fake"}'
 printf '%s\n' '{"type":"assistant","message":{"content":[{"type":"text","text":"Hello from the fake CLI."}]},"session_id":"bench"}'
 printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"Hello from the fake CLI.","session_id":"bench"}'
+cat > /dev/null
 "#;
 
 /// Prints text carrying its own clock (ns since the epoch), then waits before finishing.
 const STAMPING_CLI: &str = r#"#!/bin/bash
-cat > /dev/null
+read -r _
 printf '%s\n' '{"type":"system","subtype":"init","session_id":"bench","model":"fake"}'
 for i in 1 2 3 4 5 6 7 8 9 10; do
   printf '{"type":"assistant","message":{"content":[{"type":"text","text":"STAMP %s\\n"}]},"session_id":"bench"}\n' "$(date +%s%N)"
   sleep 0.05
 done
 printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"bench"}'
+cat > /dev/null
 "#;
 
 fn install(dir: &Path, script: &str) {
@@ -80,15 +85,23 @@ fn main() {
     install(dir.path(), FAST_CLI);
     let cli = dir.path().join("claude");
     let direct = time_runs(|| Command::new(&cli));
-    let through = time_runs(|| {
+    let per_turn_config = dir.path().join("per-turn.toml");
+    let _ = std::fs::write(
+        &per_turn_config,
+        "[agents.claude]\nprovider = \"claude\"\nkeep_alive = false\n",
+    );
+    let codecrew_run = |config: &Path| {
         let mut command = Command::new(codecrew);
         command
             .args(["query", "--workdir"])
             .arg(dir.path())
             .arg("@claude hi")
-            .env("PATH", &path);
+            .env("PATH", &path)
+            .env("CODECREW_CONFIG", config);
         command
-    });
+    };
+    let through = time_runs(|| codecrew_run(Path::new("")));
+    let per_turn = time_runs(|| codecrew_run(&per_turn_config));
     println!("codecrew overhead over calling the CLI directly (median of {RUNS} runs)\n");
     println!(
         "fake CLI alone            {:>8.2} ms",
@@ -102,6 +115,11 @@ fn main() {
         "added by codecrew         {:>8.2} ms",
         (through.as_secs_f64() - direct.as_secs_f64()) * 1e3
     );
+    println!(
+        "the same, keep_alive = false {:>5.2} ms (added {:.2} ms)",
+        per_turn.as_secs_f64() * 1e3,
+        (per_turn.as_secs_f64() - direct.as_secs_f64()) * 1e3
+    );
 
     install(dir.path(), STAMPING_CLI);
     let mut delays = Vec::new();
@@ -111,6 +129,7 @@ fn main() {
             .arg(dir.path())
             .arg("@claude hi")
             .env("PATH", &path)
+            .env("CODECREW_CONFIG", "")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

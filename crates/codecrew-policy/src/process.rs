@@ -10,7 +10,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 static GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
@@ -59,6 +61,11 @@ pub fn kill_all() {
     for pgid in groups {
         let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
     }
+    // As a subreaper, codecrew is an ancestor of every process it ever started, so with
+    // no child left there is nothing left at all, and no need to scan `/proc`.
+    if no_children_left() {
+        return;
+    }
     // Children re-parented to us (we are a subreaper) and their groups; killing one may
     // re-parent its own children to us, so sweep a few times.
     let me = std::process::id();
@@ -74,6 +81,20 @@ pub fn kill_all() {
             }
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Reaps the children that have ended; true when none is left, living or dead. Called
+/// once the runtime that waits for its own children has stopped.
+fn no_children_left() -> bool {
+    loop {
+        match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
+            Err(Errno::ECHILD) => return true,
+            Err(Errno::EINTR) => continue,
+            Ok(WaitStatus::StillAlive) | Err(_) => return false,
+            // One reaped; there may be more.
+            Ok(_) => continue,
+        }
     }
 }
 
