@@ -84,11 +84,9 @@ impl AppServer {
     /// `decoded`, what codecrew answers goes to `replies`. True when the turn is over.
     pub fn read(&mut self, bytes: &[u8], decoded: &mut Vec<u8>, replies: &mut Vec<u8>) -> bool {
         let mut over = false;
-        let mut lines = std::mem::take(&mut self.lines);
-        lines.feed(bytes, "codex app-server", |message| {
+        for message in self.lines.feed(bytes, "codex app-server") {
             over |= self.message(&message, decoded, replies);
-        });
-        self.lines = lines;
+        }
         over
     }
 

@@ -10,20 +10,22 @@ pub struct JsonLines {
 }
 
 impl JsonLines {
-    /// Passes every complete line of `bytes` that is JSON to `each`; other lines (a CLI's
+    /// The messages of every line `bytes` completes; lines that are not JSON (a CLI's
     /// stray output) are skipped with a debug note naming `cli`.
-    pub fn feed(&mut self, bytes: &[u8], cli: &str, mut each: impl FnMut(Value)) {
+    pub fn feed(&mut self, bytes: &[u8], cli: &str) -> Vec<Value> {
         self.partial.extend_from_slice(bytes);
+        let mut messages = Vec::new();
         let mut start = 0;
         while let Some(offset) = memchr::memchr(b'\n', &self.partial[start..]) {
             let end = start + offset;
             match serde_json::from_slice::<Value>(&self.partial[start..end]) {
-                Ok(message) => each(message),
+                Ok(message) => messages.push(message),
                 Err(_) => tracing::debug!(cli, "skipped a line that is not JSON"),
             }
             start = end + 1;
         }
         self.partial.drain(..start);
+        messages
     }
 }
 
@@ -42,11 +44,9 @@ mod tests {
     #[test]
     fn messages_split_across_chunks_are_joined_and_noise_is_skipped() {
         let mut lines = JsonLines::default();
-        let mut seen = Vec::new();
-        lines.feed(b"{\"a\":1}\nnot json\n{\"b\":", "test", |m| seen.push(m));
+        let seen = lines.feed(b"{\"a\":1}\nnot json\n{\"b\":", "test");
         assert_eq!(seen, [json!({"a": 1})]);
-        lines.feed(b"2}\n", "test", |m| seen.push(m));
-        assert_eq!(seen, [json!({"a": 1}), json!({"b": 2})]);
+        assert_eq!(lines.feed(b"2}\n", "test"), [json!({"b": 2})]);
         assert_eq!(line(&json!({"c": 3})), b"{\"c\":3}\n");
     }
 }

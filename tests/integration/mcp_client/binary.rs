@@ -282,26 +282,16 @@ fn a_dry_run_starts_only_the_servers_its_calls_name() {
                 format!("```json\n{call}\n```\n")
             })
             .collect();
-        let mut child = Command::new(BIN)
-            .arg("--workdir")
-            .arg(&ws.root)
-            .args(["intercept", "--dry-run", "--output", output])
-            .env("CODECREW_CONFIG", &ws.user_config)
-            .env("XDG_CACHE_HOME", ws.cache())
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(model_output.as_bytes())
-            .unwrap();
-        let done = child.wait_with_output().unwrap();
+        let done = output_with_stdin(
+            Command::new(BIN)
+                .arg("--workdir")
+                .arg(&ws.root)
+                .args(["intercept", "--dry-run", "--output", output])
+                .env("CODECREW_CONFIG", &ws.user_config)
+                .env("XDG_CACHE_HOME", ws.cache())
+                .env_remove("RUST_LOG"),
+            &model_output,
+        );
         assert!(done.status.success(), "{}", text(&done.stderr));
         (text(&done.stdout), text(&done.stderr))
     };

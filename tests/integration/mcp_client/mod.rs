@@ -20,7 +20,7 @@ use codecrew_tools::{Mode, Status, ToolCatalog, ToolContext, ToolExecutor, ToolR
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::support::binary::{BIN, text, tool_result, tools_call_args};
+use crate::support::binary::{BIN, output_with_stdin, text, tool_result, tools_call_args};
 use crate::support::clis::Clis;
 
 /// The installed servers and the `node` that runs them.

@@ -8,7 +8,6 @@
 //! test process's own environment is never changed.
 
 use std::collections::HashSet;
-use std::io::Write;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::support::binary::{BIN, text, tool_result, tools_call_args};
+use crate::support::binary::{BIN, output_with_stdin, text, tool_result, tools_call_args};
 const SECRET: &str = "sk-codecrew-test-secret-7f3a9";
 
 /// A workspace with a secret, a source file, and a directory outside it (not under /tmp,
@@ -105,20 +104,7 @@ impl Ws {
     fn intercept(&self, args: &[&str], stdin: &str) -> (Option<Value>, String) {
         let mut all = vec!["intercept"];
         all.extend_from_slice(args);
-        let mut child = self
-            .command(&all)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        let output = child.wait_with_output().unwrap();
+        let output = output_with_stdin(&mut self.command(&all), stdin);
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         (serde_json::from_str(&stdout).ok(), stdout)
     }

@@ -1,6 +1,6 @@
 //! Running the built `codecrew` binary: what the topic modules' own runners share.
 
-use std::process::Output;
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -55,4 +55,22 @@ pub fn tool_result(output: &Output) -> Value {
         "exit status and result disagree: {result}"
     );
     result
+}
+
+/// Runs `command` with `stdin` piped in (and stdout, stderr captured).
+pub fn output_with_stdin(command: &mut Command, stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
 }

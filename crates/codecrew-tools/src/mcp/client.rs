@@ -50,7 +50,7 @@ use tokio::process::Command;
 use tokio::task::JoinHandle;
 
 use super::remote::offers;
-pub use super::remote::{ListedTool, McpTool, sanitise};
+pub use super::remote::{McpTool, sanitise};
 pub use super::result::shape;
 use crate::config::McpServerConfig;
 use crate::{Mode, Tool, ToolContext, external};
@@ -213,7 +213,7 @@ pub fn listed(
         };
         let (offers, notices) = offers(name, config, listing);
         for offer in offers {
-            clients.tools.push(Arc::new(ListedTool::new(offer)));
+            clients.tools.push(Arc::new(McpTool::listed(offer)));
         }
         clients.notices.extend(notices);
     }
@@ -229,7 +229,6 @@ struct Started {
 
 /// What a tool needs to reach its server.
 pub(super) struct ServerLink {
-    pub(super) name: String,
     pub(super) peer: Peer<RoleClient>,
     pub(super) stderr: Arc<StderrTail>,
 }
@@ -344,7 +343,6 @@ async fn start_one(
     let failure = match tokio::time::timeout(startup, handshake).await {
         Ok(Ok((service, tools))) => {
             let link = Arc::new(ServerLink {
-                name: name.clone(),
                 peer: service.peer().clone(),
                 stderr: tail,
             });

@@ -162,15 +162,24 @@ pub(super) fn input_schema(schema: &Map<String, Value>) -> (Value, Option<&'stat
     (schema, None)
 }
 
-/// One tool of a running MCP server.
+/// One tool of an MCP server: connected to the running server, or only listed (from an
+/// earlier run's tool list, for a command that shows the tools and starts no server), in
+/// which case it cannot be called.
 pub struct McpTool {
     offer: Offer,
-    server: Arc<ServerLink>,
+    link: Option<Arc<ServerLink>>,
 }
 
 impl McpTool {
-    pub(super) fn connected(offer: Offer, server: Arc<ServerLink>) -> McpTool {
-        McpTool { offer, server }
+    pub(super) fn connected(offer: Offer, link: Arc<ServerLink>) -> McpTool {
+        McpTool {
+            offer,
+            link: Some(link),
+        }
+    }
+
+    pub(super) fn listed(offer: Offer) -> McpTool {
+        McpTool { offer, link: None }
     }
 }
 
@@ -180,6 +189,7 @@ impl std::fmt::Debug for McpTool {
             .field("name", &self.offer.name)
             .field("remote", &self.offer.remote)
             .field("readonly", &self.offer.readonly)
+            .field("connected", &self.link.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -214,51 +224,18 @@ impl Tool for McpTool {
     }
 }
 
-/// A tool as its server listed it in an earlier run, for a command that only shows the
-/// tools (`codecrew prompt`) and so starts no server: it cannot be called.
-#[derive(Debug)]
-pub struct ListedTool {
-    offer: Offer,
-}
-
-impl ListedTool {
-    pub(super) fn new(offer: Offer) -> ListedTool {
-        ListedTool { offer }
-    }
-}
-
-impl Tool for ListedTool {
-    fn name(&self) -> &str {
-        &self.offer.name
-    }
-
-    fn description(&self) -> &str {
-        &self.offer.description
-    }
-
-    fn input_schema(&self) -> Value {
-        self.offer.input_schema.clone()
-    }
-
-    fn readonly(&self) -> bool {
-        self.offer.readonly
-    }
-
-    fn execute<'a>(&'a self, _ctx: &'a ToolContext, _input: Value) -> ToolFuture<'a> {
-        let error = ToolError::new(
-            "E_MCP_UNAVAILABLE",
-            format!(
-                "codecrew:{} is known from the MCP server {}'s tool list; this command did \
-                 not start the server, so it cannot be called here",
-                self.offer.name, self.offer.server
-            ),
-        );
-        Box::pin(std::future::ready(Err(error)))
-    }
-}
-
 impl McpTool {
     async fn call(&self, input: Value) -> Result<Value, ToolError> {
+        let Some(link) = &self.link else {
+            return Err(ToolError::new(
+                "E_MCP_UNAVAILABLE",
+                format!(
+                    "codecrew:{} is known from the MCP server {}'s tool list; this command \
+                     did not start the server, so it cannot be called here",
+                    self.offer.name, self.offer.server
+                ),
+            ));
+        };
         let arguments = match input {
             Value::Object(arguments) => arguments,
             other => {
@@ -271,27 +248,29 @@ impl McpTool {
         let params =
             CallToolRequestParams::new(self.offer.remote.clone()).with_arguments(arguments);
         // Dropping the call (timeout) sends `notifications/cancelled` to the server.
-        let response =
-            match tokio::time::timeout(self.offer.timeout, self.server.peer.call_tool_once(params))
-                .await
-            {
-                Ok(response) => response.map_err(|error| self.service_error(error))?,
-                Err(_) => {
-                    return Err(ToolError::new(
-                        "E_TIMEOUT",
-                        format!(
-                            "codecrew:{} (MCP server {}) did not answer within {} s",
-                            self.offer.name,
-                            self.server.name,
-                            self.offer.timeout.as_secs()
-                        ),
-                    )
-                    .with_suggestion(format!(
-                        "try a smaller request, or raise timeout_secs of [mcp.{}]",
-                        self.server.name
-                    )));
-                }
-            };
+        let response = match tokio::time::timeout(
+            self.offer.timeout,
+            link.peer.call_tool_once(params),
+        )
+        .await
+        {
+            Ok(response) => response.map_err(|error| self.service_error(error, link))?,
+            Err(_) => {
+                return Err(ToolError::new(
+                    "E_TIMEOUT",
+                    format!(
+                        "codecrew:{} (MCP server {}) did not answer within {} s",
+                        self.offer.name,
+                        self.offer.server,
+                        self.offer.timeout.as_secs()
+                    ),
+                )
+                .with_suggestion(format!(
+                    "try a smaller request, or raise timeout_secs of [mcp.{}]",
+                    self.offer.server
+                )));
+            }
+        };
         let result = match response {
             CallToolResponse::Complete(result) => result,
             CallToolResponse::InputRequired(_) => {
@@ -336,13 +315,13 @@ impl McpTool {
             "E_MCP_UNSUPPORTED",
             format!(
                 "codecrew:{} (MCP server {}) {what}",
-                self.offer.name, self.server.name
+                self.offer.name, self.offer.server
             ),
         )
     }
 
-    fn service_error(&self, error: ServiceError) -> ToolError {
-        let server = &self.server.name;
+    fn service_error(&self, error: ServiceError, link: &ServerLink) -> ToolError {
+        let server = &self.offer.server;
         match error {
             ServiceError::McpError(data) => ToolError::new(
                 "E_MCP_TOOL_ERROR",
@@ -361,8 +340,7 @@ impl McpTool {
             ServiceError::TransportClosed
             | ServiceError::TransportSend(_)
             | ServiceError::Cancelled { .. } => {
-                let stderr = self
-                    .server
+                let stderr = link
                     .stderr
                     .quote()
                     .map(|text| format!(" (its stderr: {})", neutralise_envelopes(&text)))
