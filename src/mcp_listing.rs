@@ -1,5 +1,6 @@
-//! The tool lists of MCP servers, kept between runs, so that a command that only shows
-//! the tools (`codecrew prompt`) need not start the servers, which can take seconds.
+//! The tool lists of MCP servers, kept between runs, so that a run can offer a server's
+//! tools without starting it, and start it only when one of them is called (a server
+//! can take seconds to start; see [`crate::toolbox::on_call`]).
 //!
 //! One file per server and workspace in the user's cache directory
 //! (`$XDG_CACHE_HOME/codecrew/mcp-tools`, else `~/.cache/codecrew/mcp-tools`), named by a
@@ -47,24 +48,14 @@ pub fn load(dir: &Path, workspace: &Path, servers: &BTreeMap<String, McpServerCo
         .collect()
 }
 
-/// Stores each list of `listings` (servers that started) for `workspace`. A failure only
+/// Stores the list `name` (configured as `config`) sent for `workspace`. A failure only
 /// costs a later command the server's start-up, so it is logged, not reported.
-pub fn store(
-    dir: &Path,
-    workspace: &Path,
-    servers: &BTreeMap<String, McpServerConfig>,
-    listings: &Listings,
-) {
-    for (name, tools) in listings {
-        let Some(config) = servers.get(name) else {
-            continue;
-        };
-        let Some(path) = file(dir, workspace, name, config) else {
-            continue;
-        };
-        if let Err(error) = write(dir, &path, tools) {
-            tracing::debug!(path = %path.display(), %error, "could not keep an MCP tool list");
-        }
+pub fn store(dir: &Path, workspace: &Path, name: &str, config: &McpServerConfig, tools: &[Tool]) {
+    let Some(path) = file(dir, workspace, name, config) else {
+        return;
+    };
+    if let Err(error) = write(dir, &path, tools) {
+        tracing::debug!(path = %path.display(), %error, "could not keep an MCP tool list");
     }
 }
 
@@ -114,8 +105,7 @@ mod tests {
         }))
         .unwrap();
         let servers = BTreeMap::from([("e".to_owned(), config("node"))]);
-        let listings = Listings::from([("e".to_owned(), vec![tool])]);
-        store(dir.path(), Path::new("/ws"), &servers, &listings);
+        store(dir.path(), Path::new("/ws"), "e", &servers["e"], &[tool]);
         let found = load(dir.path(), Path::new("/ws"), &servers);
         assert_eq!(found["e"][0].name, "echo");
         assert!(load(dir.path(), Path::new("/other"), &servers).is_empty());

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use codecrew_tools::builtin::HelpSource;
+use codecrew_tools::mcp::client::ListingHook;
 use codecrew_tools::{Mode, ToolContext, ToolRegistry, Toolbox};
 
 use crate::cli;
@@ -22,9 +23,11 @@ pub async fn start(config: &Config, workspace: &Path, mode: Mode) -> Toolbox {
     start_or_list(config, workspace, mode, false).await
 }
 
-/// The tools of `config` to show, not to call: the MCP servers whose tool list an earlier
-/// run kept do not start, their tools are offered as listed; the others start.
-pub async fn listed(config: &Config, workspace: &Path, mode: Mode) -> Toolbox {
+/// As [`start`], except that the MCP servers whose tool list an earlier run kept do not
+/// start now: their tools are offered from it, and each starts (in the same sandbox) at
+/// the first call of one of its tools. A run that calls none, or a command that only
+/// shows the tools, saves the seconds a server can take to start.
+pub async fn on_call(config: &Config, workspace: &Path, mode: Mode) -> Toolbox {
     start_or_list(config, workspace, mode, true).await
 }
 
@@ -37,11 +40,25 @@ async fn start_or_list(config: &Config, workspace: &Path, mode: Mode, use_lists:
         (Some(dir), true) => mcp_listing::load(dir, workspace, &config.mcp),
         _ => mcp_listing::Listings::new(),
     };
-    let toolbox = Toolbox::start_or_list(builtin(), &config.tools, &config.mcp, &kept, &ctx).await;
-    if let Some(dir) = &lists {
-        mcp_listing::store(dir, workspace, &config.mcp, toolbox.mcp_listings());
-    }
-    toolbox
+    let on_listing = lists.map(|dir| {
+        let workspace = workspace.to_path_buf();
+        let servers = config.mcp.clone();
+        let hook: ListingHook = Arc::new(move |name: &str, tools: &[rmcp::model::Tool]| {
+            if let Some(server) = servers.get(name) {
+                mcp_listing::store(&dir, &workspace, name, server, tools);
+            }
+        });
+        hook
+    });
+    Toolbox::start_or_list(
+        builtin(),
+        &config.tools,
+        &config.mcp,
+        &kept,
+        &ctx,
+        on_listing,
+    )
+    .await
 }
 
 /// Whether the OS sandbox confines what tools start. The user (never the model) can turn

@@ -211,7 +211,7 @@ impl Report {
             .retain(|name, _| servers.contains(name.as_str()));
         // Said when the run started.
         loaded.blocked.clear();
-        let toolbox = super::listed_toolbox(&loaded, &options.workspace, mode).await;
+        let toolbox = super::toolbox_on_call(&loaded, &options.workspace, mode).await;
         let registry = toolbox.registry();
         self.mcp_tools = self
             .calls

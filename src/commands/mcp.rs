@@ -19,7 +19,7 @@ pub async fn run(args: McpArgs, options: super::ToolOptions) -> anyhow::Result<E
     let workspace = options.workspace.clone();
     let (loaded, policy) = super::config_and_policy(&workspace)?;
     // Lives as long as the server: it owns the config's MCP servers.
-    let toolbox = super::toolbox(&loaded, &workspace, mode).await;
+    let toolbox = super::toolbox_on_call(&loaded, &workspace, mode).await;
     let registry = toolbox.registry().clone();
     let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode)?);
     // Every executor here, the server's and each delegated job's, comes from this factory.

@@ -109,7 +109,7 @@ async fn executor_over(
     mode: Mode,
     options: &ToolOptions,
 ) -> anyhow::Result<(ToolExecutor, Toolbox)> {
-    let toolbox = toolbox(&loaded, &options.workspace, mode).await;
+    let toolbox = toolbox_on_call(&loaded, &options.workspace, mode).await;
     let registry = toolbox.registry().clone();
     let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode)?);
     Ok((
@@ -119,17 +119,19 @@ async fn executor_over(
 }
 
 /// The tools of the config (built-ins, external tools, MCP servers started in the OS
-/// sandbox of `mode`), with what the user should know about them said on stderr.
+/// sandbox of `mode`), with what the user should know about them said on stderr. For the
+/// commands that check the servers (`tools list`, `doctor`): every server starts.
 pub async fn toolbox(loaded: &LoadedConfig, workspace: &Path, mode: Mode) -> Toolbox {
     warn_blocked(loaded);
     warn(codecrew::toolbox::start(&loaded.config, workspace, mode).await)
 }
 
-/// As [`toolbox`], for a command that only shows the tools: MCP servers an earlier run
-/// listed do not start (see `codecrew::mcp_listing`).
-pub async fn listed_toolbox(loaded: &LoadedConfig, workspace: &Path, mode: Mode) -> Toolbox {
+/// As [`toolbox`], for the commands that run or show the tools: MCP servers an earlier
+/// run listed start only at the first call of one of their tools (see
+/// `codecrew::toolbox::on_call`).
+pub async fn toolbox_on_call(loaded: &LoadedConfig, workspace: &Path, mode: Mode) -> Toolbox {
     warn_blocked(loaded);
-    warn(codecrew::toolbox::listed(&loaded.config, workspace, mode).await)
+    warn(codecrew::toolbox::on_call(&loaded.config, workspace, mode).await)
 }
 
 fn warn_blocked(loaded: &LoadedConfig) {

@@ -12,7 +12,7 @@ pub async fn run(args: PromptArgs, workspace: &Path) -> anyhow::Result<ExitCode>
     let mode = Mode::from(args.mode);
     let loaded = codecrew::config::load(workspace)?;
     // Only shown: servers listed by an earlier run are not started.
-    let toolbox = super::listed_toolbox(&loaded, workspace, mode).await;
+    let toolbox = super::toolbox_on_call(&loaded, workspace, mode).await;
     let catalog = ToolCatalog::for_mode(toolbox.registry(), mode)?;
     let message = args.message.join(" ");
     let text = prompt::render_task(&catalog, mode, &message);

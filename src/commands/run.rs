@@ -53,7 +53,7 @@ pub async fn run(
         ..Settings::new(mode, &config.limits, workspace.clone())
     };
     // Lives until every job is done: it owns the MCP servers.
-    let toolbox = super::toolbox(&loaded, &workspace, mode).await;
+    let toolbox = super::toolbox_on_call(&loaded, &workspace, mode).await;
     // The agents the jobs may consult (`query_agent`, `execute_agent`): sub-agents get
     // their executors from the same factory, so the same policy, asker and hooks.
     let executor_for: ExecutorFactory = {

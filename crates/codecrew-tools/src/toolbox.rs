@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{ToolContext, ToolRegistry, external};
 use crate::config::{ExternalToolConfig, McpServerConfig};
-use crate::mcp::client::{self, McpClients};
+use crate::mcp::client::{self, ListingHook, McpClients};
 
 /// The tools of one run.
 ///
@@ -30,18 +30,20 @@ impl Toolbox {
         mcp: &BTreeMap<String, McpServerConfig>,
         ctx: &ToolContext,
     ) -> Toolbox {
-        Toolbox::start_or_list(registry, tools, mcp, &BTreeMap::new(), ctx).await
+        Toolbox::start_or_list(registry, tools, mcp, &BTreeMap::new(), ctx, None).await
     }
 
     /// As [`Toolbox::start`], except that the servers `listings` has a tool list for
-    /// (from an earlier run, see [`McpClients::listings`]) do not start: their tools are
-    /// offered as listed, for a command that only shows them, and cannot be called.
+    /// (from an earlier run) do not start now: their tools are offered as listed, and
+    /// each starts at the first call of one of its tools. `on_listing` is told the list
+    /// of every server that starts, now or at a call.
     pub async fn start_or_list(
         mut registry: ToolRegistry,
         tools: &BTreeMap<String, ExternalToolConfig>,
         mcp: &BTreeMap<String, McpServerConfig>,
         listings: &BTreeMap<String, Vec<rmcp::model::Tool>>,
         ctx: &ToolContext,
+        on_listing: Option<ListingHook>,
     ) -> Toolbox {
         for tool in external::from_config(tools) {
             registry.register(tool);
@@ -51,7 +53,12 @@ impl Toolbox {
             .map(|(name, config)| (name.clone(), config.clone()))
             .partition(|(name, _)| listings.contains_key(name));
         let mut mcp = client::start(&unlisted, ctx).await;
-        mcp.merge(client::listed(&listed, listings));
+        if let Some(hook) = &on_listing {
+            for (name, tools) in mcp.listings() {
+                hook(name, tools);
+            }
+        }
+        mcp.merge(client::on_call(&listed, listings, ctx, on_listing.as_ref()));
         let mut notices = mcp.notices().to_vec();
         for tool in mcp.tools() {
             if registry.contains(tool.name()) {
@@ -79,14 +86,9 @@ impl Toolbox {
         &self.notices
     }
 
-    /// The names of the MCP servers that started.
+    /// The names of the MCP servers that started with the toolbox.
     pub fn mcp_servers(&self) -> impl Iterator<Item = &str> {
         self.mcp.servers()
-    }
-
-    /// The tool list of each MCP server that started, as it sent it.
-    pub fn mcp_listings(&self) -> &BTreeMap<String, Vec<rmcp::model::Tool>> {
-        self.mcp.listings()
     }
 
     /// Stops the MCP servers and waits (a few seconds at most) for them to exit.

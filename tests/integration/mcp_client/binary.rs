@@ -372,3 +372,81 @@ fn prompt_shows_kept_tool_lists_without_starting_the_servers() {
     assert!(shown.contains("codecrew:counted__get-sum"), "{shown}");
     ws.assert_no_server_left();
 }
+
+/// A run offers the tools of a server an earlier run listed without starting it, and
+/// starts it at the first call of one of its tools: once for all calls.
+#[test]
+fn a_listed_server_starts_at_the_first_call_of_one_of_its_tools() {
+    let Some(servers) =
+        Servers::require("a_listed_server_starts_at_the_first_call_of_one_of_its_tools")
+    else {
+        return;
+    };
+    let ws = Ws::new();
+    // The sandbox of a query run lets a server write in /tmp only.
+    let starts = tempfile::NamedTempFile::new_in("/tmp").unwrap();
+    let everything = servers.everything();
+    let config = format!(
+        "[mcp.counted]\ncommand = \"bash\"\nargs = [\"-c\", {}]\nreadonly_tools = [\"echo\"]\n",
+        json!(format!(
+            "echo start >> '{}'; exec '{}' {}",
+            starts.path().display(),
+            everything.command,
+            everything.args.join(" ")
+        ))
+    );
+    std::fs::write(&ws.user_config, config).unwrap();
+    let count = || {
+        std::fs::read_to_string(starts.path())
+            .unwrap()
+            .lines()
+            .count()
+    };
+    let intercept = |calls: &[(&str, Value)]| -> Value {
+        let model_output: String = calls
+            .iter()
+            .map(|(name, input)| {
+                let call = json!({"type": "tool_use", "name": name, "input": input});
+                format!("```json\n{call}\n```\n")
+            })
+            .collect();
+        let done = output_with_stdin(
+            Command::new(BIN)
+                .arg("--workdir")
+                .arg(&ws.root)
+                .args(["intercept", "--output", "json"])
+                .env("CODECREW_CONFIG", &ws.user_config)
+                .env("XDG_CACHE_HOME", ws.cache())
+                .env_remove("RUST_LOG"),
+            &model_output,
+        );
+        serde_json::from_slice(&done.stdout).unwrap()
+    };
+    // `tools list` starts every server, and keeps its list.
+    let output = ws.codecrew(&["tools", "list"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(count(), 1);
+
+    // A run that calls none of its tools does not start it.
+    let report = intercept(&[("codecrew:read_file", json!({"path": "notes.txt"}))]);
+    assert_eq!(report["results"][0]["status"], "ok", "{report}");
+    assert_eq!(count(), 1, "not started for a run that does not call it");
+
+    // Two calls: one start, both answered.
+    let report = intercept(&[
+        ("codecrew:counted__echo", json!({"message": "one"})),
+        ("codecrew:counted__echo", json!({"message": "two"})),
+    ]);
+    assert_eq!(
+        report["results"][0]["output"],
+        json!({"text": "Echo: one"}),
+        "{report}"
+    );
+    assert_eq!(
+        report["results"][1]["output"],
+        json!({"text": "Echo: two"}),
+        "{report}"
+    );
+    assert_eq!(count(), 2, "one start for both calls");
+    ws.assert_no_server_left();
+}

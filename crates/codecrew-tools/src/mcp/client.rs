@@ -1,6 +1,10 @@
 //! The MCP client: starts the servers of `[mcp.<server>]` over stdio and offers each of
 //! their tools as one [`Tool`], named `<server>__<tool>`.
 //!
+//! A server whose tool list an earlier run kept need not start with the run: [`on_call`]
+//! offers its tools from that list and starts it, in the same way, at the first call of
+//! one of them; a failed start is that call's error (`E_MCP_UNAVAILABLE`).
+//!
 //! Starting never fails the run. Every server starts concurrently and gets
 //! `startup_timeout_secs` for the handshake and the (paginated) tool list; one that cannot
 //! be run, exits, times out or does not speak MCP becomes a notice
@@ -87,7 +91,8 @@ pub(super) const TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
 /// The running MCP servers of one run, their tools, and what went wrong starting them.
 ///
 /// Dropping it closes each connection (rmcp then closes the server's stdin) and sends
-/// SIGTERM to each server's process group; [`McpClients::shutdown`] waits for the servers
+/// SIGTERM to each server's process group (a server started at a call, once the last of
+/// its tools is dropped too); [`McpClients::shutdown`] waits for the servers
 /// to exit instead. Either way codecrew's exit sweep kills whatever is left.
 #[derive(Default)]
 pub struct McpClients {
@@ -96,6 +101,8 @@ pub struct McpClients {
     notices: Vec<String>,
     /// What each server that started listed, as it listed it.
     listings: BTreeMap<String, Vec<rmcp::model::Tool>>,
+    /// The servers that start at the first call of one of their tools.
+    lazy: Vec<Arc<LazyServer>>,
 }
 
 impl std::fmt::Debug for McpClients {
@@ -125,13 +132,14 @@ impl McpClients {
         &self.notices
     }
 
-    /// The names of the servers that started.
+    /// The names of the servers that started with these clients (not those started
+    /// later, at a call).
     pub fn servers(&self) -> impl Iterator<Item = &str> {
         self.connections.iter().map(|c| c.name.as_str())
     }
 
-    /// The tool list of each server that started, as the server sent it: what
-    /// [`listed`] offers again in a later run without starting the server.
+    /// The tool list of each server that started with these clients, as the server sent
+    /// it: what [`on_call`] offers again in a later run without starting the server.
     pub fn listings(&self) -> &BTreeMap<String, Vec<rmcp::model::Tool>> {
         &self.listings
     }
@@ -142,13 +150,21 @@ impl McpClients {
         self.tools.append(&mut other.tools);
         self.notices.append(&mut other.notices);
         self.listings.append(&mut other.listings);
+        self.lazy.append(&mut other.lazy);
     }
 
     /// Closes every connection and waits (a few seconds at most) for the servers to exit;
     /// whatever is left of their process groups is then killed.
     pub async fn shutdown(mut self) {
         let mut closing = tokio::task::JoinSet::new();
-        for connection in std::mem::take(&mut self.connections) {
+        let started_at_a_call = self
+            .lazy
+            .iter()
+            .filter_map(|server| server.take_connection());
+        for connection in std::mem::take(&mut self.connections)
+            .into_iter()
+            .chain(started_at_a_call.collect::<Vec<_>>())
+        {
             closing.spawn(connection.close());
         }
         while closing.join_next().await.is_some() {}
@@ -199,25 +215,88 @@ pub async fn start(servers: &BTreeMap<String, McpServerConfig>, ctx: &ToolContex
     clients
 }
 
+/// Told the tool list of each server that lists its tools (the server's name, its list),
+/// so that a later run can offer them without starting it (see [`on_call`]).
+pub type ListingHook = Arc<dyn Fn(&str, &[rmcp::model::Tool]) + Send + Sync>;
+
 /// The tools of `servers` as `listings` (an earlier run's tool lists, by server) give
-/// them, without starting any server: for commands that only show the tools. A server
-/// without a listing offers nothing.
-pub fn listed(
+/// them, each server started only at the first call of one of its tools, in the sandbox
+/// of `ctx`. A server without a listing offers nothing here.
+pub fn on_call(
     servers: &BTreeMap<String, McpServerConfig>,
     listings: &BTreeMap<String, Vec<rmcp::model::Tool>>,
+    ctx: &ToolContext,
+    on_listing: Option<&ListingHook>,
 ) -> McpClients {
     let mut clients = McpClients::default();
     for (name, config) in servers {
         let Some(listing) = listings.get(name) else {
             continue;
         };
+        let server = Arc::new(LazyServer {
+            name: name.clone(),
+            config: config.clone(),
+            ctx: ctx.clone(),
+            on_listing: on_listing.cloned(),
+            link: tokio::sync::OnceCell::new(),
+            connection: Mutex::new(None),
+        });
         let (offers, notices) = offers(name, config, listing);
         for offer in offers {
-            clients.tools.push(Arc::new(McpTool::listed(offer)));
+            clients
+                .tools
+                .push(Arc::new(McpTool::on_call(offer, Arc::clone(&server))));
         }
         clients.notices.extend(notices);
+        clients.lazy.push(server);
     }
     clients
+}
+
+/// A server offered from a kept tool list: started at the first call of one of its
+/// tools, once; a failed start is the answer to every call.
+pub(super) struct LazyServer {
+    name: String,
+    config: McpServerConfig,
+    ctx: ToolContext,
+    on_listing: Option<ListingHook>,
+    link: tokio::sync::OnceCell<Result<Arc<ServerLink>, String>>,
+    connection: Mutex<Option<Connection>>,
+}
+
+impl LazyServer {
+    /// How long a first call may wait for the server to start.
+    pub(super) fn startup(&self) -> Duration {
+        Duration::from_secs(self.config.startup_timeout_secs)
+    }
+
+    /// The running server, started now if this is the first call.
+    pub(super) async fn link(&self) -> Result<Arc<ServerLink>, String> {
+        let started = self
+            .link
+            .get_or_init(|| async {
+                let started =
+                    start_one(self.name.clone(), self.config.clone(), self.ctx.clone()).await?;
+                tracing::info!(server = %self.name, "started the MCP server for a call of one of its tools");
+                if let Some(hook) = &self.on_listing {
+                    hook(&self.name, &started.tools);
+                }
+                *lock(&self.connection) = Some(started.connection);
+                Ok(started.link)
+            })
+            .await;
+        started.clone()
+    }
+
+    fn take_connection(&self) -> Option<Connection> {
+        lock(&self.connection).take()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A server that answered the handshake and listed its tools.

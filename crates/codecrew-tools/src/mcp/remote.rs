@@ -10,7 +10,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use serde_json::{Map, Value, json};
 
 use super::client::{
-    MAX_DESCRIPTION_CHARS, MAX_ERROR_CHARS, MAX_NAME_CHARS, ServerLink, TIMEOUT_MARGIN,
+    LazyServer, MAX_DESCRIPTION_CHARS, MAX_ERROR_CHARS, MAX_NAME_CHARS, ServerLink, TIMEOUT_MARGIN,
 };
 use super::result::shape;
 use crate::config::McpServerConfig;
@@ -162,24 +162,31 @@ pub(super) fn input_schema(schema: &Map<String, Value>) -> (Value, Option<&'stat
     (schema, None)
 }
 
-/// One tool of an MCP server: connected to the running server, or only listed (from an
-/// earlier run's tool list, for a command that shows the tools and starts no server), in
-/// which case it cannot be called.
+/// One tool of an MCP server: of a server that started with the run, or of one offered
+/// from a kept tool list and started at the first call of one of its tools.
 pub struct McpTool {
     offer: Offer,
-    link: Option<Arc<ServerLink>>,
+    server: Server,
+}
+
+enum Server {
+    Running(Arc<ServerLink>),
+    OnCall(Arc<LazyServer>),
 }
 
 impl McpTool {
     pub(super) fn connected(offer: Offer, link: Arc<ServerLink>) -> McpTool {
         McpTool {
             offer,
-            link: Some(link),
+            server: Server::Running(link),
         }
     }
 
-    pub(super) fn listed(offer: Offer) -> McpTool {
-        McpTool { offer, link: None }
+    pub(super) fn on_call(offer: Offer, server: Arc<LazyServer>) -> McpTool {
+        McpTool {
+            offer,
+            server: Server::OnCall(server),
+        }
     }
 }
 
@@ -189,7 +196,7 @@ impl std::fmt::Debug for McpTool {
             .field("name", &self.offer.name)
             .field("remote", &self.offer.remote)
             .field("readonly", &self.offer.readonly)
-            .field("connected", &self.link.is_some())
+            .field("started", &matches!(self.server, Server::Running(_)))
             .finish_non_exhaustive()
     }
 }
@@ -212,7 +219,12 @@ impl Tool for McpTool {
     }
 
     fn timeout(&self) -> Duration {
-        self.offer.timeout + TIMEOUT_MARGIN
+        // A first call may start the server.
+        let startup = match &self.server {
+            Server::Running(_) => Duration::ZERO,
+            Server::OnCall(server) => server.startup(),
+        };
+        self.offer.timeout + TIMEOUT_MARGIN + startup
     }
 
     fn max_error_chars(&self) -> usize {
@@ -226,15 +238,23 @@ impl Tool for McpTool {
 
 impl McpTool {
     async fn call(&self, input: Value) -> Result<Value, ToolError> {
-        let Some(link) = &self.link else {
-            return Err(ToolError::new(
-                "E_MCP_UNAVAILABLE",
-                format!(
-                    "codecrew:{} is known from the MCP server {}'s tool list; this command \
-                     did not start the server, so it cannot be called here",
-                    self.offer.name, self.offer.server
-                ),
-            ));
+        let link = match &self.server {
+            Server::Running(link) => Arc::clone(link),
+            Server::OnCall(server) => server.link().await.map_err(|reason| {
+                ToolError::new(
+                    "E_MCP_UNAVAILABLE",
+                    format!(
+                        "the MCP server {} did not start, so codecrew:{} cannot be called: {}",
+                        self.offer.server,
+                        self.offer.name,
+                        neutralise_envelopes(&reason)
+                    ),
+                )
+                .with_suggestion(format!(
+                    "do without the codecrew:{}__* tools in this run",
+                    self.offer.server
+                ))
+            })?,
         };
         let arguments = match input {
             Value::Object(arguments) => arguments,
@@ -254,7 +274,7 @@ impl McpTool {
         )
         .await
         {
-            Ok(response) => response.map_err(|error| self.service_error(error, link))?,
+            Ok(response) => response.map_err(|error| self.service_error(error, &link))?,
             Err(_) => {
                 return Err(ToolError::new(
                     "E_TIMEOUT",

@@ -299,3 +299,41 @@ fn running_with(marker: &str) -> bool {
                 .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains(marker))
     })
 }
+
+/// A server offered from a kept tool list starts only when one of its tools is called; a
+/// start that fails is that call's error (naming the server and quoting its stderr) and
+/// the answer to every later call, without a second start.
+#[tokio::test]
+async fn a_listed_server_starts_at_the_first_call_and_a_failed_start_is_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    let script = format!(
+        "echo start >> '{}'; echo 'no database' >&2; exit 3",
+        starts.display()
+    );
+    let servers = BTreeMap::from([("srv".to_owned(), server("bash", &["-c", &script]))]);
+    let tool: rmcp::model::Tool = serde_json::from_value(json!({
+        "name": "lookup", "description": "Looks up", "inputSchema": {"type": "object"}
+    }))
+    .unwrap();
+    let listings = BTreeMap::from([("srv".to_owned(), vec![tool])]);
+    let ctx = ToolContext::new(dir.path().to_path_buf(), Mode::Execute);
+    let clients = on_call(&servers, &listings, &ctx, None);
+    let [lookup] = clients.tools() else {
+        panic!("{clients:?}");
+    };
+    assert_eq!(lookup.name(), "srv__lookup");
+    assert!(!starts.exists(), "offered without starting");
+    for _ in 0..2 {
+        let error = lookup.execute(&ctx, json!({})).await.unwrap_err();
+        assert_eq!(error.code, "E_MCP_UNAVAILABLE", "{error:?}");
+        assert!(
+            error.message.contains("the MCP server srv did not start")
+                && error.message.contains("no database"),
+            "{error:?}"
+        );
+    }
+    let count = std::fs::read_to_string(&starts).unwrap().lines().count();
+    assert_eq!(count, 1, "one start for both calls");
+    clients.shutdown().await;
+}
