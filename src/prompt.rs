@@ -33,7 +33,7 @@ pub fn render_tools_section(catalog: &ToolCatalog, mode: Mode) -> String {
             format!(
                 "### codecrew:{name}\n\n{description}\n\nInput schema: `{schema}`\n",
                 name = tool.name(),
-                description = tool.description().trim(),
+                description = tool.description_in(mode).trim(),
             )
         })
         .collect::<Vec<_>>()

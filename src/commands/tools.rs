@@ -44,7 +44,7 @@ async fn list(
                     json!({
                         "name": format!("{PREFIX}{}", tool.name()),
                         "tool": tool.name(),
-                        "description": tool.description(),
+                        "description": tool.description_in(mode),
                         "readonly": tool.readonly(),
                         "input_schema": tool.input_schema(),
                     })
@@ -56,8 +56,12 @@ async fn list(
         OutputArg::Text => {
             let width = catalog.names().map(str::len).max().unwrap_or(0) + PREFIX.len();
             for tool in catalog.tools() {
-                let access = if tool.readonly() { "read" } else { "write" };
-                let summary = first_sentence(tool.description());
+                let access = if tool.readonly() || mode == Mode::Query {
+                    "read"
+                } else {
+                    "write"
+                };
+                let summary = first_sentence(tool.description_in(mode));
                 // Padded before it is styled: the escapes take no columns.
                 let name = format!("{:<width$}", format!("{PREFIX}{}", tool.name()));
                 let name = palette.paint(LABEL, name);

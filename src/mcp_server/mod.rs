@@ -83,7 +83,7 @@ impl McpServer {
             .catalog()
             .tools()
             .filter(|tool| !delegating(tool.name()))
-            .map(|tool| mcp_tool(tool.as_ref()))
+            .map(|tool| mcp_tool(tool.as_ref(), self.executor.context().mode))
             .collect();
         if let Some(agents) = &self.agents {
             tools.extend(agent_modes.into_iter().map(|mode| agents.tool(mode)));
@@ -202,16 +202,16 @@ impl ServerHandler for McpServer {
 }
 
 /// A codecrew tool as MCP describes it: name, description, input schema, and whether it
-/// only reads.
-fn mcp_tool(tool: &dyn Tool) -> McpTool {
-    let annotations = if tool.readonly() {
+/// only reads (in `query` every tool offered does).
+fn mcp_tool(tool: &dyn Tool, mode: Mode) -> McpTool {
+    let annotations = if tool.readonly() || mode == Mode::Query {
         ToolAnnotations::new().read_only(true)
     } else {
         ToolAnnotations::new().read_only(false)
     };
     McpTool::new(
         tool.name().to_owned(),
-        tool.description().trim().to_owned(),
+        tool.description_in(mode).trim().to_owned(),
         schema_object(tool.input_schema()),
     )
     .with_annotations(annotations)

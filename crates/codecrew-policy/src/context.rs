@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::Grant;
+
 /// What a run may do. `query` never writes; `execute` may, under the permission policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -53,6 +55,18 @@ pub struct ExecSettings {
     pub allow_network: bool,
     /// Whether the OS sandbox confines commands (Linux Landlock, where the kernel has it).
     pub sandbox: bool,
+    /// Who let the call that runs now through: the executor sets it for each call. A
+    /// command of an [`Grant::Unattended`] call, and every command in `query`, runs in
+    /// the read-only sandbox.
+    pub grant: Grant,
+}
+
+impl ExecSettings {
+    /// Whether a command started now runs in the read-only sandbox rather than the
+    /// mode's: in `query` always, in `execute` when nobody approved the call.
+    pub fn read_only(&self, mode: Mode) -> bool {
+        mode == Mode::Query || self.grant == Grant::Unattended
+    }
 }
 
 impl Default for ExecSettings {
@@ -61,6 +75,9 @@ impl Default for ExecSettings {
             pass_env: Vec::new(),
             allow_network: false,
             sandbox: true,
+            // What a tool run outside the executor (a test, a bench) gets: the mode's
+            // sandbox, as an approved call.
+            grant: Grant::Approved,
         }
     }
 }

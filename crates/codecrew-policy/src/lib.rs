@@ -84,11 +84,24 @@ impl std::fmt::Display for Reason {
 /// What happens to one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
-    Allow,
+    Allow(Grant),
     /// Needs the user's yes (a prompt, or `--yes`).
     Ask(Reason),
     /// Never runs.
     Deny(Reason),
+}
+
+/// Who let an allowed call run, which decides the sandbox of the commands it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Grant {
+    /// Nobody was asked: the safe list, an allow rule of the config, the built-in
+    /// defaults. A command allowed this way runs in the read-only sandbox
+    /// ([`sandbox::read_only_ruleset`]), so a mistake in the analysis cannot write or
+    /// read outside the workspace.
+    Unattended,
+    /// The user said yes to this kind of call in this run ("always" at a prompt). Its
+    /// commands run in the sandbox of the mode, as any approved call's.
+    Approved,
 }
 
 /// The built-in defaults layer: the read-only tools (asking another agent, read-only,
@@ -233,8 +246,15 @@ impl Policy {
     }
 
     /// The decision for one call of `tool` (readonly as the tool says) with `input`.
+    ///
+    /// `run_command` is offered in `query` too: there, as everywhere, a command that
+    /// would run without asking runs in the read-only sandbox, and one that would ask is
+    /// denied. Where that sandbox cannot be had (no Landlock, or `CODECREW_SANDBOX=off`),
+    /// nothing runs without asking: what the safe list or an allow rule would let through
+    /// asks instead.
     pub fn decide(&self, tool: &str, readonly: bool, input: &Value, ctx: &ToolContext) -> Decision {
-        if ctx.mode == Mode::Query && !readonly {
+        let command = tool == rules::COMMAND_TOOL;
+        if ctx.mode == Mode::Query && !readonly && !command {
             return Decision::Deny(
                 Reason::new(format!(
                     "codecrew:{tool} can change files or run commands; query mode is read-only"
@@ -242,7 +262,15 @@ impl Policy {
                 .with_hint("run the task in execute mode (`codecrew execute`, or --mode execute)"),
             );
         }
-        let decision = self.decide_in_mode(tool, readonly, input, ctx);
+        let mut decision = self.decide_in_mode(tool, readonly, input, ctx);
+        if command
+            && decision == Decision::Allow(Grant::Unattended)
+            && let Some(why) = sandbox::read_only_unavailable(ctx.exec.sandbox)
+        {
+            decision = Decision::Ask(Reason::new(format!(
+                "commands run without asking only inside the read-only OS sandbox, and {why}"
+            )));
+        }
         match (ctx.mode, decision) {
             (Mode::Query, Decision::Ask(reason)) => Decision::Deny(Reason {
                 message: format!(
@@ -256,6 +284,8 @@ impl Policy {
                     None => "run the task in execute mode, where codecrew can ask".to_owned(),
                 }),
             }),
+            // In query an approval of this run ("always") cannot widen the sandbox.
+            (Mode::Query, Decision::Allow(_)) => Decision::Allow(Grant::Unattended),
             (_, decision) => decision,
         }
     }
@@ -304,20 +334,26 @@ impl Policy {
         // An external or MCP tool (`resource__name`) the user declared read-only in the
         // config runs like the built-in readers; the others ask unless a rule allows them.
         if readonly && is_extension_tool(tool) {
-            return Decision::Allow;
+            return Decision::Allow(Grant::Unattended);
         }
         self.allowed(tool, &facts)
     }
 
-    /// Allow when allow rules (or the safe list) cover everything the call touches.
+    /// Allow when allow rules (or the safe list) cover everything the call touches; the
+    /// grant is [`Grant::Approved`] when a rule approved at a prompt was needed.
     fn allowed(&self, tool: &str, facts: &Facts) -> Decision {
         // A poisoned lock counts as no rules approved at a prompt.
         let session = self.session.lock().ok();
         let allowed_by = |subject: Subject<'_>| {
-            self.allow
-                .iter()
-                .chain(session.iter().flat_map(|rules| rules.iter()))
-                .any(|rule| rule.matches(subject))
+            if self.allow.iter().any(|rule| rule.matches(subject)) {
+                Some(Grant::Unattended)
+            } else {
+                session
+                    .iter()
+                    .flat_map(|rules| rules.iter())
+                    .any(|rule| rule.matches(subject))
+                    .then_some(Grant::Approved)
+            }
         };
         let untrusted = |subject: Subject<'_>| {
             self.untrusted_allow
@@ -334,50 +370,56 @@ impl Policy {
             })
             .unwrap_or_default()
         };
+        let mut grant = Grant::Unattended;
         if tool == rules::COMMAND_TOOL {
             for words in &facts.unsafe_commands {
                 let subject = Subject::Command(words);
-                if !allowed_by(subject) {
-                    return Decision::Ask(
-                        Reason::new(format!(
-                            "`{}` is not on the safe list of read-only commands and no allow \
-                             rule matches it{}",
-                            words.join(" "),
-                            project_note(untrusted(subject))
-                        ))
-                        .with_hint(rules::suggest_command_rule(words)),
-                    );
+                match allowed_by(subject) {
+                    Some(by) => grant = grant.max(by),
+                    None => {
+                        return Decision::Ask(
+                            Reason::new(format!(
+                                "`{}` is not on the safe list of read-only commands and no allow \
+                                 rule matches it{}",
+                                words.join(" "),
+                                project_note(untrusted(subject))
+                            ))
+                            .with_hint(rules::suggest_command_rule(words)),
+                        );
+                    }
                 }
             }
-            return Decision::Allow;
+            return Decision::Allow(grant);
         }
         if facts.paths.is_empty() {
             let subject = Subject::Call { tool };
-            return if allowed_by(subject) {
-                Decision::Allow
-            } else {
-                Decision::Ask(
+            return match allowed_by(subject) {
+                Some(grant) => Decision::Allow(grant),
+                None => Decision::Ask(
                     Reason::new(format!(
                         "no allow rule covers codecrew:{tool}{}",
                         project_note(untrusted(subject))
                     ))
                     .with_hint(tool.to_owned()),
-                )
+                ),
             };
         }
         for path in &facts.paths {
             let subject = Subject::Path { tool, path };
-            if !allowed_by(subject) {
-                return Decision::Ask(
-                    Reason::new(format!(
-                        "no allow rule covers codecrew:{tool} on {path}{}",
-                        project_note(untrusted(subject))
-                    ))
-                    .with_hint(format!("{tool}({path})")),
-                );
+            match allowed_by(subject) {
+                Some(by) => grant = grant.max(by),
+                None => {
+                    return Decision::Ask(
+                        Reason::new(format!(
+                            "no allow rule covers codecrew:{tool} on {path}{}",
+                            project_note(untrusted(subject))
+                        ))
+                        .with_hint(format!("{tool}({path})")),
+                    );
+                }
             }
         }
-        Decision::Allow
+        Decision::Allow(grant)
     }
 }
 

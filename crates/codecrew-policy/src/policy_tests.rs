@@ -39,7 +39,7 @@ fn config(allow: &[&str], ask: &[&str], deny: &[&str]) -> PermissionsConfig {
 
 fn kind(decision: &Decision) -> &'static str {
     match decision {
-        Decision::Allow => "allow",
+        Decision::Allow(_) => "allow",
         Decision::Ask(_) => "ask",
         Decision::Deny(_) => "deny",
     }
@@ -166,13 +166,60 @@ fn query_mode_never_asks() {
         json!({"path": "src/x.rs"}),
         "deny",
     );
-    check(
+    // Reading commands run in query, in the read-only sandbox; what would ask is denied.
+    let ls = check(&policy, &ws, "run_command", json!({"command": "ls"}), "allow");
+    assert_eq!(ls, Decision::Allow(Grant::Unattended));
+    for command in ["touch x", "cat .env", "ls > out", "cat /etc/hostname"] {
+        check(
+            &policy,
+            &ws,
+            "run_command",
+            json!({ "command": command }),
+            "deny",
+        );
+    }
+    // An approval of this run cannot widen query's sandbox.
+    policy.allow_for_run("run_command(make *)").unwrap();
+    let make = check(
         &policy,
         &ws,
         "run_command",
-        json!({"command": "ls"}),
-        "deny",
+        json!({"command": "make lint"}),
+        "allow",
     );
+    assert_eq!(make, Decision::Allow(Grant::Unattended));
+}
+
+#[test]
+fn the_grant_says_who_let_a_call_through() {
+    let ws = Ws::new(Mode::Execute);
+    let user = config(&["run_command(cargo test *)"], &[], &[]);
+    let policy = Policy::from_layers(&builtin_defaults(), Some(&user), None, false).unwrap();
+    let grant = |command: &str| policy.decide("run_command", false, &json!({ "command": command }), &ws.ctx);
+    // The safe list and the config's allow rules: nobody was asked.
+    assert_eq!(grant("git status"), Decision::Allow(Grant::Unattended));
+    assert_eq!(grant("cargo test --all"), Decision::Allow(Grant::Unattended));
+    // A rule approved "always" at a prompt: the user's yes, for this run.
+    assert!(matches!(grant("make lint"), Decision::Ask(_)));
+    policy.allow_for_run("run_command(make *)").unwrap();
+    assert_eq!(grant("make lint"), Decision::Allow(Grant::Approved));
+    assert_eq!(grant("make lint && git status"), Decision::Allow(Grant::Approved));
+}
+
+#[test]
+fn without_the_read_only_sandbox_nothing_runs_without_asking() {
+    let mut ws = Ws::new(Mode::Execute);
+    ws.ctx.exec.sandbox = false;
+    let policy = Policy::default();
+    let decision = check(&policy, &ws, "run_command", json!({"command": "ls"}), "ask");
+    let Decision::Ask(reason) = decision else {
+        unreachable!()
+    };
+    assert!(reason.message.contains("CODECREW_SANDBOX=off"), "{reason:?}");
+    // The file tools do not run commands: they are unaffected.
+    check(&policy, &ws, "read_file", json!({"path": "src/lib.rs"}), "allow");
+    ws.ctx.mode = Mode::Query;
+    check(&policy, &ws, "run_command", json!({"command": "ls"}), "deny");
 }
 
 #[test]

@@ -1,7 +1,18 @@
-//! The OS sandbox for the programs tools start: `run_command` in execute mode and external
-//! tools (Linux, Landlock).
+//! The OS sandbox for the programs tools start: `run_command`, external tools and MCP
+//! servers (Linux, Landlock). Two domains:
 //!
-//! What a sandboxed command may do:
+//! - **read-only** ([`read_only_ruleset`]), for every command that runs without asking
+//!   (the safe list, an allow rule of the config, and anything `run_command` runs in
+//!   `query`): it may read and execute only beneath the workspace, the system's program
+//!   and library directories ([`SYSTEM_READ`]) and the few configuration files programs
+//!   need ([`SYSTEM_FILES`], the user's own git configuration); write nothing but
+//!   `/dev/null`; use no network; signal nothing outside itself. This is the wall behind
+//!   the shell analysis: a command the analysis misjudged still cannot read `~/.ssh`,
+//!   write a byte or reach the network.
+//! - **the mode's** ([`ruleset`]), for what the user approved in execute (a prompt,
+//!   `--yes`) and for external tools and MCP servers: read anything, write as below.
+//!
+//! What a command approved in execute may do:
 //! - read and execute anything (it is a build or a test, it needs the toolchain);
 //! - write, create, rename and delete only inside the workspace and `/tmp` (and write
 //!   `/dev/null`); hard-linking or moving files in from elsewhere is refused by the kernel;
@@ -17,7 +28,7 @@
 //! `landlock_restrict_self`, which allocate nothing. A kernel without Landlock runs the
 //! command unconfined, and codecrew says so on stderr once per run.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Once, OnceLock};
 
 use landlock::{
@@ -118,6 +129,112 @@ pub fn ruleset(
         .create()?
         .add_rules(path_beneath_rules(["/"], AccessFs::from_read(ABI_WANTED)))?
         .add_rules(path_beneath_rules(writable, AccessFs::from_all(ABI_WANTED)))?;
+    Ok(Some(created))
+}
+
+/// Directories whose whole tree a read-only command may read and execute: where the
+/// system keeps programs, libraries, locales, time zones and the like.
+pub const SYSTEM_READ: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc/alternatives",
+    "/etc/ld.so.conf.d",
+    "/etc/terminfo",
+    "/sys/devices/system/cpu",
+];
+
+/// Single files of `/etc` a read-only command may read: the dynamic loader's
+/// configuration, users and groups (for `ls -l`, `id`), the time zone, locale and file
+/// type databases, the system's git configuration. Nothing else of `/etc`
+/// (`/etc/shadow`, keys) is readable.
+pub const SYSTEM_FILES: &[&str] = &[
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.preload",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/locale.alias",
+    "/etc/locale.conf",
+    "/etc/default/locale",
+    "/etc/magic",
+    "/etc/magic.mime",
+    "/etc/mime.types",
+    "/etc/gitconfig",
+    "/etc/gitattributes",
+];
+
+/// Devices a read-only command may read; `/dev/null` it may also write.
+const READABLE_DEVICES: &[&str] = &["/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
+
+/// Why commands cannot run in the read-only sandbox here, or None when they can.
+/// `enabled` is false when the user turned the sandbox off (`CODECREW_SANDBOX=off`).
+pub fn read_only_unavailable(enabled: bool) -> Option<&'static str> {
+    if !enabled {
+        return Some("the user turned the OS sandbox off (CODECREW_SANDBOX=off)");
+    }
+    match support() {
+        Support::Full => None,
+        Support::FilesOnly => Some(
+            "this kernel's Landlock cannot keep commands off the network (it needs Linux 6.7)",
+        ),
+        Support::Unsupported => {
+            Some("this kernel has no Landlock (Linux 5.13+ with landlock in the LSM list)")
+        }
+    }
+}
+
+/// The user's own git configuration, read-only: `~/.gitconfig` and the XDG `git/`
+/// folder (config, ignore, attributes). Git refuses to run when a configuration file it
+/// finds cannot be read.
+fn user_git_config() -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|path| path.is_absolute())
+        .or_else(|| home.as_ref().map(|home| home.join(".config")));
+    home.map(|home| home.join(".gitconfig"))
+        .into_iter()
+        .chain(xdg.map(|config| config.join("git")))
+        .collect()
+}
+
+/// The read-only domain for a command that runs without asking in `workspace` (see the
+/// module docs), built before the fork. None when Landlock cannot enforce it (the caller
+/// has already made such commands ask: [`read_only_unavailable`]).
+pub fn read_only_ruleset(
+    workspace: &Path,
+) -> Result<Option<RulesetCreated>, landlock::RulesetError> {
+    if support() != Support::Full {
+        return Ok(None);
+    }
+    let read = AccessFs::from_read(ABI_WANTED);
+    let file_read = read & AccessFs::from_file(ABI_WANTED);
+    let readable_files = SYSTEM_FILES
+        .iter()
+        .copied()
+        .chain(READABLE_DEVICES.iter().copied())
+        .map(PathBuf::from)
+        .chain(user_git_config());
+    let created = Ruleset::default()
+        .handle_access(AccessFs::from_all(ABI_WANTED))?
+        .handle_access(AccessNet::from_all(ABI_WANTED))?
+        .scope(Scope::from_all(ABI_WANTED))?
+        .create()?
+        .add_rules(path_beneath_rules(SYSTEM_READ, read))?
+        .add_rules(path_beneath_rules([workspace], read))?
+        .add_rules(path_beneath_rules(readable_files, file_read))?
+        .add_rules(path_beneath_rules(
+            ["/dev/null"],
+            AccessFs::from_file(ABI_WANTED),
+        ))?;
     Ok(Some(created))
 }
 

@@ -73,12 +73,18 @@ pub struct ToolCatalog {
 }
 
 impl ToolCatalog {
-    /// What a mode offers: `query` only read-only tools, `execute` everything.
+    /// What a mode offers: `execute` everything; `query` the read-only tools, and
+    /// `run_command` (its reading commands) where the kernel holds the read-only sandbox.
     pub fn for_mode(registry: &ToolRegistry, mode: Mode) -> Result<Self, CatalogError> {
+        let sandboxed = codecrew_policy::sandbox::read_only_unavailable(true).is_none();
         Self::from_tools(
             registry
                 .iter()
-                .filter(|tool| mode == Mode::Execute || tool.readonly())
+                .filter(|tool| {
+                    mode == Mode::Execute
+                        || tool.readonly()
+                        || (sandboxed && tool.offered_in_query())
+                })
                 .cloned(),
         )
     }

@@ -47,12 +47,18 @@ pub struct ChildSpec {
     pub confinement: Option<Confinement>,
 }
 
-/// What a confined program may do besides reading and executing anything.
+/// The OS sandbox a program runs in (see [`codecrew_policy::sandbox`]).
 #[derive(Debug, Clone)]
-pub struct Confinement {
-    /// A directory it may write in (the workspace), besides `/tmp`.
-    pub writable: Option<PathBuf>,
-    pub allow_network: bool,
+pub enum Confinement {
+    /// The mode's: it may read and execute anything, and write only in `writable` (the
+    /// workspace, in execute) and `/tmp`.
+    Mode {
+        writable: Option<PathBuf>,
+        allow_network: bool,
+    },
+    /// The read-only domain of a command that runs without asking: it reads only
+    /// beneath the workspace and the system's directories, and writes nothing.
+    ReadOnly { workspace: PathBuf },
 }
 
 /// How the wait for the program ended.
@@ -142,12 +148,14 @@ pub async fn run(spec: ChildSpec) -> Result<Finished, ChildError> {
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     let ruleset = match &spec.confinement {
-        Some(confinement) => {
-            sandbox::ruleset(confinement.writable.as_deref(), confinement.allow_network)
-                .map_err(|error| ChildError::Sandbox(error.to_string()))?
-        }
-        None => None,
-    };
+        Some(Confinement::Mode {
+            writable,
+            allow_network,
+        }) => sandbox::ruleset(writable.as_deref(), *allow_network),
+        Some(Confinement::ReadOnly { workspace }) => sandbox::read_only_ruleset(workspace),
+        None => Ok(None),
+    }
+    .map_err(|error| ChildError::Sandbox(error.to_string()))?;
     // Its own session and group (pgid = its pid), so killpg reaches every process it
     // starts; then the sandbox, if any.
     sandbox::confine(&mut command, ruleset);

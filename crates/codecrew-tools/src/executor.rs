@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use codecrew_policy::{Answer, Asker, Decision, NonInteractive, Policy, Question, Reason};
+use codecrew_policy::{Answer, Asker, Decision, Grant, NonInteractive, Policy, Question, Reason};
 
 use super::middleware::{CallInfo, Middleware};
 use super::{Mode, Status, ToolCatalog, ToolContext, ToolError, ToolRegistry, ToolResult};
@@ -200,7 +200,7 @@ impl ToolExecutor {
                 ));
             return (Status::Error, Err(error), cap);
         }
-        if self.context.mode == Mode::Query && !tool.readonly() {
+        if self.context.mode == Mode::Query && !tool.readonly() && !tool.offered_in_query() {
             let error = ToolError::new(
                 "E_PERMISSION_DENIED",
                 format!(
@@ -211,13 +211,16 @@ impl ToolExecutor {
             .with_suggestion("run the task with `codecrew execute` instead");
             return (Status::Denied, Err(error), cap);
         }
-        if let Err(error) = self.permit(tool.name(), tool.readonly(), &call.input).await {
-            return (Status::Denied, Err(error), cap);
-        }
+        let grant = match self.permit(tool.name(), tool.readonly(), &call.input).await {
+            Ok(grant) => grant,
+            Err(error) => return (Status::Denied, Err(error), cap),
+        };
+        // The grant picks the sandbox of the commands this call starts.
+        let mut context = self.context.clone();
+        context.exec.grant = grant;
         let timeout = tool.timeout();
         let outcome =
-            match tokio::time::timeout(timeout, tool.execute(&self.context, call.input.clone()))
-                .await
+            match tokio::time::timeout(timeout, tool.execute(&context, call.input.clone())).await
             {
                 Ok(outcome) => outcome,
                 Err(_) => Err(ToolError::new(
@@ -239,10 +242,11 @@ impl ToolExecutor {
 }
 
 impl ToolExecutor {
-    /// The permission decision for a validated call, and the question when it asks.
-    async fn permit(&self, tool: &str, readonly: bool, input: &Value) -> Result<(), ToolError> {
+    /// The permission decision for a validated call, and the question when it asks;
+    /// who let it through when it may run.
+    async fn permit(&self, tool: &str, readonly: bool, input: &Value) -> Result<Grant, ToolError> {
         let reason = match self.policy.decide(tool, readonly, input, &self.context) {
-            Decision::Allow => return Ok(()),
+            Decision::Allow(grant) => return Ok(grant),
             Decision::Deny(reason) => {
                 let hint = reason.hint.clone().unwrap_or_else(|| {
                     "no flag or prompt overrides a denial; change the call".to_owned()
@@ -257,7 +261,7 @@ impl ToolExecutor {
         };
         if self.assume_yes {
             tracing::info!(tool, reason = %reason, "allowed by --yes");
-            return Ok(());
+            return Ok(Grant::Approved);
         }
         let key = format!("{tool}\u{0}{input}");
         if self
@@ -265,7 +269,7 @@ impl ToolExecutor {
             .lock()
             .is_ok_and(|approved| approved.contains(&key))
         {
-            return Ok(());
+            return Ok(Grant::Approved);
         }
         if !self.asker.interactive() {
             return Err(needs_approval(tool, &reason));
@@ -280,7 +284,7 @@ impl ToolExecutor {
             .await
             .unwrap_or(Answer::Deny);
         match answer {
-            Answer::Once => Ok(()),
+            Answer::Once => Ok(Grant::Approved),
             Answer::Always => {
                 if let Some(rule) = &reason.hint
                     && let Err(error) = self.policy.allow_for_run(rule)
@@ -290,7 +294,7 @@ impl ToolExecutor {
                 if let Ok(mut approved) = self.approved.lock() {
                     approved.insert(key);
                 }
-                Ok(())
+                Ok(Grant::Approved)
             }
             Answer::Deny => Err(ToolError::new(
                 "E_PERMISSION_DENIED",

@@ -116,7 +116,7 @@ impl ExternalTool {
             ("CODECREW_WORKSPACE".into(), ctx.workspace.clone().into()),
             ("CODECREW_MODE".into(), ctx.mode.name().into()),
         ]);
-        let confinement = ctx.exec.sandbox.then(|| Confinement {
+        let confinement = ctx.exec.sandbox.then(|| Confinement::Mode {
             writable: (ctx.mode == Mode::Execute).then(|| ctx.workspace.clone()),
             allow_network: self.config.network,
         });

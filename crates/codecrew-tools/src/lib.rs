@@ -117,6 +117,24 @@ pub trait Tool: Send + Sync {
     fn max_error_chars(&self) -> usize {
         DEFAULT_MAX_ERROR_CHARS
     }
+    /// What the tool may do in a read-only (`query`) run though it is not read-only
+    /// itself, or None (the default) when `query` does not offer it. `run_command` is
+    /// offered there for the commands that run without asking, in the read-only sandbox.
+    fn query_description(&self) -> Option<&str> {
+        None
+    }
+    /// Whether a `query` run may call it (where the kernel holds the read-only sandbox;
+    /// the catalog checks that).
+    fn offered_in_query(&self) -> bool {
+        self.readonly() || self.query_description().is_some()
+    }
+    /// The description shown to the model in a run of `mode`.
+    fn description_in(&self, mode: Mode) -> &str {
+        match (mode, self.query_description()) {
+            (Mode::Query, Some(description)) if !self.readonly() => description,
+            _ => self.description(),
+        }
+    }
 }
 
 /// How a call ended.

@@ -190,3 +190,4 @@ mod injection;
 mod paths;
 mod processes;
 mod shell;
+mod unattended;

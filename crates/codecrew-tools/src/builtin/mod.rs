@@ -8,6 +8,7 @@ mod grep_sink;
 mod help;
 mod list_directory;
 mod read_file;
+mod refusals;
 mod run_command;
 pub(crate) mod support;
 mod write_file;

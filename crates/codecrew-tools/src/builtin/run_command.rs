@@ -19,7 +19,8 @@ use super::support::{beneath_error, directory, optional_str, optional_u64, requi
 use crate::beneath::Beneath;
 use crate::child::{self, Captured, ChildError, ChildSpec, Confinement, ERROR_TAIL_CHARS, Ending};
 use crate::path::{Access, display, resolve};
-use crate::{Mode, Tool, ToolContext, ToolError, ToolFuture};
+use crate::{Tool, ToolContext, ToolError, ToolFuture};
+use codecrew_policy::sandbox;
 use codecrew_policy::secrets::scrub_env_with;
 
 #[derive(Debug)]
@@ -70,6 +71,21 @@ impl Tool for RunCommand {
 
     fn readonly(&self) -> bool {
         false
+    }
+
+    fn query_description(&self) -> Option<&str> {
+        Some(
+            "Runs a reading shell command with `bash -c` in the workspace (or in `cwd`, a \
+             directory inside it) and returns its exit code, stdout and stderr (each cut at \
+             1 MiB). This run is read-only: only commands that run without asking are \
+             allowed (e.g. `ls`, `cat`, `head`, `wc`, `grep`, `rg`, `find` without \
+             `-exec`, `git status`, `git log -p -1`, `git diff`, `git show`), and they run \
+             in a read-only OS sandbox that sees only the workspace and the system's \
+             programs, writes nothing and has no network. Anything else (writes, \
+             redirections to files, other programs, paths outside the workspace) is \
+             refused; use `codecrew execute` for those. stdin is closed. The command is \
+             killed after `timeout_ms` (default 120000, at most 600000).",
+        )
     }
 
     /// Above the longest `timeout_ms`: the tool kills the process group itself, which the
@@ -124,15 +140,36 @@ async fn run(
     timeout_ms: u64,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    let confinement = (ctx.mode == Mode::Execute && ctx.exec.sandbox).then(|| Confinement {
-        writable: Some(ctx.workspace.clone()),
-        allow_network: ctx.exec.allow_network,
-    });
+    let read_only = ctx.exec.read_only(ctx.mode);
+    let mut env = scrub_env_with(std::env::vars_os(), &ctx.exec.pass_env);
+    let confinement = if read_only {
+        // The policy lets a command through unasked only where this sandbox holds; should
+        // it be missing all the same, the command does not run unconfined.
+        if let Some(why) = sandbox::read_only_unavailable(ctx.exec.sandbox) {
+            return Err(ToolError::new(
+                "E_SANDBOX",
+                format!(
+                    "this command would run without asking, which codecrew allows only in \
+                     the read-only OS sandbox, and {why}; it did not run"
+                ),
+            ));
+        }
+        // Reading git commands must not need to write the index.
+        env.push(("GIT_OPTIONAL_LOCKS".into(), "0".into()));
+        Some(Confinement::ReadOnly {
+            workspace: ctx.workspace.clone(),
+        })
+    } else {
+        ctx.exec.sandbox.then(|| Confinement::Mode {
+            writable: Some(ctx.workspace.clone()),
+            allow_network: ctx.exec.allow_network,
+        })
+    };
     let spec = ChildSpec {
         program: "bash".into(),
         args: vec!["-c".into(), command.into()],
         cwd: cwd.to_path_buf(),
-        env: scrub_env_with(std::env::vars_os(), &ctx.exec.pass_env),
+        env,
         stdin: None,
         timeout: Duration::from_millis(timeout_ms),
         confinement,
@@ -162,7 +199,11 @@ async fn run(
              with their output redirected to a file"
         ))),
         Ending::Exited { status, lingering } => {
-            Ok(result(status, lingering, out, err, duration_ms))
+            let mut output = result(status, lingering, out, err, duration_ms);
+            if read_only {
+                super::refusals::describe(&mut output, err);
+            }
+            Ok(output)
         }
     }
 }
