@@ -198,11 +198,15 @@ pub(crate) fn spawn(spec: &CommandSpec, stdin: bool) -> Result<(Child, GroupGuar
     if let Some(cwd) = &spec.cwd {
         command.current_dir(cwd);
     }
+    codecrew_policy::lifeline::die_with_codecrew(&mut command);
     let child = command.spawn().map_err(|source| SpawnError {
         program: spec.program.display().to_string(),
         source,
     })?;
-    codecrew_policy::process::note_spawn();
+    // Registered: what the CLI starts in its group dies with codecrew, even a killed one.
+    if let Some(pgid) = child.id().and_then(|id| i32::try_from(id).ok()) {
+        codecrew_policy::process::register(pgid);
+    }
     let group = GroupGuard(child.id());
     Ok((child, group))
 }
@@ -303,6 +307,9 @@ impl GroupGuard {
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.kill_now();
+        if let Some(pgid) = self.pgid() {
+            codecrew_policy::process::release_if_empty(pgid.as_raw());
+        }
     }
 }
 

@@ -167,7 +167,13 @@ fn query_mode_never_asks() {
         "deny",
     );
     // Reading commands run in query, in the read-only sandbox; what would ask is denied.
-    let ls = check(&policy, &ws, "run_command", json!({"command": "ls"}), "allow");
+    let ls = check(
+        &policy,
+        &ws,
+        "run_command",
+        json!({"command": "ls"}),
+        "allow",
+    );
     assert_eq!(ls, Decision::Allow(Grant::Unattended));
     for command in ["touch x", "cat .env", "ls > out", "cat /etc/hostname"] {
         check(
@@ -195,15 +201,28 @@ fn the_grant_says_who_let_a_call_through() {
     let ws = Ws::new(Mode::Execute);
     let user = config(&["run_command(cargo test *)"], &[], &[]);
     let policy = Policy::from_layers(&builtin_defaults(), Some(&user), None, false).unwrap();
-    let grant = |command: &str| policy.decide("run_command", false, &json!({ "command": command }), &ws.ctx);
+    let grant = |command: &str| {
+        policy.decide(
+            "run_command",
+            false,
+            &json!({ "command": command }),
+            &ws.ctx,
+        )
+    };
     // The safe list and the config's allow rules: nobody was asked.
     assert_eq!(grant("git status"), Decision::Allow(Grant::Unattended));
-    assert_eq!(grant("cargo test --all"), Decision::Allow(Grant::Unattended));
+    assert_eq!(
+        grant("cargo test --all"),
+        Decision::Allow(Grant::Unattended)
+    );
     // A rule approved "always" at a prompt: the user's yes, for this run.
     assert!(matches!(grant("make lint"), Decision::Ask(_)));
     policy.allow_for_run("run_command(make *)").unwrap();
     assert_eq!(grant("make lint"), Decision::Allow(Grant::Approved));
-    assert_eq!(grant("make lint && git status"), Decision::Allow(Grant::Approved));
+    assert_eq!(
+        grant("make lint && git status"),
+        Decision::Allow(Grant::Approved)
+    );
 }
 
 #[test]
@@ -215,11 +234,26 @@ fn without_the_read_only_sandbox_nothing_runs_without_asking() {
     let Decision::Ask(reason) = decision else {
         unreachable!()
     };
-    assert!(reason.message.contains("CODECREW_SANDBOX=off"), "{reason:?}");
+    assert!(
+        reason.message.contains("CODECREW_SANDBOX=off"),
+        "{reason:?}"
+    );
     // The file tools do not run commands: they are unaffected.
-    check(&policy, &ws, "read_file", json!({"path": "src/lib.rs"}), "allow");
+    check(
+        &policy,
+        &ws,
+        "read_file",
+        json!({"path": "src/lib.rs"}),
+        "allow",
+    );
     ws.ctx.mode = Mode::Query;
-    check(&policy, &ws, "run_command", json!({"command": "ls"}), "deny");
+    check(
+        &policy,
+        &ws,
+        "run_command",
+        json!({"command": "ls"}),
+        "deny",
+    );
 }
 
 #[test]

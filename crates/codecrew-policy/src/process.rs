@@ -26,12 +26,15 @@ pub fn note_spawn() {
     SPAWNED.store(true, Ordering::Relaxed);
 }
 
-/// Remembers a process group started by a tool.
+/// Remembers a process group codecrew started (a tool's, an MCP server's, an agent
+/// CLI's): killed at exit, and by the watchdog if codecrew is killed
+/// ([`crate::lifeline`]).
 pub fn register(pgid: i32) {
     note_spawn();
     if let Ok(mut groups) = GROUPS.lock() {
         groups.insert(pgid);
     }
+    crate::lifeline::watch(pgid);
 }
 
 /// Forgets a group once nothing of it is left (so a reused number is never killed).
@@ -40,6 +43,7 @@ pub fn release_if_empty(pgid: i32) {
         && let Ok(mut groups) = GROUPS.lock()
     {
         groups.remove(&pgid);
+        crate::lifeline::forget(pgid);
     }
 }
 
@@ -61,6 +65,7 @@ pub fn kill_all() {
     for pgid in groups {
         let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
     }
+    crate::lifeline::stop();
     // As a subreaper, codecrew is an ancestor of every process it ever started, so with
     // no child left there is nothing left at all, and no need to scan `/proc`.
     if no_children_left() {

@@ -182,9 +182,9 @@ pub fn read_only_unavailable(enabled: bool) -> Option<&'static str> {
     }
     match support() {
         Support::Full => None,
-        Support::FilesOnly => Some(
-            "this kernel's Landlock cannot keep commands off the network (it needs Linux 6.7)",
-        ),
+        Support::FilesOnly => {
+            Some("this kernel's Landlock cannot keep commands off the network (it needs Linux 6.7)")
+        }
         Support::Unsupported => {
             Some("this kernel has no Landlock (Linux 5.13+ with landlock in the LSM list)")
         }

@@ -159,6 +159,7 @@ pub async fn run(spec: ChildSpec) -> Result<Finished, ChildError> {
     // Its own session and group (pgid = its pid), so killpg reaches every process it
     // starts; then the sandbox, if any.
     sandbox::confine(&mut command, ruleset);
+    codecrew_policy::lifeline::die_with_codecrew(&mut command);
     let mut child = command.spawn().map_err(|source| ChildError::Spawn {
         program: spec.program.to_string_lossy().into_owned(),
         source,

@@ -220,8 +220,7 @@ impl ToolExecutor {
         context.exec.grant = grant;
         let timeout = tool.timeout();
         let outcome =
-            match tokio::time::timeout(timeout, tool.execute(&context, call.input.clone())).await
-            {
+            match tokio::time::timeout(timeout, tool.execute(&context, call.input.clone())).await {
                 Ok(outcome) => outcome,
                 Err(_) => Err(ToolError::new(
                     "E_TIMEOUT",

@@ -68,3 +68,75 @@ fn an_interrupt_stops_every_agent_and_exits_130() {
     );
     interrupt_exits_130_leaving_nothing(child, &workspace);
 }
+
+/// Processes running in `dir` whose command line holds `word`.
+fn running_in(dir: &Path, word: &str) -> Vec<String> {
+    processes_in(dir)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                String::from_utf8_lossy(&cmdline)
+                    .replace('\0', " ")
+                    .contains(word)
+            })
+        })
+        .collect()
+}
+
+/// `kill -9` (or the OOM killer) gives codecrew no chance to sweep: the kept claude of
+/// the run and the command a tool started, with its background job, must die with it all
+/// the same (the parent-death signal and the watchdog).
+#[test]
+fn nothing_outlives_a_codecrew_killed_mid_turn() {
+    let sleeper = json!({"command": "sleep 97 & sleep 98"});
+    let script = Script::new()
+        .rule(Rule::on_prompt(
+            "E2E-KILL",
+            Reply::text(fenced(&[envelope("run_command", sleeper)])),
+        ))
+        .on_tool_result(FOLLOW_UP, Reply::hang());
+    let Some(world) = World::new("e2e-kill", script) else {
+        return;
+    };
+    let workspace = world.workspace().canonicalize().unwrap();
+    let mut child = spawn(&world, &["query", "@claude E2E-KILL"]);
+    // Wait until the tool's command runs (both sleeps), the kept claude beside it.
+    let start = std::time::Instant::now();
+    while running_in(&workspace, "sleep 9").len() < 2 && start.elapsed() < TIMEOUT {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if running_in(&workspace, "sleep 9").len() < 2 {
+        let _ = child.kill();
+        let output = child.wait_with_output().unwrap();
+        panic!(
+            "the tool's command never ran:\n{}\n{}\nrequests: {:#?}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr),
+            world
+                .server
+                .requests()
+                .iter()
+                .map(|r| r.summary())
+                .collect::<Vec<_>>()
+        );
+    }
+    assert!(!running_in(&workspace, "claude").is_empty(), "claude runs");
+    child.kill().unwrap();
+    let _ = child.wait();
+    let killed = std::time::Instant::now();
+    while !processes_in(&workspace).is_empty() && killed.elapsed() < Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left = processes_in(&workspace);
+    for pid in &left {
+        let _ = Command::new("kill").args(["-9", pid]).status();
+    }
+    assert_eq!(
+        left,
+        Vec::<String>::new(),
+        "processes outlived a killed codecrew"
+    );
+}

@@ -190,7 +190,10 @@ fn safe_commands_run_read_only_and_still_work_on_the_workspace() {
         assert!(stdout.contains(" M src/main.rs"), "{mode}: {stdout}");
         assert!(stdout.contains("commit "), "{mode}: {stdout}");
         assert!(stdout.contains("1 file changed"), "{mode}: {stdout}");
-        assert!(output.get("sandbox_refused").is_none(), "{mode}: {result:#}");
+        assert!(
+            output.get("sandbox_refused").is_none(),
+            "{mode}: {result:#}"
+        );
     }
     // `git status` did not need to write the index (optional locks are off).
     let after = std::fs::metadata(ws.root.join(".git/index"))
@@ -223,7 +226,12 @@ fn query_runs_reading_commands_and_refuses_the_rest() {
         denied(&query(command));
     }
     // `--yes` does not make query write.
-    let (result, _) = ws.call_in("query", true, "run_command", json!({"command": "touch new.txt"}));
+    let (result, _) = ws.call_in(
+        "query",
+        true,
+        "run_command",
+        json!({"command": "touch new.txt"}),
+    );
     denied(&result);
     assert!(!ws.exists("new.txt"));
     assert!(ws.exists("src/main.rs"));

@@ -97,7 +97,11 @@ mod tests {
         describe(&mut output, &stderr(&long));
         let lines = output["sandbox_refused"].as_array().unwrap();
         assert_eq!(lines.len(), MAX_LINES);
-        assert!(lines.iter().all(|line| line.as_str().unwrap().chars().count() <= 301));
+        assert!(
+            lines
+                .iter()
+                .all(|line| line.as_str().unwrap().chars().count() <= 301)
+        );
         let mut output = json!({});
         describe(
             &mut output,

@@ -388,6 +388,7 @@ async fn start_one(
     };
     // A session and process group of its own (pgid = its pid), no terminal, confined.
     sandbox::confine(&mut command, ruleset);
+    codecrew_policy::lifeline::die_with_codecrew(&mut command);
     let (transport, stderr) = TokioChildProcess::builder(command)
         .stderr(Stdio::piped())
         .spawn()
