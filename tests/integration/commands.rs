@@ -227,10 +227,19 @@ fn tools_commands() {
         .iter()
         .map(|t| t["tool"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        names,
-        ["glob", "grep", "help", "list_directory", "read_file"]
-    );
+    // run_command is offered in query for its reading commands, where the kernel holds
+    // the read-only sandbox.
+    let sandboxed = codecrew_policy::sandbox::read_only_unavailable(true).is_none();
+    let mut expected = vec!["glob", "grep", "help", "list_directory", "read_file"];
+    if sandboxed {
+        expected.push("run_command");
+    }
+    assert_eq!(names, expected);
+    if sandboxed {
+        let run_command = &list.as_array().unwrap()[5];
+        let description = run_command["description"].as_str().unwrap();
+        assert!(description.contains("read-only"), "{description}");
+    }
 
     let show = codecrew(dir.path(), &["tools", "show", "codecrew:edit_file"], b"");
     let text = String::from_utf8(show.stdout).unwrap();

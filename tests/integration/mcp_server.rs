@@ -103,9 +103,16 @@ async fn query_mode_serves_the_read_only_tools_and_execute_mode_all() {
     ] {
         assert!(query_names.contains(&tool.to_owned()), "{query_names:?}");
     }
-    for tool in ["write_file", "edit_file", "run_command", "execute_agent"] {
+    for tool in ["write_file", "edit_file", "execute_agent"] {
         assert!(!query_names.contains(&tool.to_owned()), "{query_names:?}");
     }
+    // Its reading commands, in the read-only sandbox, where the kernel holds it.
+    let sandboxed = codecrew_policy::sandbox::read_only_unavailable(true).is_none();
+    assert_eq!(
+        query_names.contains(&"run_command".to_owned()),
+        sandboxed,
+        "{query_names:?}"
+    );
     let read_file = listed.iter().find(|t| t.name == "read_file").unwrap();
     assert_eq!(
         read_file.annotations.as_ref().unwrap().read_only_hint,
@@ -242,7 +249,8 @@ fn stdout_carries_nothing_but_the_protocol() {
     let mut child = std::process::Command::new(BIN)
         .args(["-vvv", "--workdir"])
         .arg(dir.path())
-        .args(["mcp", "--mode", "execute"])
+        // With the sandbox off nothing runs without asking: `--yes` approves the command.
+        .args(["mcp", "--mode", "execute", "--yes"])
         .env("CODECREW_CONFIG", "")
         .env("CODECREW_SANDBOX", "off")
         .env_remove("CODECREW_MCP_DEPTH")

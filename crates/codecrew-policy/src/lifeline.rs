@@ -20,7 +20,7 @@
 //!   had open, so it holds no pipe a caller waits on.
 
 use std::io::Write;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Mutex, OnceLock};
 
 use nix::libc;
@@ -111,7 +111,7 @@ fn start() -> Option<Watchdog> {
         Ok(ForkResult::Parent { child }) => {
             drop(read);
             Some(Watchdog {
-                pipe: Mutex::new(Some(std::fs::File::from(OwnedFd::from(write)))),
+                pipe: Mutex::new(Some(std::fs::File::from(write))),
                 pid: child,
             })
         }
