@@ -141,7 +141,7 @@ fn check_repository(git_dir: &Path, work_tree: Option<&Path>) -> Option<String> 
 /// The repository git would find from `dir`, and its work tree: the nearest `.git` (a
 /// directory, or a file that points to one) or a directory that is itself a repository
 /// (a bare one, its own work tree here), walking up to the root.
-fn find_git_dir(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+pub(crate) fn find_git_dir(dir: &Path) -> Option<(PathBuf, PathBuf)> {
     for candidate in dir.ancestors() {
         if let Some(git_dir) = own_git_dir(candidate) {
             return Some((git_dir, candidate.to_path_buf()));
@@ -166,7 +166,7 @@ fn is_git_dir(dir: &Path) -> bool {
 }
 
 /// A linked worktree's repository: the `commondir` file names it.
-fn common_dir(git_dir: &Path) -> Option<PathBuf> {
+pub(crate) fn common_dir(git_dir: &Path) -> Option<PathBuf> {
     let text = fs::read_to_string(git_dir.join("commondir")).ok()?;
     Some(git_dir.join(text.trim()))
 }

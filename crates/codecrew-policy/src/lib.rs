@@ -41,6 +41,7 @@ pub mod rules;
 pub mod sandbox;
 pub mod secrets;
 pub mod shell;
+pub mod tracked;
 
 use std::path::Path;
 use std::sync::Mutex;

@@ -248,23 +248,39 @@ const CAP_SYS_PTRACE: nix::libc::c_ulong = 19;
 #[allow(unsafe_code)]
 pub fn confine(command: &mut tokio::process::Command, ruleset: Option<RulesetCreated>) {
     let mut ruleset = ruleset;
-    // SAFETY: the closure runs in the forked child before exec, where only
-    // async-signal-safe work is sound. It makes plain system calls (setsid, prctl, and
-    // prctl plus landlock_restrict_self inside `restrict_self`) on a ruleset file
-    // descriptor built before the fork; it allocates nothing and takes no lock, and its
-    // errors are plain errno values.
+    // SAFETY: see `enter`, the closure's only work.
     unsafe {
-        command.pre_exec(move || {
-            nix::unistd::setsid()
-                .map_err(|errno| std::io::Error::from_raw_os_error(errno as i32))?;
-            // Fails without CAP_SETPCAP (not root), where there is nothing to drop.
-            let _ = nix::libc::prctl(nix::libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
-            if let Some(ruleset) = ruleset.take() {
-                ruleset.restrict_self().map_err(|_| {
-                    std::io::Error::from_raw_os_error(nix::errno::Errno::EPERM as i32)
-                })?;
-            }
-            Ok(())
-        });
+        command.pre_exec(move || enter(&mut ruleset));
     }
+}
+
+/// [`confine`] for a program codecrew runs and waits for itself (a blocking
+/// `std::process::Command`).
+#[allow(unsafe_code)]
+pub fn confine_blocking(command: &mut std::process::Command, ruleset: Option<RulesetCreated>) {
+    use std::os::unix::process::CommandExt;
+    let mut ruleset = ruleset;
+    // SAFETY: see `enter`, the closure's only work.
+    unsafe {
+        command.pre_exec(move || enter(&mut ruleset));
+    }
+}
+
+/// What the child does between fork and exec: a session of its own, no CAP_SYS_PTRACE,
+/// the ruleset. It runs in the forked child, where only async-signal-safe work is sound:
+/// plain system calls (setsid, prctl, and prctl plus landlock_restrict_self inside
+/// `restrict_self`) on a ruleset file descriptor built before the fork; it allocates
+/// nothing and takes no lock, and its errors are plain errno values.
+#[allow(unsafe_code)]
+fn enter(ruleset: &mut Option<RulesetCreated>) -> std::io::Result<()> {
+    nix::unistd::setsid().map_err(|errno| std::io::Error::from_raw_os_error(errno as i32))?;
+    // Fails without CAP_SETPCAP (not root), where there is nothing to drop.
+    // SAFETY: a plain prctl with integer arguments.
+    let _ = unsafe { nix::libc::prctl(nix::libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0) };
+    if let Some(ruleset) = ruleset.take() {
+        ruleset
+            .restrict_self()
+            .map_err(|_| std::io::Error::from_raw_os_error(nix::errno::Errno::EPERM as i32))?;
+    }
+    Ok(())
 }

@@ -227,6 +227,17 @@ pub(super) fn searched_trees(argv: &[String]) -> Option<(Vec<String>, bool)> {
             short('L') || long("--follow"),
             short('e') || short('f') || long("--regexp") || long("--file"),
         ),
+        // diff reads every file of both trees, through links unless told not to.
+        "diff" => {
+            let syntax = super::syntaxes::syntax("diff")?;
+            let recursive = super::options::has(args, &syntax, "r", &["recursive"]);
+            if !recursive {
+                return None;
+            }
+            let follow = !super::options::has(args, &syntax, "", &["no-dereference"]);
+            let dirs = positional.iter().map(|dir| (*dir).clone()).collect();
+            return Some((dirs, follow));
+        }
         _ => return None,
     };
     if !recursive {

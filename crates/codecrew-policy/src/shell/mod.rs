@@ -38,14 +38,18 @@ use crate::path::{Access, display, normalise, resolve};
 
 mod arguments;
 mod deny;
+mod options;
 mod parse;
 mod programs;
 mod redirect;
+mod risky_options;
+mod syntaxes;
 mod words;
 mod wrappers;
 
 use arguments::is_home_word;
 use deny::{deny_listed_token, is_loader_variable};
+use options::{Effect, Syntax};
 pub use programs::safe;
 use programs::{base_name, find_roots, split_options};
 use redirect::is_harmless_device;

@@ -275,7 +275,9 @@ impl<'a> Analyser<'a> {
         let safe = safe(&argv);
         if safe && program == "git" {
             self.git_repository(&argv);
+            self.git_contents(&argv);
         }
+        self.option_risks(&argv);
         self.tree_search(&argv);
         for word in &words[1..] {
             if word.literal && !word.brace() {

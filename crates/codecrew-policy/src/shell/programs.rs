@@ -51,7 +51,8 @@ pub(super) fn find_roots(argv: &[String]) -> Option<Vec<String>> {
 }
 
 /// The safe list: read-only commands with arguments that cannot write, run other
-/// programs or reach the network. Paths they name are checked separately.
+/// programs or reach the network. Paths they name are checked separately, and options
+/// that read names from a file or follow links are risks ([`Analyser::option_risks`]).
 pub fn safe(argv: &[String]) -> bool {
     let Some(program) = argv.first() else {
         return false;
@@ -61,51 +62,69 @@ pub fn safe(argv: &[String]) -> bool {
         return false;
     }
     let args = &argv[1..];
-    let options: Vec<&str> = args
-        .iter()
-        .map(String::as_str)
-        .take_while(|arg| *arg != "--")
-        .filter(|arg| arg.starts_with('-') && arg.len() > 1)
-        .collect();
-    let positional = args.iter().filter(|arg| !arg.starts_with('-')).count();
-    let short_has = |letter: char| {
-        options
-            .iter()
-            .any(|option| !option.starts_with("--") && option.contains(letter))
-    };
-    let long_has = |name: &str| options.iter().any(|option| option.starts_with(name));
-    match program.as_str() {
-        "ls" | "pwd" | "cat" | "head" | "tail" | "wc" | "echo" | "true" | "false" | "nl"
-        | "tac" | "rev" | "cut" | "tr" | "column" | "basename" | "dirname" | "realpath"
-        | "readlink" | "stat" | "du" | "df" | "which" | "whoami" | "id" | "uname" | "grep"
-        | "egrep" | "fgrep" | "diff" | "cmp" | "comm" | "md5sum" | "sha1sum" | "sha256sum"
-        | "sha512sum" | "b2sum" | "cksum" | "od" | "hexdump" | "seq" | "printf" | "test" | "["
-        | "jq" | "strings" | "sleep" | "fold" | "paste" | "fmt" | "expand" | "unexpand" | "cd"
-        | "wait" => true,
-        "file" => !short_has('C') && !long_has("--compile"),
-        "sort" => !short_has('o') && !long_has("--output") && !long_has("--compress-program"),
-        "uniq" | "xxd" => positional <= 1,
-        "tree" => !options.contains(&"-o"),
-        "rg" => !long_has("--pre") && !short_has('z') && !long_has("--search-zip"),
-        "find" => !args.iter().any(|arg| {
-            matches!(
-                arg.as_str(),
-                "-exec"
-                    | "-execdir"
-                    | "-ok"
-                    | "-okdir"
-                    | "-delete"
-                    | "-fprint"
-                    | "-fprint0"
-                    | "-fprintf"
-                    | "-fls"
-            )
-        }),
-        "date" => !short_has('s') && !long_has("--set"),
-        "hostname" => args.is_empty(),
-        "git" => git_safe(args),
-        _ => false,
+    if program == "git" {
+        return git_safe(args);
     }
+    let Some(syntax) = syntaxes::syntax(program) else {
+        return false;
+    };
+    if harmful(args, &syntax) {
+        return false;
+    }
+    match program.as_str() {
+        // A second operand is the file they write.
+        "uniq" => operands_from_first(args, "fsw").len() <= 1,
+        "xxd" => operands_from_first(args, "cglnos").len() <= 1,
+        // An operand that is not a `+format` sets the clock.
+        "date" => operands_from_first(args, "dfrs")
+            .iter()
+            .all(|operand| operand.starts_with('+')),
+        // Any operand sets the host name.
+        "hostname" => args.is_empty(),
+        // Module imports in the program text read files no argument names.
+        "jq" => !args
+            .iter()
+            .any(|arg| arg.contains("import") || arg.contains("include")),
+        _ => true,
+    }
+}
+
+/// Whether an option of `args` runs a program, writes or sets a shell variable.
+fn harmful(args: &[String], syntax: &Syntax<'_>) -> bool {
+    options::effects(args, syntax).iter().any(|found| {
+        matches!(
+            found.effect,
+            Effect::Runs | Effect::Writes | Effect::Assigns
+        )
+    })
+}
+
+/// The operands of `args`, counted strictly: from the first word that is not an option
+/// on, every word is one (as xxd reads them; GNU programs that would read a later word
+/// as an option make this count more, never fewer). A short option ending in one of
+/// `value_letters` takes the next word as its value.
+fn operands_from_first<'a>(args: &'a [String], value_letters: &str) -> Vec<&'a String> {
+    let mut index = 0;
+    while let Some(arg) = args.get(index) {
+        if arg == "--" {
+            return args[index + 1..].iter().collect();
+        }
+        if !arg.starts_with('-') || arg == "-" {
+            return args[index..].iter().collect();
+        }
+        let takes_next = !arg.starts_with("--")
+            && arg
+                .chars()
+                .last()
+                .is_some_and(|last| value_letters.contains(last));
+        index += if takes_next { 2 } else { 1 };
+    }
+    Vec::new()
+}
+
+/// Whether a format string makes git verify signatures (it runs `gpg.program`).
+fn verifies_signatures(arg: &str) -> bool {
+    arg.contains("%G") || arg.contains("%(signature")
 }
 
 /// `git` with read-only subcommands, without options that change where git looks for
@@ -128,58 +147,23 @@ pub(super) fn git_safe(args: &[String]) -> bool {
         return false;
     };
     let rest = &args[index + 1..];
-    let forbidden = |arg: &String| {
-        arg.starts_with("--output")
-            || arg == "--ext-diff"
-            || arg.starts_with("--exec")
-            || arg.starts_with("--upload-pack")
-            || arg.starts_with("--open-files-in-pager")
-            || (arg.starts_with("-O") && subcommand == "grep")
+    let Some(syntax) = syntaxes::git_syntax(subcommand) else {
+        return false;
     };
-    if rest.iter().any(forbidden) {
+    if harmful(rest, &syntax) || rest.iter().any(|arg| verifies_signatures(arg)) {
         return false;
     }
     let all_options = rest.iter().all(|arg| arg.starts_with('-'));
     match subcommand.as_str() {
-        "status" | "diff" | "log" | "show" | "ls-files" | "rev-parse" | "blame" | "shortlog"
-        | "describe" | "grep" | "show-ref" | "ls-tree" | "cat-file" | "rev-list" | "merge-base"
-        | "whatchanged" | "reflog" => {
-            // `git reflog expire/delete` write.
-            !(subcommand == "reflog"
-                && rest
-                    .first()
-                    .is_some_and(|arg| arg == "expire" || arg == "delete"))
-        }
-        "branch" => {
-            all_options
-                && !rest.iter().any(|arg| {
-                    matches!(
-                        arg.as_str(),
-                        "-d" | "-D"
-                            | "-m"
-                            | "-M"
-                            | "-c"
-                            | "-C"
-                            | "-f"
-                            | "-u"
-                            | "--delete"
-                            | "--move"
-                            | "--copy"
-                            | "--force"
-                            | "--unset-upstream"
-                            | "--edit-description"
-                    ) || arg.starts_with("--set-upstream")
-                })
-        }
-        "tag" => {
-            rest.is_empty()
-                || (rest.iter().any(|arg| arg == "-l" || arg == "--list")
-                    && !rest.iter().any(|arg| {
-                        matches!(arg.as_str(), "-d" | "-a" | "-s" | "-m" | "-f" | "--delete")
-                    }))
-        }
+        // `git reflog expire/delete` write.
+        "reflog" => !rest
+            .first()
+            .is_some_and(|arg| arg == "expire" || arg == "delete"),
+        // Listing only: a name operand creates, renames or deletes.
+        "branch" => all_options,
+        "tag" => rest.is_empty() || options::has(rest, &syntax, "l", &["list"]),
         "remote" => rest.is_empty() || (rest.len() == 1 && rest[0] == "-v"),
-        _ => false,
+        _ => true,
     }
 }
 

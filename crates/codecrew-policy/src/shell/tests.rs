@@ -305,3 +305,169 @@ fn nesting_is_bounded() {
 fn ansi_c_strings() {
     assert_eq!(ansi_c("a\\x41\\n\\101\\u00e9"), "aA\nAé");
 }
+
+/// Third round, class 4: options bundled in one word, attached values and abbreviated
+/// long options are read as the program reads them.
+#[test]
+fn options_are_parsed_as_each_program_parses_them() {
+    let ws = Ws::new();
+    for command in [
+        // Runs a program.
+        "git grep -nOsh main",
+        "git grep -inO./x main",
+        "git grep --op=sh main",
+        "git grep --open main",
+        "sort --compress-prog=sh src/main.rs",
+        "sort --co=sh src/main.rs",
+        "file -z src/main.rs",
+        "rg --hostname-bin=sh main",
+        "git log --format=%G? -1",
+        "git tag -l --format=%(signature)",
+        "git branch --e",
+        // Writes.
+        "sort -mo out src/main.rs",
+        "sort --o=out src/main.rs",
+        "sort src/main.rs --ou out",
+        "tree -ao out",
+        "file --co -m src/main.rs",
+        "git diff --output=out",
+        "git branch -vuother",
+        "git branch --unset",
+        "xxd src/main.rs -out",
+        "uniq -- src/main.rs -out",
+        "date --s=2020-01-01",
+        "date 01010000",
+        "printf -v PATH %s x",
+    ] {
+        let analysis = ws.analyse(command);
+        assert!(
+            analysis.commands.iter().any(|command| !command.safe),
+            "{command:?} is not safe: {analysis:#?}"
+        );
+    }
+    for command in [
+        "git grep -n main",
+        "sort -k2 -t, src/main.rs",
+        "sort -ko src/main.rs",
+        "tree -a",
+        "xxd -c 8 src/main.rs",
+        "uniq -c src/main.rs",
+        "date +%s",
+        "date -d tomorrow +%F",
+        "git log --oneline -5",
+        "git branch -v",
+        "git tag -l",
+        "printf %s x",
+    ] {
+        expect(&ws, command, "safe");
+    }
+}
+
+/// Class 1: options that read the names of the files to process from a file.
+#[test]
+fn lists_of_names_read_from_files_are_risks() {
+    let ws = Ws::new();
+    fs::write(ws.root.join("list"), "/root/.ssh/id_rsa\0").unwrap();
+    for command in [
+        "wc --files0-from=list",
+        "wc --files0=list",
+        "du --files0-from list",
+        "sort --fil=list",
+        "sha256sum -c list",
+        "md5sum --check list",
+        "file -f list",
+        "find . -files0-from list",
+        "strings @list",
+        "strings -- @list",
+        "grep -f.env src/main.rs",
+    ] {
+        expect(&ws, command, "risk");
+    }
+    expect(&ws, "wc -l src/main.rs", "safe");
+    expect(&ws, "sha256sum src/main.rs", "safe");
+}
+
+/// Class 2: walks that follow links ask when a link leads out of the workspace.
+#[test]
+fn walks_that_follow_links_out_are_risks() {
+    let ws = Ws::new();
+    let outside = TempDir::new().unwrap();
+    fs::create_dir(ws.root.join("tree")).unwrap();
+    fs::write(ws.root.join("tree/file"), "x").unwrap();
+    let commands = [
+        "ls -LR tree",
+        "ls -R --dereference tree",
+        "find -L tree",
+        "find tree -follow",
+        "du -L tree",
+        "tree -l tree",
+        "grep -R x tree",
+        "diff -r tree src",
+    ];
+    // The control: no link out, the same walks are fine.
+    for command in commands {
+        expect(&ws, command, "safe");
+    }
+    symlink(outside.path(), ws.root.join("tree/out")).unwrap();
+    for command in commands {
+        expect(&ws, command, "risk");
+    }
+    // Walks that do not follow links are not concerned.
+    expect(&ws, "ls -R tree", "safe");
+    expect(&ws, "find tree -name x", "safe");
+    expect(&ws, "diff -r --no-dereference tree src", "safe");
+}
+
+/// Class 3: git commands that print or search file contents ask when the repository
+/// holds a sensitive file in its history; the same commands run in a clean one.
+#[test]
+fn git_contents_ask_when_history_holds_a_secret() {
+    if crate::sandbox::read_only_unavailable(true).is_some() {
+        return;
+    }
+    let ws = Ws::new();
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(&ws.root)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "src"]);
+    git(&["commit", "-qm", "first"]);
+    let content = [
+        "git log -p",
+        "git log -1 -pS KEY",
+        "git show HEAD",
+        "git diff HEAD~1",
+        "git grep KEY HEAD",
+        "git cat-file -p HEAD:src/main.rs",
+        "git whatchanged --patch",
+    ];
+    let names = [
+        "git log --oneline",
+        "git show --stat HEAD",
+        "git diff --name-only",
+        "git cat-file -t HEAD",
+        "git status",
+    ];
+    for command in content.iter().chain(&names) {
+        expect(&ws, command, "safe");
+    }
+    git(&["add", "-f", ".env"]);
+    git(&["commit", "-qm", "oops"]);
+    git(&["rm", "-q", "--cached", ".env"]);
+    git(&["commit", "-qm", "removed"]);
+    for command in content {
+        expect(&ws, command, "risk");
+    }
+    for command in names {
+        expect(&ws, command, "safe");
+    }
+}

@@ -1,0 +1,249 @@
+//! Options of safe-listed programs that make a command read what no argument names:
+//! lists of file names read from a file (`wc --files0-from`, `sha256sum -c`, `strings
+//! @file`), walks that follow links out of the workspace (`find -L`, `du -L`, `diff -r`),
+//! values attached to an option (`grep -f.env`), and git commands that print or search
+//! file contents when the repository holds a sensitive file. Each is a risk: it asks, and
+//! no allow rule lifts it.
+
+use super::*;
+use arguments::tree_holds_secrets;
+
+impl Analyser<'_> {
+    /// The risks of one safe-listed command's options (see the module docs).
+    pub(super) fn option_risks(&mut self, argv: &[String]) {
+        let program = base_name(&argv[0]);
+        let (syntax, args) = if program == "git" {
+            let Some((subcommand, rest)) = git_subcommand(&argv[1..]) else {
+                return;
+            };
+            let Some(syntax) = syntaxes::git_syntax(subcommand) else {
+                return;
+            };
+            (syntax, rest)
+        } else {
+            let Some(syntax) = syntaxes::syntax(program) else {
+                return;
+            };
+            (syntax, &argv[1..])
+        };
+        let mut follows = false;
+        for found in options::effects(args, &syntax) {
+            match found.effect {
+                Effect::ReadsNames => self.risk(format!(
+                    "`{program} {}` {}",
+                    found.written,
+                    found.effect.describe()
+                )),
+                Effect::FollowsLinks => follows = true,
+                Effect::Runs | Effect::Writes | Effect::Assigns => {}
+            }
+        }
+        if follows {
+            self.linked_walk(program, argv);
+        }
+        // binutils reads more arguments from `@file`, even after `--`.
+        if program == "strings"
+            && let Some(file) = args.iter().find(|arg| arg.starts_with('@'))
+        {
+            self.risk(format!(
+                "`strings {file}` reads more arguments (file names among them) from a file"
+            ));
+        }
+        for value in options::attached_values(args, &syntax) {
+            self.path_argument(&value, true);
+        }
+    }
+
+    /// A walk that follows symbolic links (`find -L`, `du -L`, `ls -LR`, `tree -l`,
+    /// `grep -R`, `rg -L`) asks when a tree it walks holds a link out of the workspace.
+    fn linked_walk(&mut self, program: &str, argv: &[String]) {
+        let roots = find_roots(argv).unwrap_or_else(|| {
+            let operands: Vec<String> = argv[1..]
+                .iter()
+                .filter(|arg| !arg.starts_with('-'))
+                .cloned()
+                .collect();
+            if operands.is_empty() {
+                vec![".".to_owned()]
+            } else {
+                operands
+            }
+        });
+        for root in roots {
+            for cwd in self.cwds.clone() {
+                let start = cwd.join(&root);
+                if let Some(link) = link_out(self.ctx.workspace, &start) {
+                    self.risk(format!(
+                        "`{program}` follows symbolic links here, and {root} holds {link}, a \
+                         link out of the workspace"
+                    ));
+                }
+            }
+        }
+    }
+
+    /// A reading git command that prints or searches file contents asks when the
+    /// repository holds a sensitive file anywhere git can print it from; `git grep
+    /// --untracked`/`--no-index` when the tree holds one.
+    pub(super) fn git_contents(&mut self, argv: &[String]) {
+        let Some((subcommand, rest)) = git_subcommand(&argv[1..]) else {
+            return;
+        };
+        let Some(syntax) = syntaxes::git_syntax(subcommand) else {
+            return;
+        };
+        if subcommand == "grep" && options::has(rest, &syntax, "", &["untracked", "no-index"]) {
+            for cwd in self.cwds.clone() {
+                if let Some(found) = tree_holds_secrets(self.ctx.workspace, &cwd, false) {
+                    self.risk(format!(
+                        "`git grep` searches files git does not track here, among them {found}"
+                    ));
+                }
+            }
+        }
+        if !prints_contents(subcommand, rest, &syntax) {
+            return;
+        }
+        for dir in git_directories(&self.cwds, argv) {
+            if crate::git::program_in_repository(&dir).is_some() {
+                // Asks already; git must not run here.
+                continue;
+            }
+            if let Some(why) = crate::tracked::sensitive_in_history(&dir) {
+                self.risk(format!(
+                    "`git {subcommand}` can print file contents from the repository, and {why}, \
+                     which may hold secrets"
+                ));
+            }
+        }
+    }
+}
+
+/// The subcommand of a `git` argv (after git's own options) and its arguments.
+fn git_subcommand(args: &[String]) -> Option<(&str, &[String])> {
+    let mut index = 0;
+    while let Some(arg) = args.get(index) {
+        match arg.as_str() {
+            "-C" => index += 2,
+            other if other.starts_with('-') => index += 1,
+            subcommand => return Some((subcommand, &args[index + 1..])),
+        }
+    }
+    None
+}
+
+/// The directories a git command runs in: each place the line may be, moved by `-C`.
+fn git_directories(cwds: &[PathBuf], argv: &[String]) -> Vec<PathBuf> {
+    cwds.iter()
+        .map(|cwd| {
+            let mut dir = cwd.clone();
+            let mut args = argv.iter().skip(1);
+            while let Some(arg) = args.next() {
+                match arg.as_str() {
+                    "-C" => match args.next() {
+                        Some(path) => dir = dir.join(path),
+                        None => break,
+                    },
+                    other if other.starts_with('-') => {}
+                    _ => break,
+                }
+            }
+            dir
+        })
+        .collect()
+}
+
+/// Whether a reading git subcommand prints or searches file contents with these options.
+fn prints_contents(subcommand: &str, args: &[String], syntax: &Syntax<'_>) -> bool {
+    let patch = || {
+        options::has(
+            args,
+            syntax,
+            syntaxes::GIT_PATCH_SHORT,
+            syntaxes::GIT_PATCH_LONG,
+        )
+    };
+    match subcommand {
+        "grep" => true,
+        // A patch unless only names and numbers were asked for.
+        "show" | "diff" => {
+            patch()
+                || !options::has(
+                    args,
+                    syntax,
+                    "s",
+                    &[
+                        "stat",
+                        "numstat",
+                        "shortstat",
+                        "dirstat",
+                        "name-only",
+                        "name-status",
+                        "summary",
+                        "compact-summary",
+                        "raw",
+                        "quiet",
+                        "no-patch",
+                    ],
+                )
+        }
+        "log" | "whatchanged" | "reflog" | "shortlog" => patch(),
+        // Only the type, the size or whether it exists.
+        "cat-file" => !options::has(args, syntax, "tse", &[]),
+        _ => false,
+    }
+}
+
+/// The first link in the tree below `start` that leads out of the workspace (bounded: a
+/// huge tree counts as holding one).
+fn link_out(root: &Path, start: &Path) -> Option<String> {
+    const MAX_ENTRIES: usize = 50_000;
+    let meta = std::fs::symlink_metadata(start).ok()?;
+    if meta.file_type().is_symlink() {
+        return match start.canonicalize() {
+            Ok(target) if target.starts_with(root) => None,
+            _ => Some(display(root, start)),
+        };
+    }
+    if !meta.is_dir() {
+        return None;
+    }
+    let mut stack = vec![start.to_path_buf()];
+    // Links to directories inside the workspace are followed too (what they lead to may
+    // hold a link out), each directory once.
+    let mut visited = std::collections::HashSet::new();
+    let mut seen = 0;
+    while let Some(dir) = stack.pop() {
+        if let Ok(canonical) = dir.canonicalize()
+            && !visited.insert(canonical)
+        {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_ENTRIES {
+                return Some(format!("more than {MAX_ENTRIES} entries to check"));
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_symlink() {
+                match path.canonicalize() {
+                    Ok(target) if target.starts_with(root) => {
+                        if target.is_dir() {
+                            stack.push(target);
+                        }
+                    }
+                    _ => return Some(display(root, &path)),
+                }
+            } else if kind.is_dir() {
+                stack.push(path);
+            }
+        }
+    }
+    None
+}
