@@ -87,6 +87,7 @@ mod copilot;
 mod crew;
 mod interrupt;
 mod live;
+mod query_commands;
 mod runs;
 mod tool_loop;
 mod usage;

@@ -187,6 +187,7 @@ fn marker(name: &str) -> String {
 }
 
 mod injection;
+mod options;
 mod paths;
 mod processes;
 mod shell;
