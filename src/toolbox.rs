@@ -65,7 +65,7 @@ async fn start_or_list(config: &Config, workspace: &Path, mode: Mode, use_lists:
 /// it off with `CODECREW_SANDBOX=off`, e.g. for builds that must write caches outside the
 /// workspace.
 pub fn sandbox_enabled() -> bool {
-    std::env::var("CODECREW_SANDBOX").map_or(true, |value| value != "off")
+    codecrew_policy::sandbox::enabled()
 }
 
 /// The help tool's text: the command line's own help.

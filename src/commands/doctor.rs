@@ -228,23 +228,38 @@ async fn version(path: &Path) -> Option<String> {
 }
 
 fn sandbox_check() -> Check {
+    if !codecrew::toolbox::sandbox_enabled() {
+        return Check::new(
+            "sandbox",
+            Status::Warn,
+            "CODECREW_SANDBOX=off: approved commands run unconfined, and nothing runs without \
+             asking (the safe list asks; query runs no commands)",
+        )
+        .hint("unset CODECREW_SANDBOX to turn the OS sandbox back on");
+    }
     match sandbox::support() {
         Support::Full => Check::new(
             "sandbox",
             Status::Ok,
-            "Landlock: commands write only in the workspace and /tmp, network off unless allowed",
+            "Landlock: commands that run without asking (the safe list, allow rules, query) \
+             read only the workspace and system directories and write nothing; approved \
+             commands write only in the workspace and /tmp; network off unless allowed",
         ),
         Support::FilesOnly => Check::new(
             "sandbox",
             Status::Warn,
-            "Landlock confines writes, but this kernel cannot restrict the network (needs Linux 6.7)",
-        ),
+            "Landlock confines writes, but this kernel cannot restrict the network (needs \
+             Linux 6.7), so nothing runs without asking (the safe list asks; query runs no \
+             commands)",
+        )
+        .hint("use Linux 6.7+ for the read-only sandbox"),
         Support::Unsupported => Check::new(
             "sandbox",
             Status::Warn,
-            "no Landlock on this kernel: commands run unconfined (the permission checks still apply)",
+            "no Landlock on this kernel: nothing runs without asking (the safe list asks; \
+             query runs no commands), and approved commands run unconfined",
         )
-        .hint("use Linux 5.13+ with landlock in the LSM list for the OS sandbox"),
+        .hint("use Linux 6.7+ with landlock in the LSM list for the OS sandbox"),
     }
 }
 

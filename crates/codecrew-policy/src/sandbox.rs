@@ -174,6 +174,12 @@ pub const SYSTEM_FILES: &[&str] = &[
 /// Devices a read-only command may read; `/dev/null` it may also write.
 const READABLE_DEVICES: &[&str] = &["/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
 
+/// Whether the user left the sandbox on: `CODECREW_SANDBOX=off` (the user's environment,
+/// never the model's) turns it off.
+pub fn enabled() -> bool {
+    std::env::var("CODECREW_SANDBOX").map_or(true, |value| value != "off")
+}
+
 /// Why commands cannot run in the read-only sandbox here, or None when they can.
 /// `enabled` is false when the user turned the sandbox off (`CODECREW_SANDBOX=off`).
 pub fn read_only_unavailable(enabled: bool) -> Option<&'static str> {

@@ -76,7 +76,8 @@ impl ToolCatalog {
     /// What a mode offers: `execute` everything; `query` the read-only tools, and
     /// `run_command` (its reading commands) where the kernel holds the read-only sandbox.
     pub fn for_mode(registry: &ToolRegistry, mode: Mode) -> Result<Self, CatalogError> {
-        let sandboxed = codecrew_policy::sandbox::read_only_unavailable(true).is_none();
+        use codecrew_policy::sandbox;
+        let sandboxed = sandbox::read_only_unavailable(sandbox::enabled()).is_none();
         Self::from_tools(
             registry
                 .iter()
