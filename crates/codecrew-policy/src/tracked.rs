@@ -120,14 +120,27 @@ fn list(dir: &Path) -> Option<String> {
             });
         let _ = sender.send(found);
     });
-    let answer = match receiver.recv_timeout(TIME_LIMIT) {
-        Ok(found) => found.map(|path| format!("it holds {path}")),
-        Err(_) => unchecked(&format!("it took over {} s", TIME_LIMIT.as_secs())),
-    };
-    // Found early, or out of time: the rest of the listing is not needed.
-    let _ = child.kill();
-    let _ = child.wait();
-    answer
+    match receiver.recv_timeout(TIME_LIMIT) {
+        Ok(Some(path)) => {
+            // Found early: the rest of the listing is not needed.
+            let _ = child.kill();
+            let _ = child.wait();
+            Some(format!("it holds {path}"))
+        }
+        // The whole listing was read: it is an answer only if git listed everything
+        // (a repository it could not read, e.g. objects borrowed from outside the
+        // workspace, is not a clean one).
+        Ok(None) => match child.wait() {
+            Ok(status) if status.success() => None,
+            Ok(status) => unchecked(&format!("git rev-list failed: {status}")),
+            Err(error) => unchecked(&error.to_string()),
+        },
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            unchecked(&format!("it took over {} s", TIME_LIMIT.as_secs()))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -171,6 +184,27 @@ mod tests {
         // From a subdirectory too.
         std::fs::create_dir(root.join("sub")).unwrap();
         assert!(sensitive_in_history(&root.join("sub")).is_some());
+    }
+
+    #[test]
+    fn a_repository_git_cannot_read_counts_as_holding_one() {
+        if sandbox::read_only_unavailable(true).is_some() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        std::fs::write(root.join("README"), "hello\n").unwrap();
+        git(&root, &["add", "README"]);
+        git(&root, &["commit", "-qm", "first"]);
+        // A ref to an object that does not exist: rev-list fails.
+        std::fs::write(
+            root.join(".git/refs/heads/broken"),
+            "0123456789012345678901234567890123456789\n",
+        )
+        .unwrap();
+        let found = sensitive_in_history(&root).unwrap();
+        assert!(found.contains("could not be checked"), "{found}");
     }
 
     #[test]

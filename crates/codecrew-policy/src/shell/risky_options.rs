@@ -101,6 +101,27 @@ impl Analyser<'_> {
                 }
             }
         }
+        // `git diff --no-index a b` compares two trees of the file system, through links.
+        if subcommand == "diff" && options::has(rest, &syntax, "", &["no-index"]) {
+            for operand in rest.iter().filter(|arg| !arg.starts_with('-')) {
+                for cwd in self.cwds.clone() {
+                    let start = cwd.join(operand);
+                    if let Some(found) = tree_holds_secrets(self.ctx.workspace, &start, true) {
+                        self.risk(format!(
+                            "`git diff --no-index` reads {operand}, which holds {found}"
+                        ));
+                    }
+                }
+            }
+            // It reads the files, not the repository.
+            return;
+        }
+        if options::has(rest, &syntax, "", &["recurse-submodules", "submodule"]) {
+            self.risk(format!(
+                "`git {subcommand}` looks into submodules, whose history codecrew does not check \
+                 for secrets"
+            ));
+        }
         if !prints_contents(subcommand, rest, &syntax) {
             return;
         }

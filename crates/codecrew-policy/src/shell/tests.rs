@@ -470,4 +470,9 @@ fn git_contents_ask_when_history_holds_a_secret() {
     for command in names {
         expect(&ws, command, "safe");
     }
+    // Trees of the file system and submodules: checked, or asked about.
+    expect(&ws, "git diff --no-index src src", "safe");
+    expect(&ws, "git diff --no-index . src", "risk");
+    expect(&ws, "git grep --untracked KEY", "risk");
+    expect(&ws, "git diff --submodule=diff", "risk");
 }
