@@ -281,17 +281,7 @@ fn a_submodules_own_config_on_status() {
             // .git/modules/dep, with a config of its own that `git status` reads too.
             let base = repo.root.parent().unwrap();
             let dep = tempfile::TempDir::new_in(base).unwrap().keep();
-            let git_in = |dir: &Path, args: &[&str]| {
-                let status = Command::new("git")
-                    .args(args)
-                    .current_dir(dir)
-                    .env("GIT_CONFIG_NOSYSTEM", "1")
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status()
-                    .unwrap();
-                assert!(status.success(), "git {args:?}");
-            };
+            let git_in = crate::support::git::git;
             git_in(&dep, &["init", "-q", "."]);
             git_in(&dep, &["config", "user.email", "test@example.com"]);
             git_in(&dep, &["config", "user.name", "Test"]);
@@ -327,5 +317,97 @@ fn a_submodules_own_config_on_status() {
             let _ = std::fs::remove_dir_all(&dep);
         },
         "git status",
+    );
+}
+
+/// A partial clone fetches the objects it lacks through its remote's transport, and an
+/// `ext::` transport is a program (red-team finding F2).
+#[test]
+fn a_partial_clones_transport_on_blame() {
+    attack(
+        "extensions.partialClone with an ext:: remote",
+        |repo| {
+            let evil = repo.evil();
+            repo.git(&["config", "core.repositoryformatversion", "1"]);
+            repo.git(&["config", "extensions.partialClone", "origin"]);
+            repo.git(&["config", "remote.origin.url", &format!("ext::{evil} %S")]);
+            repo.git(&["config", "remote.origin.promisor", "true"]);
+            repo.git(&["config", "remote.origin.partialclonefilter", "blob:none"]);
+            repo.git(&["config", "protocol.ext.allow", "always"]);
+            // The committed file's object is gone: blame must fetch it.
+            let output = Command::new("git")
+                .args(["rev-parse", "HEAD:notes.txt"])
+                .current_dir(&repo.root)
+                .output()
+                .unwrap();
+            let id = String::from_utf8(output.stdout).unwrap();
+            let id = id.trim();
+            std::fs::remove_file(
+                repo.root
+                    .join(format!(".git/objects/{}/{}", &id[..2], &id[2..])),
+            )
+            .unwrap();
+        },
+        "git blame notes.txt",
+    );
+}
+
+/// The wall behind the config check: a nested repository that `.gitmodules` does not
+/// list (only a gitlink in the index) is not checked, but what runs without asking gets
+/// git's own configuration from the environment, above the nested one's: its
+/// file-system monitor does not run (red-team finding F3). The control: approved, git
+/// runs it.
+#[test]
+fn a_nested_repositorys_monitor_does_not_run_without_asking() {
+    let Some(repo) = Repo::new() else {
+        return;
+    };
+    let inner = repo.root.join("sub/inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    crate::support::git::repository_with(&inner, &[]);
+    std::fs::write(inner.join("file.txt"), "inner\n").unwrap();
+    crate::support::git::git(&inner, &["add", "file.txt"]);
+    crate::support::git::git(&inner, &["commit", "-qm", "inner"]);
+    // It says on stderr that it ran: in the read-only sandbox it could not leave a file.
+    let monitor = repo.root.join("monitor.sh");
+    std::fs::write(&monitor, "#!/bin/sh\necho MONITOR-RAN >&2\nexit 0\n").unwrap();
+    std::fs::set_permissions(&monitor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let monitor = monitor.display().to_string();
+    crate::support::git::git(&inner, &["config", "core.fsmonitor", &monitor]);
+    let output = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(&inner)
+        .output()
+        .unwrap();
+    let head = String::from_utf8(output.stdout).unwrap();
+    repo.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{},sub/inner", head.trim()),
+    ]);
+    std::fs::write(inner.join("file.txt"), "inner, changed\n").unwrap();
+    let result = repo.run("git status", false);
+    assert_eq!(result["status"], "ok", "{result}");
+    assert_eq!(result["output"]["sandbox"], "read-only", "{result}");
+    assert!(
+        !result.to_string().contains("MONITOR-RAN"),
+        "the nested repository's monitor ran: {result}"
+    );
+    // The control: approved with the sandbox off, git runs as the user's own git would.
+    let input = json!({"command": "git status"}).to_string();
+    let output = Command::new(BIN)
+        .arg("--workdir")
+        .arg(&repo.root)
+        .args(tools_call_args("run_command", &input, "execute", true))
+        .env("CODECREW_SANDBOX", "off")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let approved = tool_result(&output);
+    assert_eq!(approved["status"], "ok", "{approved}");
+    assert!(
+        approved.to_string().contains("MONITOR-RAN"),
+        "the control failed: git never ran the monitor: {approved}"
     );
 }

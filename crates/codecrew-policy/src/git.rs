@@ -216,6 +216,31 @@ fn config_names_program(path: &Path, hooks_paths: &mut Vec<String>) -> Option<St
     None
 }
 
+/// Configuration that every git command codecrew runs without asking gets from its
+/// environment, above the repository's own (and a nested repository's, which the checks
+/// here may not reach): no file-system monitor, no hooks, no transport (so no lazy fetch
+/// of a partial clone's missing objects), no attributes from the work tree (they select
+/// filter and diff drivers), optional locks off.
+pub const READ_ONLY_ENV: &[(&str, &str)] = &[
+    ("GIT_OPTIONAL_LOCKS", "0"),
+    ("GIT_NO_LAZY_FETCH", "1"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    // The empty tree: work-tree `.gitattributes` files are not read.
+    (
+        "GIT_ATTR_SOURCE",
+        "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+    ),
+    ("GIT_CONFIG_COUNT", "4"),
+    ("GIT_CONFIG_KEY_0", "core.fsmonitor"),
+    ("GIT_CONFIG_VALUE_0", "false"),
+    ("GIT_CONFIG_KEY_1", "core.hooksPath"),
+    ("GIT_CONFIG_VALUE_1", "/dev/null"),
+    ("GIT_CONFIG_KEY_2", "protocol.allow"),
+    ("GIT_CONFIG_VALUE_2", "never"),
+    ("GIT_CONFIG_KEY_3", "core.attributesFile"),
+    ("GIT_CONFIG_VALUE_3", "/dev/null"),
+];
+
 /// What a config key makes git do that runs or pulls in something, if anything. `key` is
 /// `section.key` or `section.subsection.key`, with the section and the key lower-cased as
 /// git compares them. (`core.hooksPath` is not here: the hooks it points to are checked.)
@@ -260,6 +285,24 @@ pub fn program_key(key: &str, value: Option<&str>) -> Option<&'static str> {
         ("remote", Some(_), "uploadpack" | "receivepack") => "a remote program",
         ("uploadpack", None, "packobjectshook") => "a program",
         ("trace2", None, _) => "a trace target git writes to",
+        // A partial clone fetches missing objects on reads, through the remote's
+        // transport, which can be a program (`ext::`).
+        ("extensions", None, "partialclone") => "a remote to fetch missing objects from",
+        ("remote", Some(_), "promisor" | "partialclonefilter") if !off(value) => {
+            "a remote to fetch missing objects from"
+        }
+        ("remote", Some(_), "url" | "pushurl" | "vcs")
+            if value.is_some_and(|v| {
+                let v = v.trim().to_ascii_lowercase();
+                v.starts_with("ext::") || v.starts_with("fd::")
+            }) =>
+        {
+            "a transport program"
+        }
+        ("url", Some(base), _) if base.to_ascii_lowercase().starts_with("ext::") => {
+            "a transport program"
+        }
+        ("protocol", _, "allow") => "which transports git may run",
         _ => return None,
     };
     Some(what)

@@ -272,3 +272,27 @@ fn a_huge_config_asks_rather_than_being_skimmed() {
     let why = program_in_repository(Path::new(dir.path())).unwrap();
     assert!(why.contains("too large"), "{why}");
 }
+
+/// A partial clone's lazy fetch runs the remote's transport (red-team finding F2).
+#[test]
+fn transports_that_a_read_can_start_are_programs() {
+    for (key, value) in [
+        ("extensions.partialclone", "origin"),
+        ("remote.origin.promisor", "true"),
+        ("remote.origin.partialclonefilter", "blob:none"),
+        ("remote.origin.url", "ext::sh -c evil"),
+        ("remote.origin.url", "FD::3"),
+        ("url.ext::sh -c evil.insteadof", "https://example.com/"),
+        ("protocol.ext.allow", "always"),
+        ("protocol.allow", "always"),
+    ] {
+        assert!(program_key(key, Some(value)).is_some(), "{key} = {value}");
+    }
+    for (key, value) in [
+        ("remote.origin.url", "https://example.com/repo.git"),
+        ("remote.origin.promisor", "false"),
+        ("url.https://mirror/.insteadof", "https://example.com/"),
+    ] {
+        assert!(program_key(key, Some(value)).is_none(), "{key} = {value}");
+    }
+}

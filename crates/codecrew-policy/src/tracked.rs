@@ -88,8 +88,7 @@ fn list(dir: &Path) -> Option<String> {
             "--indexed-objects",
             "--objects",
         ])
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("GIT_TERMINAL_PROMPT", "0")
+        .envs(git::READ_ONLY_ENV.iter().copied())
         .env("LC_ALL", "C")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

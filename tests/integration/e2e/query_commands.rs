@@ -35,18 +35,8 @@ fn query_runs_reading_commands_refuses_writes_and_outside_reads() {
         return;
     };
     let workspace = world.workspace();
-    let git = |args: &[&str]| {
-        let status = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .current_dir(&workspace)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .stdout(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    };
     std::fs::write(workspace.join("lib.rs"), "fn reviewed() {}\n").unwrap();
+    let git = |args: &[&str]| crate::support::git::git(&workspace, args);
     git(&["init", "-q"]);
     git(&["add", "lib.rs"]);
     git(&["commit", "-qm", "LAST-COMMIT-MESSAGE"]);

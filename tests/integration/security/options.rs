@@ -21,16 +21,7 @@ fn runs(ws: &Ws, mode: &str, command: &str) -> Value {
 }
 
 fn git(ws: &Ws, args: &[&str]) {
-    let status = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(&ws.root)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
+    crate::support::git::git(&ws.root, args);
 }
 
 #[test]
@@ -108,9 +99,7 @@ fn walks_that_follow_a_link_out_ask() {
 #[test]
 fn a_secret_committed_to_the_repository_asks() {
     let ws = Ws::new();
-    git(&ws, &["init", "-q"]);
-    git(&ws, &["add", "src"]);
-    git(&ws, &["commit", "-qm", "first"]);
+    crate::support::git::repository_with(&ws.root, &["src"]);
     let printing = [
         "git log -p",
         "git show HEAD",
@@ -174,9 +163,7 @@ fn options_bundled_in_one_word_do_not_slip_through() {
     let mut permissions = std::fs::metadata(&script).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
     std::fs::set_permissions(&script, permissions).unwrap();
-    git(&ws, &["init", "-q"]);
-    git(&ws, &["add", "src"]);
-    git(&ws, &["commit", "-qm", "first"]);
+    crate::support::git::repository_with(&ws.root, &["src"]);
     for mode in MODES {
         for command in [
             "git grep -nOmarker.sh main",

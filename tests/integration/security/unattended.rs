@@ -148,28 +148,7 @@ fn safe_commands_run_read_only_and_still_work_on_the_workspace() {
         return;
     }
     let ws = Ws::new();
-    let git = |args: &[&str]| {
-        let status = Command::new("git")
-            .args(args)
-            .current_dir(&ws.root)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    };
-    git(&["init", "-q"]);
-    git(&["add", "src"]);
-    git(&[
-        "-c",
-        "user.name=t",
-        "-c",
-        "user.email=t@t",
-        "commit",
-        "-qm",
-        "first",
-    ]);
+    crate::support::git::repository_with(&ws.root, &["src"]);
     ws.write("src/main.rs", "fn main() { changed() }\n");
     let index = std::fs::metadata(ws.root.join(".git/index"))
         .unwrap()

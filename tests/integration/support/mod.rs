@@ -7,3 +7,4 @@
 pub mod binary;
 pub mod clis;
 pub mod fake_model;
+pub mod git;

@@ -199,6 +199,25 @@ pub(super) fn is_home_word(value: &str) -> bool {
         || (!rest.starts_with('/') && !rest.contains('/') && !rest.is_empty())
 }
 
+/// grep's long options that take the next word as their value.
+const GREP_LONG_VALUES: &[&str] = &[
+    "regexp",
+    "file",
+    "max-count",
+    "after-context",
+    "before-context",
+    "context",
+    "directories",
+    "devices",
+    "include",
+    "exclude",
+    "exclude-dir",
+    "exclude-from",
+    "label",
+    "binary-files",
+    "group-separator",
+];
+
 /// The directories a recursive search reads, and whether it follows links; None for
 /// anything else.
 pub(super) fn searched_trees(argv: &[String]) -> Option<(Vec<String>, bool)> {
@@ -213,15 +232,21 @@ pub(super) fn searched_trees(argv: &[String]) -> Option<(Vec<String>, bool)> {
     };
     let long = |name: &str| options.iter().any(|option| option.starts_with(name));
     let (recursive, follow, pattern_given) = match program {
-        "grep" | "egrep" | "fgrep" => (
-            short('r')
-                || short('R')
-                || long("--recursive")
-                || long("--dereference-recursive")
-                || long("--directories=recurse"),
-            short('R') || long("--dereference-recursive"),
-            short('e') || short('f') || long("--regexp") || long("--file"),
-        ),
+        // Read as grep reads its options: `-drecurse`, `--recur`, `--dir=recurse` all
+        // recurse; any `--directories` value counts, asking more rather than less.
+        "grep" | "egrep" | "fgrep" => {
+            let syntax = super::syntaxes::syntax("grep")?;
+            let has =
+                |letters: &str, longs: &[&str]| super::options::has(args, &syntax, letters, longs);
+            (
+                has(
+                    "rRd",
+                    &["recursive", "dereference-recursive", "directories"],
+                ),
+                has("R", &["dereference-recursive"]),
+                has("ef", &["regexp", "file"]),
+            )
+        }
         "rg" | "ag" | "ack" | "ack-grep" => (
             true,
             short('L') || long("--follow"),
@@ -243,6 +268,13 @@ pub(super) fn searched_trees(argv: &[String]) -> Option<(Vec<String>, bool)> {
     if !recursive {
         return None;
     }
+    // grep's operands as grep reads them (`-d recurse` takes its value from the next word).
+    let positional: Vec<&String> = match super::syntaxes::syntax(program) {
+        Some(syntax) if matches!(program, "grep" | "egrep" | "fgrep") => {
+            super::options::operands(args, &syntax, GREP_LONG_VALUES)
+        }
+        _ => positional,
+    };
     let mut dirs: Vec<String> = positional
         .iter()
         .skip(usize::from(!pattern_given))

@@ -99,11 +99,53 @@ pub struct Analysis {
 /// Analyses `command` as `bash -c` would run it in `ctx.cwd`.
 pub fn analyse(command: &str, ctx: &ShellContext<'_>) -> Analysis {
     let mut analyser = Analyser::new(ctx, vec![ctx.cwd.to_path_buf()], 0);
-    analyser.script(command);
+    match join_continued_lines(command) {
+        Some(joined) => {
+            // Where bash would not join (inside single quotes, comments, quoted here
+            // documents) the joined text may read differently: ask.
+            if command.contains('\'') || command.contains('#') || command.contains("<<") {
+                analyser.risk(
+                    "the command continues lines with a backslash where quotes, comments or \
+                     here documents make it read differently; write it on one line",
+                );
+            }
+            analyser.script(&joined);
+        }
+        None => analyser.script(command),
+    }
     let mut analysis = analyser.out;
     dedup(&mut analysis.risks);
     dedup(&mut analysis.deny);
     analysis
+}
+
+/// The command with every line continuation removed, as bash reads it before it splits
+/// words (`ca\<newline>t` is `cat`); None when it has none. A newline continues the
+/// line when an odd number of backslashes stands before it (`\\<newline>` is an escaped
+/// backslash, then a new command).
+fn join_continued_lines(command: &str) -> Option<String> {
+    if !command.contains("\\\n") {
+        return None;
+    }
+    let mut joined = String::with_capacity(command.len());
+    let mut backslashes = 0usize;
+    for character in command.chars() {
+        match character {
+            '\\' => {
+                backslashes += 1;
+                joined.push(character);
+            }
+            '\n' if backslashes % 2 == 1 => {
+                joined.pop();
+                backslashes = 0;
+            }
+            other => {
+                backslashes = 0;
+                joined.push(other);
+            }
+        }
+    }
+    Some(joined)
 }
 
 fn dedup(items: &mut Vec<String>) {

@@ -155,6 +155,54 @@ pub fn attached_values(args: &[String], syntax: &Syntax<'_>) -> Vec<String> {
     values
 }
 
+/// The operands of `args`: the words that are not options nor the values of options.
+/// A short option's value is the rest of its bundle or, when the value letter ends the
+/// bundle, the next word; a long option in `long_values` (or an abbreviation of one)
+/// without `=` takes the next word. Options may follow operands (GNU permutes them);
+/// `--` ends the options.
+pub fn operands<'a>(
+    args: &'a [String],
+    syntax: &Syntax<'_>,
+    long_values: &[&str],
+) -> Vec<&'a String> {
+    let mut operands = Vec::new();
+    let mut words = args.iter();
+    while let Some(arg) = words.next() {
+        if arg == "--" {
+            operands.extend(words);
+            break;
+        }
+        if let Some(long) = arg.strip_prefix("--") {
+            let takes_next = !long.contains('=')
+                && long_values.iter().any(|name| {
+                    if syntax.abbreviations {
+                        name.starts_with(long)
+                    } else {
+                        *name == long
+                    }
+                });
+            if takes_next {
+                words.next();
+            }
+            continue;
+        }
+        match arg.strip_prefix('-') {
+            Some(bundle) if !bundle.is_empty() => {
+                let value_at = bundle
+                    .char_indices()
+                    .find(|(_, letter)| syntax.short_values.contains(*letter));
+                if let Some((at, letter)) = value_at
+                    && at + letter.len_utf8() == bundle.len()
+                {
+                    words.next();
+                }
+            }
+            _ => operands.push(arg),
+        }
+    }
+    operands
+}
+
 /// The effect of one long option written without its dashes (`name` or `name=value`).
 fn long_effect(written: &str, syntax: &Syntax<'_>) -> Option<Effect> {
     let name = written.split_once('=').map_or(written, |(name, _)| name);

@@ -150,7 +150,9 @@ pub(super) fn git_safe(args: &[String]) -> bool {
     let Some(syntax) = syntaxes::git_syntax(subcommand) else {
         return false;
     };
-    if harmful(rest, &syntax) || rest.iter().any(|arg| verifies_signatures(arg)) {
+    // `--help` shows a manual page through a viewer the configuration may name.
+    let help = |arg: &String| arg.len() > 3 && "--help".starts_with(arg.as_str());
+    if harmful(rest, &syntax) || rest.iter().any(|arg| verifies_signatures(arg) || help(arg)) {
         return false;
     }
     let all_options = rest.iter().all(|arg| arg.starts_with('-'));

@@ -209,6 +209,8 @@ fn prints_contents(subcommand: &str, args: &[String], syntax: &Syntax<'_>) -> bo
                 )
         }
         "log" | "whatchanged" | "reflog" | "shortlog" => patch(),
+        // `status -v` shows the staged diff.
+        "status" => options::has(args, syntax, "v", &["verbose"]),
         // Only the type, the size or whether it exists.
         "cat-file" => !options::has(args, syntax, "tse", &[]),
         _ => false,

@@ -173,9 +173,12 @@ pub(super) const GIT_REVISIONS: Syntax<'static> = Syntax {
 };
 
 /// The options of these that make git print file contents (or search them).
-pub(super) const GIT_PATCH_SHORT: &str = "puSGLc";
+pub(super) const GIT_PATCH_SHORT: &str = "puSGLcU";
 pub(super) const GIT_PATCH_LONG: &[&str] = &[
     "patch",
+    "unified",
+    "binary",
+    "check",
     "patch-with-stat",
     "patch-with-raw",
     "word-diff",

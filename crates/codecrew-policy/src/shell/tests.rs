@@ -476,3 +476,46 @@ fn git_contents_ask_when_history_holds_a_secret() {
     expect(&ws, "git grep --untracked KEY", "risk");
     expect(&ws, "git diff --submodule=diff", "risk");
 }
+
+/// A backslash-newline is removed by bash before it splits words: the analysis reads the
+/// command the same way (red-team finding: `-exe\<newline>c`, `r\<newline>m -rf /`).
+#[test]
+fn line_continuations_are_read_as_bash_reads_them() {
+    let ws = Ws::new();
+    expect(&ws, "r\\\nm -rf /", "deny");
+    expect(&ws, "rm -rf \\\n/", "deny");
+    expect(&ws, "cat .e\\\nnv", "risk");
+    expect(&ws, "git log -\\\np", "safe");
+    let find = ws.analyse("find . -name a -exe\\\nc ./x {} +");
+    assert!(
+        find.commands.iter().any(|command| !command.safe),
+        "{find:#?}"
+    );
+    // An escaped backslash, then a new line: two commands, the second checked.
+    expect(&ws, "echo \\\\\nrm -rf /", "deny");
+    // The ordinary use: a long command on several lines.
+    expect(&ws, "wc -l \\\n  src/main.rs", "safe");
+    expect(&ws, "echo 'a \\\n b'", "risk");
+}
+
+/// Red-team findings: recursion grep reads from `-d recurse` and abbreviations, git
+/// options that print diffs, `status -v`, `--help`.
+#[test]
+fn more_ways_to_recurse_and_to_print_diffs() {
+    let ws = Ws::new();
+    for command in [
+        "grep -d recurse KEY",
+        "grep -drecurse KEY .",
+        "grep -hd recurse KEY",
+        "egrep --dir=recurse KEY",
+        "grep --recur KEY",
+    ] {
+        expect(&ws, command, "risk");
+    }
+    expect(&ws, "grep -d skip KEY src/main.rs", "safe");
+    let help = ws.analyse("git log --help");
+    assert!(
+        help.commands.iter().all(|command| !command.safe),
+        "{help:#?}"
+    );
+}

@@ -154,8 +154,19 @@ async fn run(
                 ),
             ));
         }
-        // Reading git commands must not need to write the index.
-        env.push(("GIT_OPTIONAL_LOCKS".into(), "0".into()));
+        // Git reads without locks, and runs nothing a repository's configuration names.
+        env.retain(|(name, _)| {
+            let name = name.to_string_lossy();
+            !(name == "GIT_CONFIG_PARAMETERS"
+                || name == "GIT_CONFIG_COUNT"
+                || name.starts_with("GIT_CONFIG_KEY_")
+                || name.starts_with("GIT_CONFIG_VALUE_"))
+        });
+        env.extend(
+            codecrew_policy::git::READ_ONLY_ENV
+                .iter()
+                .map(|(name, value)| ((*name).into(), (*value).into())),
+        );
         Some(Confinement::ReadOnly {
             workspace: ctx.workspace.clone(),
         })
