@@ -98,7 +98,7 @@ pub enum Decision {
 pub enum Grant {
     /// Nobody was asked: the safe list, an allow rule of the config, the built-in
     /// defaults. A command allowed this way runs in the read-only sandbox
-    /// ([`sandbox::read_only_ruleset`]), so a mistake in the analysis cannot write or
+    /// ([`sandbox::read_only_domain`]), so a mistake in the analysis cannot write or
     /// read outside the workspace.
     Unattended,
     /// The user said yes to this kind of call in this run ("always" at a prompt). Its

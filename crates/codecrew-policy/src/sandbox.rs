@@ -31,6 +31,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Once, OnceLock};
 
+use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
+
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
     RulesetCreated, RulesetCreatedAttr, Scope, path_beneath_rules,
@@ -212,12 +214,65 @@ fn user_git_config() -> Vec<PathBuf> {
         .collect()
 }
 
-/// The read-only domain for a command that runs without asking in `workspace` (see the
-/// module docs), built before the fork. None when Landlock cannot enforce it (the caller
-/// has already made such commands ask: [`read_only_unavailable`]).
-pub fn read_only_ruleset(
-    workspace: &Path,
-) -> Result<Option<RulesetCreated>, landlock::RulesetError> {
+/// What a child enters before it executes its program: Landlock rules and a system-call
+/// filter, both built before the fork.
+#[derive(Default)]
+pub struct Domain {
+    ruleset: Option<RulesetCreated>,
+    filter: Option<BpfProgram>,
+}
+
+impl From<Option<RulesetCreated>> for Domain {
+    fn from(ruleset: Option<RulesetCreated>) -> Self {
+        Domain {
+            ruleset,
+            filter: None,
+        }
+    }
+}
+
+/// Why a domain could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum DomainError {
+    #[error(transparent)]
+    Landlock(#[from] landlock::RulesetError),
+    #[error("the system-call filter: {0}")]
+    Filter(#[from] seccompiler::BackendError),
+}
+
+/// The read-only domain (see the module docs) for a command that runs without asking in
+/// `workspace`: the Landlock rules, and a filter that refuses to create sockets (UDP
+/// and UNIX sockets, which Landlock does not restrict) or io_uring instances (which
+/// could open them). No rules when Landlock cannot enforce them (the caller has made
+/// such commands ask: [`read_only_unavailable`]); no filter on an architecture the
+/// filter does not know.
+pub fn read_only_domain(workspace: &Path) -> Result<Domain, DomainError> {
+    Ok(Domain {
+        ruleset: read_only_ruleset(workspace)?,
+        filter: no_sockets()?,
+    })
+}
+
+/// The filter of the read-only domain: `socket` and `io_uring_setup` fail with EACCES;
+/// every other call is allowed.
+fn no_sockets() -> Result<Option<BpfProgram>, seccompiler::BackendError> {
+    let Ok(arch) = TargetArch::try_from(std::env::consts::ARCH) else {
+        return Ok(None);
+    };
+    let refused = [nix::libc::SYS_socket, nix::libc::SYS_io_uring_setup]
+        .into_iter()
+        .map(|call| (call, Vec::<SeccompRule>::new()))
+        .collect();
+    let filter = SeccompFilter::new(
+        refused,
+        SeccompAction::Allow,
+        SeccompAction::Errno(nix::libc::EACCES.unsigned_abs()),
+        arch,
+    )?;
+    Ok(Some(BpfProgram::try_from(filter)?))
+}
+
+fn read_only_ruleset(workspace: &Path) -> Result<Option<RulesetCreated>, landlock::RulesetError> {
     if support() != Support::Full {
         return Ok(None);
     }
@@ -252,40 +307,45 @@ const CAP_SYS_PTRACE: nix::libc::c_ulong = 19;
 /// holds the secrets the scrub kept from the command; see [`protect_self`]) and, with a
 /// ruleset, confine itself before it executes the program.
 #[allow(unsafe_code)]
-pub fn confine(command: &mut tokio::process::Command, ruleset: Option<RulesetCreated>) {
-    let mut ruleset = ruleset;
+pub fn confine(command: &mut tokio::process::Command, domain: impl Into<Domain>) {
+    let mut domain = domain.into();
     // SAFETY: see `enter`, the closure's only work.
     unsafe {
-        command.pre_exec(move || enter(&mut ruleset));
+        command.pre_exec(move || enter(&mut domain));
     }
 }
 
 /// [`confine`] for a program codecrew runs and waits for itself (a blocking
 /// `std::process::Command`).
 #[allow(unsafe_code)]
-pub fn confine_blocking(command: &mut std::process::Command, ruleset: Option<RulesetCreated>) {
+pub fn confine_blocking(command: &mut std::process::Command, domain: impl Into<Domain>) {
     use std::os::unix::process::CommandExt;
-    let mut ruleset = ruleset;
+    let mut domain = domain.into();
     // SAFETY: see `enter`, the closure's only work.
     unsafe {
-        command.pre_exec(move || enter(&mut ruleset));
+        command.pre_exec(move || enter(&mut domain));
     }
 }
 
 /// What the child does between fork and exec: a session of its own, no CAP_SYS_PTRACE,
-/// the ruleset. It runs in the forked child, where only async-signal-safe work is sound:
-/// plain system calls (setsid, prctl, and prctl plus landlock_restrict_self inside
-/// `restrict_self`) on a ruleset file descriptor built before the fork; it allocates
-/// nothing and takes no lock, and its errors are plain errno values.
+/// the ruleset, the filter. It runs in the forked child, where only async-signal-safe
+/// work is sound: plain system calls (setsid, prctl, and prctl plus
+/// landlock_restrict_self inside `restrict_self`, prctl plus seccomp inside
+/// `apply_filter`) on a ruleset file descriptor and a filter built before the fork; it
+/// allocates nothing and takes no lock, and its errors are plain errno values.
 #[allow(unsafe_code)]
-fn enter(ruleset: &mut Option<RulesetCreated>) -> std::io::Result<()> {
+fn enter(domain: &mut Domain) -> std::io::Result<()> {
     nix::unistd::setsid().map_err(|errno| std::io::Error::from_raw_os_error(errno as i32))?;
     // Fails without CAP_SETPCAP (not root), where there is nothing to drop.
     // SAFETY: a plain prctl with integer arguments.
     let _ = unsafe { nix::libc::prctl(nix::libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0) };
-    if let Some(ruleset) = ruleset.take() {
+    if let Some(ruleset) = domain.ruleset.take() {
         ruleset
             .restrict_self()
+            .map_err(|_| std::io::Error::from_raw_os_error(nix::errno::Errno::EPERM as i32))?;
+    }
+    if let Some(filter) = &domain.filter {
+        seccompiler::apply_filter(filter)
             .map_err(|_| std::io::Error::from_raw_os_error(nix::errno::Errno::EPERM as i32))?;
     }
     Ok(())

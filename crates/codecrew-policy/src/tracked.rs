@@ -94,8 +94,8 @@ fn list(dir: &Path) -> Option<String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let workspace_like = git::find_git_dir(dir).map_or_else(|| dir.to_path_buf(), |(_, tree)| tree);
-    match sandbox::read_only_ruleset(&workspace_like) {
-        Ok(ruleset) => sandbox::confine_blocking(&mut command, ruleset),
+    match sandbox::read_only_domain(&workspace_like) {
+        Ok(domain) => sandbox::confine_blocking(&mut command, domain),
         Err(error) => return unchecked(&format!("no sandbox: {error}")),
     }
     let mut child = match command.spawn() {

@@ -147,18 +147,22 @@ pub async fn run(spec: ChildSpec) -> Result<Finished, ChildError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let ruleset = match &spec.confinement {
+    let domain = match &spec.confinement {
         Some(Confinement::Mode {
             writable,
             allow_network,
-        }) => sandbox::ruleset(writable.as_deref(), *allow_network),
-        Some(Confinement::ReadOnly { workspace }) => sandbox::read_only_ruleset(workspace),
-        None => Ok(None),
+        }) => sandbox::ruleset(writable.as_deref(), *allow_network)
+            .map(sandbox::Domain::from)
+            .map_err(|error| error.to_string()),
+        Some(Confinement::ReadOnly { workspace }) => {
+            sandbox::read_only_domain(workspace).map_err(|error| error.to_string())
+        }
+        None => Ok(sandbox::Domain::default()),
     }
-    .map_err(|error| ChildError::Sandbox(error.to_string()))?;
+    .map_err(ChildError::Sandbox)?;
     // Its own session and group (pgid = its pid), so killpg reaches every process it
     // starts; then the sandbox, if any.
-    sandbox::confine(&mut command, ruleset);
+    sandbox::confine(&mut command, domain);
     codecrew_policy::lifeline::die_with_codecrew(&mut command);
     let mut child = command.spawn().map_err(|source| ChildError::Spawn {
         program: spec.program.to_string_lossy().into_owned(),

@@ -26,6 +26,8 @@ struct Probe {
     /// A directory outside the workspace and outside /tmp.
     elsewhere: TempDir,
     listener: std::net::TcpListener,
+    /// UDP, which Landlock does not restrict: the system-call filter refuses sockets.
+    datagrams: std::net::UdpSocket,
 }
 
 impl Probe {
@@ -37,6 +39,9 @@ impl Probe {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
+        let datagrams = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        datagrams.set_nonblocking(true).unwrap();
+        let udp = datagrams.local_addr().unwrap().port();
         ws.write(
             "probe.sh",
             &format!(
@@ -48,6 +53,7 @@ impl Probe {
                  echo written > {outside}/written.txt\n\
                  echo written > /tmp/codecrew-probe-$$\n\
                  echo hi > /dev/tcp/127.0.0.1/{port}\n\
+                 echo hi > /dev/udp/127.0.0.1/{udp}\n\
                  exit 0\n",
                 secret = outside.join("secret.txt").display(),
                 other = ws.outside.join("secret.txt").display(),
@@ -69,6 +75,7 @@ impl Probe {
             config,
             elsewhere,
             listener,
+            datagrams,
         }
     }
 
@@ -116,6 +123,11 @@ fn an_allowed_command_cannot_read_write_or_connect_outside_even_past_the_analysi
         assert!(
             probe.listener.accept().is_err(),
             "{mode}: a connection got out"
+        );
+        let mut buffer = [0u8; 16];
+        assert!(
+            probe.datagrams.recv(&mut buffer).is_err(),
+            "{mode}: a datagram got out"
         );
         // What was refused is told to the model.
         let refused = output["sandbox_refused"].to_string();
