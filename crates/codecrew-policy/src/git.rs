@@ -241,6 +241,23 @@ pub const READ_ONLY_ENV: &[(&str, &str)] = &[
     ("GIT_CONFIG_VALUE_3", "/dev/null"),
 ];
 
+/// A remote of the repository git would use from `dir` whose URL carries credentials
+/// (`https://user:token@host/...`, `https://token@host/...`): `git remote -v` would print
+/// them. None when there is none, or no repository.
+pub fn remote_with_credentials(dir: &Path) -> Option<String> {
+    let (git_dir, _) = find_git_dir(dir)?;
+    let common = common_dir(&git_dir).unwrap_or(git_dir);
+    let text = fs::read_to_string(common.join("config")).ok()?;
+    entries(&text).into_iter().find_map(|(key, value)| {
+        let (section, rest) = key.split_once('.')?;
+        let (remote, name) = rest.rsplit_once('.')?;
+        let url = value?;
+        let authority = url.split_once("://")?.1.split('/').next()?.to_owned();
+        (section == "remote" && matches!(name, "url" | "pushurl") && authority.contains('@'))
+            .then(|| format!("the URL of the remote {remote} carries credentials"))
+    })
+}
+
 /// What a config key makes git do that runs or pulls in something, if anything. `key` is
 /// `section.key` or `section.subsection.key`, with the section and the key lower-cased as
 /// git compares them. (`core.hooksPath` is not here: the hooks it points to are checked.)

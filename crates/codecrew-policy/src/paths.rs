@@ -51,6 +51,12 @@ const SENSITIVE_NAMES: &[&str] = &[
     "shadow",
     "gshadow",
     "master.key",
+    "kubeconfig",
+    ".vault-token",
+    ".boto",
+    ".s3cfg",
+    ".terraformrc",
+    ".dockercfg",
 ];
 
 /// File-name prefixes that are sensitive (`.env.local`, `id_rsa.pub`, `secrets.yaml`).
@@ -62,6 +68,8 @@ const SENSITIVE_PREFIXES: &[&str] = &[
     "id_ed25519",
     "secrets.",
     "secret.",
+    "service-account",
+    "kubeconfig",
 ];
 
 /// File-name suffixes that are sensitive (`prod.env`, `server.pem`, `app.key`).
@@ -142,6 +150,16 @@ fn components(path: &Path) -> Vec<String> {
 pub fn sensitive(path: &Path) -> Option<String> {
     let parts = components(path);
     let shown = path.display();
+    // A repository's config may carry a token in a remote's URL, and its objects hold
+    // every file ever committed, the sensitive ones included (compressed, not hidden).
+    if let Some(at) = parts.iter().position(|part| part == ".git")
+        && let Some(next) = parts.get(at + 1)
+        && (next == "objects" || (next == "config" && parts.len() == at + 2))
+    {
+        return Some(format!(
+            "{shown} is a repository's {next}, which may hold credentials or committed secrets"
+        ));
+    }
     if let Some(dir) = parts
         .iter()
         .take(parts.len().saturating_sub(1))

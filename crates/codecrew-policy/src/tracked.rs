@@ -16,8 +16,8 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use crate::{git, paths, sandbox};
@@ -28,27 +28,77 @@ const TIME_LIMIT: Duration = Duration::from_secs(10);
 /// What changes when the repository gains a commit, a ref or a staged file.
 type Fingerprint = Vec<Option<(SystemTime, u64)>>;
 
-static ANSWERS: Mutex<Vec<(PathBuf, Fingerprint, Option<String>)>> = Mutex::new(Vec::new());
+/// The most object ids kept to check the names a command gives; a larger repository's
+/// names are not checked, and a command naming an object by id asks there.
+const MAX_OBJECTS: usize = 2_000_000;
+
+/// What the listing of one repository found.
+#[derive(Debug, Clone)]
+struct Listing {
+    /// Why a command that prints contents must ask (a sensitive path, or unchecked).
+    sensitive: Option<String>,
+    /// Every object the listing named, sorted; None when not all could be kept.
+    objects: Option<Arc<Vec<String>>>,
+}
+
+static LISTINGS: Mutex<Vec<(PathBuf, Fingerprint, Listing)>> = Mutex::new(Vec::new());
+
+/// The pseudo-refs that name commits outside `refs/` (what a reset or a merge left).
+const PSEUDO_REFS: &[&str] = &[
+    "ORIG_HEAD",
+    "FETCH_HEAD",
+    "MERGE_HEAD",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "REBASE_HEAD",
+    "BISECT_HEAD",
+    "AUTO_MERGE",
+];
 
 /// Why a reading git command in `dir` may print a sensitive file's contents: the path of
 /// one such file the repository holds, or why it could not be checked. None when the
 /// repository holds none (or there is no repository).
 pub fn sensitive_in_history(dir: &Path) -> Option<String> {
+    listing(dir)?.sensitive
+}
+
+/// The first of `names` (object ids, or their abbreviations, as a command gives them)
+/// that names no object the listing reached: an object no branch, tag, reflog or the
+/// index reaches (a file added, then reset away) holds a file whose name codecrew cannot
+/// check. None when every name is reached, or there is no repository.
+pub fn unreached_object<'a>(dir: &Path, names: &[&'a str]) -> Option<&'a str> {
+    if names.is_empty() {
+        return None;
+    }
+    let Some(listing) = listing(dir) else {
+        return None;
+    };
+    let Some(objects) = listing.objects else {
+        return names.first().copied();
+    };
+    names.iter().copied().find(|name| {
+        let name = name.to_ascii_lowercase();
+        let at = objects.partition_point(|id| id.as_str() < name.as_str());
+        !objects.get(at).is_some_and(|id| id.starts_with(&name))
+    })
+}
+
+fn listing(dir: &Path) -> Option<Listing> {
     let (git_dir, _) = git::find_git_dir(dir)?;
     let fingerprint = fingerprint(&git_dir);
-    if let Ok(answers) = ANSWERS.lock()
-        && let Some((_, _, answer)) = answers
+    if let Ok(listings) = LISTINGS.lock()
+        && let Some((_, _, listing)) = listings
             .iter()
             .find(|(known, print, _)| *known == git_dir && *print == fingerprint)
     {
-        return answer.clone();
+        return Some(listing.clone());
     }
-    let answer = list(dir);
-    if let Ok(mut answers) = ANSWERS.lock() {
-        answers.retain(|(known, _, _)| *known != git_dir);
-        answers.push((git_dir, fingerprint, answer.clone()));
+    let listing = list(dir, &git_dir);
+    if let Ok(mut listings) = LISTINGS.lock() {
+        listings.retain(|(known, _, _)| *known != git_dir);
+        listings.push((git_dir, fingerprint, listing.clone()));
     }
-    answer
+    Some(listing)
 }
 
 fn fingerprint(git_dir: &Path) -> Fingerprint {
@@ -74,8 +124,11 @@ fn fingerprint(git_dir: &Path) -> Fingerprint {
 }
 
 /// Runs the listing and reads it as it comes, stopping at the first sensitive path.
-fn list(dir: &Path) -> Option<String> {
-    let unchecked = |why: &str| Some(format!("its history could not be checked ({why})"));
+fn list(dir: &Path, git_dir: &Path) -> Listing {
+    let unchecked = |why: &str| Listing {
+        sensitive: Some(format!("its history could not be checked ({why})")),
+        objects: None,
+    };
     let mut command = Command::new("git");
     command
         .arg("-C")
@@ -88,6 +141,11 @@ fn list(dir: &Path) -> Option<String> {
             "--indexed-objects",
             "--objects",
         ])
+        .args(
+            PSEUDO_REFS
+                .iter()
+                .filter(|name| git_dir.join(name).is_file()),
+        )
         .envs(git::READ_ONLY_ENV.iter().copied())
         .env("LC_ALL", "C")
         .stdin(Stdio::null())
@@ -109,28 +167,46 @@ fn list(dir: &Path) -> Option<String> {
     };
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
-        let found = BufReader::new(stdout)
-            .split(b'\n')
-            .map_while(Result::ok)
-            .find_map(|line| {
-                let line = String::from_utf8_lossy(&line);
-                let (_, path) = line.split_once(' ')?;
-                paths::sensitive(Path::new(path)).map(|_| path.to_owned())
-            });
-        let _ = sender.send(found);
+        let mut objects = Some(Vec::new());
+        let mut found = None;
+        for line in BufReader::new(stdout).split(b'\n').map_while(Result::ok) {
+            let line = String::from_utf8_lossy(&line);
+            let (id, path) = line.split_once(' ').unwrap_or((&line, ""));
+            if paths::sensitive(Path::new(path)).is_some() {
+                found = Some(path.to_owned());
+                break;
+            }
+            if let Some(kept) = objects.as_mut() {
+                if kept.len() < MAX_OBJECTS {
+                    kept.push(id.to_owned());
+                } else {
+                    objects = None;
+                }
+            }
+        }
+        let _ = sender.send((found, objects));
     });
     match receiver.recv_timeout(TIME_LIMIT) {
-        Ok(Some(path)) => {
+        Ok((Some(path), _)) => {
             // Found early: the rest of the listing is not needed.
             let _ = child.kill();
             let _ = child.wait();
-            Some(format!("it holds {path}"))
+            Listing {
+                sensitive: Some(format!("it holds {path}")),
+                objects: None,
+            }
         }
         // The whole listing was read: it is an answer only if git listed everything
         // (a repository it could not read, e.g. objects borrowed from outside the
         // workspace, is not a clean one).
-        Ok(None) => match child.wait() {
-            Ok(status) if status.success() => None,
+        Ok((None, objects)) => match child.wait() {
+            Ok(status) if status.success() => Listing {
+                sensitive: None,
+                objects: objects.map(|mut objects| {
+                    objects.sort_unstable();
+                    Arc::new(objects)
+                }),
+            },
             Ok(status) => unchecked(&format!("git rev-list failed: {status}")),
             Err(error) => unchecked(&error.to_string()),
         },
@@ -204,6 +280,37 @@ mod tests {
         .unwrap();
         let found = sensitive_in_history(&root).unwrap();
         assert!(found.contains("could not be checked"), "{found}");
+    }
+
+    #[test]
+    fn objects_no_ref_reaches_are_told_apart() {
+        if sandbox::read_only_unavailable(true).is_some() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        git(&root, &["init", "-q"]);
+        std::fs::write(root.join("README"), "hello\n").unwrap();
+        git(&root, &["add", "README"]);
+        git(&root, &["commit", "-qm", "first"]);
+        let id = |args: &[&str]| {
+            let output = Command::new("git")
+                .args(args)
+                .current_dir(&root)
+                .output()
+                .unwrap();
+            String::from_utf8(output.stdout).unwrap().trim().to_owned()
+        };
+        let head = id(&["rev-parse", "HEAD"]);
+        // A file staged, then unstaged: its blob stays in the store, reached by nothing.
+        std::fs::write(root.join("notes"), "a secret once staged\n").unwrap();
+        git(&root, &["add", "notes"]);
+        let blob = id(&["rev-parse", ":notes"]);
+        git(&root, &["rm", "-q", "--cached", "notes"]);
+        assert_eq!(unreached_object(&root, &[&head[..7]]), None);
+        assert_eq!(unreached_object(&root, &[&head]), None);
+        assert_eq!(unreached_object(&root, &[&blob[..8]]), Some(&blob[..8]));
+        assert_eq!(unreached_object(&root, &[]), None);
     }
 
     #[test]

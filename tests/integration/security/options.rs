@@ -194,3 +194,40 @@ fn options_bundled_in_one_word_do_not_slip_through() {
         );
     }
 }
+
+/// A secret staged once and unstaged leaves its blob in the store, reached by no commit:
+/// naming it by id asks (red-team finding F7), while reached objects print.
+#[test]
+fn an_object_no_ref_reaches_asks() {
+    let ws = Ws::new();
+    crate::support::git::repository_with(&ws.root, &["src"]);
+    let id = |args: &[&str]| {
+        let output = Command::new("git")
+            .args(args)
+            .current_dir(&ws.root)
+            .output()
+            .unwrap();
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    };
+    git(&ws, &["add", "-f", ".env"]);
+    let blob = id(&["rev-parse", ":.env"]);
+    git(&ws, &["rm", "-q", "--cached", ".env"]);
+    let head = id(&["rev-parse", "HEAD"]);
+    for mode in MODES {
+        let result = run_in(&ws, mode, &format!("git cat-file -p {}", &blob[..10]));
+        denied(&result);
+        assert!(
+            result["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("no branch")
+        );
+        let result = runs(&ws, mode, &format!("git show --stat {}", &head[..8]));
+        assert!(
+            result["output"]["stdout"]
+                .as_str()
+                .unwrap()
+                .contains("first")
+        );
+    }
+}

@@ -101,6 +101,14 @@ impl Analyser<'_> {
                 }
             }
         }
+        if subcommand == "remote" {
+            for dir in git_directories(&self.cwds, argv) {
+                if let Some(why) = crate::git::remote_with_credentials(&dir) {
+                    self.risk(format!("`git remote` prints remote URLs, and {why}"));
+                }
+            }
+            return;
+        }
         // `git diff --no-index a b` compares two trees of the file system, through links.
         if subcommand == "diff" && options::has(rest, &syntax, "", &["no-index"]) {
             for operand in rest.iter().filter(|arg| !arg.starts_with('-')) {
@@ -135,6 +143,11 @@ impl Analyser<'_> {
                     "`git {subcommand}` can print file contents from the repository, and {why}, \
                      which may hold secrets"
                 ));
+            } else if let Some(name) = crate::tracked::unreached_object(&dir, &object_names(rest)) {
+                self.risk(format!(
+                    "`git {subcommand}` names the object {name}, which no branch, tag or reflog \
+                     reaches, so codecrew cannot tell which file it holds"
+                ));
             }
         }
     }
@@ -151,6 +164,20 @@ fn git_subcommand(args: &[String]) -> Option<(&str, &[String])> {
         }
     }
     None
+}
+
+/// The object ids (or abbreviations) among a git command's arguments: the hex part of
+/// `abc1234`, `abc1234:path`, `abc1234^`, `a1b2..c3d4`.
+fn object_names(args: &[String]) -> Vec<&str> {
+    args.iter()
+        .filter(|arg| !arg.starts_with('-'))
+        .flat_map(|arg| arg.split(".."))
+        .map(|part| part.trim_start_matches('.'))
+        .map(|part| part.split([':', '^', '~', '@']).next().unwrap_or(""))
+        .filter(|name| {
+            (4..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_hexdigit())
+        })
+        .collect()
 }
 
 /// The directories a git command runs in: each place the line may be, moved by `-C`.

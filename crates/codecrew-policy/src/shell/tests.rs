@@ -519,3 +519,40 @@ fn more_ways_to_recurse_and_to_print_diffs() {
         "{help:#?}"
     );
 }
+
+/// Red-team findings: secrets that were not classed as sensitive.
+#[test]
+fn more_secrets_are_sensitive() {
+    let ws = Ws::new();
+    fs::create_dir_all(ws.root.join("repo/.git/objects/ab")).unwrap();
+    fs::write(ws.root.join("repo/.git/objects/ab/cdef"), "x").unwrap();
+    fs::write(ws.root.join("repo/.git/config"), "").unwrap();
+    for command in [
+        "cat kubeconfig",
+        "cat deploy/service-account-prod.json",
+        "cat .vault-token",
+        "cat repo/.git/config",
+        "xxd repo/.git/objects/ab/cdef",
+    ] {
+        expect(&ws, command, "risk");
+    }
+    expect(&ws, "cat repo/.git/HEAD", "safe");
+    // A remote URL with a token: `git remote -v` would print it.
+    std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&ws.root)
+        .status()
+        .unwrap();
+    expect(&ws, "git remote -v", "safe");
+    std::process::Command::new("git")
+        .args([
+            "remote",
+            "add",
+            "origin",
+            "https://x-token:ghp_secret@example.com/r.git",
+        ])
+        .current_dir(&ws.root)
+        .status()
+        .unwrap();
+    expect(&ws, "git remote -v", "risk");
+}
