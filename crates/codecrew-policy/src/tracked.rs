@@ -70,9 +70,7 @@ pub fn unreached_object<'a>(dir: &Path, names: &[&'a str]) -> Option<&'a str> {
     if names.is_empty() {
         return None;
     }
-    let Some(listing) = listing(dir) else {
-        return None;
-    };
+    let listing = listing(dir)?;
     let Some(objects) = listing.objects else {
         return names.first().copied();
     };
