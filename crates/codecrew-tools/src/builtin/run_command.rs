@@ -41,7 +41,11 @@ impl Tool for RunCommand {
          stdin is closed, so interactive commands fail; pass flags like `--yes`. A non-zero \
          exit code is reported, not an error. The command and everything it started are \
          killed after `timeout_ms` (default 120000, at most 600000). Secrets (variables \
-         named *_API_KEY, *TOKEN*, *SECRET*, *PASSWORD*) are not in its environment."
+         named *_API_KEY, *TOKEN*, *SECRET*, *PASSWORD*) are not in its environment. \
+         Reading commands (ls, cat, grep, find, git status/log/diff/show, ...) run without \
+         asking in a read-only sandbox that sees only the workspace and writes nothing; \
+         other commands are asked about, and run with write access to the workspace once \
+         the user approves."
     }
 
     fn input_schema(&self) -> Value {
