@@ -241,6 +241,51 @@ pub const READ_ONLY_ENV: &[(&str, &str)] = &[
     ("GIT_CONFIG_VALUE_3", "/dev/null"),
 ];
 
+/// The files the user's own git configuration consists of: `~/.gitconfig`, the XDG
+/// `git/` folder, and what they include (`include.path`, `includeIf.<x>.path`, followed
+/// a few levels deep) or name as the global ignore file (`core.excludesFile`). Git
+/// refuses to run when one of them exists but cannot be read, so the read-only sandbox
+/// lets these be read.
+pub fn user_config_files(home: Option<&Path>, xdg_config: Option<&Path>) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = home
+        .map(|home| home.join(".gitconfig"))
+        .into_iter()
+        .chain(xdg_config.map(|config| config.join("git")))
+        .collect();
+    let mut index = 0;
+    while index < files.len() && files.len() < 32 {
+        let file = files[index].clone();
+        index += 1;
+        let config = if file.is_dir() {
+            file.join("config")
+        } else {
+            file.clone()
+        };
+        let Ok(text) = fs::read_to_string(&config) else {
+            continue;
+        };
+        for (key, value) in entries(&text) {
+            let named = key == "include.path"
+                || (key.starts_with("includeif.") && key.ends_with(".path"))
+                || key == "core.excludesfile";
+            let Some(value) = value.filter(|_| named) else {
+                continue;
+            };
+            let value = value.trim().trim_matches('"');
+            let path = match (value.strip_prefix("~/"), home) {
+                (Some(rest), Some(home)) => home.join(rest),
+                _ => config
+                    .parent()
+                    .map_or_else(|| PathBuf::from(value), |dir| dir.join(value)),
+            };
+            if !files.contains(&path) {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
 /// A remote of the repository git would use from `dir` whose URL carries credentials
 /// (`https://user:token@host/...`, `https://token@host/...`): `git remote -v` would print
 /// them. None when there is none, or no repository.
@@ -328,7 +373,7 @@ pub fn program_key(key: &str, value: Option<&str>) -> Option<&'static str> {
 /// The `(key, value)` entries of a git config file, keys normalised as [`program_key`]
 /// expects (section and name lower-cased, subsection as written). A line git would not
 /// parse is skipped: git would refuse the whole file, so it runs nothing from it.
-fn entries(text: &str) -> Vec<(String, Option<String>)> {
+pub(crate) fn entries(text: &str) -> Vec<(String, Option<String>)> {
     let mut out = Vec::new();
     let mut section = String::new();
     let mut lines = text.lines();

@@ -296,3 +296,37 @@ fn transports_that_a_read_can_start_are_programs() {
         assert!(program_key(key, Some(value)).is_none(), "{key} = {value}");
     }
 }
+
+/// The read-only sandbox lets git read the user's whole configuration: what it includes
+/// too (an unreadable include makes git refuse to run).
+#[test]
+fn the_users_config_files_include_what_they_include() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    fs::create_dir_all(home.join(".config/git")).unwrap();
+    fs::write(
+        home.join(".gitconfig"),
+        "[include]\n\tpath = ~/.gitconfig.local\n[includeIf \"gitdir:~/work/\"]\n\tpath = work.inc\n\
+         [core]\n\texcludesFile = ~/.ignore-global\n",
+    )
+    .unwrap();
+    fs::write(
+        home.join(".gitconfig.local"),
+        "[include]\n\tpath = deeper.inc\n",
+    )
+    .unwrap();
+    let files = user_config_files(Some(home), Some(&home.join(".config")));
+    for expected in [
+        ".gitconfig",
+        ".config/git",
+        ".gitconfig.local",
+        "work.inc",
+        ".ignore-global",
+        "deeper.inc",
+    ] {
+        assert!(
+            files.contains(&home.join(expected)),
+            "{expected}: {files:?}"
+        );
+    }
+}

@@ -199,19 +199,16 @@ pub fn read_only_unavailable(enabled: bool) -> Option<&'static str> {
     }
 }
 
-/// The user's own git configuration, read-only: `~/.gitconfig` and the XDG `git/`
-/// folder (config, ignore, attributes). Git refuses to run when a configuration file it
-/// finds cannot be read.
+/// The user's own git configuration, read-only: `~/.gitconfig`, the XDG `git/` folder
+/// (config, ignore, attributes) and the files they include. Git refuses to run when a
+/// configuration file it finds cannot be read.
 fn user_git_config() -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let xdg = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .filter(|path| path.is_absolute())
         .or_else(|| home.as_ref().map(|home| home.join(".config")));
-    home.map(|home| home.join(".gitconfig"))
-        .into_iter()
-        .chain(xdg.map(|config| config.join("git")))
-        .collect()
+    crate::git::user_config_files(home.as_deref(), xdg.as_deref())
 }
 
 /// What a child enters before it executes its program: Landlock rules and a system-call
