@@ -411,3 +411,67 @@ fn a_nested_repositorys_monitor_does_not_run_without_asking() {
         "the control failed: git never ran the monitor: {approved}"
     );
 }
+
+/// The same wall against a nested repository's own filter driver, selected by its
+/// `info/attributes` (red-team N1): git does not look into nested repositories for what
+/// runs without asking. The control: approved with the sandbox off, git runs it.
+#[test]
+fn a_nested_repositorys_filter_does_not_run_without_asking() {
+    let Some(repo) = Repo::new() else {
+        return;
+    };
+    let inner = repo.root.join("sub/inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    std::fs::write(inner.join("file.txt"), "inner\n").unwrap();
+    crate::support::git::repository_with(&inner, &["file.txt"]);
+    let filter = repo.root.join("filter.sh");
+    std::fs::write(&filter, "#!/bin/sh\necho FILTER-RAN >&2\ncat\n").unwrap();
+    std::fs::set_permissions(&filter, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::support::git::git(
+        &inner,
+        &["config", "filter.ev.clean", &filter.display().to_string()],
+    );
+    std::fs::write(inner.join(".git/info/attributes"), "* filter=ev\n").unwrap();
+    let output = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(&inner)
+        .output()
+        .unwrap();
+    let head = String::from_utf8(output.stdout).unwrap();
+    repo.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{},sub/inner", head.trim()),
+    ]);
+    // The same size, another time stamp: git must hash the file again (through the
+    // filter) to tell whether it changed.
+    std::fs::write(inner.join("file.txt"), "INNER\n").unwrap();
+    let stamp = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(inner.join("file.txt"))
+        .unwrap()
+        .set_modified(stamp)
+        .unwrap();
+    let result = repo.run("git status", false);
+    assert_eq!(result["status"], "ok", "{result}");
+    assert!(
+        !result.to_string().contains("FILTER-RAN"),
+        "the nested repository's filter ran: {result}"
+    );
+    let input = json!({"command": "git status"}).to_string();
+    let output = Command::new(BIN)
+        .arg("--workdir")
+        .arg(&repo.root)
+        .args(tools_call_args("run_command", &input, "execute", true))
+        .env("CODECREW_SANDBOX", "off")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let approved = tool_result(&output);
+    assert!(
+        approved.to_string().contains("FILTER-RAN"),
+        "the control failed: git never ran the filter: {approved}"
+    );
+}

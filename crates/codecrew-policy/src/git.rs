@@ -220,7 +220,7 @@ fn config_names_program(path: &Path, hooks_paths: &mut Vec<String>) -> Option<St
 /// environment, above the repository's own (and a nested repository's, which the checks
 /// here may not reach): no file-system monitor, no hooks, no transport (so no lazy fetch
 /// of a partial clone's missing objects), no attributes from the work tree (they select
-/// filter and diff drivers), optional locks off.
+/// filter and diff drivers), no look into nested repositories, optional locks off.
 pub const READ_ONLY_ENV: &[(&str, &str)] = &[
     ("GIT_OPTIONAL_LOCKS", "0"),
     ("GIT_NO_LAZY_FETCH", "1"),
@@ -230,7 +230,7 @@ pub const READ_ONLY_ENV: &[(&str, &str)] = &[
         "GIT_ATTR_SOURCE",
         "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
     ),
-    ("GIT_CONFIG_COUNT", "4"),
+    ("GIT_CONFIG_COUNT", "6"),
     ("GIT_CONFIG_KEY_0", "core.fsmonitor"),
     ("GIT_CONFIG_VALUE_0", "false"),
     ("GIT_CONFIG_KEY_1", "core.hooksPath"),
@@ -239,6 +239,12 @@ pub const READ_ONLY_ENV: &[(&str, &str)] = &[
     ("GIT_CONFIG_VALUE_2", "never"),
     ("GIT_CONFIG_KEY_3", "core.attributesFile"),
     ("GIT_CONFIG_VALUE_3", "/dev/null"),
+    // Nested repositories are not looked into: their own filters and drivers, which
+    // their config names and their `info/attributes` selects, never run.
+    ("GIT_CONFIG_KEY_4", "diff.ignoreSubmodules"),
+    ("GIT_CONFIG_VALUE_4", "all"),
+    ("GIT_CONFIG_KEY_5", "submodule.recurse"),
+    ("GIT_CONFIG_VALUE_5", "false"),
 ];
 
 /// The files the user's own git configuration consists of: `~/.gitconfig`, the XDG
@@ -287,20 +293,51 @@ pub fn user_config_files(home: Option<&Path>, xdg_config: Option<&Path>) -> Vec<
 }
 
 /// A remote of the repository git would use from `dir` whose URL carries credentials
-/// (`https://user:token@host/...`, `https://token@host/...`): `git remote -v` would print
-/// them. None when there is none, or no repository.
+/// (`https://user:token@host/...`, `https://token@host/...`), written in the remote or
+/// by a `url.<base>.insteadOf` rewrite in the repository's or the user's configuration:
+/// `git remote -v` would print them. None when there is none, or no repository.
 pub fn remote_with_credentials(dir: &Path) -> Option<String> {
     let (git_dir, _) = find_git_dir(dir)?;
     let common = common_dir(&git_dir).unwrap_or(git_dir);
-    let text = fs::read_to_string(common.join("config")).ok()?;
-    entries(&text).into_iter().find_map(|(key, value)| {
-        let (section, rest) = key.split_once('.')?;
-        let (remote, name) = rest.rsplit_once('.')?;
-        let url = value?;
-        let authority = url.split_once("://")?.1.split('/').next()?.to_owned();
-        (section == "remote" && matches!(name, "url" | "pushurl") && authority.contains('@'))
-            .then(|| format!("the URL of the remote {remote} carries credentials"))
-    })
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|home| home.join(".config")));
+    let files = std::iter::once(common.join("config"))
+        .chain(user_config_files(home.as_deref(), xdg.as_deref()))
+        .chain([PathBuf::from("/etc/gitconfig")]);
+    let carries_credentials = |url: &str| {
+        url.split_once("://")
+            .and_then(|(_, rest)| rest.split('/').next())
+            .is_some_and(|authority| authority.contains('@'))
+    };
+    for file in files {
+        let file = if file.is_dir() {
+            file.join("config")
+        } else {
+            file
+        };
+        let Ok(text) = fs::read_to_string(&file) else {
+            continue;
+        };
+        for (key, value) in entries(&text) {
+            let Some((section, rest)) = key.split_once('.') else {
+                continue;
+            };
+            let Some((subsection, name)) = rest.rsplit_once('.') else {
+                continue;
+            };
+            let found = match (section, name) {
+                ("remote", "url" | "pushurl") => value.as_deref().is_some_and(carries_credentials),
+                ("url", "insteadof" | "pushinsteadof") => carries_credentials(subsection),
+                _ => false,
+            };
+            if found {
+                return Some(format!("{} carries credentials in a URL", file.display()));
+            }
+        }
+    }
+    None
 }
 
 /// What a config key makes git do that runs or pulls in something, if anything. `key` is

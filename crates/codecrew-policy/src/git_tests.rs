@@ -330,3 +330,17 @@ fn the_users_config_files_include_what_they_include() {
         );
     }
 }
+
+/// `git remote -v` prints what an `insteadOf` rewrite puts in the URL (red-team N3).
+#[test]
+fn a_rewrite_that_adds_a_token_counts_as_credentials() {
+    let dir = repo(CLEAN);
+    assert_eq!(remote_with_credentials(dir.path()), None);
+    let config = dir.path().join(".git/config");
+    let mut text = fs::read_to_string(&config).unwrap();
+    text.push_str(
+        "[url \"https://x:ghp_token@example.com/\"]\n\tinsteadOf = https://example.com/\n",
+    );
+    fs::write(&config, text).unwrap();
+    assert!(remote_with_credentials(dir.path()).is_some());
+}

@@ -57,7 +57,16 @@ const SENSITIVE_NAMES: &[&str] = &[
     ".s3cfg",
     ".terraformrc",
     ".dockercfg",
+    ".authinfo",
+    ".passwd-s3fs",
+    ".mysql_history",
+    ".sqlite_history",
+    "token.json",
+    "auth.json",
 ];
+
+/// Endings of backup copies, taken off before a name is matched.
+const BACKUP_SUFFIXES: &[&str] = &[".bak", ".old", ".orig", ".backup", ".save", ".swp", "~"];
 
 /// File-name prefixes that are sensitive (`.env.local`, `id_rsa.pub`, `secrets.yaml`).
 const SENSITIVE_PREFIXES: &[&str] = &[
@@ -70,6 +79,8 @@ const SENSITIVE_PREFIXES: &[&str] = &[
     "secret.",
     "service-account",
     "kubeconfig",
+    "client_secret",
+    "sa-key",
 ];
 
 /// File-name suffixes that are sensitive (`prod.env`, `server.pem`, `app.key`).
@@ -87,6 +98,9 @@ const SENSITIVE_SUFFIXES: &[&str] = &[
     ".gpg",
     ".tfstate",
     ".tfvars",
+    "credentials.json",
+    "-key.json",
+    "_key.json",
 ];
 
 /// Directories whose every file is protected from writes.
@@ -150,15 +164,20 @@ fn components(path: &Path) -> Vec<String> {
 pub fn sensitive(path: &Path) -> Option<String> {
     let parts = components(path);
     let shown = path.display();
-    // A repository's config may carry a token in a remote's URL, and its objects hold
-    // every file ever committed, the sensitive ones included (compressed, not hidden).
-    if let Some(at) = parts.iter().position(|part| part == ".git")
-        && let Some(next) = parts.get(at + 1)
-        && (next == "objects" || (next == "config" && parts.len() == at + 2))
-    {
-        return Some(format!(
-            "{shown} is a repository's {next}, which may hold credentials or committed secrets"
-        ));
+    // A repository's config files (its own, a submodule's, a worktree's) may carry a
+    // token in a remote's URL, and its objects hold every file ever committed, the
+    // sensitive ones included (compressed, not hidden).
+    if let Some(at) = parts.iter().position(|part| part == ".git") {
+        let inside = &parts[at + 1..];
+        let config = inside
+            .last()
+            .is_some_and(|name| name == "config" || name == "config.worktree");
+        if inside.iter().any(|part| part == "objects") || config {
+            return Some(format!(
+                "{shown} is inside a repository's .git (its config or objects), which may hold \
+                 credentials or committed secrets"
+            ));
+        }
     }
     if let Some(dir) = parts
         .iter()
@@ -168,6 +187,12 @@ pub fn sensitive(path: &Path) -> Option<String> {
         return Some(format!("{shown} is inside {dir}/, which holds credentials"));
     }
     let name = parts.last()?;
+    // A backup of a sensitive file is as sensitive (`.netrc.bak`, `.pgpass~`).
+    let name = &BACKUP_SUFFIXES
+        .iter()
+        .find_map(|suffix| name.strip_suffix(suffix))
+        .unwrap_or(name)
+        .to_owned();
     if SENSITIVE_DIRS.contains(&name.as_str()) {
         return Some(format!("{shown} is a directory of credentials"));
     }

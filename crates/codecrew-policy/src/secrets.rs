@@ -31,6 +31,19 @@ pub fn is_secret(name: &str) -> bool {
         || name.contains("CREDENTIAL")
         || name.contains("COOKIE")
         || name.contains("_AUTH")
+        || name.contains("PASSPHRASE")
+        || name.contains("JWT")
+        || name.contains("DSN")
+        || name.contains("WEBHOOK")
+        || name.ends_with("_PAT")
+        || name.ends_with("_PWD")
+        || name.ends_with("_PASS")
+        || (name.ends_with("_URL")
+            && [
+                "DATABASE", "DB_", "REDIS", "MONGO", "POSTGRES", "MYSQL", "AMQP", "BROKER",
+            ]
+            .iter()
+            .any(|kind| name.contains(kind)))
         || name == "SSH_AUTH_SOCK"
         || name == "GPG_AGENT_INFO"
 }
@@ -181,10 +194,27 @@ mod tests {
             "SSH_AUTH_SOCK",
             "NPM_AUTH",
             "DB_PASSWORD",
+            "DATABASE_URL",
+            "REDIS_URL",
+            "GH_PAT",
+            "MYSQL_PWD",
+            "SENTRY_DSN",
+            "SLACK_WEBHOOK",
+            "CI_JOB_JWT",
+            "SSH_PASSPHRASE",
         ] {
             assert!(is_secret(name), "{name}");
         }
-        for name in ["PATH", "HOME", "API_KEY_HINT", "TERM", "LANG"] {
+        for name in [
+            "PATH",
+            "HOME",
+            "API_KEY_HINT",
+            "TERM",
+            "LANG",
+            "PWD",
+            "OLDPWD",
+            "DOCS_URL",
+        ] {
             assert!(!is_secret(name), "{name}");
         }
     }

@@ -124,7 +124,12 @@ impl Analyser<'_> {
             // It reads the files, not the repository.
             return;
         }
-        if options::has(rest, &syntax, "", &["recurse-submodules", "submodule"]) {
+        if options::has(
+            rest,
+            &syntax,
+            "",
+            &["recurse-submodules", "submodule", "ignore-submodules"],
+        ) {
             self.risk(format!(
                 "`git {subcommand}` looks into submodules, whose history codecrew does not check \
                  for secrets"

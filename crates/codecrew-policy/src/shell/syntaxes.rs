@@ -265,7 +265,9 @@ pub(super) fn git_syntax(subcommand: &str) -> Option<Syntax<'static>> {
             ],
         ),
         "status" => parse_options("uM", &[], &[]),
-        "cat-file" | "ls-tree" | "rev-parse" | "merge-base" | "show-ref" | "remote" => {
+        // Every object of the store, those no ref reaches included.
+        "cat-file" => parse_options("", &[], &[("batch-all-objects", ReadsNames)]),
+        "ls-tree" | "rev-parse" | "merge-base" | "show-ref" | "remote" => {
             parse_options("", &[], &[])
         }
         _ => return None,

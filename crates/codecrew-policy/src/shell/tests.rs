@@ -533,6 +533,15 @@ fn more_secrets_are_sensitive() {
         "cat .vault-token",
         "cat repo/.git/config",
         "xxd repo/.git/objects/ab/cdef",
+        "cat repo/.git/modules/dep/config",
+        "cat repo/.git/config.worktree",
+        "cat .netrc.bak",
+        "cat .pgpass~",
+        "cat client_secret_123.json",
+        "cat application_default_credentials.json",
+        "cat .authinfo",
+        "git cat-file --batch-all-objects --batch",
+        "git cat-file --batch-all --batch-check",
     ] {
         expect(&ws, command, "risk");
     }
@@ -555,4 +564,5 @@ fn more_secrets_are_sensitive() {
         .status()
         .unwrap();
     expect(&ws, "git remote -v", "risk");
+    expect(&ws, "git status --ignore-submodules=none", "risk");
 }
