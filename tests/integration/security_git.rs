@@ -353,27 +353,24 @@ fn a_partial_clones_transport_on_blame() {
 }
 
 /// The wall behind the config check: a nested repository that `.gitmodules` does not
-/// list (only a gitlink in the index) is not checked, but what runs without asking gets
-/// git's own configuration from the environment, above the nested one's: its
-/// file-system monitor does not run (red-team finding F3). The control: approved, git
-/// runs it.
-#[test]
-fn a_nested_repositorys_monitor_does_not_run_without_asking() {
+/// list (only a gitlink in the outer index) is not checked, but what runs without asking
+/// gets git's own configuration from the environment, above the nested one's. `plant`
+/// sets up a program of the nested repository's (a script that says `marker` on stderr:
+/// in the read-only sandbox it could not leave a file), `touch` changes its file so that
+/// `git status` has work to do. Without asking the program must not run; approved with
+/// the sandbox off (the control), git runs it.
+fn nested_attack(marker: &str, plant: impl Fn(&Path, &str), touch: impl Fn(&Path)) {
     let Some(repo) = Repo::new() else {
         return;
     };
     let inner = repo.root.join("sub/inner");
     std::fs::create_dir_all(&inner).unwrap();
-    crate::support::git::repository_with(&inner, &[]);
     std::fs::write(inner.join("file.txt"), "inner\n").unwrap();
-    crate::support::git::git(&inner, &["add", "file.txt"]);
-    crate::support::git::git(&inner, &["commit", "-qm", "inner"]);
-    // It says on stderr that it ran: in the read-only sandbox it could not leave a file.
-    let monitor = repo.root.join("monitor.sh");
-    std::fs::write(&monitor, "#!/bin/sh\necho MONITOR-RAN >&2\nexit 0\n").unwrap();
-    std::fs::set_permissions(&monitor, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let monitor = monitor.display().to_string();
-    crate::support::git::git(&inner, &["config", "core.fsmonitor", &monitor]);
+    crate::support::git::repository_with(&inner, &["file.txt"]);
+    let script = repo.root.join("nested.sh");
+    std::fs::write(&script, format!("#!/bin/sh\necho {marker} >&2\ncat\n")).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    plant(&inner, &script.display().to_string());
     let output = Command::new("git")
         .args(["rev-parse", "HEAD"])
         .current_dir(&inner)
@@ -386,15 +383,14 @@ fn a_nested_repositorys_monitor_does_not_run_without_asking() {
         "--cacheinfo",
         &format!("160000,{},sub/inner", head.trim()),
     ]);
-    std::fs::write(inner.join("file.txt"), "inner, changed\n").unwrap();
+    touch(&inner.join("file.txt"));
     let result = repo.run("git status", false);
     assert_eq!(result["status"], "ok", "{result}");
     assert_eq!(result["output"]["sandbox"], "read-only", "{result}");
     assert!(
-        !result.to_string().contains("MONITOR-RAN"),
-        "the nested repository's monitor ran: {result}"
+        !result.to_string().contains(marker),
+        "the nested repository's program ran: {result}"
     );
-    // The control: approved with the sandbox off, git runs as the user's own git would.
     let input = json!({"command": "git status"}).to_string();
     let output = Command::new(BIN)
         .arg("--workdir")
@@ -407,71 +403,42 @@ fn a_nested_repositorys_monitor_does_not_run_without_asking() {
     let approved = tool_result(&output);
     assert_eq!(approved["status"], "ok", "{approved}");
     assert!(
-        approved.to_string().contains("MONITOR-RAN"),
-        "the control failed: git never ran the monitor: {approved}"
+        approved.to_string().contains(marker),
+        "the control failed: git never ran the program: {approved}"
     );
 }
 
-/// The same wall against a nested repository's own filter driver, selected by its
-/// `info/attributes` (red-team N1): git does not look into nested repositories for what
-/// runs without asking. The control: approved with the sandbox off, git runs it.
+/// Its file-system monitor (red-team finding F3).
+#[test]
+fn a_nested_repositorys_monitor_does_not_run_without_asking() {
+    nested_attack(
+        "MONITOR-RAN",
+        |inner, script| crate::support::git::git(inner, &["config", "core.fsmonitor", script]),
+        |file| std::fs::write(file, "inner, changed\n").unwrap(),
+    );
+}
+
+/// Its own filter driver, selected by its `info/attributes` (red-team finding N1): git
+/// does not look into nested repositories for what runs without asking.
 #[test]
 fn a_nested_repositorys_filter_does_not_run_without_asking() {
-    let Some(repo) = Repo::new() else {
-        return;
-    };
-    let inner = repo.root.join("sub/inner");
-    std::fs::create_dir_all(&inner).unwrap();
-    std::fs::write(inner.join("file.txt"), "inner\n").unwrap();
-    crate::support::git::repository_with(&inner, &["file.txt"]);
-    let filter = repo.root.join("filter.sh");
-    std::fs::write(&filter, "#!/bin/sh\necho FILTER-RAN >&2\ncat\n").unwrap();
-    std::fs::set_permissions(&filter, std::fs::Permissions::from_mode(0o755)).unwrap();
-    crate::support::git::git(
-        &inner,
-        &["config", "filter.ev.clean", &filter.display().to_string()],
-    );
-    std::fs::write(inner.join(".git/info/attributes"), "* filter=ev\n").unwrap();
-    let output = Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .current_dir(&inner)
-        .output()
-        .unwrap();
-    let head = String::from_utf8(output.stdout).unwrap();
-    repo.git(&[
-        "update-index",
-        "--add",
-        "--cacheinfo",
-        &format!("160000,{},sub/inner", head.trim()),
-    ]);
-    // The same size, another time stamp: git must hash the file again (through the
-    // filter) to tell whether it changed.
-    std::fs::write(inner.join("file.txt"), "INNER\n").unwrap();
-    let stamp = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
-    std::fs::File::options()
-        .write(true)
-        .open(inner.join("file.txt"))
-        .unwrap()
-        .set_modified(stamp)
-        .unwrap();
-    let result = repo.run("git status", false);
-    assert_eq!(result["status"], "ok", "{result}");
-    assert!(
-        !result.to_string().contains("FILTER-RAN"),
-        "the nested repository's filter ran: {result}"
-    );
-    let input = json!({"command": "git status"}).to_string();
-    let output = Command::new(BIN)
-        .arg("--workdir")
-        .arg(&repo.root)
-        .args(tools_call_args("run_command", &input, "execute", true))
-        .env("CODECREW_SANDBOX", "off")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let approved = tool_result(&output);
-    assert!(
-        approved.to_string().contains("FILTER-RAN"),
-        "the control failed: git never ran the filter: {approved}"
+    nested_attack(
+        "FILTER-RAN",
+        |inner, script| {
+            crate::support::git::git(inner, &["config", "filter.ev.clean", script]);
+            std::fs::write(inner.join(".git/info/attributes"), "* filter=ev\n").unwrap();
+        },
+        |file| {
+            // The same size, another time stamp: git must hash the file again (through
+            // the filter) to tell whether it changed.
+            std::fs::write(file, "INNER\n").unwrap();
+            let stamp = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+            std::fs::File::options()
+                .write(true)
+                .open(file)
+                .unwrap()
+                .set_modified(stamp)
+                .unwrap();
+        },
     );
 }

@@ -233,17 +233,23 @@ mod tests {
         assert!(status.success(), "git {args:?}");
     }
 
-    #[test]
-    fn a_sensitive_file_anywhere_in_history_is_found() {
-        if sandbox::read_only_unavailable(true).is_some() {
-            return;
-        }
+    /// A repository with one harmless commit.
+    fn repository() -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         git(&root, &["init", "-q"]);
         std::fs::write(root.join("README"), "hello\n").unwrap();
         git(&root, &["add", "README"]);
         git(&root, &["commit", "-qm", "first"]);
+        (dir, root)
+    }
+
+    #[test]
+    fn a_sensitive_file_anywhere_in_history_is_found() {
+        if sandbox::read_only_unavailable(true).is_some() {
+            return;
+        }
+        let (_dir, root) = repository();
         assert_eq!(sensitive_in_history(&root), None);
         // Committed, then removed: still in history.
         std::fs::create_dir(root.join("config")).unwrap();
@@ -264,12 +270,7 @@ mod tests {
         if sandbox::read_only_unavailable(true).is_some() {
             return;
         }
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        git(&root, &["init", "-q"]);
-        std::fs::write(root.join("README"), "hello\n").unwrap();
-        git(&root, &["add", "README"]);
-        git(&root, &["commit", "-qm", "first"]);
+        let (_dir, root) = repository();
         // A ref to an object that does not exist: rev-list fails.
         std::fs::write(
             root.join(".git/refs/heads/broken"),
@@ -285,12 +286,7 @@ mod tests {
         if sandbox::read_only_unavailable(true).is_some() {
             return;
         }
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        git(&root, &["init", "-q"]);
-        std::fs::write(root.join("README"), "hello\n").unwrap();
-        git(&root, &["add", "README"]);
-        git(&root, &["commit", "-qm", "first"]);
+        let (_dir, root) = repository();
         let id = |args: &[&str]| {
             let output = Command::new("git")
                 .args(args)

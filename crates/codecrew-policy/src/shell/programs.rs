@@ -169,14 +169,13 @@ pub(super) fn git_safe(args: &[String]) -> bool {
     }
 }
 
-impl Analyser<'_> {
-    /// A reading git command asks when the repository it would use names a program in its
-    /// config or hooks: git would run it.
-    pub(super) fn git_repository(&mut self, argv: &[String]) {
-        for cwd in self.cwds.clone() {
-            let mut dir = cwd;
+/// The directories a git command runs in: each place the line may be, moved by `-C`
+/// (the only option [`git_safe`] lets change the directory).
+pub(super) fn git_directories(cwds: &[PathBuf], argv: &[String]) -> Vec<PathBuf> {
+    cwds.iter()
+        .map(|cwd| {
+            let mut dir = cwd.clone();
             let mut args = argv.iter().skip(1);
-            // `git -C <dir>` (the only option git_safe lets change the directory).
             while let Some(arg) = args.next() {
                 match arg.as_str() {
                     "-C" => match args.next() {
@@ -187,6 +186,16 @@ impl Analyser<'_> {
                     _ => break,
                 }
             }
+            dir
+        })
+        .collect()
+}
+
+impl Analyser<'_> {
+    /// A reading git command asks when the repository it would use names a program in its
+    /// config or hooks: git would run it.
+    pub(super) fn git_repository(&mut self, argv: &[String]) {
+        for dir in git_directories(&self.cwds, argv) {
             if let Some(why) = crate::git::program_in_repository(&dir) {
                 self.risk(why);
             }

@@ -7,6 +7,7 @@
 
 use super::*;
 use arguments::tree_holds_secrets;
+use programs::git_directories;
 
 impl Analyser<'_> {
     /// The risks of one safe-listed command's options (see the module docs).
@@ -181,27 +182,6 @@ fn object_names(args: &[String]) -> Vec<&str> {
         .map(|part| part.split([':', '^', '~', '@']).next().unwrap_or(""))
         .filter(|name| {
             (4..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_hexdigit())
-        })
-        .collect()
-}
-
-/// The directories a git command runs in: each place the line may be, moved by `-C`.
-fn git_directories(cwds: &[PathBuf], argv: &[String]) -> Vec<PathBuf> {
-    cwds.iter()
-        .map(|cwd| {
-            let mut dir = cwd.clone();
-            let mut args = argv.iter().skip(1);
-            while let Some(arg) = args.next() {
-                match arg.as_str() {
-                    "-C" => match args.next() {
-                        Some(path) => dir = dir.join(path),
-                        None => break,
-                    },
-                    other if other.starts_with('-') => {}
-                    _ => break,
-                }
-            }
-            dir
         })
         .collect()
 }
