@@ -42,6 +42,7 @@ pub mod sandbox;
 pub mod secrets;
 pub mod shell;
 pub mod tracked;
+pub mod workspace_reads;
 
 use std::path::Path;
 use std::sync::Mutex;

@@ -1,9 +1,10 @@
 //! The OS sandbox for the programs tools start: `run_command`, external tools and MCP
 //! servers (Linux, Landlock). Two domains:
 //!
-//! - **read-only** ([`read_only_ruleset`]), for every command that runs without asking
+//! - **read-only** ([`read_only_domain`]), for every command that runs without asking
 //!   (the safe list, an allow rule of the config, and anything `run_command` runs in
-//!   `query`): it may read and execute only beneath the workspace, the system's program
+//!   `query`): it may read and execute only beneath the workspace (but its sensitive
+//!   files: [`crate::workspace_reads`]), the system's program
 //!   and library directories ([`SYSTEM_READ`]) and the few configuration files programs
 //!   need ([`SYSTEM_FILES`], the user's own git configuration); write nothing but
 //!   `/dev/null`; use no network; signal nothing outside itself. This is the wall behind
@@ -275,6 +276,7 @@ fn read_only_ruleset(workspace: &Path) -> Result<Option<RulesetCreated>, landloc
     }
     let read = AccessFs::from_read(ABI_WANTED);
     let file_read = read & AccessFs::from_file(ABI_WANTED);
+    let reads = crate::workspace_reads::plan(workspace);
     let readable_files = SYSTEM_FILES
         .iter()
         .copied()
@@ -287,7 +289,10 @@ fn read_only_ruleset(workspace: &Path) -> Result<Option<RulesetCreated>, landloc
         .scope(Scope::from_all(ABI_WANTED))?
         .create()?
         .add_rules(path_beneath_rules(SYSTEM_READ, read))?
-        .add_rules(path_beneath_rules([workspace], read))?
+        // The workspace but its sensitive files (see `workspace_reads`).
+        .add_rules(path_beneath_rules(&reads.trees, read))?
+        .add_rules(path_beneath_rules(&reads.listed, AccessFs::ReadDir))?
+        .add_rules(path_beneath_rules(&reads.files, file_read))?
         .add_rules(path_beneath_rules(readable_files, file_read))?
         .add_rules(path_beneath_rules(
             ["/dev/null"],

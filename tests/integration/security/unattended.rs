@@ -1,8 +1,8 @@
 //! What runs without asking runs in the read-only sandbox: the safe list, the config's
 //! allow rules, and every command `run_command` runs in `query`. These tests bypass the
 //! analysis on purpose (an allow rule for a script that tries everything) and show that
-//! the kernel still holds: nothing read outside the workspace, nothing written, no
-//! network. Each has a control that the same command does what it tries once the user
+//! the kernel still holds: nothing read outside the workspace nor of its sensitive files,
+//! nothing written, no network. Each has a control that the same command does what it tries once the user
 //! approves it.
 
 use super::*;
@@ -47,7 +47,7 @@ impl Probe {
             &format!(
                 "#!/bin/bash\n\
                  echo \"workspace: $(cat src/main.rs)\"\n\
-                 cat {secret} ; cat {other}\n\
+                 cat {secret} ; cat {other} ; cat .env\n\
                  ls {outside}\n\
                  echo written > inside.txt\n\
                  echo written > {outside}/written.txt\n\
@@ -133,6 +133,8 @@ fn an_allowed_command_cannot_read_write_or_connect_outside_even_past_the_analysi
         let refused = output["sandbox_refused"].to_string();
         assert!(refused.contains("secret.txt"), "{mode}: {result:#}");
         assert!(refused.contains("inside.txt"), "{mode}: {result:#}");
+        // The workspace's own secrets are out of the sandbox's reach too.
+        assert!(refused.contains(".env"), "{mode}: {result:#}");
         assert!(output["sandbox_note"].is_string());
     }
 }
