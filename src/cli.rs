@@ -54,7 +54,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Ask one or more agents a question; they may use codecrew's read-only tools
+    /// Ask one or more agents a question; they may use codecrew's read-only tools, and run
+    /// reading commands (git log, grep, ...) in a read-only sandbox
     #[command(after_help = RUN_EXAMPLES_QUERY)]
     Query(RunArgs),
     /// Have one or more agents do a task; they may write files and run commands,
@@ -277,9 +278,10 @@ terminal: a call that would need approval is denied with the rule or flag that a
 --yes allows such calls (never denied ones). The workspace is --workdir or the directory
 the client starts the server in.
 
-Tools: read_file, list_directory, glob, grep, help, the config's read-only [tools.*] and
-query_agent (asks another agent); with --mode execute also write_file, edit_file,
-run_command, the other config tools and execute_agent. Clients prefix the names with the
+Tools: read_file, list_directory, glob, grep, help, the config's read-only [tools.*],
+query_agent (asks another agent) and run_command for reading commands (in a read-only
+sandbox, where the kernel has one); with --mode execute also write_file, edit_file, every
+command under the policy, the other config tools and execute_agent. Clients prefix the names with the
 server's: Claude shows mcp__codecrew__read_file.
 
 Claude Code:
