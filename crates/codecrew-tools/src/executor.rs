@@ -244,7 +244,7 @@ impl ToolExecutor {
     /// The permission decision for a validated call, and the question when it asks;
     /// who let it through when it may run.
     async fn permit(&self, tool: &str, readonly: bool, input: &Value) -> Result<Grant, ToolError> {
-        let reason = match self.policy.decide(tool, readonly, input, &self.context) {
+        let reason = match self.decide(tool, readonly, input).await {
             Decision::Allow(grant) => return Ok(grant),
             Decision::Deny(reason) => {
                 let hint = reason.hint.clone().unwrap_or_else(|| {
@@ -301,6 +301,23 @@ impl ToolExecutor {
             )
             .with_suggestion("do something else, or ask the user what they want")),
         }
+    }
+}
+
+impl ToolExecutor {
+    /// The policy's decision, taken on a blocking thread: the analysis reads the disk and
+    /// may list a repository's history (`git rev-list`), which must not hold up the
+    /// runtime's workers.
+    async fn decide(&self, tool: &str, readonly: bool, input: &Value) -> Decision {
+        let policy = Arc::clone(&self.policy);
+        let (tool, input, context) = (tool.to_owned(), input.clone(), self.context.clone());
+        tokio::task::spawn_blocking(move || policy.decide(&tool, readonly, &input, &context))
+            .await
+            .unwrap_or_else(|error| {
+                Decision::Deny(Reason::new(format!(
+                    "the permission check did not finish: {error}"
+                )))
+            })
     }
 }
 
