@@ -218,67 +218,95 @@ const GREP_LONG_VALUES: &[&str] = &[
     "group-separator",
 ];
 
+/// rg's long options that take the next word as their value (it takes no abbreviations).
+const RG_LONG_VALUES: &[&str] = &[
+    "regexp",
+    "file",
+    "glob",
+    "iglob",
+    "type",
+    "type-not",
+    "type-add",
+    "max-count",
+    "after-context",
+    "before-context",
+    "context",
+    "threads",
+    "max-depth",
+    "replace",
+    "encoding",
+    "max-filesize",
+    "ignore-file",
+    "pre",
+    "pre-glob",
+    "sort",
+    "sortr",
+    "colors",
+    "path-separator",
+];
+
+/// diff's long options that take the next word as their value.
+const DIFF_LONG_VALUES: &[&str] = &[
+    "exclude",
+    "exclude-from",
+    "ignore-matching-lines",
+    "label",
+    "starting-file",
+    "from-file",
+    "to-file",
+    "horizon-lines",
+    "tabsize",
+    "width",
+    "show-function-line",
+];
+
 /// The directories a recursive search reads, and whether it follows links; None for
-/// anything else.
+/// anything else. Options and operands are read as the program reads them
+/// ([`super::options`]): `grep -d recurse KEY` searches `.`, `grep --recur` recurses.
 pub(super) fn searched_trees(argv: &[String]) -> Option<(Vec<String>, bool)> {
+    use super::options::{has, operands};
     let program = base_name(&argv[0]);
     let args = &argv[1..];
-    let options: Vec<&String> = args.iter().filter(|arg| arg.starts_with('-')).collect();
-    let positional: Vec<&String> = args.iter().filter(|arg| !arg.starts_with('-')).collect();
-    let short = |letter: char| {
-        options
-            .iter()
-            .any(|option| !option.starts_with("--") && option.contains(letter))
-    };
-    let long = |name: &str| options.iter().any(|option| option.starts_with(name));
-    let (recursive, follow, pattern_given) = match program {
-        // Read as grep reads its options: `-drecurse`, `--recur`, `--dir=recurse` all
-        // recurse; any `--directories` value counts, asking more rather than less.
-        "grep" | "egrep" | "fgrep" => {
-            let syntax = super::syntaxes::syntax("grep")?;
-            let has =
-                |letters: &str, longs: &[&str]| super::options::has(args, &syntax, letters, longs);
-            (
-                has(
-                    "rRd",
-                    &["recursive", "dereference-recursive", "directories"],
-                ),
-                has("R", &["dereference-recursive"]),
-                has("ef", &["regexp", "file"]),
-            )
-        }
+    // ag and ack are not on the safe list; their options are read like rg's.
+    let syntax = super::syntaxes::syntax(match program {
+        "ag" | "ack" | "ack-grep" => "rg",
+        other => other,
+    })?;
+    let has = |letters: &str, longs: &[&str]| has(args, &syntax, letters, longs);
+    let (recursive, follow, pattern_given, long_values) = match program {
+        // Any `--directories` value counts as recursing, asking more rather than less.
+        "grep" | "egrep" | "fgrep" => (
+            has(
+                "rRd",
+                &["recursive", "dereference-recursive", "directories"],
+            ),
+            has("R", &["dereference-recursive"]),
+            has("ef", &["regexp", "file"]),
+            GREP_LONG_VALUES,
+        ),
         "rg" | "ag" | "ack" | "ack-grep" => (
             true,
-            short('L') || long("--follow"),
-            short('e') || short('f') || long("--regexp") || long("--file"),
+            has("L", &["follow"]),
+            has("ef", &["regexp", "file"]),
+            RG_LONG_VALUES,
         ),
-        // diff reads every file of both trees, through links unless told not to.
-        "diff" => {
-            let syntax = super::syntaxes::syntax("diff")?;
-            let recursive = super::options::has(args, &syntax, "r", &["recursive"]);
-            if !recursive {
-                return None;
-            }
-            let follow = !super::options::has(args, &syntax, "", &["no-dereference"]);
-            let dirs = positional.iter().map(|dir| (*dir).clone()).collect();
-            return Some((dirs, follow));
-        }
+        // diff reads every file of both trees, through links unless told not to; its
+        // operands are all trees (no pattern comes first).
+        "diff" => (
+            has("r", &["recursive"]),
+            !has("", &["no-dereference"]),
+            true,
+            DIFF_LONG_VALUES,
+        ),
         _ => return None,
     };
     if !recursive {
         return None;
     }
-    // grep's operands as grep reads them (`-d recurse` takes its value from the next word).
-    let positional: Vec<&String> = match super::syntaxes::syntax(program) {
-        Some(syntax) if matches!(program, "grep" | "egrep" | "fgrep") => {
-            super::options::operands(args, &syntax, GREP_LONG_VALUES)
-        }
-        _ => positional,
-    };
-    let mut dirs: Vec<String> = positional
-        .iter()
+    let mut dirs: Vec<String> = operands(args, &syntax, long_values)
+        .into_iter()
         .skip(usize::from(!pattern_given))
-        .map(|dir| (*dir).clone())
+        .cloned()
         .collect();
     if dirs.is_empty() {
         dirs.push(".".to_owned());

@@ -273,8 +273,8 @@ impl<'a> Analyser<'a> {
             self.change_directory(&words);
         }
         let safe = safe(&argv);
-        if safe && program == "git" {
-            self.git_repository(&argv);
+        // git itself lists the history only of a repository whose config names no program.
+        if safe && program == "git" && !self.git_repository(&argv) {
             self.git_contents(&argv);
         }
         self.option_risks(&argv);

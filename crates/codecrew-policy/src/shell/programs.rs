@@ -130,23 +130,14 @@ fn verifies_signatures(arg: &str) -> bool {
 /// `git` with read-only subcommands, without options that change where git looks for
 /// its repository or configuration, run external programs or write files.
 pub(super) fn git_safe(args: &[String]) -> bool {
-    let mut index = 0;
-    while let Some(arg) = args.get(index) {
-        match arg.as_str() {
-            "--no-pager"
-            | "-P"
-            | "--no-optional-locks"
-            | "--literal-pathspecs"
-            | "--no-replace-objects" => index += 1,
-            "-C" => index += 2,
-            other if other.starts_with('-') => return false,
-            _ => break,
-        }
-    }
-    let Some(subcommand) = args.get(index) else {
+    let line = GitLine::read(args);
+    let Some(subcommand) = line.subcommand else {
         return false;
     };
-    let rest = &args[index + 1..];
+    if !line.known_globals {
+        return false;
+    }
+    let rest = line.rest;
     let Some(syntax) = syntaxes::git_syntax(subcommand) else {
         return false;
     };
@@ -156,7 +147,7 @@ pub(super) fn git_safe(args: &[String]) -> bool {
         return false;
     }
     let all_options = rest.iter().all(|arg| arg.starts_with('-'));
-    match subcommand.as_str() {
+    match subcommand {
         // `git reflog expire/delete` write.
         "reflog" => !rest
             .first()
@@ -169,36 +160,77 @@ pub(super) fn git_safe(args: &[String]) -> bool {
     }
 }
 
-/// The directories a git command runs in: each place the line may be, moved by `-C`
-/// (the only option [`git_safe`] lets change the directory).
-pub(super) fn git_directories(cwds: &[PathBuf], argv: &[String]) -> Vec<PathBuf> {
-    cwds.iter()
-        .map(|cwd| {
-            let mut dir = cwd.clone();
-            let mut args = argv.iter().skip(1);
-            while let Some(arg) = args.next() {
-                match arg.as_str() {
-                    "-C" => match args.next() {
-                        Some(path) => dir = dir.join(path),
-                        None => break,
-                    },
-                    other if other.starts_with('-') => {}
-                    _ => break,
+/// A `git` command line (the words after `git`) as git reads it: its global options,
+/// the subcommand and the subcommand's arguments. The one reading of git's global
+/// options that the safe list, the repository checks and the option checks share.
+pub(super) struct GitLine<'a> {
+    /// The directories of its `-C` options, in order (each relative to the one before).
+    pub dirs: Vec<&'a str>,
+    /// Whether every global option is one the safe list allows (`-C`, `-P`,
+    /// `--no-pager`, ...): the others change where git looks or what it runs.
+    pub known_globals: bool,
+    pub subcommand: Option<&'a str>,
+    pub rest: &'a [String],
+}
+
+impl<'a> GitLine<'a> {
+    pub(super) fn read(args: &'a [String]) -> GitLine<'a> {
+        let mut line = GitLine {
+            dirs: Vec::new(),
+            known_globals: true,
+            subcommand: None,
+            rest: &[],
+        };
+        let mut index = 0;
+        while let Some(arg) = args.get(index) {
+            match arg.as_str() {
+                "--no-pager"
+                | "-P"
+                | "--no-optional-locks"
+                | "--literal-pathspecs"
+                | "--no-replace-objects" => {}
+                "-C" => {
+                    index += 1;
+                    match args.get(index) {
+                        Some(dir) => line.dirs.push(dir),
+                        None => line.known_globals = false,
+                    }
+                }
+                other if other.starts_with('-') => line.known_globals = false,
+                subcommand => {
+                    line.subcommand = Some(subcommand);
+                    line.rest = &args[index + 1..];
+                    break;
                 }
             }
-            dir
-        })
-        .collect()
+            index += 1;
+        }
+        line
+    }
+
+    /// The directories git runs in, from each place the command line may be.
+    pub(super) fn directories(&self, cwds: &[PathBuf]) -> Vec<PathBuf> {
+        cwds.iter()
+            .map(|cwd| {
+                self.dirs
+                    .iter()
+                    .fold(cwd.clone(), |dir, next| dir.join(next))
+            })
+            .collect()
+    }
 }
 
 impl Analyser<'_> {
     /// A reading git command asks when the repository it would use names a program in its
-    /// config or hooks: git would run it.
-    pub(super) fn git_repository(&mut self, argv: &[String]) {
-        for dir in git_directories(&self.cwds, argv) {
+    /// config or hooks: git would run it. True when one does.
+    pub(super) fn git_repository(&mut self, argv: &[String]) -> bool {
+        let mut names_a_program = false;
+        for dir in GitLine::read(&argv[1..]).directories(&self.cwds) {
             if let Some(why) = crate::git::program_in_repository(&dir) {
                 self.risk(why);
+                names_a_program = true;
             }
         }
+        names_a_program
     }
 }

@@ -7,20 +7,21 @@
 
 use super::*;
 use arguments::tree_holds_secrets;
-use programs::git_directories;
+use programs::GitLine;
 
 impl Analyser<'_> {
     /// The risks of one safe-listed command's options (see the module docs).
     pub(super) fn option_risks(&mut self, argv: &[String]) {
         let program = base_name(&argv[0]);
         let (syntax, args) = if program == "git" {
-            let Some((subcommand, rest)) = git_subcommand(&argv[1..]) else {
+            let line = GitLine::read(&argv[1..]);
+            let Some(subcommand) = line.subcommand else {
                 return;
             };
             let Some(syntax) = syntaxes::git_syntax(subcommand) else {
                 return;
             };
-            (syntax, rest)
+            (syntax, line.rest)
         } else {
             let Some(syntax) = syntaxes::syntax(program) else {
                 return;
@@ -85,9 +86,11 @@ impl Analyser<'_> {
 
     /// A reading git command that prints or searches file contents asks when the
     /// repository holds a sensitive file anywhere git can print it from; `git grep
-    /// --untracked`/`--no-index` when the tree holds one.
+    /// --untracked`/`--no-index` when the tree holds one. Only for a repository whose
+    /// config names no program ([`Analyser::git_repository`]): the check runs git.
     pub(super) fn git_contents(&mut self, argv: &[String]) {
-        let Some((subcommand, rest)) = git_subcommand(&argv[1..]) else {
+        let line = GitLine::read(&argv[1..]);
+        let (Some(subcommand), rest) = (line.subcommand, line.rest) else {
             return;
         };
         let Some(syntax) = syntaxes::git_syntax(subcommand) else {
@@ -103,7 +106,7 @@ impl Analyser<'_> {
             }
         }
         if subcommand == "remote" {
-            for dir in git_directories(&self.cwds, argv) {
+            for dir in line.directories(&self.cwds) {
                 if let Some(why) = crate::git::remote_with_credentials(&dir) {
                     self.risk(format!("`git remote` prints remote URLs, and {why}"));
                 }
@@ -139,11 +142,7 @@ impl Analyser<'_> {
         if !prints_contents(subcommand, rest, &syntax) {
             return;
         }
-        for dir in git_directories(&self.cwds, argv) {
-            if crate::git::program_in_repository(&dir).is_some() {
-                // Asks already; git must not run here.
-                continue;
-            }
+        for dir in line.directories(&self.cwds) {
             if let Some(why) = crate::tracked::sensitive_in_history(&dir) {
                 self.risk(format!(
                     "`git {subcommand}` can print file contents from the repository, and {why}, \
@@ -157,19 +156,6 @@ impl Analyser<'_> {
             }
         }
     }
-}
-
-/// The subcommand of a `git` argv (after git's own options) and its arguments.
-fn git_subcommand(args: &[String]) -> Option<(&str, &[String])> {
-    let mut index = 0;
-    while let Some(arg) = args.get(index) {
-        match arg.as_str() {
-            "-C" => index += 2,
-            other if other.starts_with('-') => index += 1,
-            subcommand => return Some((subcommand, &args[index + 1..])),
-        }
-    }
-    None
 }
 
 /// The object ids (or abbreviations) among a git command's arguments: the hex part of

@@ -566,3 +566,28 @@ fn more_secrets_are_sensitive() {
     expect(&ws, "git remote -v", "risk");
     expect(&ws, "git status --ignore-submodules=none", "risk");
 }
+
+/// git lists a repository's history only when its config names no program: the listing
+/// runs git, which would run that program.
+#[test]
+fn the_history_of_a_repository_that_names_a_program_is_not_listed() {
+    let ws = Ws::new();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(&ws.root)
+            .output()
+            .unwrap()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-f", ".env"]);
+    git(&["commit", "-qm", "env"]);
+    git(&["config", "core.fsmonitor", "./monitor.sh"]);
+    let analysis = ws.analyse("git log -p");
+    assert_eq!(verdict(&analysis), "risk");
+    assert!(
+        analysis.risks.iter().all(|risk| !risk.contains("holds")),
+        "{analysis:#?}"
+    );
+}
