@@ -315,56 +315,95 @@ pub(super) fn searched_trees(argv: &[String]) -> Option<(Vec<String>, bool)> {
 }
 
 /// What in the tree below `start` a search must not read: a sensitive file, or (when
-/// following links) a link leaving the workspace. Bounded: a huge tree counts as unsafe.
+/// following links) a link leaving the workspace or leading to a sensitive file.
 pub(super) fn tree_holds_secrets(root: &Path, start: &Path, follow: bool) -> Option<String> {
+    walk_tree(root, start, follow, |relative| {
+        paths::sensitive(relative).map(|_| relative.display().to_string())
+    })
+}
+
+/// The first link in the tree below `start` that leads out of the workspace, for a walk
+/// that follows links but reads only names.
+pub(super) fn link_out(root: &Path, start: &Path) -> Option<String> {
+    walk_tree(root, start, true, |_| None)
+}
+
+/// Walks the tree below `start` the way a recursive program would (through links when
+/// `follow`), and returns the first thing that makes the walk a risk: what `look` says
+/// of a file (workspace-relative; a link's target when following), a link leading out of
+/// the workspace, or a tree too large to check. `.git` is not walked; each directory is
+/// walked once, however many links lead to it.
+fn walk_tree(
+    root: &Path,
+    start: &Path,
+    follow: bool,
+    mut look: impl FnMut(&Path) -> Option<String>,
+) -> Option<String> {
     const MAX_ENTRIES: usize = 50_000;
-    let Ok(meta) = std::fs::symlink_metadata(start) else {
+    let outside = |path: &Path| {
+        format!(
+            "{}, a link out of the workspace",
+            path.strip_prefix(root).unwrap_or(path).display()
+        )
+    };
+    let meta = std::fs::symlink_metadata(start).ok()?;
+    let start = if meta.file_type().is_symlink() {
+        if !follow {
+            return None;
+        }
+        match start.canonicalize() {
+            Ok(target) if target.starts_with(root) && target.is_dir() => target,
+            Ok(target) if target.starts_with(root) => return None,
+            _ => return Some(outside(start)),
+        }
+    } else if meta.is_dir() {
+        start.to_path_buf()
+    } else {
         return None;
     };
-    if !meta.is_dir() {
-        return None;
-    }
-    let mut stack = vec![start.to_path_buf()];
+    let mut stack = vec![start];
+    let mut visited = std::collections::HashSet::new();
     let mut seen = 0;
     while let Some(dir) = stack.pop() {
+        if let Ok(canonical) = dir.canonicalize()
+            && !visited.insert(canonical)
+        {
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.flatten() {
             seen += 1;
             if seen > MAX_ENTRIES {
-                return Some(format!("more than {MAX_ENTRIES} files to check"));
+                return Some(format!("more than {MAX_ENTRIES} entries to check"));
             }
-            let path = entry.path();
-            let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
+            let path = entry.path();
             if kind.is_symlink() {
-                if follow {
-                    match path.canonicalize() {
-                        Ok(target) if target.starts_with(root) => {
-                            let inner = target.strip_prefix(root).unwrap_or(&target);
-                            if paths::sensitive(inner).is_some() {
-                                return Some(format!("a link to {}", inner.display()));
-                            }
+                if !follow {
+                    continue;
+                }
+                match path.canonicalize() {
+                    Ok(target) if target.starts_with(root) => {
+                        let inner = target.strip_prefix(root).unwrap_or(&target);
+                        if let Some(found) = look(inner) {
+                            return Some(format!("{found} (through a link)"));
                         }
-                        _ => {
-                            return Some(format!(
-                                "{}, a link out of the workspace",
-                                relative.display()
-                            ));
+                        if target.is_dir() {
+                            stack.push(target);
                         }
                     }
+                    _ => return Some(outside(&path)),
                 }
-                continue;
-            }
-            if kind.is_dir() {
+            } else if kind.is_dir() {
                 if entry.file_name() != ".git" {
                     stack.push(path);
                 }
-            } else if paths::sensitive(&relative).is_some() {
-                return Some(relative.display().to_string());
+            } else if let Some(found) = look(path.strip_prefix(root).unwrap_or(&path)) {
+                return Some(found);
             }
         }
     }

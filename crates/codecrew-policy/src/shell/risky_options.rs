@@ -6,7 +6,7 @@
 //! no allow rule lifts it.
 
 use super::*;
-use arguments::tree_holds_secrets;
+use arguments::{link_out, tree_holds_secrets};
 use programs::GitLine;
 
 impl Analyser<'_> {
@@ -76,8 +76,7 @@ impl Analyser<'_> {
                 let start = cwd.join(&root);
                 if let Some(link) = link_out(self.ctx.workspace, &start) {
                     self.risk(format!(
-                        "`{program}` follows symbolic links here, and {root} holds {link}, a \
-                         link out of the workspace"
+                        "`{program}` follows symbolic links here, and {root} holds {link}"
                     ));
                 }
             }
@@ -213,58 +212,4 @@ fn prints_contents(subcommand: &str, args: &[String], syntax: &Syntax<'_>) -> bo
         "cat-file" => !options::has(args, syntax, "tse", &[]),
         _ => false,
     }
-}
-
-/// The first link in the tree below `start` that leads out of the workspace (bounded: a
-/// huge tree counts as holding one).
-fn link_out(root: &Path, start: &Path) -> Option<String> {
-    const MAX_ENTRIES: usize = 50_000;
-    let meta = std::fs::symlink_metadata(start).ok()?;
-    if meta.file_type().is_symlink() {
-        return match start.canonicalize() {
-            Ok(target) if target.starts_with(root) => None,
-            _ => Some(display(root, start)),
-        };
-    }
-    if !meta.is_dir() {
-        return None;
-    }
-    let mut stack = vec![start.to_path_buf()];
-    // Links to directories inside the workspace are followed too (what they lead to may
-    // hold a link out), each directory once.
-    let mut visited = std::collections::HashSet::new();
-    let mut seen = 0;
-    while let Some(dir) = stack.pop() {
-        if let Ok(canonical) = dir.canonicalize()
-            && !visited.insert(canonical)
-        {
-            continue;
-        }
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > MAX_ENTRIES {
-                return Some(format!("more than {MAX_ENTRIES} entries to check"));
-            }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let path = entry.path();
-            if kind.is_symlink() {
-                match path.canonicalize() {
-                    Ok(target) if target.starts_with(root) => {
-                        if target.is_dir() {
-                            stack.push(target);
-                        }
-                    }
-                    _ => return Some(display(root, &path)),
-                }
-            } else if kind.is_dir() {
-                stack.push(path);
-            }
-        }
-    }
-    None
 }
