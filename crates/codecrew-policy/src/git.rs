@@ -221,7 +221,7 @@ fn config_names_program(path: &Path, hooks_paths: &mut Vec<String>) -> Option<St
 /// here may not reach): no file-system monitor, no hooks, no transport (so no lazy fetch
 /// of a partial clone's missing objects), no attributes from the work tree (they select
 /// filter and diff drivers), no look into nested repositories, optional locks off.
-pub const READ_ONLY_ENV: &[(&str, &str)] = &[
+const READ_ONLY_ENV: &[(&str, &str)] = &[
     ("GIT_OPTIONAL_LOCKS", "0"),
     ("GIT_NO_LAZY_FETCH", "1"),
     ("GIT_TERMINAL_PROMPT", "0"),
@@ -338,6 +338,24 @@ pub fn remote_with_credentials(dir: &Path) -> Option<String> {
         }
     }
     None
+}
+
+/// Puts [`READ_ONLY_ENV`] into a command's environment, in place of configuration the
+/// environment already carried (`GIT_CONFIG_COUNT`, `GIT_CONFIG_PARAMETERS`: its keys
+/// would otherwise add to or outnumber codecrew's).
+pub fn read_only_environment(env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>) {
+    env.retain(|(name, _)| {
+        let name = name.to_string_lossy();
+        !(name == "GIT_CONFIG_PARAMETERS"
+            || name == "GIT_CONFIG_COUNT"
+            || name.starts_with("GIT_CONFIG_KEY_")
+            || name.starts_with("GIT_CONFIG_VALUE_"))
+    });
+    env.extend(
+        READ_ONLY_ENV
+            .iter()
+            .map(|(name, value)| ((*name).into(), (*value).into())),
+    );
 }
 
 /// What a config key makes git do that runs or pulls in something, if anything. `key` is

@@ -121,6 +121,15 @@ fn fingerprint(git_dir: &Path) -> Fingerprint {
     .collect()
 }
 
+/// The listing's environment: the scrubbed one commands get (git needs no secret), with
+/// git's read-only configuration, in the C locale.
+fn environment() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    let mut env = crate::secrets::scrub_env(std::env::vars_os());
+    git::read_only_environment(&mut env);
+    env.push(("LC_ALL".into(), "C".into()));
+    env
+}
+
 /// Runs the listing and reads it as it comes, stopping at the first sensitive path.
 fn list(dir: &Path, git_dir: &Path) -> Listing {
     let unchecked = |why: &str| Listing {
@@ -144,8 +153,8 @@ fn list(dir: &Path, git_dir: &Path) -> Listing {
                 .iter()
                 .filter(|name| git_dir.join(name).is_file()),
         )
-        .envs(git::READ_ONLY_ENV.iter().copied())
-        .env("LC_ALL", "C")
+        .env_clear()
+        .envs(environment())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());

@@ -159,18 +159,7 @@ async fn run(
             ));
         }
         // Git reads without locks, and runs nothing a repository's configuration names.
-        env.retain(|(name, _)| {
-            let name = name.to_string_lossy();
-            !(name == "GIT_CONFIG_PARAMETERS"
-                || name == "GIT_CONFIG_COUNT"
-                || name.starts_with("GIT_CONFIG_KEY_")
-                || name.starts_with("GIT_CONFIG_VALUE_"))
-        });
-        env.extend(
-            codecrew_policy::git::READ_ONLY_ENV
-                .iter()
-                .map(|(name, value)| ((*name).into(), (*value).into())),
-        );
+        codecrew_policy::git::read_only_environment(&mut env);
         Some(Confinement::ReadOnly {
             workspace: ctx.workspace.clone(),
         })
