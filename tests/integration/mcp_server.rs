@@ -574,3 +574,33 @@ impl ClaudeRun {
         ClaudeRun { server, output }
     }
 }
+
+/// The MCP door to the read-only sandbox: a query-mode server runs reading commands and
+/// refuses the rest, `--yes` or not; what it runs cannot open the workspace's secrets.
+#[tokio::test]
+async fn a_query_mode_server_runs_only_reading_commands() {
+    if codecrew_policy::sandbox::read_only_unavailable(true).is_some() {
+        return;
+    }
+    let dir = workspace();
+    let query = connect(dir.path(), &[], &["--yes"], &[]).await;
+    let read = call(&query, "run_command", json!({"command": "cat notes.txt"})).await;
+    assert_eq!(read.is_error, Some(false), "{read:?}");
+    assert!(text(&read).contains("MCP-CONTENT-5150"));
+    for command in [
+        "touch made.txt",
+        "cat .env",
+        "echo x > notes.txt",
+        "head .e?v",
+    ] {
+        let refused = call(&query, "run_command", json!({ "command": command })).await;
+        assert_eq!(refused.is_error, Some(true), "{command}: {refused:?}");
+        assert!(!text(&refused).contains("hunter2"), "{command}");
+    }
+    assert!(!dir.path().join("made.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "first line\nMCP-CONTENT-5150\n"
+    );
+    query.cancel().await.unwrap();
+}

@@ -145,3 +145,38 @@ fn intercepted_calls_are_governed_like_direct_ones() {
     closed(&report.unwrap()["results"][0]);
     assert!(!ws.exists("a.txt"));
 }
+
+/// The `intercept` door in query mode: reading commands run in the read-only sandbox;
+/// writes, secrets and paths outside are refused, as they are through `tools call`.
+#[test]
+fn intercepted_commands_in_query_run_only_reading_ones() {
+    if codecrew_policy::sandbox::read_only_unavailable(true).is_some() {
+        return;
+    }
+    let ws = Ws::new();
+    let refused = [
+        "touch pwned",
+        "cat .env",
+        "cat .e\\\nnv",
+        &format!("cat {}", ws.outside.join("secret.txt").display()),
+    ]
+    .map(|command| envelope("run_command", json!({ "command": command })));
+    let message = std::iter::once(envelope(
+        "run_command",
+        json!({"command": "wc -c src/main.rs"}),
+    ))
+    .chain(refused)
+    .collect::<Vec<_>>()
+    .join("\n");
+    let (report, stdout) = ws.intercept(&["--from", "text", "--output", "json"], &message);
+    let report = report.unwrap_or_else(|| panic!("{stdout}"));
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results.len(), 5, "{report:#}");
+    ok(&results[0]);
+    assert_eq!(results[0]["output"]["sandbox"], "read-only");
+    for result in &results[1..] {
+        closed(result);
+    }
+    assert!(!stdout.contains(SECRET));
+    assert!(!ws.exists("pwned"));
+}
