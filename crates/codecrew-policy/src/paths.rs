@@ -65,6 +65,21 @@ const SENSITIVE_NAMES: &[&str] = &[
     "auth.json",
 ];
 
+/// Extensions of source code and documentation: `secrets.rs` or `service-account.md` is
+/// code or prose about secrets, not a store of them (and the read-only sandbox would
+/// otherwise hide it from `git status`).
+const SOURCE_OR_DOCS: &[&str] = &[
+    "rs", "py", "go", "js", "mjs", "cjs", "ts", "jsx", "tsx", "java", "kt", "scala", "rb", "php",
+    "c", "h", "cc", "cpp", "hpp", "cs", "swift", "ex", "exs", "erl", "hs", "ml", "md", "rst",
+    "adoc", "html", "css",
+];
+
+/// Whether `name` ends in a source-code or documentation extension.
+fn is_source_or_docs(name: &str) -> bool {
+    name.rsplit_once('.')
+        .is_some_and(|(_, extension)| SOURCE_OR_DOCS.contains(&extension))
+}
+
 /// Endings of backup copies, taken off before a name is matched.
 const BACKUP_SUFFIXES: &[&str] = &[".bak", ".old", ".orig", ".backup", ".save", ".swp", "~"];
 
@@ -197,9 +212,10 @@ pub fn sensitive(path: &Path) -> Option<String> {
         return Some(format!("{shown} is a directory of credentials"));
     }
     let matched = SENSITIVE_NAMES.contains(&name.as_str())
-        || SENSITIVE_PREFIXES
+        || (SENSITIVE_PREFIXES
             .iter()
             .any(|prefix| name.starts_with(prefix))
+            && !is_source_or_docs(name))
         || SENSITIVE_SUFFIXES
             .iter()
             .any(|suffix| name.ends_with(suffix));
@@ -303,6 +319,9 @@ mod tests {
             ".git-credentials",
             "/root/.netrc",
             "secrets.yaml",
+            "config/secrets.json",
+            "secret.env",
+            "service-account-prod.json",
             ".npmrc",
             ".env~",
             ".env-prod",
@@ -317,6 +336,11 @@ mod tests {
             "docs/ssh.md",
             "envoy/config",
             "my.environment",
+            // Code and prose about secrets, not stores of them.
+            "crates/codecrew-policy/src/secrets.rs",
+            "app/secrets.py",
+            "docs/secrets.md",
+            "service-account.md",
         ] {
             assert!(!is_sensitive(path), "{path} should not be sensitive");
         }
