@@ -128,6 +128,8 @@ struct Probe<'a> {
     response: Option<IgnoredAny>,
     error: Option<IgnoredAny>,
     data: Option<IgnoredAny>,
+    #[serde(rename = "sessionID")]
+    opencode_session: Option<IgnoredAny>,
 }
 
 fn detect_line(line: &[u8]) -> Format {
@@ -135,6 +137,10 @@ fn detect_line(line: &[u8]) -> Format {
     let line = line.trim();
     if line == "{" {
         return Format::Gemini;
+    }
+    // `llm prompt --json` prints one pretty-printed array.
+    if line == "[" {
+        return Format::Llm;
     }
     if !line.starts_with('{') {
         return Format::Text;
@@ -144,6 +150,7 @@ fn detect_line(line: &[u8]) -> Format {
     };
     match probe.kind.as_str() {
         "system" | "assistant" | "result" | "stream_event" | "user" => Format::Claude,
+        _ if probe.opencode_session.is_some() => Format::Opencode,
         "init" if probe.session_id.is_some() => Format::Gemini,
         "message" if probe.role.is_some() => Format::Gemini,
         "tool_use" | "tool_result" => Format::Gemini,

@@ -22,6 +22,9 @@ const MODEL_197: Option<&str> = Some("claude-haiku-4-5-20251001");
 fn every_fixture_keeps_the_contract() {
     check_suite("claude", Format::Claude, CLAUDE);
     check_suite("claude-2.1.197", Format::Claude, CLAUDE);
+    // Qwen Code's stream-json is Claude's where it matters (its own `stream_event`s
+    // aside), so the same decoder reads it.
+    check_suite("qwen", Format::Claude, QWEN);
 }
 
 #[test]

@@ -17,6 +17,8 @@ mod copilot;
 mod gemini;
 mod json;
 mod lines;
+mod llm;
+mod opencode;
 #[cfg(test)]
 mod testing;
 mod text;
@@ -30,7 +32,8 @@ pub use usage::Usage;
 /// One thing an LLM CLI reported, in a shape common to all CLIs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    /// The CLI's session (Claude, Gemini, Copilot) or thread (Codex) identifier.
+    /// The CLI's session (Claude, Gemini, Copilot, opencode), thread (Codex) or
+    /// conversation (llm) identifier.
     Session { id: String, model: Option<String> },
     /// A piece of the assistant's own text, in order.
     Text(String),
@@ -81,17 +84,23 @@ pub enum Format {
     Codex,
     /// Copilot CLI `--output-format json`.
     Copilot,
+    /// opencode `run --format json`.
+    Opencode,
+    /// `llm prompt --json`: one JSON array when the answer is whole.
+    Llm,
 }
 
 impl Format {
     /// All formats, in the order `--from` lists them.
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 8] = [
         Format::Auto,
         Format::Text,
         Format::Claude,
         Format::Gemini,
         Format::Codex,
         Format::Copilot,
+        Format::Opencode,
+        Format::Llm,
     ];
 
     pub fn name(self) -> &'static str {
@@ -102,6 +111,8 @@ impl Format {
             Format::Gemini => "gemini",
             Format::Codex => "codex",
             Format::Copilot => "copilot",
+            Format::Opencode => "opencode",
+            Format::Llm => "llm",
         }
     }
 }
@@ -140,6 +151,8 @@ pub fn decoder(format: Format) -> Box<dyn Decoder> {
         Format::Gemini => Box::new(gemini::GeminiDecoder::default()),
         Format::Codex => Box::new(codex::CodexDecoder::default()),
         Format::Copilot => Box::new(copilot::CopilotDecoder::default()),
+        Format::Opencode => Box::new(opencode::OpencodeDecoder::default()),
+        Format::Llm => Box::new(llm::LlmDecoder::default()),
     }
 }
 

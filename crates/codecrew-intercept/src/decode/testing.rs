@@ -136,6 +136,39 @@ pub const COPILOT: &[Expect] = &[
     expect("g_server_down_json", P, &[]),
 ];
 
+const O: Option<Format> = Some(Format::Opencode);
+const L: Option<Format> = Some(Format::Llm);
+pub const OPENCODE_PLAIN: &str = "Plain fake answer.";
+const RECORDED_ENVELOPE: &str = "Let me look.\n```json\n{\"type\":\"tool_use\",\"name\":\"codecrew:read_file\",\"input\":{\"path\":\"hello.txt\"}}\n```";
+
+/// opencode 1.18.33, against a local Anthropic-style server.
+pub const OPENCODE: &[Expect] = &[
+    expect("a_plain_json", O, &[OPENCODE_PLAIN]),
+    expect("b_json_block_json", O, &[RECORDED_ENVELOPE]),
+    expect("e_native_read_json", O, &[OPENCODE_PLAIN]),
+    expect("g_api_error_400_json", O, &[]),
+];
+
+/// Qwen Code 0.24.4 (`--output-format stream-json`), read by the Claude decoder.
+pub const QWEN: &[Expect] = &[
+    expect("a_plain_json", C, &[OPENCODE_PLAIN]),
+    expect("b_json_block_json", C, &[RECORDED_ENVELOPE]),
+    expect("e_native_read_json", C, &[OPENCODE_PLAIN]),
+    expect(
+        "g_api_error_400_json",
+        C,
+        &["[API Error: 400 fake bad request]"],
+    ),
+];
+
+pub const LLM_PLAIN: &str = OPENCODE_PLAIN;
+
+/// llm 0.36 (`prompt --json`), against a local OpenAI-style server.
+pub const LLM: &[Expect] = &[
+    expect("a_plain_json", L, &[LLM_PLAIN]),
+    expect("b_json_block_json", L, &[RECORDED_ENVELOPE]),
+];
+
 /// Each fixture folder, the decoder for it, and its expectations.
 pub const SUITES: &[(&str, Format, &[Expect])] = &[
     ("claude", Format::Claude, CLAUDE),
@@ -143,6 +176,9 @@ pub const SUITES: &[(&str, Format, &[Expect])] = &[
     ("gemini", Format::Gemini, GEMINI),
     ("codex", Format::Codex, CODEX),
     ("copilot", Format::Copilot, COPILOT),
+    ("opencode", Format::Opencode, OPENCODE),
+    ("qwen", Format::Claude, QWEN),
+    ("llm", Format::Llm, LLM),
 ];
 
 /// The `.stdout` fixtures of a folder, sorted.
