@@ -124,10 +124,12 @@ Agents may consult each other: codecrew:query_agent is among every agent's tools
 At the end, a line per agent on stderr says what it used (tokens, cost where the CLI
 reports one); --output json has it as `usage`.
 
-Agents: claude, gemini, codex and copilot run those CLIs with your login (or API key).
+Agents: claude, gemini, codex, copilot, opencode, qwen and llm run those CLIs with your
+login or API key (@opencode:anthropic/claude-haiku-4-5 names opencode's provider/model).
 Copilot without a GitHub login, against a local model (bring your own key):
   COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:11434/v1 \\
-  COPILOT_PROVIDER_TYPE=openai COPILOT_MODEL=qwen3 codecrew query \"@copilot explain src/\"";
+  COPILOT_PROVIDER_TYPE=openai COPILOT_MODEL=qwen3 codecrew query \"@copilot explain src/\"
+README.md says how to run opencode, Qwen Code and llm offline against a local model.";
 
 const RUN_EXAMPLES_EXECUTE: &str = "\
 Examples:

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
+use crate::clis::Provider;
 use crate::config::{ConfigError, LoadedConfig};
 use crate::mention::Job;
-use crate::provider::Provider;
 use crate::session::{Continuation, JobRun, Settings};
 use codecrew_tools::catalog::CatalogError;
 use codecrew_tools::{ToolCatalog, ToolExecutor, ToolRegistry};

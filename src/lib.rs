@@ -11,28 +11,25 @@
 //! codecrew (here)     "@agent:model task"     -> the CLI run, its calls served, the answer printed
 //! ```
 //!
-//! Here, one module per step of a run: [`mention`] → [`prompt`] → [`provider`] →
+//! Here, one module per step of a run: [`mention`] → [`prompt`] → [`clis`] →
 //! [`process`] → (decode and intercept) → (tools) → [`render`], with [`session`] the only
 //! module that knows their order, [`jobs`] building the jobs of one command, [`config`]
 //! the settings they read, and [`mcp_server`] the front end that serves the same tools
 //! over MCP.
 
-pub mod acp;
-pub mod app_server;
 pub mod ask;
 pub mod cli;
+pub mod clis;
 pub mod color;
 pub mod config;
 pub mod crew;
 pub mod jobs;
-pub mod json_lines;
 pub mod live;
 pub mod mcp_listing;
 pub mod mcp_server;
 pub mod mention;
 pub mod process;
 pub mod prompt;
-pub mod provider;
 pub mod render;
 pub mod resident;
 pub mod session;

@@ -9,11 +9,10 @@ use std::path::Path;
 
 use tokio::sync::watch;
 
-use crate::acp::Acp;
-use crate::app_server::{AppServer, ThreadSettings};
-use crate::config::ProviderKind;
+use crate::clis::acp::Acp;
+use crate::clis::app_server::{AppServer, ThreadSettings};
+use crate::clis::{LongLived, Provider, Turn};
 use crate::process::{self, Ending, Outcome, RunLimits, SpawnError};
-use crate::provider::{Provider, Turn};
 use crate::resident::Resident;
 use crate::usage::Usage;
 
@@ -107,11 +106,9 @@ impl<'a> Transport<'a> {
         if self.keep_alive
             && self.process.is_none()
             && turn.session.is_some()
-            && provider.kind() == ProviderKind::Gemini
+            && !provider.kept_loads_sessions()
         {
-            // Gemini's `session/load` erases the session it is asked to load (see
-            // crate::acp): a stored session is continued per turn.
-            tracing::info!(agent = %provider.agent_id, "continuing a stored Gemini session: one process per turn");
+            tracing::info!(agent = %provider.agent_id, "continuing a stored session: one process per turn");
             self.keep_alive = false;
         }
         if !self.keep_alive {
@@ -130,24 +127,26 @@ impl<'a> Transport<'a> {
                 spec.env.extend(env.iter().cloned());
                 tracing::info!(agent = %provider.agent_id, command = %spec.display(), "starting, kept for the loop");
                 self.cost_so_far = 0.0;
-                let protocol = match provider.kind() {
-                    ProviderKind::Codex => Protocol::AppServer(AppServer::new(ThreadSettings {
-                        cwd: workspace.display().to_string(),
-                        mode: turn.mode,
-                        model: provider.model(turn.model).map(str::to_owned),
-                        resume: turn.session.map(str::to_owned),
-                    })),
-                    ProviderKind::Gemini => {
+                let protocol = match provider.long_lived() {
+                    Some(LongLived::AppServer) => {
+                        Protocol::AppServer(AppServer::new(ThreadSettings {
+                            cwd: workspace.display().to_string(),
+                            mode: turn.mode,
+                            model: provider.model(turn.model).map(str::to_owned),
+                            resume: turn.session.map(str::to_owned),
+                        }))
+                    }
+                    Some(LongLived::Acp) => {
                         Protocol::Acp(Acp::new(workspace.display().to_string()))
                     }
-                    _ => Protocol::StreamJsonInput,
+                    Some(LongLived::StreamJsonInput) | None => Protocol::StreamJsonInput,
                 };
                 self.process
                     .insert((Box::new(Resident::spawn(&spec)?), protocol))
             }
         };
         let message = match protocol {
-            Protocol::StreamJsonInput => provider.resident_message(turn.prompt),
+            Protocol::StreamJsonInput => stream_json_user_message(turn.prompt),
             Protocol::AppServer(app) => app.start_turn(turn.prompt),
             Protocol::Acp(acp) => acp.start_turn(turn.prompt),
         };
@@ -192,4 +191,15 @@ impl<'a> Transport<'a> {
     pub async fn close(mut self) {
         self.reset().await;
     }
+}
+
+/// One user message for a CLI reading stream-json on stdin: a `user` line.
+fn stream_json_user_message(prompt: &str) -> Vec<u8> {
+    let line = serde_json::json!({
+        "type": "user",
+        "message": {"role": "user", "content": prompt},
+    });
+    let mut bytes = line.to_string().into_bytes();
+    bytes.push(b'\n');
+    bytes
 }

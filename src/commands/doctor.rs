@@ -12,9 +12,9 @@ use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
 use codecrew::cli::{DoctorArgs, OutputArg};
+use codecrew::clis::{self, Provider};
 use codecrew::config::{self, LoadedConfig, ProviderKind};
 use codecrew::process::find_program;
-use codecrew::provider::{self, Provider};
 use codecrew_policy::sandbox::{self, Support};
 use codecrew_tools::Mode;
 use serde::Serialize;
@@ -161,12 +161,12 @@ async fn cli_checks(loaded: &LoadedConfig, checks: &mut Vec<Check>) -> BTreeMap<
     let mut found = BTreeMap::new();
     for (program, (provider, agents)) in by_program {
         let agents_text = agents.join(", ");
-        match provider::locate(&provider) {
+        match clis::locate(&provider) {
             Some(path) => {
-                let version = if provider.kind() == ProviderKind::Command {
-                    None
-                } else {
+                let version = if provider.reports_version() {
                     version(&path).await
+                } else {
+                    None
                 };
                 let detail = match version {
                     Some(version) => {

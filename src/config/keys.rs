@@ -19,7 +19,7 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
     ),
     (
         "agents.*.provider",
-        "one of claude, gemini, codex, copilot, command",
+        "one of claude, gemini, codex, copilot, opencode, qwen, llm, command",
         r#"provider = "claude""#,
     ),
     ("agents.*.model", "a model name", r#"model = "sonnet""#),
@@ -66,7 +66,7 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
     ),
     (
         "agents.*.command.output",
-        "one of text, claude, gemini, codex, copilot",
+        "one of text, claude, gemini, codex, copilot, opencode, llm",
         r#"output = "text""#,
     ),
     (
@@ -236,7 +236,7 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
 ];
 
 /// The valid provider names, for messages.
-pub(crate) const PROVIDERS: &str = "claude, gemini, codex, copilot, command";
+pub(crate) const PROVIDERS: &str = "claude, gemini, codex, copilot, opencode, qwen, llm, command";
 
 /// What the key at `path` expects and an example, if it is a known key.
 pub(crate) fn describe(path: &[String]) -> Option<(&'static str, &'static str)> {

@@ -50,17 +50,35 @@ pub enum ProviderKind {
     Gemini,
     Codex,
     Copilot,
+    Opencode,
+    Qwen,
+    Llm,
     /// Any other CLI, described by a [`CommandProvider`].
     Command,
 }
 
 impl ProviderKind {
+    /// The CLIs codecrew knows, each a built-in agent of the same name (`crate::clis`
+    /// has a module for each).
+    pub const BUILT_IN: [ProviderKind; 7] = [
+        ProviderKind::Claude,
+        ProviderKind::Gemini,
+        ProviderKind::Codex,
+        ProviderKind::Copilot,
+        ProviderKind::Opencode,
+        ProviderKind::Qwen,
+        ProviderKind::Llm,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             ProviderKind::Claude => "claude",
             ProviderKind::Gemini => "gemini",
             ProviderKind::Codex => "codex",
             ProviderKind::Copilot => "copilot",
+            ProviderKind::Opencode => "opencode",
+            ProviderKind::Qwen => "qwen",
+            ProviderKind::Llm => "llm",
             ProviderKind::Command => "command",
         }
     }
@@ -136,6 +154,8 @@ pub enum OutputFormat {
     Gemini,
     Codex,
     Copilot,
+    Opencode,
+    Llm,
 }
 
 /// Limits of a run.
@@ -169,28 +189,23 @@ impl LimitsConfig {
 impl Default for Config {
     /// The built-in agents: one per known CLI, `claude` the default.
     fn default() -> Self {
-        let agents = [
-            ProviderKind::Claude,
-            ProviderKind::Gemini,
-            ProviderKind::Codex,
-            ProviderKind::Copilot,
-        ]
-        .into_iter()
-        .map(|provider| {
-            (
-                provider.name().to_owned(),
-                AgentConfig {
-                    provider,
-                    model: None,
-                    system_prompt: None,
-                    args: ModeArgs::default(),
-                    tools: None,
-                    command: None,
-                    keep_alive: None,
-                },
-            )
-        })
-        .collect();
+        let agents = ProviderKind::BUILT_IN
+            .into_iter()
+            .map(|provider| {
+                (
+                    provider.name().to_owned(),
+                    AgentConfig {
+                        provider,
+                        model: None,
+                        system_prompt: None,
+                        args: ModeArgs::default(),
+                        tools: None,
+                        command: None,
+                        keep_alive: None,
+                    },
+                )
+            })
+            .collect();
         Config {
             default_agent: "claude".to_owned(),
             agents,

@@ -14,11 +14,11 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
+use crate::clis::{self, Provider, Turn};
 use crate::config::LimitsConfig;
 use crate::mention::Job;
 use crate::process::{Ending, RunLimits};
 use crate::prompt;
-use crate::provider::{self, Provider, Turn};
 use crate::transport::{Launch, Transport};
 
 mod turn;
@@ -223,8 +223,8 @@ impl JobRun {
         started: Instant,
     ) -> JobReport {
         let mut report = self.report(started);
-        let Some(program) = provider::locate(&self.provider) else {
-            report.error = Some(provider::describe_missing(&self.provider));
+        let Some(program) = clis::locate(&self.provider) else {
+            report.error = Some(clis::describe_missing(&self.provider));
             report.missing_cli = true;
             return report;
         };

@@ -78,7 +78,7 @@ fn an_unknown_provider_lists_the_valid_ones() {
         12,
         &[
             "unknown provider `openai`",
-            "claude, gemini, codex, copilot, command",
+            "claude, gemini, codex, copilot, opencode, qwen, llm, command",
             "`command` runs any other CLI",
         ],
     );

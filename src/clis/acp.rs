@@ -26,7 +26,7 @@
 
 use serde_json::{Value, json};
 
-use crate::json_lines::{JsonLines, line};
+use super::json_lines::{JsonLines, line};
 
 /// The ids of codecrew's handshake; prompts are numbered from `FIRST_PROMPT` on.
 const INITIALIZE: u64 = 0;

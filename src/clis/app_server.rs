@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use codecrew_tools::Mode;
 
-use crate::json_lines::{JsonLines, line};
+use super::json_lines::{JsonLines, line};
 
 /// The ids of codecrew's own requests (the server numbers its requests apart).
 const INITIALIZE: &str = "codecrew-initialize";

@@ -1,0 +1,168 @@
+//! Copilot CLI (`copilot`): `--output-format json`, the prompt on stdin (piped stdin is
+//! its non-interactive mode, like `-p`); `--resume=<id>` continues a session. Its own
+//! tools are limited with its permission flags; secrets are named to it so that it
+//! strips them from its shell and redacts them from its output.
+
+use std::ffi::OsString;
+
+use codecrew_intercept::decode::Format;
+use codecrew_tools::Mode;
+
+use super::{Cli, TurnCommand, argv};
+use crate::config::ProviderKind;
+use crate::process::CommandSpec;
+
+#[derive(Debug)]
+pub struct Copilot;
+
+impl Cli for Copilot {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Copilot
+    }
+
+    fn program(&self) -> &str {
+        "copilot"
+    }
+
+    fn install_hint(&self) -> String {
+        "npm install -g @github/copilot".to_owned()
+    }
+
+    fn format(&self) -> Format {
+        Format::Copilot
+    }
+
+    fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
+        let turn = command.turn;
+        // The prompt goes on stdin, so no prompt size hits the argv limit and none
+        // reads as a flag.
+        let mut args: Vec<String> = ["--output-format", "json", "--no-auto-update"]
+            .map(String::from)
+            .to_vec();
+        args.extend(["-C".to_owned(), command.cwd.display().to_string()]);
+        if let Some(model) = command.model {
+            args.extend(["--model".to_owned(), model.to_owned()]);
+        }
+        if let Some(session) = turn.session {
+            // `=`: --resume takes an optional value.
+            args.push(format!("--resume={session}"));
+        }
+        match turn.mode {
+            // Copilot's own tools, read-only: only these exist for the model.
+            Mode::Query => args.extend(
+                [
+                    "--available-tools=view,grep,glob",
+                    "--deny-tool=write,shell",
+                ]
+                .map(String::from),
+            ),
+            // As for Claude (acceptEdits): its file edits run, its shell does not
+            // (headless, what needs approval is denied).
+            Mode::Execute => {
+                args.extend(["--allow-tool=write", "--deny-tool=shell"].map(String::from))
+            }
+        }
+        let secrets = secret_names(std::env::vars_os());
+        if !secrets.is_empty() {
+            args.push(format!("--secret-env-vars={}", secrets.join(",")));
+        }
+        args.extend(command.extra.iter().cloned());
+        let mut spec = command.spec();
+        spec.args = argv(args);
+        spec.stdin = Some(turn.prompt.as_bytes().to_vec());
+        spec
+    }
+
+    fn failure_hint(&self, stderr: &str) -> Option<&'static str> {
+        stderr.contains("authenticate").then_some(
+            "sign in with `copilot login` (or set COPILOT_GITHUB_TOKEN), or run Copilot \
+             offline against a local model with COPILOT_OFFLINE=true and \
+             COPILOT_PROVIDER_BASE_URL (see `codecrew query --help`)",
+        )
+    }
+}
+
+/// The secret variables (by codecrew's rule) Copilot should strip from the environment of
+/// its own shell and MCP servers and redact from its output.
+///
+/// Copilot redacts every occurrence of a listed variable's value in everything it prints,
+/// its JSON included: a short value such as `1` would corrupt the JSON lines codecrew
+/// reads (`"exitCode":1`), so values shorter than a credential are left out.
+fn secret_names(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<String> {
+    const SHORTEST_SECRET: usize = 8;
+    let mut names: Vec<String> = vars
+        .filter(|(_, value)| value.len() >= SHORTEST_SECRET)
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| codecrew_policy::secrets::is_secret(name) && !name.contains(','))
+        .collect();
+    names.sort();
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::super::testing::*;
+    use super::*;
+
+    #[test]
+    fn the_prompt_goes_on_stdin_and_its_own_tools_are_limited() {
+        let cwd = Path::new("/work/space");
+        let query =
+            provider("copilot").command(Path::new("copilot"), &turn(Some("s1"), Mode::Query), cwd);
+        let args = args(&query);
+        assert_eq!(
+            args[..10],
+            [
+                "--output-format",
+                "json",
+                "--no-auto-update",
+                "-C",
+                "/work/space",
+                "--model",
+                "haiku",
+                "--resume=s1",
+                "--available-tools=view,grep,glob",
+                "--deny-tool=write,shell",
+            ]
+        );
+        assert!(!args.iter().any(|arg| arg.contains("the prompt")));
+        assert_eq!(query.stdin.as_deref(), Some(&b"the prompt"[..]));
+
+        let execute =
+            provider("copilot").command(Path::new("copilot"), &turn(None, Mode::Execute), cwd);
+        let args = super::super::testing::args(&execute);
+        assert!(args.contains(&"--allow-tool=write".to_owned()), "{args:?}");
+        assert!(args.contains(&"--deny-tool=shell".to_owned()), "{args:?}");
+        assert!(!args.iter().any(|arg| arg.starts_with("--resume")));
+        assert!(!args.iter().any(|arg| arg.contains("allow-all")));
+    }
+
+    #[test]
+    fn not_signed_in_is_told_both_ways_in() {
+        let stderr = "To authenticate, you can use any of the following methods:";
+        let hint = provider("copilot").failure_hint(stderr).unwrap();
+        assert!(
+            hint.contains("copilot login") && hint.contains("COPILOT_OFFLINE"),
+            "{hint}"
+        );
+        assert_eq!(provider("copilot").failure_hint("boom"), None);
+        assert_eq!(provider("claude").failure_hint(stderr), None);
+    }
+
+    #[test]
+    fn only_secrets_long_enough_to_redact_are_named() {
+        let vars = [
+            ("GITHUB_TOKEN", "ghp_0123456789abcdef"),
+            ("COPILOT_PROVIDER_API_KEY", "sk-local-0123456789"),
+            ("SOME_AUTH", "1"),
+            ("HOME", "/home/someone/for/long/enough"),
+        ]
+        .map(|(name, value)| (OsString::from(name), OsString::from(value)));
+        assert_eq!(
+            secret_names(vars.into_iter()),
+            ["COPILOT_PROVIDER_API_KEY", "GITHUB_TOKEN"]
+        );
+    }
+}

@@ -1,0 +1,364 @@
+//! The CLIs codecrew drives, one module each, behind the [`Cli`] trait.
+//!
+//! A module says everything codecrew knows of its CLI: the program and how to install
+//! it, the command line of one turn and how the prompt reaches it, how a session
+//! continues, what the CLI's own tools may do in each mode, the output format its
+//! decoder reads, its long-lived mode if it has one, and what to tell the user when it
+//! fails for want of a sign-in. The rest of codecrew asks a [`Provider`] (an agent and
+//! its CLI) and never matches on which CLI it is.
+//!
+//! Adding a CLI: a module here, its line in [`cli_for`] (and its name in
+//! [`ProviderKind`]), a decoder with fixtures of its real output in
+//! `codecrew-intercept` unless it prints a format one already reads, and its row in the
+//! end-to-end matrix.
+
+mod claude;
+mod codex;
+mod command;
+mod copilot;
+mod gemini;
+mod llm;
+mod opencode;
+mod qwen;
+
+pub mod acp;
+pub mod app_server;
+pub mod json_lines;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use codecrew_intercept::decode::Format;
+use codecrew_tools::Mode;
+
+use crate::config::{AgentConfig, ProviderKind};
+use crate::process::CommandSpec;
+
+/// One turn to run.
+#[derive(Debug, Clone)]
+pub struct Turn<'a> {
+    pub prompt: &'a str,
+    /// The session to continue, when the CLI can resume one.
+    pub session: Option<&'a str>,
+    pub mode: Mode,
+    pub model: Option<&'a str>,
+}
+
+/// Everything one turn's command line is made from.
+#[derive(Debug, Clone, Copy)]
+pub struct TurnCommand<'a> {
+    /// The CLI, found on PATH.
+    pub program: &'a Path,
+    pub cwd: &'a Path,
+    pub turn: &'a Turn<'a>,
+    /// The model the turn runs with (the mention's, else the agent's), `None` for the
+    /// CLI's own default.
+    pub model: Option<&'a str>,
+    /// The agent's extra arguments for this mode.
+    pub extra: &'a [String],
+}
+
+impl TurnCommand<'_> {
+    /// A command running the program in the workspace, with nothing else set yet.
+    pub fn spec(&self) -> CommandSpec {
+        CommandSpec {
+            program: self.program.to_path_buf(),
+            cwd: Some(self.cwd.to_path_buf()),
+            ..CommandSpec::default()
+        }
+    }
+}
+
+/// How a CLI serves a whole tool loop from one process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LongLived {
+    /// A stream-json `user` line per turn on stdin, output as when run per turn
+    /// (Claude's `--input-format stream-json`). The turn's own flags apply.
+    StreamJsonInput,
+    /// `codex app-server` JSON-RPC ([`app_server`]).
+    AppServer,
+    /// The Agent Client Protocol ([`acp`]): `gemini --acp`.
+    Acp,
+}
+
+/// What codecrew knows of one CLI.
+pub trait Cli: std::fmt::Debug + Send + Sync {
+    fn kind(&self) -> ProviderKind;
+
+    /// The program looked up on PATH (empty when an agent configured none).
+    fn program(&self) -> &str;
+
+    /// How to install the CLI, for the "not installed" message.
+    fn install_hint(&self) -> String;
+
+    /// The output format of the CLI as codecrew runs it.
+    fn format(&self) -> Format;
+
+    /// Whether a follow-up turn can continue the CLI's own session; otherwise codecrew
+    /// sends the transcript so far.
+    fn can_resume(&self) -> bool {
+        true
+    }
+
+    /// Whether `--version` prints the CLI's version (`doctor` shows it).
+    fn reports_version(&self) -> bool {
+        true
+    }
+
+    /// The command line of one turn run by a process of its own. The prompt goes on
+    /// stdin or in one argv element, never through a shell.
+    fn turn_command(&self, turn: &TurnCommand<'_>) -> CommandSpec;
+
+    /// The CLI's long-lived mode, if it has one.
+    fn long_lived(&self) -> Option<LongLived> {
+        None
+    }
+
+    /// The command line of a process kept for the loop ([`Cli::long_lived`]).
+    fn kept_command(&self, turn: &TurnCommand<'_>) -> CommandSpec {
+        self.turn_command(turn)
+    }
+
+    /// Whether the kept process can continue a session stored by an earlier run;
+    /// otherwise such a session is continued per turn.
+    fn kept_loads_sessions(&self) -> bool {
+        true
+    }
+
+    /// Whether the usage the CLI reports at the end of a run counts its whole session,
+    /// earlier resumed runs included, rather than this run alone.
+    fn reports_session_usage(&self) -> bool {
+        false
+    }
+
+    /// What to do about a failed turn, when the CLI's stderr says it is not signed in.
+    fn failure_hint(&self, _stderr: &str) -> Option<&'static str> {
+        None
+    }
+}
+
+/// The module that knows the agent's CLI: the registry.
+fn cli_for(agent_id: &str, agent: &AgentConfig) -> Arc<dyn Cli> {
+    match agent.provider {
+        ProviderKind::Claude => Arc::new(claude::Claude),
+        ProviderKind::Gemini => Arc::new(gemini::Gemini),
+        ProviderKind::Codex => Arc::new(codex::Codex),
+        ProviderKind::Copilot => Arc::new(copilot::Copilot),
+        ProviderKind::Opencode => Arc::new(opencode::Opencode),
+        ProviderKind::Qwen => Arc::new(qwen::Qwen),
+        ProviderKind::Llm => Arc::new(llm::Llm),
+        ProviderKind::Command => Arc::new(command::Command::new(agent_id, agent)),
+    }
+}
+
+/// An agent and its CLI.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    pub agent_id: String,
+    pub agent: AgentConfig,
+    cli: Arc<dyn Cli>,
+}
+
+impl Provider {
+    pub fn new(agent_id: &str, agent: AgentConfig) -> Self {
+        Provider {
+            cli: cli_for(agent_id, &agent),
+            agent_id: agent_id.to_owned(),
+            agent,
+        }
+    }
+
+    pub fn kind(&self) -> ProviderKind {
+        self.cli.kind()
+    }
+
+    pub fn program(&self) -> String {
+        self.cli.program().to_owned()
+    }
+
+    pub fn install_hint(&self) -> String {
+        self.cli.install_hint()
+    }
+
+    pub fn format(&self) -> Format {
+        self.cli.format()
+    }
+
+    pub fn can_resume(&self) -> bool {
+        self.cli.can_resume()
+    }
+
+    pub fn reports_version(&self) -> bool {
+        self.cli.reports_version()
+    }
+
+    pub fn reports_session_usage(&self) -> bool {
+        self.cli.reports_session_usage()
+    }
+
+    pub fn failure_hint(&self, stderr: &str) -> Option<&'static str> {
+        self.cli.failure_hint(stderr)
+    }
+
+    pub fn long_lived(&self) -> Option<LongLived> {
+        self.cli.long_lived()
+    }
+
+    pub fn kept_loads_sessions(&self) -> bool {
+        self.cli.kept_loads_sessions()
+    }
+
+    /// The model a job runs with: the one its mention chose (`@agent:model`), else the
+    /// agent's configured one, else the CLI's own default (`None`).
+    pub fn model<'a>(&'a self, chosen: Option<&'a str>) -> Option<&'a str> {
+        chosen.or(self.agent.model.as_deref())
+    }
+
+    fn extra(&self, mode: Mode) -> &[String] {
+        match mode {
+            Mode::Query => &self.agent.args.query,
+            Mode::Execute => &self.agent.args.execute,
+        }
+    }
+
+    /// Whether the job keeps one CLI process for its whole tool loop in `mode`: where the
+    /// CLI has a long-lived mode, unless the agent sets `keep_alive = false`. Extra
+    /// arguments are written for the CLI's headless mode, which a JSON-RPC server does
+    /// not take: such an agent starts per turn.
+    pub fn keeps_alive(&self, mode: Mode) -> bool {
+        self.agent.keep_alive.unwrap_or(true)
+            && match self.cli.long_lived() {
+                Some(LongLived::StreamJsonInput) => true,
+                Some(LongLived::AppServer | LongLived::Acp) => self.extra(mode).is_empty(),
+                None => false,
+            }
+    }
+
+    fn turn_command<'a>(
+        &'a self,
+        program: &'a Path,
+        turn: &'a Turn<'a>,
+        cwd: &'a Path,
+    ) -> TurnCommand<'a> {
+        TurnCommand {
+            program,
+            cwd,
+            turn,
+            model: self.model(turn.model),
+            extra: self.extra(turn.mode),
+        }
+    }
+
+    /// The command line for one turn.
+    pub fn command(&self, program: &Path, turn: &Turn<'_>, cwd: &Path) -> CommandSpec {
+        self.cli
+            .turn_command(&self.turn_command(program, turn, cwd))
+    }
+
+    /// The command line of a CLI kept for the whole loop ([`Self::keeps_alive`]).
+    pub fn resident_command(&self, program: &Path, turn: &Turn<'_>, cwd: &Path) -> CommandSpec {
+        let mut spec = self
+            .cli
+            .kept_command(&self.turn_command(program, turn, cwd));
+        spec.stdin = None;
+        spec
+    }
+}
+
+/// What to tell the user when the agent's CLI is not installed.
+pub fn describe_missing(provider: &Provider) -> String {
+    format!(
+        "the {} CLI ({}) is not installed or not on PATH; install it with: {}",
+        provider.kind().name(),
+        provider.program(),
+        provider.install_hint()
+    )
+}
+
+/// Looks the provider's program up on PATH.
+pub fn locate(provider: &Provider) -> Option<PathBuf> {
+    let program = provider.program();
+    if program.is_empty() {
+        return None;
+    }
+    crate::process::find_program(&program, None)
+}
+
+/// Turns argument strings into a command's argv.
+fn argv<I, S>(args: I) -> Vec<OsString>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<OsString>,
+{
+    args.into_iter().map(Into::into).collect()
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use crate::config::Config;
+
+    pub fn provider(kind: &str) -> Provider {
+        let config = Config::default();
+        Provider::new(kind, config.agents[kind].clone())
+    }
+
+    pub fn args(spec: &CommandSpec) -> Vec<String> {
+        spec.args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    pub fn turn(session: Option<&'static str>, mode: Mode) -> Turn<'static> {
+        Turn {
+            prompt: "the prompt",
+            session,
+            mode,
+            model: Some("haiku"),
+        }
+    }
+
+    pub fn env<'a>(spec: &'a CommandSpec, name: &str) -> Option<&'a str> {
+        spec.env
+            .iter()
+            .find(|(key, _)| key == name)
+            .and_then(|(_, value)| value.to_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::*;
+    use super::*;
+
+    #[test]
+    fn every_built_in_agent_has_its_cli() {
+        for kind in ProviderKind::BUILT_IN {
+            let provider = provider(kind.name());
+            assert_eq!(provider.kind(), kind);
+            assert_eq!(provider.program(), kind.name());
+            assert!(!provider.install_hint().is_empty());
+            assert!(provider.can_resume(), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn only_clis_with_a_long_lived_mode_keep_their_process() {
+        let kept: Vec<&str> = ProviderKind::BUILT_IN
+            .into_iter()
+            .filter(|kind| provider(kind.name()).keeps_alive(Mode::Execute))
+            .map(ProviderKind::name)
+            .collect();
+        assert_eq!(kept, ["claude", "gemini", "codex"]);
+        let mut agent = crate::config::Config::default().agents["codex"].clone();
+        agent.args.query = vec!["--oss".into()];
+        let codex = Provider::new("codex", agent);
+        assert!(
+            !codex.keeps_alive(Mode::Query),
+            "extra exec flags: per turn"
+        );
+        assert!(codex.keeps_alive(Mode::Execute));
+    }
+}

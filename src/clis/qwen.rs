@@ -1,0 +1,99 @@
+//! Qwen Code (`qwen`): `--output-format stream-json` (Claude's shape, read by the Claude
+//! decoder), the prompt on stdin; `--resume <id>` continues a session.
+//!
+//! Headless, Qwen's default approval mode is `auto` (its own classifier approves
+//! actions), so codecrew always sets the mode: `plan` in `query` (nothing modified,
+//! nothing run), `auto-edit` in `execute` (its edits run, its shell needs an approval a
+//! headless run never gets). `--bare` keeps its "managed memory" sub-agent from running
+//! after each turn with write and shell tools of its own, and from loading extensions,
+//! skills and hooks codecrew has not seen; settings (the model provider) still apply.
+
+use codecrew_intercept::decode::Format;
+use codecrew_tools::Mode;
+
+use super::{Cli, TurnCommand, argv};
+use crate::config::ProviderKind;
+use crate::process::CommandSpec;
+
+#[derive(Debug)]
+pub struct Qwen;
+
+impl Cli for Qwen {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Qwen
+    }
+
+    fn program(&self) -> &str {
+        "qwen"
+    }
+
+    fn install_hint(&self) -> String {
+        "npm install -g @qwen-code/qwen-code".to_owned()
+    }
+
+    fn format(&self) -> Format {
+        Format::Claude
+    }
+
+    fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
+        let turn = command.turn;
+        let mut args: Vec<String> = ["--output-format", "stream-json", "--bare"]
+            .map(String::from)
+            .to_vec();
+        if let Some(model) = command.model {
+            args.extend(["-m".to_owned(), model.to_owned()]);
+        }
+        if let Some(session) = turn.session {
+            args.extend(["--resume".to_owned(), session.to_owned()]);
+        }
+        let approval = match turn.mode {
+            Mode::Query => "plan",
+            Mode::Execute => "auto-edit",
+        };
+        args.extend(["--approval-mode".to_owned(), approval.to_owned()]);
+        args.extend(command.extra.iter().cloned());
+        let mut spec = command.spec();
+        spec.args = argv(args);
+        spec.stdin = Some(turn.prompt.as_bytes().to_vec());
+        spec
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::super::testing::*;
+    use super::*;
+
+    #[test]
+    fn codecrew_sets_the_approval_mode_of_each_mode() {
+        let query = provider("qwen").command(
+            Path::new("qwen"),
+            &turn(Some("s1"), Mode::Query),
+            Path::new("."),
+        );
+        assert_eq!(
+            args(&query),
+            [
+                "--output-format",
+                "stream-json",
+                "--bare",
+                "-m",
+                "haiku",
+                "--resume",
+                "s1",
+                "--approval-mode",
+                "plan"
+            ]
+        );
+        assert_eq!(query.stdin.as_deref(), Some(&b"the prompt"[..]));
+        let execute = provider("qwen").command(
+            Path::new("qwen"),
+            &turn(None, Mode::Execute),
+            Path::new("."),
+        );
+        assert!(args(&execute).ends_with(&["--approval-mode".into(), "auto-edit".into()]));
+        assert_eq!(provider("qwen").format(), Format::Claude);
+    }
+}
