@@ -4,9 +4,11 @@
 //! Headless, Qwen's default approval mode is `auto` (its own classifier approves
 //! actions), so codecrew always sets the mode: `plan` in `query` (nothing modified,
 //! nothing run), `auto-edit` in `execute` (its edits run, its shell needs an approval a
-//! headless run never gets). `--bare` keeps its "managed memory" sub-agent from running
-//! after each turn with write and shell tools of its own, and from loading extensions,
-//! skills and hooks codecrew has not seen; settings (the model provider) still apply.
+//! headless run never gets). `--safe-mode` keeps its "managed memory" sub-agent from
+//! running after each turn with write and shell tools of its own, and keeps out hooks,
+//! extensions, skills, MCP servers and context files (`QWEN.md`) codecrew has not seen;
+//! settings (the model provider, its key) still apply. (`--bare` would also turn the
+//! memory off, but it ignores the auth type chosen in settings.)
 
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
@@ -37,7 +39,7 @@ impl Cli for Qwen {
 
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let turn = command.turn;
-        let mut args: Vec<String> = ["--output-format", "stream-json", "--bare"]
+        let mut args: Vec<String> = ["--output-format", "stream-json", "--safe-mode"]
             .map(String::from)
             .to_vec();
         if let Some(model) = command.model {
@@ -78,7 +80,7 @@ mod tests {
             [
                 "--output-format",
                 "stream-json",
-                "--bare",
+                "--safe-mode",
                 "-m",
                 "haiku",
                 "--resume",

@@ -1,5 +1,6 @@
-//! End to end: `codecrew query` / `execute` drive the REAL claude, gemini, codex and copilot CLIs
-//! against the project's fake model server. Each scenario runs for every CLI.
+//! End to end: `codecrew query` / `execute` drive the REAL claude, gemini, codex, copilot,
+//! opencode, qwen and llm CLIs against the project's fake model server. Each scenario runs
+//! for every CLI.
 //!
 //! The fake picks replies by prompt content. codecrew's follow-up turns carry the tool
 //! results as a new user prompt ("codecrew ran the tool calls …") in the same session, so
@@ -15,7 +16,9 @@ use crate::support::clis::{CliEnv, CliRun, Clis, TestHome, run};
 use crate::support::fake_model::{FakeModel, Reply, Rule, Script};
 
 const FOLLOW_UP: &str = "codecrew ran the tool calls";
-const AGENTS: [&str; 4] = ["claude", "gemini", "codex", "copilot"];
+const AGENTS: [&str; 7] = [
+    "claude", "gemini", "codex", "copilot", "opencode", "qwen", "llm",
+];
 const TIMEOUT: Duration = Duration::from_secs(180);
 
 fn fenced(envelopes: &[Value]) -> String {

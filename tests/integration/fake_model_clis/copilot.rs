@@ -134,12 +134,12 @@ fn harness_env_for_all_clis_puts_the_clis_first_on_path() {
     let mut which = std::process::Command::new("sh");
     which.args([
         "-c",
-        "for c in claude gemini codex copilot node; do command -v $c; done",
+        "for c in claude gemini codex copilot opencode qwen llm node; do command -v $c; done",
     ]);
     env.apply(&mut which);
     let found = run(&mut which, Duration::from_secs(10));
     let lines: Vec<&str> = found.stdout.lines().collect();
-    assert_eq!(lines.len(), 5, "{}", found.stdout);
+    assert_eq!(lines.len(), 8, "{}", found.stdout);
     for (line, cli) in lines.iter().zip(Cli::ALL) {
         assert_eq!(std::path::Path::new(line), clis.path(cli));
     }

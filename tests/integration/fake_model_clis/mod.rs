@@ -41,6 +41,16 @@ fn script(cli: Cli) -> Script {
             "bash",
             json!({"command": "echo fake-tool-output", "description": "echo", "mode": "sync", "initial_wait": 10}),
         ),
+        Cli::Opencode => Reply::text("Running it.").with_tool_call(
+            "bash",
+            json!({"command": "echo fake-tool-output", "description": "echo"}),
+        ),
+        Cli::Qwen => Reply::text("Running it.").with_tool_call(
+            "run_shell_command",
+            json!({"command": "echo fake-tool-output", "description": "echo"}),
+        ),
+        // llm has no tools of its own.
+        Cli::Llm => Reply::text("fake-tool-output is what I would print."),
     };
     Script::new()
         .rule(Rule::on_tool_result("fake-tool-output", Reply::text(TOOL_DONE)).named("tool-done"))

@@ -134,6 +134,7 @@ pub(super) fn replayed_assistant_text(request: &LoggedRequest) -> Vec<String> {
         Api::Anthropic => texts(&request.body["messages"], "assistant", "content"),
         Api::Gemini => texts(&request.body["contents"], "model", "parts"),
         Api::OpenAi => texts(&request.body["input"], "assistant", "content"),
+        Api::OpenAiChat => texts(&request.body["messages"], "assistant", "content"),
         Api::Other => vec![],
     }
 }

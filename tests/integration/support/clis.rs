@@ -36,17 +36,28 @@ pub const FAKE_API_KEY: &str = "fake-key-0123456789ab";
 /// The timeout the CLI tests use for one run.
 pub const CLI_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// One of the four real CLIs.
+/// One of the seven real CLIs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Cli {
     Claude,
     Gemini,
     Codex,
     Copilot,
+    Opencode,
+    Qwen,
+    Llm,
 }
 
 impl Cli {
-    pub const ALL: [Cli; 4] = [Cli::Claude, Cli::Gemini, Cli::Codex, Cli::Copilot];
+    pub const ALL: [Cli; 7] = [
+        Cli::Claude,
+        Cli::Gemini,
+        Cli::Codex,
+        Cli::Copilot,
+        Cli::Opencode,
+        Cli::Qwen,
+        Cli::Llm,
+    ];
 
     /// The executable's name (as codecrew looks it up on PATH).
     pub fn bin_name(self) -> &'static str {
@@ -55,22 +66,26 @@ impl Cli {
             Cli::Gemini => "gemini",
             Cli::Codex => "codex",
             Cli::Copilot => "copilot",
+            Cli::Opencode => "opencode",
+            Cli::Qwen => "qwen",
+            Cli::Llm => "llm",
         }
     }
 
     /// The exit code of a run that got an API error from the server.
     pub fn api_error_exit_code(self) -> i32 {
         match self {
-            Cli::Claude | Cli::Codex | Cli::Copilot => 1,
+            Cli::Claude | Cli::Codex | Cli::Copilot | Cli::Opencode | Cli::Qwen | Cli::Llm => 1,
             Cli::Gemini => 144,
         }
     }
 }
 
-/// The located CLI install.
+/// The located CLI install: the npm CLIs' bin dir, and the virtualenv's for llm.
 #[derive(Clone, Debug)]
 pub struct Clis {
     bin_dir: PathBuf,
+    python_bin_dir: PathBuf,
 }
 
 /// Whether this is CI, where every test that needs an installed program must run.
@@ -87,19 +102,29 @@ impl Clis {
             _ => Path::new(env!("CARGO_MANIFEST_DIR")).join(".clis"),
         };
         let nested = root.join("node_modules").join(".bin");
+        let python = root.join("venv").join("bin");
         let bin_dir = if nested.is_dir() { nested } else { root };
+        let python_bin_dir = if python.is_dir() {
+            python
+        } else {
+            bin_dir.clone()
+        };
+        let clis = Clis {
+            bin_dir,
+            python_bin_dir,
+        };
         let missing: Vec<&str> = Cli::ALL
-            .iter()
-            .map(|c| c.bin_name())
-            .filter(|name| !bin_dir.join(name).is_file())
+            .into_iter()
+            .filter(|cli| !clis.path(*cli).is_file())
+            .map(Cli::bin_name)
             .collect();
         if missing.is_empty() {
-            Ok(Clis { bin_dir })
+            Ok(clis)
         } else {
             Err(format!(
                 "the real CLIs ({}) are not installed in {} (run .ci/install-clis, or set {CLIS_ENV})",
                 missing.join(", "),
-                bin_dir.display()
+                clis.bin_dir.display()
             ))
         }
     }
@@ -122,13 +147,19 @@ impl Clis {
     }
 
     pub fn path(&self, cli: Cli) -> PathBuf {
-        self.bin_dir.join(cli.bin_name())
+        match cli {
+            Cli::Llm => self.python_bin_dir.join(cli.bin_name()),
+            _ => self.bin_dir.join(cli.bin_name()),
+        }
     }
 
-    /// `PATH` with the CLIs' bin dir first, then `node`'s dir, then the inherited `PATH`.
+    /// `PATH` with the CLIs' bin dirs first, then `node`'s dir, then the inherited `PATH`.
     pub fn path_var(&self) -> OsString {
         let inherited = std::env::var_os("PATH").unwrap_or_default();
         let mut dirs = vec![self.bin_dir.clone()];
+        if self.python_bin_dir != self.bin_dir {
+            dirs.push(self.python_bin_dir.clone());
+        }
         if let Some(node_dir) = std::env::split_paths(&inherited)
             .find(|dir| dir.join("node").is_file())
             .filter(|dir| *dir != self.bin_dir)
@@ -146,16 +177,22 @@ impl Clis {
             Cli::Gemini => gemini_env(home, server_url),
             Cli::Codex => codex_env(home, server_url),
             Cli::Copilot => copilot_env(home, server_url),
+            Cli::Opencode => opencode_env(home, server_url),
+            Cli::Qwen => qwen_env(home, server_url),
+            Cli::Llm => llm_env(home, server_url),
         };
         env.with("PATH", self.path_var())
     }
 
-    /// The environment for all four CLIs at once (for running codecrew).
+    /// The environment for all seven CLIs at once (for running codecrew).
     pub fn env_for_all(&self, home: &TestHome, server_url: &str) -> CliEnv {
         claude_env(home, server_url)
             .merge(gemini_env(home, server_url))
             .merge(codex_env(home, server_url))
             .merge(copilot_env(home, server_url))
+            .merge(opencode_env(home, server_url))
+            .merge(qwen_env(home, server_url))
+            .merge(llm_env(home, server_url))
             .with("PATH", self.path_var())
     }
 
@@ -462,6 +499,75 @@ pub fn copilot_env(home: &TestHome, server_url: &str) -> CliEnv {
             "COPILOT_PROVIDER_HEADERS",
             "COPILOT_CUSTOM_INSTRUCTIONS_DIRS",
         ])
+}
+
+/// opencode: its `anthropic` provider pointed at the fake by `OPENCODE_CONFIG_CONTENT`
+/// (no config file written), no model list fetched, no updates, state under the test HOME
+/// (the XDG variables are removed).
+pub fn opencode_env(home: &TestHome, server_url: &str) -> CliEnv {
+    let config = serde_json::json!({
+        "autoupdate": false,
+        "share": "disabled",
+        "provider": {"anthropic": {"options": {
+            "baseURL": format!("{server_url}/v1"), "apiKey": FAKE_API_KEY}}},
+        "model": "anthropic/claude-haiku-4-5",
+    });
+    CliEnv::base(home)
+        .with("OPENCODE_CONFIG_CONTENT", config.to_string())
+        .with("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .with("OPENCODE_DISABLE_AUTOUPDATE", "1")
+        .without(&[
+            "OPENCODE_CONFIG",
+            "OPENCODE_CONFIG_DIR",
+            "OPENCODE_PERMISSION",
+            "OPENCODE_API_KEY",
+        ])
+}
+
+/// Qwen Code: `settings.json` choosing its OpenAI-compatible auth with the fake's URL, key
+/// and a model, no telemetry or updates. (In settings, not `OPENAI_*` variables, which
+/// the Codex environment removes.)
+pub fn qwen_env(home: &TestHome, server_url: &str) -> CliEnv {
+    let dir = home.home().join(".qwen");
+    std::fs::create_dir_all(&dir).unwrap();
+    let settings = serde_json::json!({
+        "security": {"auth": {"selectedType": "openai", "apiKey": FAKE_API_KEY,
+                              "baseUrl": format!("{server_url}/v1")}},
+        "model": {"name": "fake-qwen"},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+        "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+    });
+    std::fs::write(
+        dir.join("settings.json"),
+        serde_json::to_string_pretty(&settings).unwrap(),
+    )
+    .unwrap();
+    CliEnv::base(home).without(&[
+        "DASHSCOPE_API_KEY",
+        "QWEN_CODE_SYSTEM_SETTINGS_PATH",
+        "QWEN_CODE_MODEL",
+    ])
+}
+
+/// llm: `LLM_USER_PATH` holding a model `fake` (the default) served by the fake's OpenAI
+/// Chat Completions, and its key.
+pub fn llm_env(home: &TestHome, server_url: &str) -> CliEnv {
+    let dir = home.home().join(".llm");
+    std::fs::create_dir_all(&dir).unwrap();
+    let models = format!(
+        "- model_id: fake\n  model_name: fake-llm\n  api_base: \"{server_url}/v1\"\n  api_key_name: fake\n"
+    );
+    std::fs::write(dir.join("extra-openai-models.yaml"), models).unwrap();
+    std::fs::write(dir.join("default_model.txt"), "fake").unwrap();
+    std::fs::write(
+        dir.join("keys.json"),
+        serde_json::json!({"fake": FAKE_API_KEY}).to_string(),
+    )
+    .unwrap();
+    CliEnv::base(home)
+        .with("LLM_USER_PATH", dir)
+        .without(&["LLM_MODEL", "LLM_OPENAI_SHOW_RESPONSES"])
 }
 
 /// What a finished run printed.

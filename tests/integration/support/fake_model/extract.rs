@@ -195,6 +195,43 @@ pub fn extract_openai(body: &Value) -> Extracted {
     }
 }
 
+/// OpenAI Chat Completions: the `role:"tool"` messages after the last other message are
+/// the tool results; the last `role:"user"` message's text (parts starting with
+/// `<system-reminder>`, which Qwen Code injects, left out) is the prompt.
+pub fn extract_openai_chat(body: &Value) -> Extracted {
+    let empty = Vec::new();
+    let messages = body["messages"].as_array().unwrap_or(&empty);
+    let mut outputs: Vec<String> = messages
+        .iter()
+        .rev()
+        .take_while(|m| m["role"] == "tool")
+        .map(|m| openai_output_text(&m["content"]))
+        .collect();
+    outputs.reverse();
+    let tool_result = (!outputs.is_empty()).then(|| outputs.join("\n"));
+    let prompt = messages
+        .iter()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .find_map(|m| match &m["content"] {
+            Value::String(s) if !starts_with_any(s, CLAUDE_CONTEXT) => Some(s.clone()),
+            Value::Array(parts) => join_non_empty(
+                parts
+                    .iter()
+                    .filter(|p| p["type"] == "text")
+                    .filter_map(|p| p["text"].as_str())
+                    .filter(|t| !starts_with_any(t, CLAUDE_CONTEXT))
+                    .map(str::to_string)
+                    .collect(),
+            ),
+            _ => None,
+        });
+    Extracted {
+        prompt,
+        tool_result,
+    }
+}
+
 pub(super) fn openai_output_text(output: &Value) -> String {
     match output {
         Value::String(s) => s.clone(),

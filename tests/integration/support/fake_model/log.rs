@@ -8,6 +8,8 @@ pub enum Api {
     Anthropic,
     Gemini,
     OpenAi,
+    /// OpenAI Chat Completions (`/v1/chat/completions`).
+    OpenAiChat,
     /// Any other path (answered 200 `{}` for GET/HEAD, 404 otherwise).
     Other,
 }

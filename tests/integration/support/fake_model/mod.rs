@@ -1,6 +1,7 @@
-//! A scripted fake model server that speaks the three wire protocols the real CLIs use:
-//! Anthropic Messages (Claude Code, and Copilot CLI offline), Gemini `generateContent`
-//! (Gemini CLI) and OpenAI Responses (Codex). The end-to-end tests point each real CLI at it.
+//! A scripted fake model server that speaks the four wire protocols the real CLIs use:
+//! Anthropic Messages (Claude Code, opencode, and Copilot CLI offline), Gemini
+//! `generateContent` (Gemini CLI), OpenAI Responses (Codex) and OpenAI Chat Completions
+//! (Qwen Code, llm). The end-to-end tests point each real CLI at it.
 //!
 //! # Choosing the answer
 //!

@@ -126,6 +126,7 @@ pub(super) enum Route {
     GeminiGenerate(String),
     GeminiCountTokens(String),
     OpenAi,
+    OpenAiChat,
     Unknown,
 }
 
@@ -142,6 +143,9 @@ impl Route {
         }
         if path == "/v1/responses" {
             return Route::OpenAi;
+        }
+        if path.ends_with("/chat/completions") {
+            return Route::OpenAiChat;
         }
         if let Some((model, action)) = path
             .strip_prefix("/v1beta/models/")
@@ -165,6 +169,7 @@ impl Route {
                 Api::Gemini
             }
             Route::OpenAi => Api::OpenAi,
+            Route::OpenAiChat => Api::OpenAiChat,
             Route::Unknown => Api::Other,
         }
     }
@@ -198,6 +203,7 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         Api::Anthropic => extract_anthropic(&body),
         Api::Gemini => extract_gemini(&body),
         Api::OpenAi => extract_openai(&body),
+        Api::OpenAiChat => extract_openai_chat(&body),
         Api::Other => Extracted::default(),
     };
     let model = match &route {
@@ -341,6 +347,10 @@ pub(super) fn answer(
             let (_, response) = openai_items(reply, model, input_tokens);
             json_response(StatusCode::OK, &response)
         }
+        (Api::OpenAiChat, true) => sse_response(chat_events(reply, model, input_tokens)),
+        (Api::OpenAiChat, false) => {
+            json_response(StatusCode::OK, &chat_completion(reply, model, input_tokens))
+        }
         (Api::Other, _) => json_response(StatusCode::OK, &json!({})),
     }
 }
@@ -399,7 +409,7 @@ pub(super) fn error_response(api: Api, error: &ApiError) -> Response {
             };
             json!({"error": {"code": error.status, "message": error.message, "status": kind}})
         }
-        Api::OpenAi | Api::Other => {
+        Api::OpenAi | Api::OpenAiChat | Api::Other => {
             let kind = match error.status {
                 429 => "rate_limit_exceeded",
                 500..=599 => "server_error",

@@ -1,4 +1,5 @@
-//! The wire formats: server-sent events of Anthropic Messages, Gemini and OpenAI Responses.
+//! The wire formats: server-sent events of Anthropic Messages, Gemini, OpenAI Responses
+//! and OpenAI Chat Completions.
 
 use super::*;
 
@@ -360,4 +361,70 @@ pub(super) fn openai_events(reply: &Reply, model: &str, input_tokens: u64) -> Ve
             sse_event(&name, &event)
         })
         .collect()
+}
+
+/// A Chat Completions chunk with one choice.
+fn chat_chunk(id: &str, model: &str, delta: Value, finish: Option<&str>) -> Value {
+    json!({"id": id, "object": "chat.completion.chunk", "created": 1, "model": model,
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+}
+
+fn chat_usage(reply: &Reply, input_tokens: u64) -> Value {
+    let out = output_tokens(reply);
+    json!({"prompt_tokens": input_tokens, "completion_tokens": out,
+           "total_tokens": input_tokens + out})
+}
+
+fn chat_finish(reply: &Reply) -> &'static str {
+    if reply.tool_calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    }
+}
+
+/// A streamed Chat Completions answer: the text in deltas, each tool call's arguments
+/// whole, the finish reason, a usage chunk with no choices, then `[DONE]`.
+pub(super) fn chat_events(reply: &Reply, model: &str, input_tokens: u64) -> Vec<String> {
+    let id = fresh_id("chatcmpl-");
+    let mut chunks = vec![chat_chunk(
+        &id,
+        model,
+        json!({"role": "assistant", "content": ""}),
+        None,
+    )];
+    for piece in chunk_text(&reply.text, chunk_size(reply)) {
+        chunks.push(chat_chunk(&id, model, json!({"content": piece}), None));
+    }
+    for (index, call) in reply.tool_calls.iter().enumerate() {
+        let call = json!({"index": index, "id": fresh_id("call_fake_"), "type": "function",
+            "function": {"name": call.name, "arguments": call.input.to_string()}});
+        chunks.push(chat_chunk(&id, model, json!({"tool_calls": [call]}), None));
+    }
+    chunks.push(chat_chunk(&id, model, json!({}), Some(chat_finish(reply))));
+    chunks.push(json!({"id": id, "object": "chat.completion.chunk", "created": 1,
+        "model": model, "choices": [], "usage": chat_usage(reply, input_tokens)}));
+    let mut events: Vec<String> = chunks
+        .into_iter()
+        .map(|chunk| format!("data: {chunk}\n\n"))
+        .collect();
+    events.push("data: [DONE]\n\n".to_string());
+    events
+}
+
+/// A whole Chat Completions answer.
+pub(super) fn chat_completion(reply: &Reply, model: &str, input_tokens: u64) -> Value {
+    let mut message = json!({"role": "assistant", "content": reply.text});
+    if !reply.tool_calls.is_empty() {
+        message["tool_calls"] = reply
+            .tool_calls
+            .iter()
+            .map(|call| json!({"id": fresh_id("call_fake_"), "type": "function",
+                "function": {"name": call.name, "arguments": call.input.to_string()}}))
+            .collect();
+    }
+    json!({"id": fresh_id("chatcmpl-"), "object": "chat.completion", "created": 1,
+           "model": model,
+           "choices": [{"index": 0, "message": message, "finish_reason": chat_finish(reply)}],
+           "usage": chat_usage(reply, input_tokens)})
 }
