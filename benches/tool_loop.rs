@@ -4,7 +4,8 @@
 //! 2. a 5-turn loop through codecrew (four `codecrew:read_file` calls, one per turn, then
 //!    the answer): one kept CLI process (`keep_alive`, the default where the CLI has a
 //!    long-lived mode) vs a new process per turn (`keep_alive = false`);
-//! 3. the CLI's own native 5-turn loop (its own read tool four times), called directly.
+//! 3. the CLI's own native 5-turn loop (its own read tool four times), called directly
+//!    (not for llm, which has no tools of its own).
 //!
 //! `cargo bench --bench tool_loop [-- CLI...]` (needs `.ci/install-clis`); the median of PLAIN_RUNS
 //! runs for a plain answer, of RUNS for a loop. Figures from this machine are in
@@ -40,7 +41,8 @@ fn envelope(path: &str) -> String {
 
 /// Plain answers, codecrew's 5-turn loop and the native ones, told apart by their prompts
 /// and by what the files read hold: `LOOP-n` (codecrew's loop and Claude's Read tool),
-/// `NATC-n` (Codex's shell), `NATG-n` (Gemini's read_file).
+/// `NATC-n` (Codex's shell), `NATG-n` (Gemini's read_file), `NATO-n` (opencode's read),
+/// `NATQ-n` (Qwen Code's read_file). llm has no tools of its own: no native loop.
 fn script(workspace: &std::path::Path) -> Script {
     let mut script = Script::new()
         .rule(Rule::on_prompt(
@@ -75,6 +77,14 @@ fn script(workspace: &std::path::Path) -> Script {
         .rule(Rule::on_tool_result(
             "NATG-4",
             Reply::text("Read all four.").with_chunk_size(64),
+        ))
+        .rule(Rule::on_tool_result(
+            "NATO-4",
+            Reply::text("Read all four.").with_chunk_size(64),
+        ))
+        .rule(Rule::on_tool_result(
+            "NATQ-4",
+            Reply::text("Read all four.").with_chunk_size(64),
         ));
     // The highest first: a request may carry every earlier result too (Codex's tool
     // outputs pile up after its last message), and the newest decides the next step.
@@ -98,6 +108,20 @@ fn script(workspace: &std::path::Path) -> Script {
                     "read_file",
                     json!({"file_path": workspace.join(format!("h{}.txt", n + 1))}),
                 ),
+            ))
+            .rule(Rule::on_tool_result(
+                format!("NATO-{n}"),
+                Reply::tool(
+                    "read",
+                    json!({"filePath": workspace.join(format!("i{}.txt", n + 1))}),
+                ),
+            ))
+            .rule(Rule::on_tool_result(
+                format!("NATQ-{n}"),
+                Reply::tool(
+                    "read_file",
+                    json!({"file_path": workspace.join(format!("j{}.txt", n + 1))}),
+                ),
             ));
     }
     script
@@ -112,6 +136,14 @@ fn script(workspace: &std::path::Path) -> Script {
         .rule(Rule::on_prompt(
             "BENCH-NATIVE-GEMINI",
             Reply::tool("read_file", json!({"file_path": workspace.join("h1.txt")})),
+        ))
+        .rule(Rule::on_prompt(
+            "BENCH-NATIVE-OPENCODE",
+            Reply::tool("read", json!({"filePath": workspace.join("i1.txt")})),
+        ))
+        .rule(Rule::on_prompt(
+            "BENCH-NATIVE-QWEN",
+            Reply::tool("read_file", json!({"file_path": workspace.join("j1.txt")})),
         ))
 }
 
@@ -183,6 +215,8 @@ fn main() {
         let _ = std::fs::write(workspace.join(format!("f{n}.txt")), format!("LOOP-{n}\n"));
         let _ = std::fs::write(workspace.join(format!("g{n}.txt")), format!("NATC-{n}\n"));
         let _ = std::fs::write(workspace.join(format!("h{n}.txt")), format!("NATG-{n}\n"));
+        let _ = std::fs::write(workspace.join(format!("i{n}.txt")), format!("NATO-{n}\n"));
+        let _ = std::fs::write(workspace.join(format!("j{n}.txt")), format!("NATQ-{n}\n"));
     }
     let server = FakeModel::start(script(&workspace));
     let env = clis
@@ -193,7 +227,10 @@ fn main() {
         &per_turn_config,
         "[agents.claude]\nprovider = \"claude\"\nkeep_alive = false\n\
          [agents.codex]\nprovider = \"codex\"\nkeep_alive = false\n\
-         [agents.gemini]\nprovider = \"gemini\"\nkeep_alive = false\n",
+         [agents.gemini]\nprovider = \"gemini\"\nkeep_alive = false\n\
+         [agents.opencode]\nprovider = \"opencode\"\nkeep_alive = false\n\
+         [agents.qwen]\nprovider = \"qwen\"\nkeep_alive = false\n\
+         [agents.llm]\nprovider = \"llm\"\nkeep_alive = false\n",
     );
     let per_turn_env = env.clone().with("CODECREW_CONFIG", &per_turn_config);
     let codecrew_run = |env: &CliEnv, task: &str| {
@@ -209,7 +246,12 @@ fn main() {
         match cli {
             Cli::Codex => command.args(["exec", "--json", "--skip-git-repo-check"]),
             Cli::Gemini => command.args(["--output-format", "stream-json"]),
-            _ => command.args(["-p", "--output-format", "stream-json", "--verbose"]),
+            Cli::Opencode => command.args(["run", "--format", "json", "--title", "bench"]),
+            Cli::Qwen => command.args(["--output-format", "stream-json", "--safe-mode"]),
+            Cli::Llm => command.args(["prompt", "--json"]),
+            Cli::Claude | Cli::Copilot => {
+                command.args(["-p", "--output-format", "stream-json", "--verbose"])
+            }
         };
         match cli {
             Cli::Claude if prompt.contains("NATIVE") => command.args(["--allowedTools", "Read"]),
@@ -217,6 +259,13 @@ fn main() {
                 command.args(["--disallowedTools", "Edit,Write,NotebookEdit"])
             }
             Cli::Codex if as_codecrew => command.args(["--sandbox", "read-only"]),
+            Cli::Qwen if as_codecrew => command.args(["--approval-mode", "plan"]),
+            // Its own loop needs its reads approved; headless, only `yolo` does.
+            Cli::Qwen => command.args(["--approval-mode", "yolo"]),
+            Cli::Opencode if as_codecrew => command.env(
+                "OPENCODE_PERMISSION",
+                r#"{"edit":"deny","bash":"deny","external_directory":"deny","webfetch":"deny"}"#,
+            ),
             _ => &mut command,
         };
         if cli == Cli::Codex {
@@ -242,6 +291,9 @@ fn main() {
         (Cli::Claude, "claude"),
         (Cli::Codex, "codex"),
         (Cli::Gemini, "gemini"),
+        (Cli::Opencode, "opencode"),
+        (Cli::Qwen, "qwen"),
+        (Cli::Llm, "llm"),
     ] {
         if !named.is_empty() && !named.iter().any(|n| n == name) {
             continue;
@@ -297,9 +349,13 @@ fn main() {
             codecrew_run(&per_turn_env, &format!("@{name} BENCH-LOOP read the files"))
         });
         let native_prompt = format!("BENCH-NATIVE-{} read the files", name.to_uppercase());
-        let native = time("5 turns, native", "Read all four.", || {
-            direct(cli, &native_prompt, false)
-        });
+        let native = if cli == Cli::Llm {
+            Duration::ZERO
+        } else {
+            time("5 turns, native", "Read all four.", || {
+                direct(cli, &native_prompt, false)
+            })
+        };
         println!("  5-turn loop, codecrew, one process   {}", ms(kept));
         println!("  5-turn loop, codecrew, per turn      {}", ms(per_turn));
         println!(

@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::config::LoadedConfig;
 use crate::mention::{self, Job};
-use crate::session::{EventSender, JobEvent, JobReport, Settings, SubEvent};
+use crate::session::{JobEvent, JobReport, Settings, SubEvent};
 use codecrew_intercept::neutralise_envelopes;
 use codecrew_tools::{
     Mode, Tool, ToolCatalog, ToolContext, ToolError, ToolExecutor, ToolFuture, ToolRegistry,
@@ -39,10 +39,8 @@ pub const DEPTH_ENV: &str = "CODECREW_MCP_DEPTH";
 /// agent that asks an agent) and no more.
 pub const MAX_DEPTH: u32 = 2;
 
-/// The tool that asks another agent a question (read-only tools).
-pub const QUERY_AGENT: &str = "query_agent";
-/// The tool that has another agent do a task (all tools, under the policy).
-pub const EXECUTE_AGENT: &str = "execute_agent";
+pub use crate::agent_tools::{EXECUTE_AGENT, QUERY_AGENT};
+pub use crate::session::caller::{CallerScope, with_caller};
 
 /// Makes the executor of a job from its mode, the registry and its catalog: the command
 /// decides the policy, the asker and the hooks.
@@ -60,26 +58,6 @@ pub fn depth_from_env() -> u32 {
         }),
         Err(std::env::VarError::NotUnicode(_)) => MAX_DEPTH,
     }
-}
-
-/// Who is making the tool calls being run: set by the session around its calls, read by
-/// [`AgentTool`] to nest the sub-agent's events under the caller and count the depth.
-#[derive(Clone)]
-pub struct CallerScope {
-    /// The caller's position among its run's jobs (its events carry it).
-    pub index: usize,
-    pub depth: u32,
-    pub events: EventSender,
-    pub cancel: watch::Receiver<bool>,
-}
-
-tokio::task_local! {
-    static CALLER: CallerScope;
-}
-
-/// Runs `calls` (a job's tool calls) with `scope` as their caller.
-pub async fn with_caller<F: Future>(scope: CallerScope, calls: F) -> F::Output {
-    CALLER.scope(scope, calls).await
 }
 
 /// The agents of one run and what they need to run a job.
@@ -351,7 +329,7 @@ impl AgentTool {
                 "the run is ending; no agent can be started",
             ));
         };
-        let caller = CALLER.try_with(CallerScope::clone).ok();
+        let caller = crate::session::caller::current_caller();
         let depth = caller.as_ref().map_or_else(depth_from_env, |c| c.depth);
         if depth >= MAX_DEPTH {
             return Err(ToolError::new("E_DEPTH_LIMIT", depth_refusal(depth)));

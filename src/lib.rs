@@ -17,6 +17,7 @@
 //! the settings they read, and [`mcp_server`] the front end that serves the same tools
 //! over MCP.
 
+pub mod agent_tools;
 pub mod ask;
 pub mod cli;
 pub mod clis;

@@ -313,24 +313,10 @@ impl Drop for GroupGuard {
     }
 }
 
-/// Finds a program on `PATH` (or checks an explicit path), like `which`.
-pub fn find_program(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let is_executable = |candidate: &std::path::Path| {
-        candidate
-            .metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if name.contains('/') {
-        let candidate = PathBuf::from(name);
-        return is_executable(&candidate).then_some(candidate);
-    }
-    let path = path
-        .map(OsString::from)
-        .or_else(|| std::env::var_os("PATH"))?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|candidate| is_executable(candidate))
+/// The executable `name` names: a path as it is, a bare name looked up on `PATH`, as a
+/// shell would.
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    which::which(name).ok()
 }
 
 #[cfg(test)]
@@ -439,8 +425,8 @@ mod tests {
 
     #[test]
     fn finds_programs_on_path() {
-        assert!(find_program("bash", None).is_some());
-        assert!(find_program("surely-not-a-program-xyz", None).is_none());
-        assert!(find_program("/bin/sh", None).is_some());
+        assert!(find_program("bash").is_some());
+        assert!(find_program("surely-not-a-program-xyz").is_none());
+        assert!(find_program("/bin/sh").is_some());
     }
 }

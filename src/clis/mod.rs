@@ -282,7 +282,7 @@ pub fn locate(provider: &Provider) -> Option<PathBuf> {
     if program.is_empty() {
         return None;
     }
-    crate::process::find_program(&program, None)
+    crate::process::find_program(&program)
 }
 
 /// Turns argument strings into a command's argv.

@@ -270,7 +270,7 @@ fn tool_checks(loaded: &LoadedConfig, workspace: &Path, checks: &mut Vec<Check>)
             let path = workspace.join(&tool.command);
             path.is_file().then_some(path)
         } else {
-            find_program(&tool.command, None)
+            find_program(&tool.command)
         };
         checks.push(match program {
             Some(path) => Check::new(

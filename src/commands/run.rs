@@ -220,10 +220,12 @@ pub async fn run(
     Ok(ExitCode::from(code))
 }
 
-/// One line per agent on stderr: what it used (and the sum, for more than one).
+/// One line per agent on stderr: what it used (and the sum, for more than one). A job
+/// that failed before its first turn (its CLI missing) used nothing: its error says all.
 fn print_usage(reports: &[JobReport], palette: Palette) {
+    let reports: Vec<&JobReport> = reports.iter().filter(|r| r.usage.turns > 0).collect();
     let mut err = std::io::stderr().lock();
-    for report in reports {
+    for report in &reports {
         let model = report
             .model
             .as_deref()

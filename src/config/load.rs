@@ -16,15 +16,12 @@ use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
 use super::error::{ConfigError, Diagnostic};
 use super::keys;
+use super::layer::{FileKind, FileLayer, ParsedFile, PermissionsLayer};
 use super::spans::{Part, Seg, path_at, span_of};
 use super::validate;
-use super::{
-    AgentConfig, Config, ExternalToolConfig, McpServerConfig, PermissionsConfig, ProviderKind,
-};
+use super::{Config, PermissionsConfig, ProviderKind};
 
 /// The project file's name.
 pub const PROJECT_FILE: &str = "codecrew.toml";
@@ -352,70 +349,6 @@ fn effective_permissions(
 fn dedup_in_order(list: &mut Vec<String>) {
     let mut seen = std::collections::HashSet::new();
     list.retain(|item| seen.insert(item.clone()));
-}
-
-/// Which file a layer comes from: they accept the same keys, except `trusted_projects`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FileKind {
-    User,
-    Project,
-}
-
-/// A config file, read and deserialized (not yet validated).
-#[derive(Debug)]
-pub(crate) struct ParsedFile {
-    pub(crate) path: PathBuf,
-    pub(crate) text: String,
-    pub(crate) kind: FileKind,
-    pub(crate) layer: FileLayer,
-}
-
-/// One file's contents: like [`Config`], but every scalar optional so that an absent key
-/// does not override a lower layer.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct FileLayer {
-    pub(crate) default_agent: Option<String>,
-    #[serde(default)]
-    pub(crate) agents: BTreeMap<String, AgentConfig>,
-    pub(crate) permissions: Option<PermissionsLayer>,
-    pub(crate) limits: Option<LimitsLayer>,
-    #[serde(default)]
-    pub(crate) tools: BTreeMap<String, ExternalToolConfig>,
-    #[serde(default)]
-    pub(crate) mcp: BTreeMap<String, McpServerConfig>,
-    /// User file only: projects whose config may loosen permissions.
-    pub(crate) trusted_projects: Option<Vec<PathBuf>>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub(crate) struct PermissionsLayer {
-    pub(crate) allow: Vec<String>,
-    pub(crate) ask: Vec<String>,
-    pub(crate) deny: Vec<String>,
-    pub(crate) pass_env: Vec<String>,
-    pub(crate) allow_network: Option<bool>,
-}
-
-impl PermissionsLayer {
-    fn into_config(self) -> PermissionsConfig {
-        PermissionsConfig {
-            allow: self.allow,
-            ask: self.ask,
-            deny: self.deny,
-            pass_env: self.pass_env,
-            allow_network: self.allow_network.unwrap_or(false),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct LimitsLayer {
-    pub(crate) max_turns: Option<u32>,
-    pub(crate) turn_timeout_secs: Option<u64>,
-    pub(crate) max_calls_per_message: Option<usize>,
 }
 
 const READ_HINT: &str = "make the file readable UTF-8 text, or move it out of the way";

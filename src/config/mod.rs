@@ -6,6 +6,7 @@
 
 mod error;
 mod keys;
+mod layer;
 pub mod load;
 mod spans;
 pub mod starter;

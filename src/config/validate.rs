@@ -4,7 +4,7 @@
 
 use super::error::Diagnostic;
 use super::keys;
-use super::load::{FileKind, ParsedFile};
+use super::layer::{FileKind, ParsedFile};
 use super::spans::{Part, Seg, span_of};
 use super::{AgentConfig, ExternalToolConfig, McpServerConfig, PromptVia, ProviderKind};
 use codecrew_tools::catalog::schema_problem;
@@ -57,7 +57,13 @@ pub(crate) fn file(file: &ParsedFile) -> Vec<Diagnostic> {
         .names()
         .map(str::to_owned)
         .collect();
-    known_tools.extend([crate::crew::QUERY_AGENT, crate::crew::EXECUTE_AGENT].map(str::to_owned));
+    known_tools.extend(
+        [
+            crate::agent_tools::QUERY_AGENT,
+            crate::agent_tools::EXECUTE_AGENT,
+        ]
+        .map(str::to_owned),
+    );
     for (id, agent) in &layer.agents {
         check.agent(id, agent, &known_tools);
     }

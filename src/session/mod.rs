@@ -21,6 +21,7 @@ use crate::process::{Ending, RunLimits};
 use crate::prompt;
 use crate::transport::{Launch, Transport};
 
+pub mod caller;
 mod turn;
 
 use crate::usage::{JobUsage, Usage};
@@ -397,13 +398,13 @@ impl JobRun {
                     input: call.input.clone(),
                 })
                 .collect();
-            let caller = crate::crew::CallerScope {
+            let caller = caller::CallerScope {
                 index: self.index,
                 depth: self.settings.depth,
                 events: events.clone(),
                 cancel: cancel.clone(),
             };
-            let results = crate::crew::with_caller(caller, self.executor.call_all(&requests)).await;
+            let results = caller::with_caller(caller, self.executor.call_all(&requests)).await;
             let mut lines = Vec::new();
             for (call, result) in turn.calls.iter().zip(&results) {
                 self.emit(events, JobEvent::ToolResult(result.clone()));
@@ -450,7 +451,9 @@ impl JobRun {
 
 /// What the sub-agent of a `query_agent`/`execute_agent` result used.
 fn sub_agent_usage(result: &ToolResult) -> Option<JobUsage> {
-    if result.tool != crate::crew::QUERY_AGENT && result.tool != crate::crew::EXECUTE_AGENT {
+    if result.tool != crate::agent_tools::QUERY_AGENT
+        && result.tool != crate::agent_tools::EXECUTE_AGENT
+    {
         return None;
     }
     serde_json::from_value(result.output.get("usage")?.clone()).ok()

@@ -383,7 +383,9 @@ fn real_clis_resume_their_session_across_invocations() {
             Reply::text("First answer, remembered."),
         ));
     let server = FakeModel::start(script);
-    for agent in ["claude", "gemini", "codex", "copilot"] {
+    for agent in [
+        "claude", "gemini", "codex", "copilot", "opencode", "qwen", "llm",
+    ] {
         let home = TestHome::new(&format!("threads-{agent}"));
         let env = clis
             .env_for_all(&home, &server.url())
@@ -410,10 +412,13 @@ fn real_clis_resume_their_session_across_invocations() {
         );
 
         // codecrew asked the CLI to resume the first session (`--resume <id>`, codex
-        // app-server's `thread/resume <id>`, Copilot's `--resume=<id>`)…
+        // app-server's `thread/resume <id>`, Copilot's `--resume=<id>`, opencode's
+        // `-s <id>`, llm's `--cid <id>`)…
         assert!(
             second_run.stderr.contains(&format!("resume {session}"))
-                || second_run.stderr.contains(&format!("--resume={session}")),
+                || second_run.stderr.contains(&format!("--resume={session}"))
+                || second_run.stderr.contains(&format!("-s {session}"))
+                || second_run.stderr.contains(&format!("--cid {session}")),
             "{agent}: {}",
             second_run.stderr
         );
@@ -466,7 +471,9 @@ fn a_lost_session_starts_over_from_the_transcript() {
             Reply::text("First answer, kept."),
         ));
     let server = FakeModel::start(script);
-    for agent in ["claude", "gemini", "codex", "copilot"] {
+    for agent in [
+        "claude", "gemini", "codex", "copilot", "opencode", "qwen", "llm",
+    ] {
         let home = TestHome::new(&format!("threads-lost-{agent}"));
         let env = clis
             .env_for_all(&home, &server.url())

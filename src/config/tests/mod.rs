@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use tempfile::TempDir;
 
-use super::load::{FileKind, parse};
+use super::layer::FileKind;
+use super::load::parse;
 use super::starter::STARTER;
 use super::*;
 

@@ -23,7 +23,13 @@ fn events(run: &CliRun) -> Vec<Value> {
 
 #[test]
 fn an_agent_consults_another_and_gets_its_answer_in_the_same_session() {
-    for (caller, consulted) in [("claude", "gemini"), ("codex", "claude")] {
+    for (caller, consulted) in [
+        ("claude", "gemini"),
+        ("codex", "claude"),
+        ("opencode", "llm"),
+        ("qwen", "opencode"),
+        ("llm", "qwen"),
+    ] {
         let script = Script::new()
             .rule(
                 Rule::on_prompt(FOLLOW_UP, Reply::text("Both agree: SECOND-OPINION-7."))

@@ -17,8 +17,22 @@ fn a_missing_cli_exits_3_with_how_to_install() {
         run.assert_code(3);
         let doc: Value = serde_json::from_str(run.stdout.trim()).unwrap();
         let error = result(&doc)["error"].as_str().unwrap().to_owned();
-        assert!(error.contains("npm install -g"), "{error}");
+        let how = if agent == "llm" {
+            "pipx install llm"
+        } else {
+            "npm install -g"
+        };
+        assert!(error.contains(how), "{agent}: {error}");
     }
+    // As text: the error, and no usage line (nothing ran) to read past it.
+    let run = world.codecrew_with(&env, &["query", "@qwen hello"]);
+    run.assert_code(3);
+    assert!(
+        run.stderr.contains("npm install -g @qwen-code/qwen-code"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("turns"), "{}", run.stderr);
 }
 
 #[test]
@@ -53,7 +67,11 @@ fn agents_run_in_parallel_each_with_its_own_result() {
     };
     let (run, doc) = world.json(
         "query",
-        &["@claude @codex E2E-PAR", "@gemini @copilot E2E-PAR"],
+        &[
+            "@claude @codex E2E-PAR",
+            "@gemini @copilot E2E-PAR",
+            "@opencode @qwen @llm E2E-PAR",
+        ],
     );
     run.assert_code(0);
     let agents: Vec<&str> = doc["results"]
@@ -62,7 +80,12 @@ fn agents_run_in_parallel_each_with_its_own_result() {
         .iter()
         .map(|r| r["agent"].as_str().unwrap())
         .collect();
-    assert_eq!(agents, ["claude", "codex", "gemini", "copilot"]);
+    assert_eq!(
+        agents,
+        [
+            "claude", "codex", "gemini", "copilot", "opencode", "qwen", "llm"
+        ]
+    );
     for r in doc["results"].as_array().unwrap() {
         assert_eq!(r["response"], "parallel answer", "{r}");
     }

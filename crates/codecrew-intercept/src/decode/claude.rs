@@ -86,8 +86,9 @@ struct ClaudeLine<'a> {
     event: Obj<StreamEvent<'a>>,
     /// A synthetic `assistant` event that reports an API error (2.1.329).
     is_api_error_message: Option<bool>,
-    /// Set on synthetic `assistant` error events (a string such as `"unknown"`).
-    error: Option<IgnoredAny>,
+    /// Set on synthetic `assistant` error events (a string such as `"unknown"`), and on
+    /// Qwen Code's failed `result` (`{"message": "[API Error: 400 …]"}`).
+    error: Option<Value>,
     // `result` fields.
     is_error: Option<bool>,
     #[serde(borrow)]
@@ -467,7 +468,8 @@ impl State {
             let message = match &text {
                 Some(text) if !text.is_empty() => text.clone(),
                 _ => error_list(event.errors.as_ref())
-                    .unwrap_or_else(|| format!("Claude Code reported an error ({subtype})")),
+                    .or_else(|| error_message(event.error.as_ref()))
+                    .unwrap_or_else(|| format!("the CLI reported an error ({subtype})")),
             };
             self.sink.error(&message, out);
         } else if !self.sink.any_text() {
@@ -496,6 +498,12 @@ fn error_list(errors: Option<&Value>) -> Option<String> {
         .filter_map(|error| error.as_str().or_else(|| error.get("message")?.as_str()))
         .collect();
     (!messages.is_empty()).then(|| messages.join("\n"))
+}
+
+/// The message of a result's `error` object (Qwen Code's).
+fn error_message(error: Option<&Value>) -> Option<String> {
+    let message = error?.get("message")?.as_str()?;
+    (!message.is_empty()).then(|| message.to_owned())
 }
 
 #[cfg(test)]

@@ -267,7 +267,7 @@ fn result_error_without_text_names_the_errors() {
     assert_eq!(
         events,
         [
-            Event::Error("Claude Code reported an error (error_during_execution)".into()),
+            Event::Error("the CLI reported an error (error_during_execution)".into()),
             Event::Finished {
                 text: None,
                 is_error: true,
@@ -354,4 +354,13 @@ fn invalid_utf8_inside_text_is_replaced() {
 #[test]
 fn garbage() {
     check_garbage(Format::Claude);
+}
+
+#[test]
+fn a_qwen_api_error_is_reported_with_its_message() {
+    let events = decode("qwen/g_api_error_400_json.stdout");
+    assert!(
+        events.contains(&Event::Error("[API Error: 400 fake bad request]".into())),
+        "{events:#?}"
+    );
 }

@@ -402,8 +402,10 @@ pub(super) fn chat_events(reply: &Reply, model: &str, input_tokens: u64) -> Vec<
         chunks.push(chat_chunk(&id, model, json!({"tool_calls": [call]}), None));
     }
     chunks.push(chat_chunk(&id, model, json!({}), Some(chat_finish(reply))));
-    chunks.push(json!({"id": id, "object": "chat.completion.chunk", "created": 1,
-        "model": model, "choices": [], "usage": chat_usage(reply, input_tokens)}));
+    chunks.push(
+        json!({"id": id, "object": "chat.completion.chunk", "created": 1,
+        "model": model, "choices": [], "usage": chat_usage(reply, input_tokens)}),
+    );
     let mut events: Vec<String> = chunks
         .into_iter()
         .map(|chunk| format!("data: {chunk}\n\n"))
@@ -419,8 +421,10 @@ pub(super) fn chat_completion(reply: &Reply, model: &str, input_tokens: u64) -> 
         message["tool_calls"] = reply
             .tool_calls
             .iter()
-            .map(|call| json!({"id": fresh_id("call_fake_"), "type": "function",
-                "function": {"name": call.name, "arguments": call.input.to_string()}}))
+            .map(|call| {
+                json!({"id": fresh_id("call_fake_"), "type": "function",
+                "function": {"name": call.name, "arguments": call.input.to_string()}})
+            })
             .collect();
     }
     json!({"id": fresh_id("chatcmpl-"), "object": "chat.completion", "created": 1,
