@@ -59,6 +59,12 @@ impl Cli for Qwen {
         spec.stdin = Some(turn.prompt.as_bytes().to_vec());
         spec
     }
+
+    /// A resumed run's `result` counts the whole session: a second run that used 100
+    /// tokens after a first that used 100 reports 200.
+    fn reports_session_usage(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
@@ -97,5 +103,6 @@ mod tests {
         );
         assert!(args(&execute).ends_with(&["--approval-mode".into(), "auto-edit".into()]));
         assert_eq!(provider("qwen").format(), Format::Claude);
+        assert!(provider("qwen").reports_session_usage());
     }
 }

@@ -176,19 +176,7 @@ pub fn extract_openai(body: &Value) -> Extracted {
         .iter()
         .rev()
         .filter(|i| is_message(i) && i["role"] == "user")
-        .find_map(|m| match &m["content"] {
-            Value::String(s) if !starts_with_any(s, CODEX_CONTEXT) => Some(s.clone()),
-            Value::Array(parts) => join_non_empty(
-                parts
-                    .iter()
-                    .filter(|p| p["type"] == "input_text")
-                    .filter_map(|p| p["text"].as_str())
-                    .filter(|t| !starts_with_any(t, CODEX_CONTEXT))
-                    .map(str::to_string)
-                    .collect(),
-            ),
-            _ => None,
-        });
+        .find_map(|m| openai_user_text(&m["content"], "input_text", CODEX_CONTEXT));
     Extracted {
         prompt,
         tool_result,
@@ -213,22 +201,28 @@ pub fn extract_openai_chat(body: &Value) -> Extracted {
         .iter()
         .rev()
         .filter(|m| m["role"] == "user")
-        .find_map(|m| match &m["content"] {
-            Value::String(s) if !starts_with_any(s, CLAUDE_CONTEXT) => Some(s.clone()),
-            Value::Array(parts) => join_non_empty(
-                parts
-                    .iter()
-                    .filter(|p| p["type"] == "text")
-                    .filter_map(|p| p["text"].as_str())
-                    .filter(|t| !starts_with_any(t, CLAUDE_CONTEXT))
-                    .map(str::to_string)
-                    .collect(),
-            ),
-            _ => None,
-        });
+        .find_map(|m| openai_user_text(&m["content"], "text", CLAUDE_CONTEXT));
     Extracted {
         prompt,
         tool_result,
+    }
+}
+
+/// A user message's own text: a string, or its parts of type `part` joined, without the
+/// context the CLI injects (`context` prefixes).
+fn openai_user_text(content: &Value, part: &str, context: &[&str]) -> Option<String> {
+    match content {
+        Value::String(s) if !starts_with_any(s, context) => Some(s.clone()),
+        Value::Array(parts) => join_non_empty(
+            parts
+                .iter()
+                .filter(|p| p["type"] == part)
+                .filter_map(|p| p["text"].as_str())
+                .filter(|t| !starts_with_any(t, context))
+                .map(str::to_string)
+                .collect(),
+        ),
+        _ => None,
     }
 }
 
