@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::color::ColorChoice;
-use crate::thread::ThreadName;
+use crate::output::color::ColorChoice;
+use crate::run::thread::ThreadName;
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 

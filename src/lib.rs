@@ -11,30 +11,17 @@
 //! codecrew (here)     "@agent:model task"     -> the CLI run, its calls served, the answer printed
 //! ```
 //!
-//! Here, one module per step of a run: [`mention`] → [`prompt`] → [`clis`] →
-//! [`process`] → (decode and intercept) → (tools) → [`render`], with [`session`] the only
-//! module that knows their order, [`jobs`] building the jobs of one command, [`config`]
-//! the settings they read, and [`mcp_server`] the front end that serves the same tools
-//! over MCP.
+//! Here, in four parts: [`clis`] (each CLI, and how a turn reaches it: a process per
+//! turn or one kept for the loop), [`run`] (a command's jobs: [`run::mention`] →
+//! [`run::prompt`] → the CLI → (decode and intercept) → (tools), with [`run::session`]
+//! the only module that knows their order), [`output`] (what the user sees: the
+//! rendered results, the live status lines, colours, the terminal's questions) and
+//! [`config`] the settings they read; [`mcp_server`] is the front end that serves the
+//! same tools over MCP.
 
-pub mod agent_tools;
-pub mod ask;
 pub mod cli;
 pub mod clis;
-pub mod color;
 pub mod config;
-pub mod crew;
-pub mod jobs;
-pub mod live;
-pub mod mcp_listing;
 pub mod mcp_server;
-pub mod mention;
-pub mod process;
-pub mod prompt;
-pub mod render;
-pub mod resident;
-pub mod session;
-pub mod thread;
-pub mod toolbox;
-pub mod transport;
-pub mod usage;
+pub mod output;
+pub mod run;

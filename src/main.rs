@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 use codecrew::cli::{Cli, Command};
-use codecrew::color::{ColorChoice, Colors, Palette};
+use codecrew::output::color::{ColorChoice, Colors, Palette};
 use codecrew_policy::process;
 use codecrew_tools::Mode;
 

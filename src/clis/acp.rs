@@ -1,5 +1,5 @@
-//! Gemini kept for the whole loop: `gemini --acp`, the Agent Client Protocol (JSON-RPC 2.0
-//! over stdio, one message per line).
+//! A CLI kept for the whole loop as an agent of the Agent Client Protocol (JSON-RPC 2.0
+//! over stdio, one message per line): `gemini --acp`, `qwen --acp`, `opencode acp`.
 //!
 //! ```text
 //! first turn:  initialize → session/new → session/prompt
@@ -10,19 +10,24 @@
 //!
 //! What the agent reports is rewritten as the `--output-format stream-json` events
 //! codecrew's Gemini decoder already reads (`init`, `message`, `tool_use`, `tool_result`,
-//! `result`), so one decoder serves both ways of running Gemini.
+//! `result`), so one decoder serves every ACP agent and Gemini run per turn.
 //!
-//! Gemini asks its client before one of its own tools writes or runs a command
+//! The agent asks its client before one of its own tools writes or runs a command
 //! (`session/request_permission`); codecrew refuses every such request. The command line
 //! sets the same approval mode as a run per turn (`--approval-mode auto_edit` in
-//! execute), so the tools Gemini runs without asking are the same either way, and what
-//! would ask is refused, as headless Gemini refuses it. codecrew offers no file system and
-//! no terminal, so Gemini asks for nothing else.
+//! execute), so the tools the agent runs without asking are the same either way, and what
+//! would ask is refused, as a headless run refuses it. codecrew offers no file system and
+//! no terminal; any other request of the agent is answered "not supported".
+//!
+//! What a turn used comes where each agent puts it: Gemini in the prompt response's
+//! `_meta.quota.token_count`; Qwen Code in `_meta.usage` on its message chunks, one per
+//! model call (summed here); opencode in the response's `usage` (ACP's own field) and the
+//! session's running cost in `usage_update` notifications.
 //!
 //! Not used to continue a stored session: Gemini CLI 0.61.0's `session/load` starts a new
 //! record under the session's id before it reads the stored one, which erases the stored
 //! conversation, and then fails ("No previous sessions found"). A job that continues a
-//! session runs per turn (`--resume`), see [`crate::transport`].
+//! session runs per turn (`--resume`), see [`crate::clis::transport`].
 
 use serde_json::{Value, json};
 
@@ -36,9 +41,11 @@ const FIRST_PROMPT: u64 = 2;
 /// The protocol version codecrew speaks (ACP's first, the one Gemini CLI answers with).
 const PROTOCOL_VERSION: u64 = 1;
 
-/// One kept `gemini --acp` conversation.
+/// One kept ACP conversation.
 #[derive(Debug)]
 pub struct Acp {
+    /// The agent's command, for messages (`gemini --acp`).
+    agent: String,
     /// The session's working directory (absolute, as ACP requires).
     cwd: String,
     session: Option<String>,
@@ -47,17 +54,51 @@ pub struct Acp {
     /// The id of the prompt in flight, whose response ends the turn.
     prompt: Option<u64>,
     next_prompt: u64,
+    /// What the turn's model calls reported so far (Qwen Code's per-call `_meta.usage`).
+    calls: CallUsage,
+    /// The session's running cost, from the last `usage_update` (opencode).
+    cost: Option<f64>,
     lines: JsonLines,
 }
 
+/// Token counts summed over a turn's model calls.
+#[derive(Debug, Default, Clone, Copy)]
+struct CallUsage {
+    input: Option<u64>,
+    output: Option<u64>,
+    cached: Option<u64>,
+}
+
+impl CallUsage {
+    /// Adds one call's ACP-style counts (`inputTokens`, `outputTokens`, `thoughtTokens`,
+    /// `cachedReadTokens`).
+    fn add(&mut self, usage: &Value) {
+        let field = |name: &str| usage.get(name).and_then(Value::as_u64);
+        let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        self.input = sum(self.input, field("inputTokens"));
+        self.output = sum(
+            self.output,
+            sum(field("outputTokens"), field("thoughtTokens")),
+        );
+        self.cached = sum(self.cached, field("cachedReadTokens"));
+    }
+}
+
 impl Acp {
-    pub fn new(cwd: String) -> Self {
+    /// A conversation with the agent `agent` (its command, for messages) in `cwd`.
+    pub fn new(agent: &str, cwd: String) -> Self {
         Acp {
+            agent: agent.to_owned(),
             cwd,
             session: None,
             pending: None,
             prompt: None,
             next_prompt: FIRST_PROMPT,
+            calls: CallUsage::default(),
+            cost: None,
             lines: JsonLines::default(),
         }
     }
@@ -88,7 +129,7 @@ impl Acp {
     /// `decoded`, what codecrew answers goes to `replies`. True when the turn is over.
     pub fn read(&mut self, bytes: &[u8], decoded: &mut Vec<u8>, replies: &mut Vec<u8>) -> bool {
         let mut over = false;
-        for message in self.lines.feed(bytes, "gemini --acp") {
+        for message in self.lines.feed(bytes, &self.agent) {
             over |= self.message(&message, decoded, replies);
         }
         over
@@ -98,11 +139,18 @@ impl Acp {
         let method = message.get("method").and_then(Value::as_str);
         match (method, message.get("id")) {
             (Some(method), Some(id)) => {
-                replies.extend(line(&answer(method, id, &message["params"])));
+                replies.extend(line(&answer(&self.agent, method, id, &message["params"])));
                 false
             }
             (Some("session/update"), None) => {
-                update(&message["params"]["update"], decoded);
+                let update = &message["params"]["update"];
+                if let Some(usage) = update.pointer("/_meta/usage") {
+                    self.calls.add(usage);
+                }
+                if let Some(cost) = update.pointer("/cost/amount").and_then(Value::as_f64) {
+                    self.cost = Some(cost);
+                }
+                self::update(update, decoded);
                 false
             }
             (None, Some(id)) => self.response(id.as_u64(), message, decoded, replies),
@@ -119,7 +167,8 @@ impl Acp {
     ) -> bool {
         if let Some(error) = message.get("error") {
             // A failed handshake or a failed prompt: either way the turn is over.
-            decoded.extend(line(&failed(&error_text(error))));
+            self.calls = CallUsage::default();
+            decoded.extend(line(&failed(&error_text(&self.agent, error))));
             return true;
         }
         let result = &message["result"];
@@ -131,7 +180,8 @@ impl Acp {
             ))),
             Some(NEW_SESSION) => {
                 let Some(session) = result["sessionId"].as_str() else {
-                    decoded.extend(line(&failed("gemini --acp opened a session without an id")));
+                    let message = format!("{} opened a session without an id", self.agent);
+                    decoded.extend(line(&failed(&message)));
                     return true;
                 };
                 self.session = Some(session.to_owned());
@@ -145,7 +195,8 @@ impl Acp {
             }
             Some(id) if self.prompt == Some(id) => {
                 self.prompt = None;
-                decoded.extend(line(&finished(result)));
+                let calls = std::mem::take(&mut self.calls);
+                decoded.extend(line(&finished(&self.agent, result, calls, self.cost)));
                 return true;
             }
             _ => {}
@@ -231,16 +282,29 @@ fn tool_output(content: &Value) -> String {
     parts.join("\n")
 }
 
-/// The `result` event for a prompt's response: its stop reason and the turn's tokens.
-fn finished(result: &Value) -> Value {
-    let tokens = &result["_meta"]["quota"]["token_count"];
-    let stats = json!({
-        "input_tokens": tokens["input_tokens"],
-        "output_tokens": tokens["output_tokens"],
-    });
+/// The `result` event for a prompt's response: its stop reason and the turn's tokens
+/// (Gemini's quota, else ACP's `usage`, else what the model calls reported), and the
+/// session's running cost where the agent states one.
+fn finished(agent: &str, result: &Value, calls: CallUsage, cost: Option<f64>) -> Value {
+    let quota = &result["_meta"]["quota"]["token_count"];
+    let mut stats = if quota.is_object() {
+        json!({"input_tokens": quota["input_tokens"], "output_tokens": quota["output_tokens"]})
+    } else {
+        let mut tokens = CallUsage::default();
+        if result["usage"].is_object() {
+            tokens.add(&result["usage"]);
+        } else {
+            tokens = calls;
+        }
+        json!({"input_tokens": tokens.input, "output_tokens": tokens.output,
+               "cached": tokens.cached})
+    };
+    if let Some(cost) = cost {
+        stats["total_cost_usd"] = json!(cost);
+    }
     match result["stopReason"].as_str() {
-        Some("cancelled") => failed("gemini cancelled the turn"),
-        Some("refusal") => failed("gemini refused to go on"),
+        Some("cancelled") => failed(&format!("{agent} cancelled the turn")),
+        Some("refusal") => failed(&format!("{agent} refused to go on")),
         // end_turn, and the limits (max_tokens, max_turn_requests): the answer as it stands.
         _ => json!({"type": "result", "status": "success", "stats": stats}),
     }
@@ -251,25 +315,27 @@ fn failed(message: &str) -> Value {
 }
 
 /// An ACP error as one line: its message, and the details Gemini puts in `data`.
-fn error_text(error: &Value) -> String {
+fn error_text(agent: &str, error: &Value) -> String {
     let message = error["message"].as_str().unwrap_or("request failed");
     match error["data"]["details"].as_str() {
-        Some(details) => format!("gemini --acp: {message}: {details}"),
-        None => format!("gemini --acp: {message}"),
+        Some(details) => format!("{agent}: {message}: {details}"),
+        None => format!("{agent}: {message}"),
     }
 }
 
 /// The answer to a request of the agent: a permission is always refused.
-fn answer(method: &str, id: &Value, params: &Value) -> Value {
+fn answer(agent: &str, method: &str, id: &Value, params: &Value) -> Value {
     if method != "session/request_permission" {
         return json!({"jsonrpc": "2.0", "id": id, "error": {
             "code": -32601, "message": format!("codecrew does not answer {method}"),
         }});
     }
     let tool = params["toolCall"]["title"].as_str().unwrap_or("a tool");
+    // The program's name: `gemini` of `gemini --acp`.
+    let program = agent.split_whitespace().next().unwrap_or(agent);
     tracing::info!(
         tool,
-        "declined gemini's request to run one of its own tools"
+        "declined {program}'s request to run one of its own tools"
     );
     let options = params["options"].as_array().into_iter().flatten();
     let reject = options
@@ -311,7 +377,7 @@ mod tests {
 
     /// An agent past the handshake, in session `S1`.
     fn in_session() -> Acp {
-        let mut acp = Acp::new("/ws".to_owned());
+        let mut acp = Acp::new("gemini --acp", "/ws".to_owned());
         acp.start_turn("hello");
         feed(&mut acp, json!({"jsonrpc": "2.0", "id": 0, "result": {}}));
         feed(
@@ -323,7 +389,7 @@ mod tests {
 
     #[test]
     fn the_first_turn_shakes_hands_opens_a_session_then_prompts() {
-        let mut acp = Acp::new("/ws".to_owned());
+        let mut acp = Acp::new("gemini --acp", "/ws".to_owned());
         let first = lines(&acp.start_turn("hello"));
         assert_eq!(first[0]["method"], "initialize");
         assert_eq!(first[0]["params"]["clientCapabilities"]["terminal"], false);
@@ -397,6 +463,52 @@ mod tests {
     }
 
     #[test]
+    fn qwen_and_opencode_report_their_tokens_and_cost_their_own_way() {
+        let usage_chunk = |input: u64, output: u64| {
+            json!({"jsonrpc": "2.0", "method": "session/update", "params": {"update": {
+                "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": ""},
+                "_meta": {"usage": {"inputTokens": input, "outputTokens": output,
+                                    "thoughtTokens": 0, "cachedReadTokens": 4}}}}})
+        };
+        // Qwen Code: one `_meta.usage` per model call, summed over the turn.
+        let mut acp = in_session();
+        feed(&mut acp, usage_chunk(100, 9));
+        feed(&mut acp, usage_chunk(120, 7));
+        let (decoded, _, over) = feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}),
+        );
+        assert!(over);
+        assert_eq!(decoded[0]["stats"]["input_tokens"], 220);
+        assert_eq!(decoded[0]["stats"]["output_tokens"], 16);
+        assert_eq!(decoded[0]["stats"]["cached"], 8);
+        // The next turn counts afresh.
+        acp.start_turn("again");
+        feed(&mut acp, usage_chunk(50, 1));
+        let (decoded, _, _) = feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn"}}),
+        );
+        assert_eq!(decoded[0]["stats"]["input_tokens"], 50);
+        // opencode: ACP's `usage` on the response, the session's cost in `usage_update`.
+        let mut acp = in_session();
+        feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "method": "session/update", "params": {"update": {
+                "sessionUpdate": "usage_update", "used": 100, "size": 200000,
+                "cost": {"amount": 0.000135, "currency": "USD"}}}}),
+        );
+        let (decoded, _, _) = feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn",
+                "usage": {"inputTokens": 100, "outputTokens": 7, "totalTokens": 107}}}),
+        );
+        assert_eq!(decoded[0]["stats"]["input_tokens"], 100);
+        assert_eq!(decoded[0]["stats"]["output_tokens"], 7);
+        assert_eq!(decoded[0]["stats"]["total_cost_usd"], 0.000135);
+    }
+
+    #[test]
     fn every_permission_request_is_refused() {
         let mut acp = in_session();
         let (_, replies, over) = feed(
@@ -431,7 +543,7 @@ mod tests {
 
     #[test]
     fn failures_end_the_turn_as_failed_results() {
-        let mut acp = Acp::new("/ws".to_owned());
+        let mut acp = Acp::new("gemini --acp", "/ws".to_owned());
         acp.start_turn("hi");
         feed(&mut acp, json!({"jsonrpc": "2.0", "id": 0, "result": {}}));
         let (decoded, _, over) = feed(

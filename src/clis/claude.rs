@@ -8,8 +8,8 @@ use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
 use super::{Cli, LongLived, TurnCommand, argv};
+use crate::clis::process::CommandSpec;
 use crate::config::ProviderKind;
-use crate::process::CommandSpec;
 
 /// Variables that make a CLI believe it runs inside another CLI session (set when
 /// codecrew itself is run from Claude Code); they break headless runs.

@@ -7,8 +7,8 @@ use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
 use super::{Cli, LongLived, TurnCommand, argv};
+use crate::clis::process::CommandSpec;
 use crate::config::ProviderKind;
-use crate::process::CommandSpec;
 
 #[derive(Debug)]
 pub struct Codex;

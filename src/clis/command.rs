@@ -6,8 +6,8 @@
 use codecrew_intercept::decode::Format;
 
 use super::{Cli, TurnCommand, argv};
+use crate::clis::process::CommandSpec;
 use crate::config::{AgentConfig, OutputFormat, PromptVia, ProviderKind};
-use crate::process::CommandSpec;
 
 #[derive(Debug)]
 pub struct Command {

@@ -9,8 +9,8 @@ use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
 use super::{Cli, TurnCommand, argv};
+use crate::clis::process::CommandSpec;
 use crate::config::ProviderKind;
-use crate::process::CommandSpec;
 
 #[derive(Debug)]
 pub struct Copilot;

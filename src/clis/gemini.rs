@@ -8,8 +8,8 @@ use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
 use super::{Cli, LongLived, TurnCommand, argv};
+use crate::clis::process::CommandSpec;
 use crate::config::ProviderKind;
-use crate::process::CommandSpec;
 
 #[derive(Debug)]
 pub struct Gemini;
@@ -70,12 +70,6 @@ impl Cli for Gemini {
         spec.args = args;
         spec
     }
-
-    /// Gemini's `session/load` erases the session it is asked to load (see
-    /// [`super::acp`]): a stored session is continued per turn.
-    fn kept_loads_sessions(&self) -> bool {
-        false
-    }
 }
 
 #[cfg(test)]
@@ -110,6 +104,5 @@ mod tests {
             args(&spec),
             ["--acp", "-m", "haiku", "--approval-mode", "auto_edit"]
         );
-        assert!(!provider("gemini").kept_loads_sessions());
     }
 }

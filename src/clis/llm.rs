@@ -7,8 +7,8 @@
 use codecrew_intercept::decode::Format;
 
 use super::{Cli, TurnCommand, argv};
+use crate::clis::process::CommandSpec;
 use crate::config::ProviderKind;
-use crate::process::CommandSpec;
 
 #[derive(Debug)]
 pub struct Llm;
@@ -67,6 +67,6 @@ mod tests {
             ["prompt", "--json", "-m", "haiku", "--cid", "01abc"]
         );
         assert_eq!(spec.stdin.as_deref(), Some(&b"the prompt"[..]));
-        assert!(!provider("llm").keeps_alive(Mode::Execute));
+        assert!(!provider("llm").keeps_alive(Mode::Execute, None));
     }
 }

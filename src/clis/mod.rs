@@ -1,4 +1,7 @@
-//! The CLIs codecrew drives, one module each, behind the [`Cli`] trait.
+//! The CLIs codecrew drives, one module each, behind the [`Cli`] trait, and how a turn
+//! reaches one: [`process`] runs a command once, [`resident`] keeps one running,
+//! [`transport`] chooses between them per job, and [`acp`] and [`app_server`] speak the
+//! long-lived JSON-RPC modes.
 //!
 //! A module says everything codecrew knows of its CLI: the program and how to install
 //! it, the command line of one turn and how the prompt reaches it, how a session
@@ -24,6 +27,9 @@ mod qwen;
 pub mod acp;
 pub mod app_server;
 pub mod json_lines;
+pub mod process;
+pub mod resident;
+pub mod transport;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -32,8 +38,8 @@ use std::sync::Arc;
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
+use crate::clis::process::CommandSpec;
 use crate::config::{AgentConfig, ProviderKind};
-use crate::process::CommandSpec;
 
 /// One turn to run.
 #[derive(Debug, Clone)]
@@ -78,7 +84,8 @@ pub enum LongLived {
     StreamJsonInput,
     /// `codex app-server` JSON-RPC ([`app_server`]).
     AppServer,
-    /// The Agent Client Protocol ([`acp`]): `gemini --acp`.
+    /// The Agent Client Protocol ([`acp`]): `gemini --acp`, `qwen --acp`, `opencode acp`.
+    /// A stored session is continued per turn (the client opens new sessions only).
     Acp,
 }
 
@@ -120,9 +127,9 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
         self.turn_command(turn)
     }
 
-    /// Whether the kept process can continue a session stored by an earlier run;
-    /// otherwise such a session is continued per turn.
-    fn kept_loads_sessions(&self) -> bool {
+    /// Whether the long-lived mode takes the model a job chose; otherwise a job that
+    /// names a model runs per turn.
+    fn kept_takes_model(&self) -> bool {
         true
     }
 
@@ -205,10 +212,6 @@ impl Provider {
         self.cli.long_lived()
     }
 
-    pub fn kept_loads_sessions(&self) -> bool {
-        self.cli.kept_loads_sessions()
-    }
-
     /// The model a job runs with: the one its mention chose (`@agent:model`), else the
     /// agent's configured one, else the CLI's own default (`None`).
     pub fn model<'a>(&'a self, chosen: Option<&'a str>) -> Option<&'a str> {
@@ -222,12 +225,14 @@ impl Provider {
         }
     }
 
-    /// Whether the job keeps one CLI process for its whole tool loop in `mode`: where the
-    /// CLI has a long-lived mode, unless the agent sets `keep_alive = false`. Extra
-    /// arguments are written for the CLI's headless mode, which a JSON-RPC server does
-    /// not take: such an agent starts per turn.
-    pub fn keeps_alive(&self, mode: Mode) -> bool {
+    /// Whether the job keeps one CLI process for its whole tool loop in `mode` with the
+    /// model its mention chose: where the CLI has a long-lived mode, unless the agent sets
+    /// `keep_alive = false`. Extra arguments are written for the CLI's headless mode,
+    /// which a JSON-RPC server does not take: such an agent starts per turn, as does one
+    /// whose long-lived mode cannot take the model.
+    pub fn keeps_alive(&self, mode: Mode, chosen_model: Option<&str>) -> bool {
         self.agent.keep_alive.unwrap_or(true)
+            && (self.model(chosen_model).is_none() || self.cli.kept_takes_model())
             && match self.cli.long_lived() {
                 Some(LongLived::StreamJsonInput) => true,
                 Some(LongLived::AppServer | LongLived::Acp) => self.extra(mode).is_empty(),
@@ -282,7 +287,7 @@ pub fn locate(provider: &Provider) -> Option<PathBuf> {
     if program.is_empty() {
         return None;
     }
-    crate::process::find_program(&program)
+    crate::clis::process::find_program(&program)
 }
 
 /// Turns argument strings into a command's argv.
@@ -348,17 +353,20 @@ mod tests {
     fn only_clis_with_a_long_lived_mode_keep_their_process() {
         let kept: Vec<&str> = ProviderKind::BUILT_IN
             .into_iter()
-            .filter(|kind| provider(kind.name()).keeps_alive(Mode::Execute))
+            .filter(|kind| provider(kind.name()).keeps_alive(Mode::Execute, None))
             .map(ProviderKind::name)
             .collect();
-        assert_eq!(kept, ["claude", "gemini", "codex"]);
+        assert_eq!(kept, ["claude", "gemini", "codex", "opencode", "qwen"]);
         let mut agent = crate::config::Config::default().agents["codex"].clone();
         agent.args.query = vec!["--oss".into()];
         let codex = Provider::new("codex", agent);
         assert!(
-            !codex.keeps_alive(Mode::Query),
+            !codex.keeps_alive(Mode::Query, None),
             "extra exec flags: per turn"
         );
-        assert!(codex.keeps_alive(Mode::Execute));
+        assert!(codex.keeps_alive(Mode::Execute, None));
+        // opencode's ACP agent takes no model on its command line.
+        assert!(!provider("opencode").keeps_alive(Mode::Query, Some("anthropic/x")));
+        assert!(provider("qwen").keeps_alive(Mode::Query, Some("qwen3")));
     }
 }

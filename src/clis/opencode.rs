@@ -1,5 +1,7 @@
 //! opencode (`opencode`): `run --format json`, the prompt on stdin; `-s <id>` continues
-//! a session. Its own tools answer to `OPENCODE_PERMISSION`, which opencode merges over
+//! a session; kept for the loop as an ACP agent (`opencode acp`, see [`super::acp`]),
+//! unless the job names a model, which its ACP agent takes only through a session
+//! option. Its own tools answer to `OPENCODE_PERMISSION`, which opencode merges over
 //! every config file it reads: in `query` nothing of its own may edit, run a shell or
 //! leave the workspace; in `execute` its edits run (as Claude's `acceptEdits`) and its
 //! shell does not. `--title` spares the extra model request opencode otherwise makes to
@@ -8,9 +10,9 @@
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
-use super::{Cli, TurnCommand, argv};
+use super::{Cli, LongLived, TurnCommand, argv};
+use crate::clis::process::CommandSpec;
 use crate::config::ProviderKind;
-use crate::process::CommandSpec;
 
 /// The permissions codecrew gives opencode's own tools, per mode.
 const QUERY_PERMISSION: &str =
@@ -51,18 +53,38 @@ impl Cli for Opencode {
             args.extend(["-s".to_owned(), session.to_owned()]);
         }
         args.extend(command.extra.iter().cloned());
-        let permission = match turn.mode {
-            Mode::Query => QUERY_PERMISSION,
-            Mode::Execute => EXECUTE_PERMISSION,
-        };
         let mut spec = command.spec();
         spec.args = argv(args);
-        spec.env
-            .push(("OPENCODE_PERMISSION".into(), permission.into()));
+        spec.env.push(permission(turn.mode));
         // opencode reads a piped stdin as the message.
         spec.stdin = Some(turn.prompt.as_bytes().to_vec());
         spec
     }
+
+    fn long_lived(&self) -> Option<LongLived> {
+        Some(LongLived::Acp)
+    }
+
+    /// `opencode acp`, its tools under the same permissions as a run per turn.
+    fn kept_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
+        let mut spec = command.spec();
+        spec.args = argv(["acp"]);
+        spec.env.push(permission(command.turn.mode));
+        spec
+    }
+
+    fn kept_takes_model(&self) -> bool {
+        false
+    }
+}
+
+/// The `OPENCODE_PERMISSION` variable for `mode`.
+fn permission(mode: Mode) -> (std::ffi::OsString, std::ffi::OsString) {
+    let permission = match mode {
+        Mode::Query => QUERY_PERMISSION,
+        Mode::Execute => EXECUTE_PERMISSION,
+    };
+    ("OPENCODE_PERMISSION".into(), permission.into())
 }
 
 #[cfg(test)]
@@ -101,6 +123,16 @@ mod tests {
             assert_eq!(permission["edit"], edit, "{mode:?}");
             assert_eq!(permission["bash"], "deny", "{mode:?}");
             assert_eq!(permission["external_directory"], "deny", "{mode:?}");
+            let kept = provider("opencode").resident_command(
+                Path::new("opencode"),
+                &turn(None, mode),
+                Path::new("."),
+            );
+            assert_eq!(args(&kept), ["acp"]);
+            assert_eq!(
+                env(&kept, "OPENCODE_PERMISSION"),
+                env(&spec, "OPENCODE_PERMISSION")
+            );
         }
     }
 }

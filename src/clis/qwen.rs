@@ -1,5 +1,6 @@
 //! Qwen Code (`qwen`): `--output-format stream-json` (Claude's shape, read by the Claude
-//! decoder), the prompt on stdin; `--resume <id>` continues a session.
+//! decoder), the prompt on stdin; `--resume <id>` continues a session; kept for the loop
+//! as an ACP agent (`qwen --acp`, see [`super::acp`]) with the same flags.
 //!
 //! Headless, Qwen's default approval mode is `auto` (its own classifier approves
 //! actions), so codecrew always sets the mode: `plan` in `query` (nothing modified,
@@ -13,9 +14,9 @@
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
-use super::{Cli, TurnCommand, argv};
+use super::{Cli, LongLived, TurnCommand, argv};
+use crate::clis::process::CommandSpec;
 use crate::config::ProviderKind;
-use crate::process::CommandSpec;
 
 #[derive(Debug)]
 pub struct Qwen;
@@ -48,11 +49,10 @@ impl Cli for Qwen {
         if let Some(session) = turn.session {
             args.extend(["--resume".to_owned(), session.to_owned()]);
         }
-        let approval = match turn.mode {
-            Mode::Query => "plan",
-            Mode::Execute => "auto-edit",
-        };
-        args.extend(["--approval-mode".to_owned(), approval.to_owned()]);
+        args.extend([
+            "--approval-mode".to_owned(),
+            approval_mode(turn.mode).to_owned(),
+        ]);
         args.extend(command.extra.iter().cloned());
         let mut spec = command.spec();
         spec.args = argv(args);
@@ -60,10 +60,38 @@ impl Cli for Qwen {
         spec
     }
 
+    fn long_lived(&self) -> Option<LongLived> {
+        Some(LongLived::Acp)
+    }
+
+    /// `qwen --acp` with the model, approval mode and safe mode of a run per turn.
+    fn kept_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
+        let mut args = vec!["--acp".to_owned(), "--safe-mode".to_owned()];
+        if let Some(model) = command.model {
+            args.extend(["-m".to_owned(), model.to_owned()]);
+        }
+        args.extend([
+            "--approval-mode".to_owned(),
+            approval_mode(command.turn.mode).to_owned(),
+        ]);
+        let mut spec = command.spec();
+        spec.args = argv(args);
+        spec
+    }
+
     /// A resumed run's `result` counts the whole session: a second run that used 100
     /// tokens after a first that used 100 reports 200.
     fn reports_session_usage(&self) -> bool {
         true
+    }
+}
+
+/// Never Qwen's own `auto` classifier: nothing modified or run in `query`, edits only in
+/// `execute`.
+fn approval_mode(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Query => "plan",
+        Mode::Execute => "auto-edit",
     }
 }
 
@@ -104,5 +132,21 @@ mod tests {
         assert!(args(&execute).ends_with(&["--approval-mode".into(), "auto-edit".into()]));
         assert_eq!(provider("qwen").format(), Format::Claude);
         assert!(provider("qwen").reports_session_usage());
+        let kept = provider("qwen").resident_command(
+            Path::new("qwen"),
+            &turn(None, Mode::Query),
+            Path::new("."),
+        );
+        assert_eq!(
+            args(&kept),
+            [
+                "--acp",
+                "--safe-mode",
+                "-m",
+                "haiku",
+                "--approval-mode",
+                "plan"
+            ]
+        );
     }
 }

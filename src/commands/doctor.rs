@@ -12,9 +12,9 @@ use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
 use codecrew::cli::{DoctorArgs, OutputArg};
+use codecrew::clis::process::find_program;
 use codecrew::clis::{self, Provider};
 use codecrew::config::{self, LoadedConfig, ProviderKind};
-use codecrew::process::find_program;
 use codecrew_policy::sandbox::{self, Support};
 use codecrew_tools::Mode;
 use serde::Serialize;
@@ -228,7 +228,7 @@ async fn version(path: &Path) -> Option<String> {
 }
 
 fn sandbox_check() -> Check {
-    if !codecrew::toolbox::sandbox_enabled() {
+    if !codecrew::run::toolbox::sandbox_enabled() {
         return Check::new(
             "sandbox",
             Status::Warn,
@@ -299,7 +299,7 @@ async fn mcp_checks(loaded: &LoadedConfig, workspace: &Path, checks: &mut Vec<Ch
     if loaded.config.mcp.is_empty() {
         return;
     }
-    let toolbox = codecrew::toolbox::start(&loaded.config, workspace, Mode::Query).await;
+    let toolbox = codecrew::run::toolbox::start(&loaded.config, workspace, Mode::Query).await;
     let started: Vec<&str> = toolbox.mcp_servers().collect();
     for name in loaded.config.mcp.keys() {
         if !started.contains(&name.as_str()) {

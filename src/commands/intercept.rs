@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use codecrew::cli::{InterceptArgs, OutputArg};
-use codecrew::color::{NOTICE, Palette, WARNING};
+use codecrew::output::color::{NOTICE, Palette, WARNING};
 use codecrew_intercept::decode::{Event, Format};
 use codecrew_intercept::{
     Interceptor, Item, Rejection, ScannerLimits, Segment, ToolCall, neutralise_envelopes,

@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use codecrew::cli::McpArgs;
-use codecrew::crew::{Crew, ExecutorFactory, MAX_DEPTH, depth_from_env};
 use codecrew::mcp_server::{Agents, McpServer};
-use codecrew::session::Settings;
+use codecrew::run::crew::{Crew, ExecutorFactory, MAX_DEPTH, depth_from_env};
+use codecrew::run::session::Settings;
 use codecrew_policy::NonInteractive;
 use codecrew_tools::{Mode, ToolCatalog};
 

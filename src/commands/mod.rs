@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use codecrew::ask::default_asker;
 use codecrew::config::LoadedConfig;
+use codecrew::output::ask::default_asker;
 use codecrew_policy::Policy;
 use codecrew_tools::middleware::{AuditLog, TracingLogger};
 use codecrew_tools::{Mode, ToolCatalog, ToolContext, ToolExecutor, ToolRegistry, Toolbox};
@@ -52,7 +52,7 @@ pub struct ToolOptions {
     /// `--audit`: one JSON line per call in `.codecrew/audit.jsonl`.
     pub audit: bool,
     /// `--color` with the environment: which streams are styled.
-    pub colors: codecrew::color::Colors,
+    pub colors: codecrew::output::color::Colors,
 }
 
 /// The workspace's merged config and its permission policy: built-in defaults < user
@@ -123,15 +123,15 @@ async fn executor_over(
 /// commands that check the servers (`tools list`, `doctor`): every server starts.
 pub async fn toolbox(loaded: &LoadedConfig, workspace: &Path, mode: Mode) -> Toolbox {
     warn_blocked(loaded);
-    warn(codecrew::toolbox::start(&loaded.config, workspace, mode).await)
+    warn(codecrew::run::toolbox::start(&loaded.config, workspace, mode).await)
 }
 
 /// As [`toolbox`], for the commands that run or show the tools: MCP servers an earlier
 /// run listed start only at the first call of one of their tools (see
-/// `codecrew::toolbox::on_call`).
+/// `codecrew::run::toolbox::on_call`).
 pub async fn toolbox_on_call(loaded: &LoadedConfig, workspace: &Path, mode: Mode) -> Toolbox {
     warn_blocked(loaded);
-    warn(codecrew::toolbox::on_call(&loaded.config, workspace, mode).await)
+    warn(codecrew::run::toolbox::on_call(&loaded.config, workspace, mode).await)
 }
 
 fn warn_blocked(loaded: &LoadedConfig) {
@@ -167,7 +167,7 @@ pub fn executor_for(
     let mut context = ToolContext::new(options.workspace.clone(), mode);
     context.exec.pass_env = policy.pass_env().to_vec();
     context.exec.allow_network = policy.allow_network();
-    context.exec.sandbox = codecrew::toolbox::sandbox_enabled();
+    context.exec.sandbox = codecrew::run::toolbox::sandbox_enabled();
     if !context.exec.sandbox {
         eprintln!(
             "codecrew: warning: CODECREW_SANDBOX=off: run_command runs without the OS sandbox"

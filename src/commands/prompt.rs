@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use codecrew::cli::PromptArgs;
-use codecrew::prompt;
+use codecrew::run::prompt;
 use codecrew_tools::{Mode, ToolCatalog};
 
 pub async fn run(args: PromptArgs, workspace: &Path) -> anyhow::Result<ExitCode> {

@@ -7,14 +7,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use codecrew::cli::RunArgs;
-use codecrew::color::{ERROR, NOTICE, Palette};
-use codecrew::crew::{Crew, ExecutorFactory};
-use codecrew::live::LiveView;
-use codecrew::mention;
-use codecrew::render::{JobLabel, Renderer};
-use codecrew::session::{JobReport, Settings, StopReason};
-use codecrew::thread::{self, Exchange, ThreadStore};
-use codecrew::usage::JobUsage;
+use codecrew::output::color::{ERROR, NOTICE, Palette};
+use codecrew::output::live::LiveView;
+use codecrew::output::render::{JobLabel, Renderer};
+use codecrew::run::crew::{Crew, ExecutorFactory};
+use codecrew::run::mention;
+use codecrew::run::session::{JobReport, Settings, StopReason};
+use codecrew::run::thread::{self, Exchange, ThreadStore};
+use codecrew::run::usage::JobUsage;
 use codecrew_tools::Mode;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
@@ -30,7 +30,7 @@ pub async fn run(
     let jobs = mention::jobs(&args.tasks, &config.default_agent);
     // Before the toolbox starts any MCP server: a mistyped agent costs nothing (a usage
     // error: `main` prints it and exits 2).
-    codecrew::jobs::check(&loaded, &jobs)?;
+    codecrew::run::jobs::check(&loaded, &jobs)?;
     // The thread as it stands now; each job records its exchange when it ends.
     let continued = match &args.thread {
         Some(name) => {
@@ -49,7 +49,7 @@ pub async fn run(
         max_turns: args.max_turns.unwrap_or(config.limits.max_turns),
         turn_timeout: args.timeout.unwrap_or(config.limits.turn_timeout()),
         // Under an agent (its run_command ran codecrew), delegation goes on counting.
-        depth: codecrew::crew::depth_from_env(),
+        depth: codecrew::run::crew::depth_from_env(),
         ..Settings::new(mode, &config.limits, workspace.clone())
     };
     // Lives until every job is done: it owns the MCP servers.
@@ -68,9 +68,10 @@ pub async fn run(
         settings.clone(),
         executor_for,
     );
-    let mut runs = codecrew::jobs::plan(&loaded, jobs, &settings, crew.registry(), |catalog| {
-        crew.executor(mode, catalog)
-    })?;
+    let mut runs =
+        codecrew::run::jobs::plan(&loaded, jobs, &settings, crew.registry(), |catalog| {
+            crew.executor(mode, catalog)
+        })?;
     if let Some((_, _, Some(thread))) = &continued {
         for run in &mut runs {
             let kind = run.provider.kind().name();
@@ -116,7 +117,7 @@ pub async fn run(
     let many = count > 1;
     let stdout: Box<dyn Write + Send> = match &live {
         Some(view) => {
-            codecrew::ask::set_screen(Some(view.screen()));
+            codecrew::output::ask::set_screen(Some(view.screen()));
             view.set_wanted(true);
             Box::new(view.stdout())
         }
@@ -195,7 +196,7 @@ pub async fn run(
     }
     if let Some(view) = &live {
         view.clear();
-        codecrew::ask::set_screen(None);
+        codecrew::output::ask::set_screen(None);
     }
     let reports: Vec<JobReport> = reports.into_iter().flatten().collect();
     renderer.finish(&reports)?;

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use codecrew::cli::{OutputArg, ThreadsCommand};
-use codecrew::thread::{Thread, ThreadError, ThreadName, ThreadStore};
+use codecrew::run::thread::{Thread, ThreadError, ThreadName, ThreadStore};
 use serde_json::{Value, json};
 
 pub fn run(command: &ThreadsCommand, workspace: &Path) -> anyhow::Result<ExitCode> {

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use codecrew::cli::{OutputArg, ToolsCommand};
-use codecrew::color::LABEL;
+use codecrew::output::color::LABEL;
 use codecrew_intercept::PREFIX;
 use codecrew_tools::executor::CallRequest;
 use codecrew_tools::{Mode, Status, ToolCatalog, ToolError, ToolResult, Toolbox};

@@ -53,14 +53,14 @@ pub(crate) fn file(file: &ParsedFile) -> Vec<Diagnostic> {
             "name a defined agent, e.g. `default_agent = \"claude\"`, or remove the key",
         );
     }
-    let mut known_tools: Vec<String> = crate::toolbox::builtin()
+    let mut known_tools: Vec<String> = crate::run::toolbox::builtin()
         .names()
         .map(str::to_owned)
         .collect();
     known_tools.extend(
         [
-            crate::agent_tools::QUERY_AGENT,
-            crate::agent_tools::EXECUTE_AGENT,
+            crate::run::agent_tools::QUERY_AGENT,
+            crate::run::agent_tools::EXECUTE_AGENT,
         ]
         .map(str::to_owned),
     );

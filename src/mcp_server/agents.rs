@@ -12,8 +12,8 @@ use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
-use crate::crew::{self, Crew};
-use crate::session::{JobEvent, JobReport};
+use crate::run::crew::{self, Crew};
+use crate::run::session::{JobEvent, JobReport};
 use codecrew_intercept::neutralise_envelopes;
 use codecrew_tools::{Mode, Status};
 

@@ -10,8 +10,8 @@
 //! session neutralises what it feeds back.
 //!
 //! Two more tools delegate to other agents: `query_agent` (read-only tools) and, in execute
-//! mode, `execute_agent`. Each runs one job through [`crate::jobs::plan`] and
-//! [`crate::session::JobRun`], as `codecrew query`/`execute` would. Agents may themselves
+//! mode, `execute_agent`. Each runs one job through [`crate::run::jobs::plan`] and
+//! [`crate::run::session::JobRun`], as `codecrew query`/`execute` would. Agents may themselves
 //! use `codecrew mcp`; [`DEPTH_ENV`] counts the nesting and delegation stops at
 //! [`MAX_DEPTH`], so agents cannot call each other without end.
 
@@ -30,7 +30,7 @@ use codecrew_intercept::neutralise_value;
 use codecrew_tools::executor::CallRequest;
 use codecrew_tools::{Mode, Status, Tool, ToolError, ToolExecutor, ToolResult};
 
-pub use crate::crew::{DEPTH_ENV, EXECUTE_AGENT, ExecutorFactory, MAX_DEPTH, QUERY_AGENT};
+pub use crate::run::crew::{DEPTH_ENV, EXECUTE_AGENT, ExecutorFactory, MAX_DEPTH, QUERY_AGENT};
 
 mod agents;
 

@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use super::*;
 use crate::config::{LimitsConfig, LoadedConfig};
-use crate::crew::{Crew, ExecutorFactory, agent_job};
-use crate::mention::Job;
-use crate::session::Settings;
+use crate::run::crew::{Crew, ExecutorFactory, agent_job};
+use crate::run::mention::Job;
+use crate::run::session::Settings;
 use codecrew_tools::{ToolCatalog, ToolContext};
 
 fn job(input: Value) -> Result<Job, String> {
@@ -44,7 +44,7 @@ fn several_agents_or_bad_input_are_refused_with_what_to_do() {
 }
 
 fn server(mode: Mode) -> McpServer {
-    let registry = Arc::new(crate::toolbox::builtin());
+    let registry = Arc::new(crate::run::toolbox::builtin());
     let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode).unwrap());
     let executor = ToolExecutor::new(
         registry,
@@ -97,7 +97,7 @@ fn delegation_stops_at_the_maximum_depth() {
         );
         let crew = Crew::new(
             LoadedConfig::builtin(),
-            &crate::toolbox::builtin(),
+            &crate::run::toolbox::builtin(),
             settings,
             factory,
         );

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::client::MAX_OUTPUT_BYTES;
+use super::limits::MAX_OUTPUT_BYTES;
 
 /// The tool output for an MCP `CallToolResult` (its wire JSON), or the error text when
 /// `isError` is true.

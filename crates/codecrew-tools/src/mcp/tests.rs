@@ -9,7 +9,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Map, Value, json};
 
 use super::client::*;
-use super::remote::*;
+use super::offers::*;
 use crate::config::McpServerConfig;
 use crate::{Mode, ToolContext};
 use codecrew_policy::process;

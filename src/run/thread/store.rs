@@ -236,7 +236,7 @@ impl ThreadStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::thread::Exchange;
+    use crate::run::thread::Exchange;
 
     fn exchange(task: &str) -> Exchange {
         Exchange {

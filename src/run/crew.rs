@@ -24,8 +24,8 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
 use crate::config::LoadedConfig;
-use crate::mention::{self, Job};
-use crate::session::{JobEvent, JobReport, Settings, SubEvent};
+use crate::run::mention::{self, Job};
+use crate::run::session::{JobEvent, JobReport, Settings, SubEvent};
 use codecrew_intercept::neutralise_envelopes;
 use codecrew_tools::{
     Mode, Tool, ToolCatalog, ToolContext, ToolError, ToolExecutor, ToolFuture, ToolRegistry,
@@ -39,8 +39,8 @@ pub const DEPTH_ENV: &str = "CODECREW_MCP_DEPTH";
 /// agent that asks an agent) and no more.
 pub const MAX_DEPTH: u32 = 2;
 
-pub use crate::agent_tools::{EXECUTE_AGENT, QUERY_AGENT};
-pub use crate::session::caller::{CallerScope, with_caller};
+pub use crate::run::agent_tools::{EXECUTE_AGENT, QUERY_AGENT};
+pub use crate::run::session::caller::{CallerScope, with_caller};
 
 /// Makes the executor of a job from its mode, the registry and its catalog: the command
 /// decides the policy, the asker and the hooks.
@@ -135,7 +135,7 @@ impl Crew {
         settings
             .env
             .push((OsString::from(DEPTH_ENV), OsString::from(depth.to_string())));
-        let runs = crate::jobs::plan(
+        let runs = crate::run::jobs::plan(
             &self.loaded,
             vec![job],
             &settings,
@@ -329,7 +329,7 @@ impl AgentTool {
                 "the run is ending; no agent can be started",
             ));
         };
-        let caller = crate::session::caller::current_caller();
+        let caller = crate::run::session::caller::current_caller();
         let depth = caller.as_ref().map_or_else(depth_from_env, |c| c.depth);
         if depth >= MAX_DEPTH {
             return Err(ToolError::new("E_DEPTH_LIMIT", depth_refusal(depth)));

@@ -11,7 +11,7 @@
 //! carries a style.
 //!
 //! ```
-//! use codecrew::color::{ColorChoice, ColorEnv, Palette, NOTICE};
+//! use codecrew::output::color::{ColorChoice, ColorEnv, Palette, NOTICE};
 //!
 //! let env = ColorEnv::default();
 //! assert!(!Palette::decide(ColorChoice::Auto, env, false).enabled());

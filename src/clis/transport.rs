@@ -7,14 +7,15 @@
 use std::ffi::OsString;
 use std::path::Path;
 
+use codecrew_intercept::decode::Format;
 use tokio::sync::watch;
 
 use crate::clis::acp::Acp;
 use crate::clis::app_server::{AppServer, ThreadSettings};
+use crate::clis::process::{self, Ending, Outcome, RunLimits, SpawnError};
+use crate::clis::resident::Resident;
 use crate::clis::{LongLived, Provider, Turn};
-use crate::process::{self, Ending, Outcome, RunLimits, SpawnError};
-use crate::resident::Resident;
-use crate::usage::Usage;
+use crate::run::usage::Usage;
 
 /// What every command of a job is made from.
 pub struct Launch<'a> {
@@ -68,10 +69,11 @@ pub struct Transport<'a> {
 }
 
 impl<'a> Transport<'a> {
-    /// What the provider offers: its long-lived mode unless the agent turned it off.
-    pub fn new(launch: Launch<'a>, mode: codecrew_tools::Mode) -> Self {
+    /// What the provider offers: its long-lived mode unless the agent turned it off (or
+    /// the mode cannot take the model the job chose).
+    pub fn new(launch: Launch<'a>, mode: codecrew_tools::Mode, model: Option<&str>) -> Self {
         Transport {
-            keep_alive: launch.provider.keeps_alive(mode),
+            keep_alive: launch.provider.keeps_alive(mode, model),
             launch,
             process: None,
             cost_so_far: 0.0,
@@ -80,6 +82,27 @@ impl<'a> Transport<'a> {
 
     pub fn keeps_alive(&self) -> bool {
         self.keep_alive
+    }
+
+    /// ACP agents are asked for new sessions only (Gemini's `session/load` erases the
+    /// session it loads, see crate::clis::acp): a stored session is continued per turn.
+    fn continues_stored_session_per_turn(&self, turn: &Turn<'_>) -> bool {
+        self.process.is_none()
+            && turn.session.is_some()
+            && self.launch.provider.long_lived() == Some(LongLived::Acp)
+    }
+
+    /// The output format `turn` will be read in: a kept JSON-RPC agent's messages are
+    /// rewritten as the events of a headless CLI (ACP's as Gemini's stream-json, the app
+    /// server's as Codex's `exec --json`).
+    pub fn format(&self, turn: &Turn<'_>) -> Format {
+        let provider = self.launch.provider;
+        let kept = self.keep_alive && !self.continues_stored_session_per_turn(turn);
+        match provider.long_lived() {
+            Some(LongLived::Acp) if kept => Format::Gemini,
+            Some(LongLived::AppServer) if kept => Format::Codex,
+            _ => provider.format(),
+        }
     }
 
     /// From now on, a new process per turn (after the kept one failed).
@@ -103,11 +126,7 @@ impl<'a> Transport<'a> {
             workspace,
             env,
         } = self.launch;
-        if self.keep_alive
-            && self.process.is_none()
-            && turn.session.is_some()
-            && !provider.kept_loads_sessions()
-        {
+        if self.keep_alive && self.continues_stored_session_per_turn(turn) {
             tracing::info!(agent = %provider.agent_id, "continuing a stored session: one process per turn");
             self.keep_alive = false;
         }
@@ -137,7 +156,11 @@ impl<'a> Transport<'a> {
                         }))
                     }
                     Some(LongLived::Acp) => {
-                        Protocol::Acp(Acp::new(workspace.display().to_string()))
+                        let agent = std::iter::once(provider.program())
+                            .chain(spec.args.first().map(|a| a.to_string_lossy().into_owned()))
+                            .collect::<Vec<_>>()
+                            .join(" ");
+                        Protocol::Acp(Acp::new(&agent, workspace.display().to_string()))
                     }
                     Some(LongLived::StreamJsonInput) | None => Protocol::StreamJsonInput,
                 };

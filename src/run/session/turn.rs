@@ -4,8 +4,8 @@ use codecrew_intercept::decode::Event;
 use codecrew_intercept::{Item, Rejection, Segment, ToolCall};
 
 use super::JobEvent;
-use crate::process::{self, Ending, RunLimits};
-use crate::usage::Usage;
+use crate::clis::process::{self, Ending, RunLimits};
+use crate::run::usage::Usage;
 
 /// Why a finished turn is a failure, if it is one.
 pub(super) fn turn_failure(

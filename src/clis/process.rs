@@ -68,7 +68,7 @@ pub enum Ending {
     Cancelled,
     /// The stdout cap was passed; the group was killed.
     Flooded,
-    /// A CLI kept running for the whole loop ([`crate::resident`]) finished its turn and
+    /// A CLI kept running for the whole loop ([`crate::clis::resident`]) finished its turn and
     /// waits for the next one.
     TurnEnded,
 }

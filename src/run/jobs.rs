@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use crate::clis::Provider;
 use crate::config::{ConfigError, LoadedConfig};
-use crate::mention::Job;
-use crate::session::{Continuation, JobRun, Settings};
+use crate::run::mention::Job;
+use crate::run::session::{Continuation, JobRun, Settings};
 use codecrew_tools::catalog::CatalogError;
 use codecrew_tools::{ToolCatalog, ToolExecutor, ToolRegistry};
 
@@ -52,7 +52,7 @@ pub fn check(loaded: &LoadedConfig, jobs: &[Job]) -> Result<(), PlanError> {
 }
 
 /// [`check`]s the jobs and builds one [`JobRun`] per job, in order, starting afresh (no
-/// [`crate::session::Continuation`]). `executor_for` makes the executor of one job from
+/// [`crate::run::session::Continuation`]). `executor_for` makes the executor of one job from
 /// its catalog: the caller decides the policy, the asker and the hooks.
 pub fn plan(
     loaded: &LoadedConfig,
@@ -115,7 +115,7 @@ mod tests {
     fn plan_of(jobs: Vec<Job>, mode: Mode) -> Result<Vec<JobRun>, PlanError> {
         let loaded = LoadedConfig::builtin();
         let settings = Settings::new(mode, &LimitsConfig::default(), PathBuf::from("/tmp"));
-        let registry = Arc::new(crate::toolbox::builtin());
+        let registry = Arc::new(crate::run::toolbox::builtin());
         plan(&loaded, jobs, &settings, &registry, |catalog| {
             ToolExecutor::new(
                 registry.clone(),

@@ -13,7 +13,7 @@ use codecrew_policy::ask::{escape, parse_answer};
 use codecrew_policy::{Answer, Asker, NonInteractive, Question};
 use serde_json::Value;
 
-use crate::color::{LABEL, Palette};
+use crate::output::color::{LABEL, Palette};
 
 /// Something that draws on the terminal while agents run (the live view): it steps
 /// aside while a question is on screen.

@@ -11,9 +11,9 @@ use anstyle::Style;
 use serde_json::{Value, json};
 
 use crate::cli::RunOutput;
-use crate::color::{ERROR, LABEL, NOTICE, Palette, WARNING};
-use crate::session::{JobEvent, JobReport, SubEvent};
-use crate::usage::JobUsage;
+use crate::output::color::{ERROR, LABEL, NOTICE, Palette, WARNING};
+use crate::run::session::{JobEvent, JobReport, SubEvent};
+use crate::run::usage::JobUsage;
 use codecrew_tools::Status;
 
 /// Who a job is, for headers and events.

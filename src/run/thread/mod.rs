@@ -16,8 +16,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::session::{Continuation, JobReport};
-use crate::usage::{JobUsage, Usage};
+use crate::run::session::{Continuation, JobReport};
+use crate::run::usage::{JobUsage, Usage};
 
 pub use store::ThreadStore;
 

@@ -1,6 +1,6 @@
 //! Tests of the renderer: text, json and stream-json from scripted events.
 use super::*;
-use crate::session::StopReason;
+use crate::run::session::StopReason;
 use codecrew_intercept::ToolCall;
 use codecrew_tools::{Mode, ToolResult};
 
@@ -28,7 +28,7 @@ fn report(agent: &str, success: bool, response: &str) -> JobReport {
         error: (!success).then(|| "boom".to_owned()),
         stop_reason: StopReason::Answered,
         usage: JobUsage {
-            reported: crate::usage::Usage {
+            reported: crate::run::usage::Usage {
                 input_tokens: Some(10),
                 output_tokens: Some(2),
                 cached_tokens: None,
@@ -234,7 +234,7 @@ fn stream_json_events_name_their_agent() {
             0,
             JobEvent::TurnEnd {
                 turn: 1,
-                usage: Some(crate::usage::Usage {
+                usage: Some(crate::run::usage::Usage {
                     output_tokens: Some(3),
                     ..Default::default()
                 }),
@@ -276,7 +276,7 @@ fn stream_json_events_name_their_agent() {
 }
 
 fn sub(agent: &str, depth: u32, event: JobEvent) -> JobEvent {
-    JobEvent::Sub(Box::new(crate::session::SubEvent {
+    JobEvent::Sub(Box::new(crate::run::session::SubEvent {
         agent: agent.to_owned(),
         depth,
         event,

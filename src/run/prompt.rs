@@ -3,9 +3,9 @@
 
 use codecrew_tools::{Mode, ToolCatalog};
 
-const TOOLS_TEMPLATE: &str = include_str!("../prompts/tools.md");
-const TASK_TEMPLATE: &str = include_str!("../prompts/task.md");
-const RESULTS_TEMPLATE: &str = include_str!("../prompts/results.md");
+const TOOLS_TEMPLATE: &str = include_str!("../../prompts/tools.md");
+const TASK_TEMPLATE: &str = include_str!("../../prompts/task.md");
+const RESULTS_TEMPLATE: &str = include_str!("../../prompts/results.md");
 
 /// The full first prompt: the tools section, then the task.
 pub fn render_task(catalog: &ToolCatalog, mode: Mode, message: &str) -> String {
@@ -130,7 +130,8 @@ mod tests {
     use codecrew_intercept::{Scanner, Segment};
 
     fn catalog(mode: Mode) -> ToolCatalog {
-        ToolCatalog::for_mode(&crate::toolbox::builtin(), mode).expect("built-in schemas compile")
+        ToolCatalog::for_mode(&crate::run::toolbox::builtin(), mode)
+            .expect("built-in schemas compile")
     }
 
     #[test]

@@ -10,7 +10,7 @@ use codecrew_tools::{Mode, ToolContext, ToolRegistry, Toolbox};
 
 use crate::cli;
 use crate::config::Config;
-use crate::mcp_listing;
+use crate::run::mcp_listing;
 
 /// The built-in tools, with the help tool reading this binary's `--help`.
 pub fn builtin() -> ToolRegistry {
@@ -18,7 +18,7 @@ pub fn builtin() -> ToolRegistry {
 }
 
 /// Every tool `config` gives a run of `mode` in `workspace`; starts its MCP servers, in
-/// the OS sandbox of that mode (and keeps their tool lists, see [`crate::mcp_listing`]).
+/// the OS sandbox of that mode (and keeps their tool lists, see [`crate::run::mcp_listing`]).
 pub async fn start(config: &Config, workspace: &Path, mode: Mode) -> Toolbox {
     start_or_list(config, workspace, mode, false).await
 }

@@ -14,17 +14,17 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
+use crate::clis::process::{Ending, RunLimits};
+use crate::clis::transport::{Launch, Transport};
 use crate::clis::{self, Provider, Turn};
 use crate::config::LimitsConfig;
-use crate::mention::Job;
-use crate::process::{Ending, RunLimits};
-use crate::prompt;
-use crate::transport::{Launch, Transport};
+use crate::run::mention::Job;
+use crate::run::prompt;
 
 pub mod caller;
 mod turn;
 
-use crate::usage::{JobUsage, Usage};
+use crate::run::usage::{JobUsage, Usage};
 use codecrew_intercept::{Interceptor, Rejection, ScannerLimits, ToolCall};
 use codecrew_tools::executor::CallRequest;
 use codecrew_tools::{Mode, Status, ToolError, ToolExecutor, ToolResult};
@@ -263,6 +263,7 @@ impl JobRun {
                 env: &self.settings.env,
             },
             self.settings.mode,
+            self.job.model.as_deref(),
         );
         loop {
             report.turns += 1;
@@ -285,7 +286,7 @@ impl JobRun {
             };
             let mut turn = TurnState::default();
             let mut interceptor =
-                Interceptor::new(self.provider.format(), self.settings.scanner.clone());
+                Interceptor::new(transport.format(&this_turn), self.settings.scanner.clone());
             let mut items = Vec::new();
             let outcome = transport
                 .turn(&this_turn, &limits, cancel.clone(), |bytes| {
@@ -451,8 +452,8 @@ impl JobRun {
 
 /// What the sub-agent of a `query_agent`/`execute_agent` result used.
 fn sub_agent_usage(result: &ToolResult) -> Option<JobUsage> {
-    if result.tool != crate::agent_tools::QUERY_AGENT
-        && result.tool != crate::agent_tools::EXECUTE_AGENT
+    if result.tool != crate::run::agent_tools::QUERY_AGENT
+        && result.tool != crate::run::agent_tools::EXECUTE_AGENT
     {
         return None;
     }

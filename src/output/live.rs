@@ -7,7 +7,7 @@
 //! each other. With one agent the text streams mid-line, where nothing may be drawn
 //! after it: the status line shows only while that text stands at the start of a line
 //! (the caller says so with [`LiveView::set_wanted`]). While a permission question is on
-//! the terminal the view hides ([`crate::ask::Screen`]).
+//! the terminal the view hides ([`crate::output::ask::Screen`]).
 
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::session::JobEvent;
-use crate::usage::Usage;
+use crate::run::session::JobEvent;
+use crate::run::usage::Usage;
 
 /// What one agent's status line says.
 struct Status {
@@ -79,7 +79,7 @@ impl LiveView {
     }
 
     /// The handle a permission prompt hides the view with.
-    pub fn screen(&self) -> Arc<dyn crate::ask::Screen> {
+    pub fn screen(&self) -> Arc<dyn crate::output::ask::Screen> {
         Arc::new(ScreenHandle {
             multi: self.multi.clone(),
             visibility: self.visibility.clone(),
@@ -222,7 +222,7 @@ struct ScreenHandle {
     visibility: Arc<Mutex<Visibility>>,
 }
 
-impl crate::ask::Screen for ScreenHandle {
+impl crate::output::ask::Screen for ScreenHandle {
     fn set_asking(&self, asking: bool) {
         let mut visibility = self
             .visibility

@@ -1,0 +1,8 @@
+//! What the user sees: the results rendered as text, JSON or stream-json ([`render`]),
+//! a status line per running agent ([`live`]), codecrew's own colours ([`color`]) and the
+//! questions the permission policy asks at the terminal ([`ask`]).
+
+pub mod ask;
+pub mod color;
+pub mod live;
+pub mod render;
