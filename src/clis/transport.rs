@@ -66,6 +66,8 @@ pub struct Transport<'a> {
     /// The cost the kept process has reported so far: Claude's `total_cost_usd` counts
     /// every turn of the process.
     cost_so_far: f64,
+    /// How the last turn reached the CLI: its kept protocol, `None` per turn.
+    last_kept: Option<LongLived>,
 }
 
 impl<'a> Transport<'a> {
@@ -77,6 +79,7 @@ impl<'a> Transport<'a> {
             launch,
             process: None,
             cost_so_far: 0.0,
+            last_kept: None,
         }
     }
 
@@ -130,6 +133,7 @@ impl<'a> Transport<'a> {
             tracing::info!(agent = %provider.agent_id, "continuing a stored session: one process per turn");
             self.keep_alive = false;
         }
+        self.last_kept = None;
         if !self.keep_alive {
             let mut spec = provider.command(program, turn, workspace);
             spec.env.extend(env.iter().cloned());
@@ -168,6 +172,7 @@ impl<'a> Transport<'a> {
                     .insert((Box::new(Resident::spawn(&spec)?), protocol))
             }
         };
+        self.last_kept = provider.long_lived();
         let message = match protocol {
             Protocol::StreamJsonInput => stream_json_user_message(turn.prompt),
             Protocol::AppServer(app) => app.start_turn(turn.prompt),
@@ -191,6 +196,13 @@ impl<'a> Transport<'a> {
             self.process = None;
         }
         Ok(outcome)
+    }
+
+    /// Whether the usage the last turn reported is its session's running total, earlier
+    /// runs included ([`Provider::reports_session_usage`]), rather than the turn's own: an
+    /// ACP agent's is the turn's own (codecrew sums the turn's model calls itself).
+    pub fn reported_session_total(&self) -> bool {
+        self.last_kept != Some(LongLived::Acp) && self.launch.provider.reports_session_usage()
     }
 
     /// What this turn used, from what the CLI reported at its end: a kept process

@@ -307,12 +307,16 @@ impl JobRun {
             if let Some(usage) = &mut turn.usage {
                 *usage = transport.own_part(*usage);
             }
-            if self.provider.reports_session_usage()
-                && let Some(usage) = &mut turn.usage
-            {
-                let whole = *usage;
-                *usage = whole.since(&session_usage);
-                session_usage = whole;
+            if let Some(usage) = &mut turn.usage {
+                if transport.reported_session_total() {
+                    let whole = *usage;
+                    *usage = whole.since(&session_usage);
+                    session_usage = whole;
+                } else if self.provider.reports_session_usage() {
+                    // A kept turn reported its own part: the running total a later run
+                    // per turn reports includes it.
+                    session_usage.add(usage);
+                }
             }
             if let Some(usage) = &turn.usage {
                 report.usage.reported.add(usage);
