@@ -103,6 +103,11 @@ impl Acp {
         }
     }
 
+    /// The session the agent opened, once it has.
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
     /// What starts a turn with `prompt`: the handshake first, for the first turn.
     pub fn start_turn(&mut self, prompt: &str) -> Vec<u8> {
         match self.session.clone() {

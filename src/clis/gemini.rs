@@ -3,6 +3,8 @@
 //! (`gemini --acp`, see [`super::acp`]).
 
 use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
@@ -70,6 +72,116 @@ impl Cli for Gemini {
         spec.args = args;
         spec
     }
+
+    /// `gemini --acp` records a chat of its own at start-up, before codecrew opens its
+    /// session: a file holding only the session context, which then shows in the user's
+    /// session list. It goes once the agent has ended (see [`startup_record`]).
+    fn after_kept(&self, started: SystemTime, session: Option<&str>) {
+        let Some(session) = session else { return };
+        let Some(home) = gemini_home() else { return };
+        for path in startup_records(&home, started, session) {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {
+                    tracing::debug!(path = %path.display(), "removed gemini --acp's start-up chat record")
+                }
+                Err(error) => {
+                    tracing::debug!(path = %path.display(), %error, "could not remove gemini --acp's start-up chat record")
+                }
+            }
+        }
+    }
+}
+
+/// Gemini CLI's own directory: `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini`.
+fn gemini_home() -> Option<PathBuf> {
+    let base = std::env::var_os("GEMINI_CLI_HOME")
+        .filter(|home| !home.is_empty())
+        .or_else(|| std::env::var_os("HOME"))?;
+    Some(Path::new(&base).join(".gemini"))
+}
+
+/// The chat records (`tmp/<project>/chats/session-*.jsonl`) a kept agent started at
+/// `started` left besides `session`'s ([`startup_record`]).
+fn startup_records(home: &Path, started: SystemTime, session: &str) -> Vec<PathBuf> {
+    let mut records = Vec::new();
+    let Ok(projects) = std::fs::read_dir(home.join("tmp")) else {
+        return records;
+    };
+    for project in projects.flatten() {
+        let Ok(chats) = std::fs::read_dir(project.path().join("chats")) else {
+            continue;
+        };
+        let files: Vec<(PathBuf, Record)> = chats
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| written_since(path, started))
+            .filter_map(|path| Record::read(&path).map(|record| (path, record)))
+            .collect();
+        // The start-up record begins before codecrew's session does.
+        let Some(opened) = files
+            .iter()
+            .find(|(_, record)| record.session_id == session)
+            .map(|(_, record)| record.start_time.clone())
+        else {
+            continue;
+        };
+        records.extend(
+            files
+                .into_iter()
+                .filter(|(_, record)| startup_record(record, session, &opened))
+                .map(|(path, _)| path),
+        );
+    }
+    records
+}
+
+/// The record `gemini --acp` wrote at start-up: another session of the main kind that
+/// began before codecrew's own (`opened`, both Gemini's ISO-8601 UTC times) and that no
+/// model ever answered. A user's chat has the model's answers in it, or began at another
+/// time than the second or two between the agent's start and its first session.
+fn startup_record(record: &Record, session: &str, opened: &str) -> bool {
+    record.session_id != session
+        && record.kind == "main"
+        && record.start_time.as_str() <= opened
+        && !record.answered
+}
+
+/// What matters of one chat record.
+struct Record {
+    session_id: String,
+    start_time: String,
+    kind: String,
+    /// The model answered in it.
+    answered: bool,
+}
+
+impl Record {
+    /// The record at `path`: a small `session-*.jsonl` whose first line names it.
+    fn read(path: &Path) -> Option<Record> {
+        const LARGEST_STARTUP_RECORD: u64 = 1 << 20;
+        let name = path.file_name()?.to_str()?;
+        if !name.starts_with("session-") || !name.ends_with(".jsonl") {
+            return None;
+        }
+        if path.metadata().ok()?.len() > LARGEST_STARTUP_RECORD {
+            return None;
+        }
+        let text = std::fs::read_to_string(path).ok()?;
+        let head: serde_json::Value = serde_json::from_str(text.lines().next()?).ok()?;
+        Some(Record {
+            session_id: head["sessionId"].as_str()?.to_owned(),
+            start_time: head["startTime"].as_str()?.to_owned(),
+            kind: head["kind"].as_str().unwrap_or_default().to_owned(),
+            answered: text.contains(r#""type":"gemini""#),
+        })
+    }
+}
+
+/// Whether `path` was written at or after `started`.
+fn written_since(path: &Path, started: SystemTime) -> bool {
+    path.metadata()
+        .and_then(|m| m.modified())
+        .is_ok_and(|modified| modified >= started)
 }
 
 #[cfg(test)]
@@ -104,5 +216,36 @@ mod tests {
             args(&spec),
             ["--acp", "-m", "haiku", "--approval-mode", "auto_edit"]
         );
+    }
+
+    #[test]
+    fn only_the_start_up_record_of_the_kept_agent_is_found() {
+        let home = tempfile::tempdir().unwrap();
+        let chats = home.path().join("tmp/work/chats");
+        std::fs::create_dir_all(&chats).unwrap();
+        let started = SystemTime::now() - std::time::Duration::from_secs(1);
+        let record = |name: &str, id: &str, start: &str, answered: bool| {
+            let mut text =
+                format!("{{\"sessionId\":\"{id}\",\"startTime\":\"{start}\",\"kind\":\"main\"}}\n");
+            text.push_str(r#"{"$set":{"messages":[{"type":"user","content":"ctx"}"#);
+            if answered {
+                text.push_str(r#",{"type":"gemini","content":"hi"}"#);
+            }
+            text.push_str("]}}\n");
+            std::fs::write(chats.join(name), text).unwrap();
+            chats.join(name)
+        };
+        let stray = record("session-a.jsonl", "A", "2026-11-25T17:33:46.941Z", false);
+        record("session-b.jsonl", "B", "2026-11-25T17:33:47.038Z", true);
+        // The user's: answered, or begun after codecrew's session.
+        record("session-c.jsonl", "C", "2026-11-25T17:33:46.000Z", true);
+        record("session-d.jsonl", "D", "2026-11-25T17:33:48.000Z", false);
+        std::fs::write(chats.join("notes.txt"), "not a record").unwrap();
+        assert_eq!(startup_records(home.path(), started, "B"), [stray]);
+        // Nothing is found when codecrew's own session has no record here.
+        assert!(startup_records(home.path(), started, "Z").is_empty());
+        // Nor among records written before the agent started.
+        let later = SystemTime::now() + std::time::Duration::from_secs(60);
+        assert!(startup_records(home.path(), later, "B").is_empty());
     }
 }

@@ -143,6 +143,11 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
     fn failure_hint(&self, _stderr: &str) -> Option<&'static str> {
         None
     }
+
+    /// A process kept for the loop, started at `started`, has ended; `session` is the
+    /// session it served, where the protocol names one. Where the CLI's long-lived mode
+    /// leaves something of its own start-up behind, it goes here.
+    fn after_kept(&self, _started: std::time::SystemTime, _session: Option<&str>) {}
 }
 
 /// The module that knows the agent's CLI: the registry.
@@ -206,6 +211,10 @@ impl Provider {
 
     pub fn failure_hint(&self, stderr: &str) -> Option<&'static str> {
         self.cli.failure_hint(stderr)
+    }
+
+    pub fn after_kept(&self, started: std::time::SystemTime, session: Option<&str>) {
+        self.cli.after_kept(started, session);
     }
 
     pub fn long_lived(&self) -> Option<LongLived> {

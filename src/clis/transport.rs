@@ -7,6 +7,8 @@
 use std::ffi::OsString;
 use std::path::Path;
 
+use std::time::SystemTime;
+
 use codecrew_intercept::decode::Format;
 use tokio::sync::watch;
 
@@ -68,6 +70,8 @@ pub struct Transport<'a> {
     cost_so_far: f64,
     /// How the last turn reached the CLI: its kept protocol, `None` per turn.
     last_kept: Option<LongLived>,
+    /// When the kept process started.
+    kept_since: Option<SystemTime>,
 }
 
 impl<'a> Transport<'a> {
@@ -80,6 +84,7 @@ impl<'a> Transport<'a> {
             process: None,
             cost_so_far: 0.0,
             last_kept: None,
+            kept_since: None,
         }
     }
 
@@ -168,6 +173,7 @@ impl<'a> Transport<'a> {
                     }
                     Some(LongLived::StreamJsonInput) | None => Protocol::StreamJsonInput,
                 };
+                self.kept_since = Some(SystemTime::now());
                 self.process
                     .insert((Box::new(Resident::spawn(&spec)?), protocol))
             }
@@ -193,7 +199,9 @@ impl<'a> Transport<'a> {
             .await;
         if outcome.ending != Ending::TurnEnded {
             // Gone or stopped: a later turn starts a new process.
-            self.process = None;
+            if let Some((_, protocol)) = self.process.take() {
+                self.ended(&protocol);
+            }
         }
         Ok(outcome)
     }
@@ -217,8 +225,20 @@ impl<'a> Transport<'a> {
 
     /// Ends the kept process after a failed turn, so that the next starts afresh.
     pub async fn reset(&mut self) {
-        if let Some((resident, _)) = self.process.take() {
+        if let Some((resident, protocol)) = self.process.take() {
             resident.close().await;
+            self.ended(&protocol);
+        }
+    }
+
+    /// A kept process is gone: the CLI tidies what its start-up left behind.
+    fn ended(&mut self, protocol: &Protocol) {
+        let session = match protocol {
+            Protocol::Acp(acp) => acp.session(),
+            Protocol::AppServer(_) | Protocol::StreamJsonInput => None,
+        };
+        if let Some(started) = self.kept_since.take() {
+            self.launch.provider.after_kept(started, session);
         }
     }
 

@@ -12,9 +12,11 @@ fn the_starter_file_loads_as_a_project_file() {
     let config = &loaded.config;
     assert_eq!(config.default_agent, "claude");
     assert_eq!(config.agents["claude"].model.as_deref(), Some("sonnet"));
-    let llm = config.agents["llm"].command.as_ref().unwrap();
-    assert_eq!(llm.argv, ["llm", "-m", "{model}"]);
-    assert_eq!(llm.prompt, PromptVia::Stdin);
+    let aichat = config.agents["aichat"].command.as_ref().unwrap();
+    assert_eq!(aichat.argv, ["aichat", "-m", "{model}"]);
+    assert_eq!(aichat.prompt, PromptVia::Stdin);
+    // The built-in llm agent is not shadowed by an example.
+    assert_eq!(config.agents["llm"].provider, ProviderKind::Llm);
     let ollama = config.agents["ollama"].command.as_ref().unwrap();
     assert!(ollama.argv.contains(&"{prompt}".to_owned()));
     assert_eq!(ollama.prompt, PromptVia::Arg);

@@ -89,6 +89,11 @@ fn one_process_serves_the_whole_loop_unless_keep_alive_is_off() {
         assert_eq!(result(&doc)["response"], "Read WARM-A and WARM-B.", "{doc}");
         assert_eq!(result(&doc)["turns"], 3);
         assert_eq!(counted.starts(), 1, "{cli}: one process for three turns");
+        if cli == "gemini" {
+            // `gemini --acp` records a chat of its own at start-up, which would show in
+            // the user's session list: only codecrew's session is left.
+            assert_eq!(gemini_chats(&world), 1, "one recorded Gemini session");
+        }
 
         // keep_alive = false: the per-turn resume, one process per turn, the same answer.
         let per_turn = super::config::with_user_config(
@@ -137,6 +142,20 @@ fn one_process_serves_the_whole_loop_unless_keep_alive_is_off() {
         costs.iter().all(|c| *c > 0.0 && *c < costs[0] * 1.5),
         "{costs:?}"
     );
+}
+
+/// The chat records in the test HOME's `~/.gemini`.
+fn gemini_chats(world: &World) -> usize {
+    let tmp = world.home.home().join(".gemini").join("tmp");
+    std::fs::read_dir(tmp)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|project| std::fs::read_dir(project.path().join("chats")).ok())
+        .flatten()
+        .flatten()
+        .filter(|file| file.file_name().to_string_lossy().starts_with("session-"))
+        .count()
 }
 
 /// The pids of the real CLI processes running in `dir` (not codecrew itself).
