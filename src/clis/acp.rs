@@ -1,5 +1,5 @@
 //! A CLI kept for the whole loop as an agent of the Agent Client Protocol (JSON-RPC 2.0
-//! over stdio, one message per line): `gemini --acp`, `qwen --acp`, `opencode acp`.
+//! over stdio, one message per line): `gemini --acp`, `qwen --acp`.
 //!
 //! ```text
 //! first turn:  initialize → session/new → session/prompt
@@ -21,8 +21,8 @@
 //!
 //! What a turn used comes where each agent puts it: Gemini in the prompt response's
 //! `_meta.quota.token_count`; Qwen Code in `_meta.usage` on its message chunks, one per
-//! model call (summed here); opencode in the response's `usage` (ACP's own field) and the
-//! session's running cost in `usage_update` notifications.
+//! model call (summed here); others in the response's `usage` (ACP's own field) and the
+//! session's running cost in `usage_update` notifications (as `opencode acp` does).
 //!
 //! Not used to continue a stored session: Gemini CLI 0.61.0's `session/load` starts a new
 //! record under the session's id before it reads the stored one, which erases the stored

@@ -67,6 +67,6 @@ mod tests {
             ["prompt", "--json", "-m", "haiku", "--cid", "01abc"]
         );
         assert_eq!(spec.stdin.as_deref(), Some(&b"the prompt"[..]));
-        assert!(!provider("llm").keeps_alive(Mode::Execute, None));
+        assert!(!provider("llm").keeps_alive(Mode::Execute));
     }
 }

@@ -84,7 +84,7 @@ pub enum LongLived {
     StreamJsonInput,
     /// `codex app-server` JSON-RPC ([`app_server`]).
     AppServer,
-    /// The Agent Client Protocol ([`acp`]): `gemini --acp`, `qwen --acp`, `opencode acp`.
+    /// The Agent Client Protocol ([`acp`]): `gemini --acp`, `qwen --acp`.
     /// A stored session is continued per turn (the client opens new sessions only).
     Acp,
 }
@@ -125,12 +125,6 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
     /// The command line of a process kept for the loop ([`Cli::long_lived`]).
     fn kept_command(&self, turn: &TurnCommand<'_>) -> CommandSpec {
         self.turn_command(turn)
-    }
-
-    /// Whether the long-lived mode takes the model a job chose; otherwise a job that
-    /// names a model runs per turn.
-    fn kept_takes_model(&self) -> bool {
-        true
     }
 
     /// Whether the usage the CLI reports at the end of a run counts its whole session,
@@ -234,14 +228,12 @@ impl Provider {
         }
     }
 
-    /// Whether the job keeps one CLI process for its whole tool loop in `mode` with the
-    /// model its mention chose: where the CLI has a long-lived mode, unless the agent sets
-    /// `keep_alive = false`. Extra arguments are written for the CLI's headless mode,
-    /// which a JSON-RPC server does not take: such an agent starts per turn, as does one
-    /// whose long-lived mode cannot take the model.
-    pub fn keeps_alive(&self, mode: Mode, chosen_model: Option<&str>) -> bool {
+    /// Whether the job keeps one CLI process for its whole tool loop in `mode`: where the
+    /// CLI has a long-lived mode, unless the agent sets `keep_alive = false`. Extra
+    /// arguments are written for the CLI's headless mode, which a JSON-RPC server does
+    /// not take: such an agent starts per turn.
+    pub fn keeps_alive(&self, mode: Mode) -> bool {
         self.agent.keep_alive.unwrap_or(true)
-            && (self.model(chosen_model).is_none() || self.cli.kept_takes_model())
             && match self.cli.long_lived() {
                 Some(LongLived::StreamJsonInput) => true,
                 Some(LongLived::AppServer | LongLived::Acp) => self.extra(mode).is_empty(),
@@ -362,20 +354,17 @@ mod tests {
     fn only_clis_with_a_long_lived_mode_keep_their_process() {
         let kept: Vec<&str> = ProviderKind::BUILT_IN
             .into_iter()
-            .filter(|kind| provider(kind.name()).keeps_alive(Mode::Execute, None))
+            .filter(|kind| provider(kind.name()).keeps_alive(Mode::Execute))
             .map(ProviderKind::name)
             .collect();
-        assert_eq!(kept, ["claude", "gemini", "codex", "opencode", "qwen"]);
+        assert_eq!(kept, ["claude", "gemini", "codex", "qwen"]);
         let mut agent = crate::config::Config::default().agents["codex"].clone();
         agent.args.query = vec!["--oss".into()];
         let codex = Provider::new("codex", agent);
         assert!(
-            !codex.keeps_alive(Mode::Query, None),
+            !codex.keeps_alive(Mode::Query),
             "extra exec flags: per turn"
         );
-        assert!(codex.keeps_alive(Mode::Execute, None));
-        // opencode's ACP agent takes no model on its command line.
-        assert!(!provider("opencode").keeps_alive(Mode::Query, Some("anthropic/x")));
-        assert!(provider("qwen").keeps_alive(Mode::Query, Some("qwen3")));
+        assert!(codex.keeps_alive(Mode::Execute));
     }
 }

@@ -1,7 +1,7 @@
 //! opencode (`opencode`): `run --format json`, the prompt on stdin; `-s <id>` continues
-//! a session; kept for the loop as an ACP agent (`opencode acp`, see [`super::acp`]),
-//! unless the job names a model, which its ACP agent takes only through a session
-//! option. Its own tools answer to `OPENCODE_PERMISSION`, which opencode merges over
+//! a session, one run per turn. (`opencode acp` serves a loop from one process, but
+//! `opencode run -s` then hangs on the session it opened, so a thread could not go on
+//! with it; and its ACP agent takes no model on its command line.) Its own tools answer to `OPENCODE_PERMISSION`, which opencode merges over
 //! every config file it reads: in `query` nothing of its own may edit, run a shell or
 //! leave the workspace; in `execute` its edits run (as Claude's `acceptEdits`) and its
 //! shell does not. `--title` spares the extra model request opencode otherwise makes to
@@ -10,7 +10,7 @@
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
-use super::{Cli, LongLived, TurnCommand, argv};
+use super::{Cli, TurnCommand, argv};
 use crate::clis::process::CommandSpec;
 use crate::config::ProviderKind;
 
@@ -60,22 +60,6 @@ impl Cli for Opencode {
         spec.stdin = Some(turn.prompt.as_bytes().to_vec());
         spec
     }
-
-    fn long_lived(&self) -> Option<LongLived> {
-        Some(LongLived::Acp)
-    }
-
-    /// `opencode acp`, its tools under the same permissions as a run per turn.
-    fn kept_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
-        let mut spec = command.spec();
-        spec.args = argv(["acp"]);
-        spec.env.push(permission(command.turn.mode));
-        spec
-    }
-
-    fn kept_takes_model(&self) -> bool {
-        false
-    }
 }
 
 /// The `OPENCODE_PERMISSION` variable for `mode`.
@@ -123,16 +107,6 @@ mod tests {
             assert_eq!(permission["edit"], edit, "{mode:?}");
             assert_eq!(permission["bash"], "deny", "{mode:?}");
             assert_eq!(permission["external_directory"], "deny", "{mode:?}");
-            let kept = provider("opencode").resident_command(
-                Path::new("opencode"),
-                &turn(None, mode),
-                Path::new("."),
-            );
-            assert_eq!(args(&kept), ["acp"]);
-            assert_eq!(
-                env(&kept, "OPENCODE_PERMISSION"),
-                env(&spec, "OPENCODE_PERMISSION")
-            );
         }
     }
 }

@@ -75,11 +75,10 @@ pub struct Transport<'a> {
 }
 
 impl<'a> Transport<'a> {
-    /// What the provider offers: its long-lived mode unless the agent turned it off (or
-    /// the mode cannot take the model the job chose).
-    pub fn new(launch: Launch<'a>, mode: codecrew_tools::Mode, model: Option<&str>) -> Self {
+    /// What the provider offers: its long-lived mode unless the agent turned it off.
+    pub fn new(launch: Launch<'a>, mode: codecrew_tools::Mode) -> Self {
         Transport {
-            keep_alive: launch.provider.keeps_alive(mode, model),
+            keep_alive: launch.provider.keeps_alive(mode),
             launch,
             process: None,
             cost_so_far: 0.0,

@@ -263,7 +263,6 @@ impl JobRun {
                 env: &self.settings.env,
             },
             self.settings.mode,
-            self.job.model.as_deref(),
         );
         loop {
             report.turns += 1;

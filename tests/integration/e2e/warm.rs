@@ -1,5 +1,5 @@
 //! One CLI process for the whole tool loop (Claude's stream-json input, `codex
-//! app-server`, the ACP agents `gemini --acp`, `qwen --acp`, `opencode acp`): counted by a wrapper that logs every start of the real
+//! app-server`, the ACP agents `gemini --acp` and `qwen --acp`): counted by a wrapper that logs every start of the real
 //! CLI; the per-turn resume still selectable; a kept CLI killed mid-loop; the CLIs' own
 //! requests for permission answered per mode.
 
@@ -7,7 +7,7 @@ use super::*;
 use crate::support::clis::Clis;
 
 /// The CLIs with a long-lived mode.
-const KEPT: [&str; 5] = ["claude", "codex", "gemini", "opencode", "qwen"];
+const KEPT: [&str; 4] = ["claude", "codex", "gemini", "qwen"];
 
 /// A `cli` on PATH before the real one that logs each start, then runs it.
 struct Counted {
