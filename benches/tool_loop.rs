@@ -42,7 +42,8 @@ fn envelope(path: &str) -> String {
 /// Plain answers, codecrew's 5-turn loop and the native ones, told apart by their prompts
 /// and by what the files read hold: `LOOP-n` (codecrew's loop and Claude's Read tool),
 /// `NATC-n` (Codex's shell), `NATG-n` (Gemini's read_file), `NATO-n` (opencode's read),
-/// `NATQ-n` (Qwen Code's read_file). llm has no tools of its own: no native loop.
+/// `NATQ-n` (Qwen Code's read_file), `NATP-n` (Copilot's view). llm has no tools of its
+/// own: no native loop.
 fn script(workspace: &std::path::Path) -> Script {
     let mut script = Script::new()
         .rule(Rule::on_prompt(
@@ -85,6 +86,10 @@ fn script(workspace: &std::path::Path) -> Script {
         .rule(Rule::on_tool_result(
             "NATQ-4",
             Reply::text("Read all four.").with_chunk_size(64),
+        ))
+        .rule(Rule::on_tool_result(
+            "NATP-4",
+            Reply::text("Read all four.").with_chunk_size(64),
         ));
     // The highest first: a request may carry every earlier result too (Codex's tool
     // outputs pile up after its last message), and the newest decides the next step.
@@ -122,6 +127,13 @@ fn script(workspace: &std::path::Path) -> Script {
                     "read_file",
                     json!({"file_path": workspace.join(format!("j{}.txt", n + 1))}),
                 ),
+            ))
+            .rule(Rule::on_tool_result(
+                format!("NATP-{n}"),
+                Reply::tool(
+                    "view",
+                    json!({"path": workspace.join(format!("k{}.txt", n + 1))}),
+                ),
             ));
     }
     script
@@ -144,6 +156,10 @@ fn script(workspace: &std::path::Path) -> Script {
         .rule(Rule::on_prompt(
             "BENCH-NATIVE-QWEN",
             Reply::tool("read_file", json!({"file_path": workspace.join("j1.txt")})),
+        ))
+        .rule(Rule::on_prompt(
+            "BENCH-NATIVE-COPILOT",
+            Reply::tool("view", json!({"path": workspace.join("k1.txt")})),
         ))
 }
 
@@ -217,6 +233,7 @@ fn main() {
         let _ = std::fs::write(workspace.join(format!("h{n}.txt")), format!("NATG-{n}\n"));
         let _ = std::fs::write(workspace.join(format!("i{n}.txt")), format!("NATO-{n}\n"));
         let _ = std::fs::write(workspace.join(format!("j{n}.txt")), format!("NATQ-{n}\n"));
+        let _ = std::fs::write(workspace.join(format!("k{n}.txt")), format!("NATP-{n}\n"));
     }
     let server = FakeModel::start(script(&workspace));
     let env = clis
@@ -228,6 +245,7 @@ fn main() {
         "[agents.claude]\nprovider = \"claude\"\nkeep_alive = false\n\
          [agents.codex]\nprovider = \"codex\"\nkeep_alive = false\n\
          [agents.gemini]\nprovider = \"gemini\"\nkeep_alive = false\n\
+         [agents.copilot]\nprovider = \"copilot\"\nkeep_alive = false\n\
          [agents.opencode]\nprovider = \"opencode\"\nkeep_alive = false\n\
          [agents.qwen]\nprovider = \"qwen\"\nkeep_alive = false\n\
          [agents.llm]\nprovider = \"llm\"\nkeep_alive = false\n",
@@ -249,9 +267,9 @@ fn main() {
             Cli::Opencode => command.args(["run", "--format", "json", "--title", "bench"]),
             Cli::Qwen => command.args(["--output-format", "stream-json", "--safe-mode"]),
             Cli::Llm => command.args(["prompt", "--json"]),
-            Cli::Claude | Cli::Copilot => {
-                command.args(["-p", "--output-format", "stream-json", "--verbose"])
-            }
+            // Piped stdin is Copilot's non-interactive mode.
+            Cli::Copilot => command.args(["--output-format", "json", "--no-auto-update"]),
+            Cli::Claude => command.args(["-p", "--output-format", "stream-json", "--verbose"]),
         };
         match cli {
             Cli::Claude if prompt.contains("NATIVE") => command.args(["--allowedTools", "Read"]),
@@ -260,6 +278,11 @@ fn main() {
             }
             Cli::Codex if as_codecrew => command.args(["--sandbox", "read-only"]),
             Cli::Qwen if as_codecrew => command.args(["--approval-mode", "plan"]),
+            Cli::Copilot if as_codecrew => command.args([
+                "--available-tools=view,grep,glob",
+                "--deny-tool=write,shell",
+            ]),
+            Cli::Copilot => command.args(["--available-tools=view"]),
             // Its own loop needs its reads approved; headless, only `yolo` does.
             Cli::Qwen => command.args(["--approval-mode", "yolo"]),
             Cli::Opencode if as_codecrew => command.env(
@@ -291,6 +314,7 @@ fn main() {
         (Cli::Claude, "claude"),
         (Cli::Codex, "codex"),
         (Cli::Gemini, "gemini"),
+        (Cli::Copilot, "copilot"),
         (Cli::Opencode, "opencode"),
         (Cli::Qwen, "qwen"),
         (Cli::Llm, "llm"),
