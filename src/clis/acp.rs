@@ -12,12 +12,16 @@
 //! codecrew's Gemini decoder already reads (`init`, `message`, `tool_use`, `tool_result`,
 //! `result`), so one decoder serves every ACP agent and Gemini run per turn.
 //!
-//! The agent asks its client before one of its own tools writes or runs a command
-//! (`session/request_permission`); codecrew refuses every such request. The command line
-//! sets the same approval mode as a run per turn (`--approval-mode auto_edit` in
-//! execute), so the tools the agent runs without asking are the same either way, and what
-//! would ask is refused, as a headless run refuses it. codecrew offers no file system and
-//! no terminal; any other request of the agent is answered "not supported".
+//! The agent asks its client before one of its own tools writes, runs a command, reads
+//! outside the workspace or fetches (`session/request_permission`, in the approval mode
+//! that asks: Gemini's and Qwen's `default`). codecrew decides each question as the
+//! codecrew call it amounts to ([`super::native`]): a write of each path the tool call
+//! names (its `locations`, its diffs, its `rawInput`), the command line (`rawInput`'s
+//! `command`, else the title, which is Gemini's command verbatim), a read of each path,
+//! and anything else as a call codecrew has no rule for. The answer is "allow once" or
+//! "reject", never "always". What the agent does without asking (its reads inside the
+//! workspace) stays inside its wall. codecrew offers no file system and no terminal; any
+//! other request of the agent is answered "not supported".
 //!
 //! What a turn used comes where each agent puts it: Gemini in the prompt response's
 //! `_meta.quota.token_count`; Qwen Code in `_meta.usage` on its message chunks, one per
@@ -31,7 +35,12 @@
 
 use serde_json::{Value, json};
 
+use std::path::Path;
+
+use codecrew_tools::executor::CallRequest;
+
 use super::json_lines::{JsonLines, line};
+use super::native::{self, Native, Outbox, Pending, Verdict};
 
 /// The ids of codecrew's handshake; prompts are numbered from `FIRST_PROMPT` on.
 const INITIALIZE: u64 = 0;
@@ -132,19 +141,27 @@ impl Acp {
 
     /// One chunk of the agent's stdout: the stream-json lines for the decoder go to
     /// `decoded`, what codecrew answers goes to `replies`. True when the turn is over.
-    pub fn read(&mut self, bytes: &[u8], decoded: &mut Vec<u8>, replies: &mut Vec<u8>) -> bool {
+    pub fn read(&mut self, bytes: &[u8], decoded: &mut Vec<u8>, outbox: &mut Outbox) -> bool {
         let mut over = false;
         for message in self.lines.feed(bytes, &self.agent) {
-            over |= self.message(&message, decoded, replies);
+            over |= self.message(&message, decoded, outbox);
         }
         over
     }
 
-    fn message(&mut self, message: &Value, decoded: &mut Vec<u8>, replies: &mut Vec<u8>) -> bool {
+    fn message(&mut self, message: &Value, decoded: &mut Vec<u8>, outbox: &mut Outbox) -> bool {
         let method = message.get("method").and_then(Value::as_str);
         match (method, message.get("id")) {
+            (Some("session/request_permission"), Some(id)) => {
+                self.permission(id, &message["params"], outbox);
+                false
+            }
             (Some(method), Some(id)) => {
-                replies.extend(line(&answer(&self.agent, method, id, &message["params"])));
+                outbox
+                    .bytes
+                    .extend(line(&json!({"jsonrpc": "2.0", "id": id, "error": {
+                        "code": -32601, "message": format!("codecrew does not answer {method}"),
+                    }})));
                 false
             }
             (Some("session/update"), None) => {
@@ -158,8 +175,43 @@ impl Acp {
                 self::update(update, decoded);
                 false
             }
-            (None, Some(id)) => self.response(id.as_u64(), message, decoded, replies),
+            (None, Some(id)) => self.response(id.as_u64(), message, decoded, outbox),
             _ => false,
+        }
+    }
+
+    /// A question about one of the agent's own tool calls: to the gate.
+    fn permission(&mut self, id: &Value, params: &Value, outbox: &mut Outbox) {
+        // The program's name: `gemini` of `gemini --acp`.
+        let program = self
+            .agent
+            .split_whitespace()
+            .next()
+            .unwrap_or("agent")
+            .to_owned();
+        let call = &params["toolCall"];
+        let options = params["options"].clone();
+        let id = id.clone();
+        let answer = move |verdict: &Verdict| {
+            let outcome = match option(&options, verdict) {
+                Some(option) => json!({"outcome": "selected", "optionId": option}),
+                None => json!({"outcome": "cancelled"}),
+            };
+            line(&json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": outcome}}))
+        };
+        match native(&program, call) {
+            Native::Harmless => outbox.bytes.extend(answer(&Verdict::Allow)),
+            Native::Judged(calls) => outbox.pending.push(Pending {
+                native: format!(
+                    "{program}'s {}",
+                    call["_meta"]["toolName"]
+                        .as_str()
+                        .or(call["title"].as_str())
+                        .unwrap_or("tool")
+                ),
+                calls,
+                answer: Box::new(answer),
+            }),
         }
     }
 
@@ -168,7 +220,7 @@ impl Acp {
         id: Option<u64>,
         message: &Value,
         decoded: &mut Vec<u8>,
-        replies: &mut Vec<u8>,
+        outbox: &mut Outbox,
     ) -> bool {
         if let Some(error) = message.get("error") {
             // A failed handshake or a failed prompt: either way the turn is over.
@@ -178,7 +230,7 @@ impl Acp {
         }
         let result = &message["result"];
         match id {
-            Some(INITIALIZE) => replies.extend(line(&request(
+            Some(INITIALIZE) => outbox.bytes.extend(line(&request(
                 NEW_SESSION,
                 "session/new",
                 json!({"cwd": self.cwd, "mcpServers": []}),
@@ -196,7 +248,9 @@ impl Acp {
                 }
                 decoded.extend(line(&init));
                 let prompt = self.pending.take().unwrap_or_default();
-                replies.extend(line(&self.prompt_request(session, &prompt)));
+                outbox
+                    .bytes
+                    .extend(line(&self.prompt_request(session, &prompt)));
             }
             Some(id) if self.prompt == Some(id) => {
                 self.prompt = None;
@@ -329,34 +383,98 @@ fn error_text(agent: &str, error: &Value) -> String {
 }
 
 /// The answer to a request of the agent: a permission is always refused.
-fn answer(agent: &str, method: &str, id: &Value, params: &Value) -> Value {
-    if method != "session/request_permission" {
-        return json!({"jsonrpc": "2.0", "id": id, "error": {
-            "code": -32601, "message": format!("codecrew does not answer {method}"),
-        }});
-    }
-    let tool = params["toolCall"]["title"].as_str().unwrap_or("a tool");
-    // The program's name: `gemini` of `gemini --acp`.
-    let program = agent.split_whitespace().next().unwrap_or(agent);
-    tracing::info!(
-        tool,
-        "declined {program}'s request to run one of its own tools"
-    );
-    let options = params["options"].as_array().into_iter().flatten();
-    let reject = options
-        .filter(|option| {
-            matches!(
-                option["kind"].as_str(),
-                Some("reject_once" | "reject_always")
-            )
-        })
-        .find_map(|option| option["optionId"].as_str());
-    let outcome = match reject {
-        Some(option) => json!({"outcome": "selected", "optionId": option}),
-        // No way to say no: the request is withdrawn instead, which grants nothing.
-        None => json!({"outcome": "cancelled"}),
+/// What one of the agent's own tool calls amounts to: `program` names the agent.
+fn native(program: &str, call: &Value) -> Native {
+    let id = call["toolCallId"].as_str().unwrap_or("");
+    let raw = &call["rawInput"];
+    let tool = call["_meta"]["toolName"]
+        .as_str()
+        .or(call["kind"].as_str())
+        .unwrap_or("tool");
+    let mut paths: Vec<&str> = call["locations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|location| location["path"].as_str())
+        .chain(
+            call["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|content| content["type"] == "diff")
+                .filter_map(|content| content["path"].as_str()),
+        )
+        .chain(
+            ["file_path", "fileName", "path", "absolute_path"]
+                .iter()
+                .filter_map(|field| raw[*field].as_str()),
+        )
+        .collect();
+    paths.sort_unstable();
+    paths.dedup();
+    let each = |make: fn(&str, &str, &str, &str) -> CallRequest| {
+        Native::Judged(
+            paths
+                .iter()
+                .map(|path| make(program, tool, id, path))
+                .collect(),
+        )
     };
-    json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": outcome}})
+    match call["kind"].as_str() {
+        Some("edit" | "delete" | "move") => each(native::write),
+        Some("read") if !paths.is_empty() => each(native::read),
+        Some("search") if !paths.is_empty() => each(native::list),
+        Some("execute") => {
+            let command = raw["command"].as_str().or(call["title"].as_str());
+            let cwd = raw["directory"]
+                .as_str()
+                .or(raw["dir_path"].as_str())
+                .map(str::to_owned)
+                .or_else(|| shell_dir(call));
+            Native::Judged(
+                command
+                    .map(|command| {
+                        native::shell(program, tool, id, command, cwd.as_deref().map(Path::new))
+                    })
+                    .into_iter()
+                    .collect(),
+            )
+        }
+        Some("think" | "switch_mode") => Native::Harmless,
+        _ => Native::Judged(vec![native::other(program, tool, id, call)]),
+    }
+}
+
+/// The folder Gemini says its shell command runs in, in the text of the question:
+/// `[current working directory <dir>]` or `[in <dir>]`.
+fn shell_dir(call: &Value) -> Option<String> {
+    let texts = call["content"].as_array()?;
+    texts.iter().find_map(|content| {
+        let text = content["content"]["text"].as_str()?;
+        let (_, rest) = text
+            .split_once("[current working directory ")
+            .or_else(|| text.split_once("[in "))?;
+        rest.split_once(']').map(|(dir, _)| dir.to_owned())
+    })
+}
+
+/// The option that answers `verdict`: allow once, or reject. None when the agent offered
+/// none such (the request is then withdrawn, which grants nothing).
+fn option(options: &Value, verdict: &Verdict) -> Option<String> {
+    let kinds: &[&str] = match verdict {
+        Verdict::Allow => &["allow_once"],
+        Verdict::Deny(_) => &["reject_once", "reject_always"],
+    };
+    options
+        .as_array()?
+        .iter()
+        .filter(|option| {
+            option["kind"]
+                .as_str()
+                .is_some_and(|kind| kinds.contains(&kind))
+        })
+        .find_map(|option| option["optionId"].as_str())
+        .map(str::to_owned)
 }
 
 fn request(id: u64, method: &str, params: Value) -> Value {
@@ -375,9 +493,15 @@ mod tests {
     }
 
     fn feed(acp: &mut Acp, message: Value) -> (Vec<Value>, Vec<Value>, bool) {
-        let (mut decoded, mut replies) = (Vec::new(), Vec::new());
-        let over = acp.read(&line(&message), &mut decoded, &mut replies);
-        (lines(&decoded), lines(&replies), over)
+        let (decoded, outbox, over) = feed_outbox(acp, message);
+        assert!(outbox.pending.is_empty());
+        (decoded, lines(&outbox.bytes), over)
+    }
+
+    fn feed_outbox(acp: &mut Acp, message: Value) -> (Vec<Value>, Outbox, bool) {
+        let (mut decoded, mut outbox) = (Vec::new(), Outbox::default());
+        let over = acp.read(&line(&message), &mut decoded, &mut outbox);
+        (lines(&decoded), outbox, over)
     }
 
     /// An agent past the handshake, in session `S1`.
@@ -513,31 +637,79 @@ mod tests {
         assert_eq!(decoded[0]["stats"]["total_cost_usd"], 0.000135);
     }
 
-    #[test]
-    fn every_permission_request_is_refused() {
-        let mut acp = in_session();
-        let (_, replies, over) = feed(
-            &mut acp,
+    fn ask(acp: &mut Acp, tool_call: Value) -> Pending {
+        let (_, mut outbox, over) = feed_outbox(
+            acp,
             json!({"jsonrpc": "2.0", "id": 0, "method": "session/request_permission", "params": {
-                "sessionId": "S1", "toolCall": {"toolCallId": "t", "title": "touch pwned"},
+                "sessionId": "S1", "toolCall": tool_call,
                 "options": [
                     {"optionId": "proceed_always", "kind": "allow_always"},
                     {"optionId": "proceed_once", "kind": "allow_once"},
                     {"optionId": "cancel", "kind": "reject_once"}]}}),
         );
         assert!(!over);
+        outbox.pending.pop().unwrap()
+    }
+
+    #[test]
+    fn permission_requests_are_questions_answered_once_never_always() {
+        let mut acp = in_session();
+        // Gemini's shell: the command is the title, its folder in the text.
+        let question = ask(
+            &mut acp,
+            json!({"toolCallId": "t1", "title": "touch pwned", "kind": "execute", "locations": [],
+                   "content": [{"type": "content", "content": {"type": "text",
+                     "text": "[current working directory /ws/sub] (make a file)"}}]}),
+        );
+        assert_eq!(question.calls[0].tool, "run_command");
+        assert_eq!(question.calls[0].input["command"], "touch pwned");
+        assert_eq!(question.calls[0].input["cwd"], "/ws/sub");
         assert_eq!(
-            replies,
+            lines(&question.answer_now(&Verdict::Deny("asks".into()))),
             [json!({"jsonrpc": "2.0", "id": 0, "result": {
                 "outcome": {"outcome": "selected", "optionId": "cancel"}}})]
         );
-        // Offered no way to refuse, codecrew withdraws the request rather than allow.
-        let (_, replies, _) = feed(
+        // Qwen's: rawInput carries the command.
+        let question = ask(
+            &mut acp,
+            json!({"toolCallId": "t2", "title": "touch pwned (make a file)", "kind": "execute",
+                   "rawInput": {"command": "touch pwned", "is_background": false}}),
+        );
+        assert_eq!(question.calls[0].input["command"], "touch pwned");
+        // An edit: every path it names, once.
+        let question = ask(
+            &mut acp,
+            json!({"toolCallId": "t3", "title": "Writing to .env", "kind": "edit",
+                   "locations": [{"path": "/ws/.env"}],
+                   "content": [{"type": "diff", "path": "/ws/.env", "oldText": "", "newText": "x"}]}),
+        );
+        assert_eq!(question.calls.len(), 1);
+        assert_eq!(question.calls[0].tool, "write_file");
+        assert_eq!(
+            lines(&question.answer_now(&Verdict::Allow))[0]["result"]["outcome"]["optionId"],
+            "proceed_once"
+        );
+        // A fetch: a call codecrew has no rule for.
+        let question = ask(
+            &mut acp,
+            json!({"toolCallId": "t4", "title": "GET x", "kind": "fetch"}),
+        );
+        assert_eq!(question.calls[0].tool, "gemini:fetch");
+    }
+
+    #[test]
+    fn without_a_way_to_refuse_the_request_is_withdrawn() {
+        let mut acp = in_session();
+        let (_, mut outbox, _) = feed_outbox(
             &mut acp,
             json!({"jsonrpc": "2.0", "id": 1, "method": "session/request_permission", "params": {
-                "options": [{"optionId": "yes", "kind": "allow_once"}]}}),
+                "toolCall": {"kind": "edit", "locations": [{"path": "/ws/a"}]},
+                "options": [{"optionId": "yes", "kind": "allow_always"}]}}),
         );
-        assert_eq!(replies[0]["result"]["outcome"]["outcome"], "cancelled");
+        // Even an allowed call: "always" would let the agent's later calls skip codecrew.
+        let question = outbox.pending.pop().unwrap();
+        let answer = lines(&question.answer_now(&Verdict::Allow));
+        assert_eq!(answer[0]["result"]["outcome"]["outcome"], "cancelled");
         // Requests for a file system or a terminal codecrew never offered: not answered.
         let (_, replies, _) = feed(
             &mut acp,

@@ -9,17 +9,29 @@
 //!
 //! What the server reports is rewritten as the `codex exec --json` events codecrew's Codex
 //! decoder already reads (`thread.started`, `item.completed`, `turn.completed`,
-//! `turn.failed`, `error`), so one decoder serves both ways of running Codex. The
-//! server's requests of its client (approving a command or a file change, granting
-//! permissions, answering an elicitation) are all declined: Codex's own tools run inside
-//! the sandbox of the mode without asking (`approvalPolicy: on-request`), and whatever
-//! would leave it is refused, as `codex exec` refuses it headless. codecrew never grants.
+//! `turn.failed`, `error`), so one decoder serves both ways of running Codex.
+//!
+//! Codex's own tools answer to codecrew's policy: the thread is opened with
+//! `approvalPolicy: untrusted`, under which Codex asks before every command and every
+//! patch (`item/commandExecution/requestApproval`, `item/fileChange/requestApproval`),
+//! and each question is decided as the codecrew call it amounts to (the command line;
+//! a write of each file the patch touches, whose paths came in the `fileChange` item
+//! started just before). Codex's own sandbox is off (`danger-full-access`): its
+//! bubblewrap cannot run inside the wall codecrew keeps the whole CLI in, and that wall
+//! holds what an approved command does (crate::clis::wall). Terminal input to a running
+//! command (`unified_exec_tty`) is off, as it would reach a shell without a question.
+//! The other requests (wider permissions, elicitations, questions for the user) are
+//! declined; codecrew never answers "for the session".
+
+use std::collections::HashMap;
+use std::path::Path;
 
 use serde_json::{Value, json};
 
 use codecrew_tools::Mode;
 
 use super::json_lines::{JsonLines, line};
+use super::native::{self, Outbox, Pending, Verdict};
 
 /// The ids of codecrew's own requests (the server numbers its requests apart).
 const INITIALIZE: &str = "codecrew-initialize";
@@ -46,6 +58,8 @@ pub struct AppServer {
     pending: Option<String>,
     /// The thread's running token totals (as the server last reported them).
     usage: Option<Value>,
+    /// The files each patch in flight touches, by item id, from its `item/started`.
+    patches: HashMap<String, Vec<String>>,
     lines: JsonLines,
 }
 
@@ -56,6 +70,7 @@ impl AppServer {
             thread: None,
             pending: None,
             usage: None,
+            patches: HashMap::new(),
             lines: JsonLines::default(),
         }
     }
@@ -82,27 +97,74 @@ impl AppServer {
 
     /// One chunk of the server's stdout: the `exec --json` lines for the decoder go to
     /// `decoded`, what codecrew answers goes to `replies`. True when the turn is over.
-    pub fn read(&mut self, bytes: &[u8], decoded: &mut Vec<u8>, replies: &mut Vec<u8>) -> bool {
+    pub fn read(&mut self, bytes: &[u8], decoded: &mut Vec<u8>, outbox: &mut Outbox) -> bool {
         let mut over = false;
         for message in self.lines.feed(bytes, "codex app-server") {
-            over |= self.message(&message, decoded, replies);
+            over |= self.message(&message, decoded, outbox);
         }
         over
     }
 
-    fn message(&mut self, message: &Value, decoded: &mut Vec<u8>, replies: &mut Vec<u8>) -> bool {
+    fn message(&mut self, message: &Value, decoded: &mut Vec<u8>, outbox: &mut Outbox) -> bool {
         let method = message.get("method").and_then(Value::as_str);
         let id = message.get("id");
         match (method, id) {
-            // A request of the server: declined.
             (Some(method), Some(id)) => {
-                replies.extend(line(&decline(method, id)));
+                self.request(method, id, &message["params"], outbox);
                 false
             }
             (Some(method), None) => self.notification(method, &message["params"], decoded),
-            (None, Some(id)) => self.response(id.as_str().unwrap_or(""), message, decoded, replies),
+            (None, Some(id)) => self.response(id.as_str().unwrap_or(""), message, decoded, outbox),
             (None, None) => false,
         }
+    }
+
+    /// A request of the server: a question about one of Codex's own tools goes to the
+    /// gate; anything else is declined.
+    fn request(&mut self, method: &str, id: &Value, params: &Value, outbox: &mut Outbox) {
+        let item = params["itemId"].as_str().unwrap_or("").to_owned();
+        let calls = match method {
+            "item/commandExecution/requestApproval" => {
+                let cwd = params["cwd"].as_str().map(Path::new);
+                params["command"]
+                    .as_str()
+                    .map(|command| {
+                        native::shell("codex", "exec_command", &item, &script(command), cwd)
+                    })
+                    .into_iter()
+                    .collect()
+            }
+            "item/fileChange/requestApproval" => self
+                .patches
+                .remove(&item)
+                .unwrap_or_default()
+                .iter()
+                .map(|path| native::write("codex", "apply_patch", &item, path))
+                .collect(),
+            _ => {
+                outbox.bytes.extend(line(&decline(method, id)));
+                return;
+            }
+        };
+        let id = id.clone();
+        outbox.pending.push(Pending {
+            native: format!(
+                "codex's {}",
+                if method.contains("command") {
+                    "shell"
+                } else {
+                    "patch"
+                }
+            ),
+            calls,
+            answer: Box::new(move |verdict| {
+                let decision = match verdict {
+                    Verdict::Allow => "accept",
+                    Verdict::Deny(_) => "decline",
+                };
+                line(&json!({"id": id, "result": {"decision": decision}}))
+            }),
+        });
     }
 
     fn response(
@@ -110,7 +172,7 @@ impl AppServer {
         id: &str,
         message: &Value,
         decoded: &mut Vec<u8>,
-        replies: &mut Vec<u8>,
+        outbox: &mut Outbox,
     ) -> bool {
         if let Some(error) = message.get("error") {
             let text = error["message"]
@@ -125,8 +187,8 @@ impl AppServer {
         }
         match id {
             INITIALIZE => {
-                replies.extend(line(&json!({"method": "initialized"})));
-                replies.extend(line(&self.open_thread()));
+                outbox.bytes.extend(line(&json!({"method": "initialized"})));
+                outbox.bytes.extend(line(&self.open_thread()));
             }
             THREAD => {
                 let Some(thread) = message["result"]["thread"]["id"].as_str() else {
@@ -141,7 +203,7 @@ impl AppServer {
                     &json!({"type": "thread.started", "thread_id": thread}),
                 ));
                 let prompt = self.pending.take().unwrap_or_default();
-                replies.extend(line(&turn_start(thread, &prompt)));
+                outbox.bytes.extend(line(&turn_start(thread, &prompt)));
             }
             _ => {}
         }
@@ -150,14 +212,12 @@ impl AppServer {
 
     fn open_thread(&self) -> Value {
         let settings = &self.settings;
-        let sandbox = match settings.mode {
-            Mode::Query => "read-only",
-            Mode::Execute => "workspace-write",
-        };
+        // Every command and patch asks codecrew; the CLI's wall confines what runs.
         let mut params = json!({
             "cwd": settings.cwd,
-            "sandbox": sandbox,
-            "approvalPolicy": "on-request",
+            "sandbox": "danger-full-access",
+            "approvalPolicy": "untrusted",
+            "config": {"features.unified_exec_tty": false},
         });
         if let Some(model) = &settings.model {
             params["model"] = json!(model);
@@ -176,6 +236,26 @@ impl AppServer {
 
     fn notification(&mut self, method: &str, params: &Value, decoded: &mut Vec<u8>) -> bool {
         match method {
+            "item/started" if params["item"]["type"] == "fileChange" => {
+                let item = &params["item"];
+                // Each file the patch adds, changes or deletes, and where one moves to.
+                let paths = item["changes"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|change| {
+                        [
+                            change["path"].as_str(),
+                            change["kind"]["move_path"].as_str(),
+                        ]
+                    })
+                    .flatten()
+                    .map(str::to_owned)
+                    .collect();
+                if let Some(id) = item["id"].as_str() {
+                    self.patches.insert(id.to_owned(), paths);
+                }
+            }
             "item/started" if params["item"]["type"] == "commandExecution" => {
                 decoded.extend(line(
                     &json!({"type": "item.started", "item": command(&params["item"])}),
@@ -247,6 +327,22 @@ fn turn_start(thread: &str, prompt: &str) -> Value {
     })
 }
 
+/// The script of a command Codex runs as `/bin/bash -lc '<script>'`, which is what the
+/// policy judges; any other command line is judged whole.
+fn script(command: &str) -> String {
+    match shlex::split(command).as_deref() {
+        Some([shell, flag, script])
+            if matches!(
+                Path::new(shell).file_name().and_then(|name| name.to_str()),
+                Some("bash" | "sh" | "zsh")
+            ) && matches!(flag.as_str(), "-c" | "-lc") =>
+        {
+            script.clone()
+        }
+        _ => command.to_owned(),
+    }
+}
+
 /// The answer that grants nothing, for each kind of request the server makes.
 fn decline(method: &str, id: &Value) -> Value {
     tracing::info!(method, "declined a request of codex app-server");
@@ -288,9 +384,15 @@ mod tests {
     }
 
     fn feed(server: &mut AppServer, message: Value) -> (Vec<Value>, Vec<Value>, bool) {
-        let (mut decoded, mut replies) = (Vec::new(), Vec::new());
-        let over = server.read(&line(&message), &mut decoded, &mut replies);
-        (lines(&decoded), lines(&replies), over)
+        let (decoded, outbox, over) = feed_outbox(server, message);
+        assert!(outbox.pending.is_empty());
+        (decoded, lines(&outbox.bytes), over)
+    }
+
+    fn feed_outbox(server: &mut AppServer, message: Value) -> (Vec<Value>, Outbox, bool) {
+        let (mut decoded, mut outbox) = (Vec::new(), Outbox::default());
+        let over = server.read(&line(&message), &mut decoded, &mut outbox);
+        (lines(&decoded), outbox, over)
     }
 
     #[test]
@@ -301,7 +403,12 @@ mod tests {
         let (_, replies, _) = feed(&mut app, json!({"id": INITIALIZE, "result": {}}));
         assert_eq!(replies[0], json!({"method": "initialized"}));
         assert_eq!(replies[1]["method"], "thread/start");
-        assert_eq!(replies[1]["params"]["sandbox"], "read-only");
+        assert_eq!(replies[1]["params"]["sandbox"], "danger-full-access");
+        assert_eq!(replies[1]["params"]["approvalPolicy"], "untrusted");
+        assert_eq!(
+            replies[1]["params"]["config"]["features.unified_exec_tty"],
+            false
+        );
         assert_eq!(replies[1]["params"]["model"], "gpt-5.5");
         let (decoded, replies, _) = feed(
             &mut app,
@@ -353,30 +460,67 @@ mod tests {
     }
 
     #[test]
-    fn every_request_of_the_server_is_declined() {
+    fn commands_and_patches_are_questions_and_other_requests_are_declined() {
         let mut app = server(None);
-        for (method, answer) in [
-            (
-                "item/commandExecution/requestApproval",
-                json!({"decision": "decline"}),
-            ),
-            (
-                "item/fileChange/requestApproval",
-                json!({"decision": "decline"}),
-            ),
-            (
-                "item/permissions/requestApproval",
-                json!({"permissions": {}, "scope": "turn"}),
-            ),
-        ] {
-            let (_, replies, _) = feed(&mut app, json!({"id": 0, "method": method, "params": {}}));
-            assert_eq!(replies, [json!({"id": 0, "result": answer})], "{method}");
-        }
+        let (_, mut outbox, _) = feed_outbox(
+            &mut app,
+            json!({"id": 0, "method": "item/commandExecution/requestApproval", "params": {
+                "itemId": "call_1", "command": "/bin/bash -lc 'cat .env | head'", "cwd": "/ws/sub"}}),
+        );
+        let question = outbox.pending.pop().unwrap();
+        assert_eq!(question.calls[0].tool, "run_command");
+        assert_eq!(question.calls[0].input["command"], "cat .env | head");
+        assert_eq!(question.calls[0].input["cwd"], "/ws/sub");
+        assert_eq!(
+            lines(&question.answer_now(&Verdict::Deny("asks".into()))),
+            [json!({"id": 0, "result": {"decision": "decline"}})]
+        );
+
+        feed(
+            &mut app,
+            json!({"method": "item/started", "params": {"item": {"type": "fileChange", "id": "call_2",
+                "changes": [{"path": "/ws/a.txt", "kind": {"type": "add"}},
+                            {"path": "/ws/b.txt", "kind": {"type": "update", "move_path": "/ws/.env"}}]}}}),
+        );
+        let (_, mut outbox, _) = feed_outbox(
+            &mut app,
+            json!({"id": 1, "method": "item/fileChange/requestApproval", "params": {"itemId": "call_2"}}),
+        );
+        let question = outbox.pending.pop().unwrap();
+        let paths: Vec<&Value> = question.calls.iter().map(|c| &c.input["path"]).collect();
+        assert_eq!(paths, ["/ws/a.txt", "/ws/b.txt", "/ws/.env"]);
+        assert_eq!(
+            lines(&question.answer_now(&Verdict::Allow)),
+            [json!({"id": 1, "result": {"decision": "accept"}})]
+        );
+        // A patch whose files codecrew never saw cannot be judged: nothing to allow.
+        let (_, mut outbox, _) = feed_outbox(
+            &mut app,
+            json!({"id": 2, "method": "item/fileChange/requestApproval", "params": {"itemId": "call_9"}}),
+        );
+        assert!(outbox.pending.pop().unwrap().calls.is_empty());
+
+        let (_, replies, _) = feed(
+            &mut app,
+            json!({"id": 3, "method": "item/permissions/requestApproval", "params": {}}),
+        );
+        assert_eq!(
+            replies,
+            [json!({"id": 3, "result": {"permissions": {}, "scope": "turn"}})]
+        );
         let (_, replies, _) = feed(
             &mut app,
             json!({"id": 7, "method": "item/tool/call", "params": {}}),
         );
         assert_eq!(replies[0]["error"]["code"], -32601);
+    }
+
+    #[test]
+    fn a_bash_wrapper_is_judged_by_its_script() {
+        assert_eq!(script("/bin/bash -lc 'ls -la && cat a'"), "ls -la && cat a");
+        assert_eq!(script("bash -c 'x'"), "x");
+        assert_eq!(script("python3 -c 'x'"), "python3 -c 'x'");
+        assert_eq!(script("/bin/bash -lc 'a' extra"), "/bin/bash -lc 'a' extra");
     }
 
     #[test]

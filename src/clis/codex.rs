@@ -1,12 +1,14 @@
 //! Codex (`codex`): `exec --json`, the prompt on stdin (`-`); `exec … resume <id>`
 //! continues a thread; kept for the loop as `codex app-server` (see
-//! [`super::app_server`]). Its own tools run in its own sandbox: read-only in `query`,
-//! the workspace in `execute`.
+//! [`super::app_server`]), where codecrew decides each of its own commands and patches.
+//! Run per turn it cannot ask, so its own shell is off and its sandbox read-only (its
+//! patches are refused) in either mode: codecrew's tools do that work.
+
+use std::path::PathBuf;
 
 use codecrew_intercept::decode::Format;
-use codecrew_tools::Mode;
 
-use super::{Cli, LongLived, TurnCommand, argv};
+use super::{Cli, LongLived, TurnCommand, argv, wall};
 use crate::clis::process::CommandSpec;
 use crate::config::ProviderKind;
 
@@ -30,6 +32,15 @@ impl Cli for Codex {
         Format::Codex
     }
 
+    /// `~/.codex` (or `$CODEX_HOME`): its config, sign-in and sessions.
+    fn state(&self) -> Option<Vec<PathBuf>> {
+        Some(
+            wall::dir_from_env("CODEX_HOME", ".codex")
+                .into_iter()
+                .collect(),
+        )
+    }
+
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let turn = command.turn;
         let mut args: Vec<String> = ["exec", "--json", "--skip-git-repo-check"]
@@ -38,11 +49,7 @@ impl Cli for Codex {
         if let Some(model) = command.model {
             args.extend(["-m".to_owned(), model.to_owned()]);
         }
-        let sandbox = match turn.mode {
-            Mode::Query => "read-only",
-            Mode::Execute => "workspace-write",
-        };
-        args.extend(["--sandbox".to_owned(), sandbox.to_owned()]);
+        args.extend(["--sandbox", "read-only", "--disable", "shell_tool"].map(String::from));
         args.extend(command.extra.iter().cloned());
         // Exec options come before `resume`; `-` reads the prompt from stdin.
         if let Some(session) = turn.session {
@@ -78,8 +85,9 @@ impl Cli for Codex {
 mod tests {
     use std::path::Path;
 
+    use codecrew_tools::Mode;
+
     use super::super::testing::*;
-    use super::*;
 
     #[test]
     fn exec_options_come_before_resume() {
@@ -97,7 +105,9 @@ mod tests {
                 "-m",
                 "haiku",
                 "--sandbox",
-                "workspace-write",
+                "read-only",
+                "--disable",
+                "shell_tool",
                 "resume",
                 "t1",
                 "-"

@@ -3,6 +3,8 @@
 //! format to read. Its sessions are not continued: a follow-up turn carries the
 //! transcript.
 
+use std::path::PathBuf;
+
 use codecrew_intercept::decode::Format;
 
 use super::{Cli, TurnCommand, argv};
@@ -60,6 +62,11 @@ impl Cli for Command {
             OutputFormat::Llm => Format::Llm,
             OutputFormat::Text => Format::Text,
         }
+    }
+
+    /// Unconfined: codecrew does not know where a declared command keeps its state.
+    fn state(&self) -> Option<Vec<PathBuf>> {
+        None
     }
 
     fn can_resume(&self) -> bool {

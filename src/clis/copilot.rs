@@ -1,14 +1,22 @@
 //! Copilot CLI (`copilot`): `--output-format json`, the prompt on stdin (piped stdin is
-//! its non-interactive mode, like `-p`); `--resume=<id>` continues a session. Its own
-//! tools are limited with its permission flags; secrets are named to it so that it
-//! strips them from its shell and redacts them from its output.
+//! its non-interactive mode, like `-p`); `--resume=<id>` continues a session. Secrets
+//! are named to it so that it strips them from its shell and redacts them from its
+//! output.
+//!
+//! Run per turn, Copilot cannot ask codecrew about its own tools, and its permission
+//! flags cannot say what codecrew's policy says (its `write(path)` matches names, not
+//! classes like `.env*`), so its own write and shell tools are off in either mode and
+//! codecrew's tools do that work; its reading tools stay, inside its wall. `--yes`
+//! allows what would ask: in `execute` its write and shell tools then run.
 
 use std::ffi::OsString;
+
+use std::path::PathBuf;
 
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
-use super::{Cli, TurnCommand, argv};
+use super::{Cli, TurnCommand, argv, wall};
 use crate::clis::process::CommandSpec;
 use crate::config::ProviderKind;
 
@@ -32,6 +40,17 @@ impl Cli for Copilot {
         Format::Copilot
     }
 
+    /// `~/.copilot` (or `$COPILOT_HOME`): its config, sign-in and sessions; and its
+    /// cache, `~/.cache/copilot`.
+    fn state(&self) -> Option<Vec<PathBuf>> {
+        Some(
+            wall::dir_from_env("COPILOT_HOME", ".copilot")
+                .into_iter()
+                .chain(wall::xdg("XDG_CACHE_HOME", ".cache", "copilot"))
+                .collect(),
+        )
+    }
+
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let turn = command.turn;
         // The prompt goes on stdin, so no prompt size hits the argv limit and none
@@ -47,21 +66,20 @@ impl Cli for Copilot {
             // `=`: --resume takes an optional value.
             args.push(format!("--resume={session}"));
         }
-        match turn.mode {
-            // Copilot's own tools, read-only: only these exist for the model.
-            Mode::Query => args.extend(
+        if turn.mode == Mode::Execute && turn.assume_yes {
+            args.push("--allow-tool=write,shell".to_owned());
+        } else {
+            // Only its reading tools exist for the model.
+            args.extend(
                 [
                     "--available-tools=view,grep,glob",
                     "--deny-tool=write,shell",
                 ]
                 .map(String::from),
-            ),
-            // As for Claude (acceptEdits): its file edits run, its shell does not
-            // (headless, what needs approval is denied).
-            Mode::Execute => {
-                args.extend(["--allow-tool=write", "--deny-tool=shell"].map(String::from))
-            }
+            );
         }
+        // Its trusted folders are the workspace, not the system's temporary folder.
+        args.push("--disallow-temp-dir".to_owned());
         let secrets = secret_names(std::env::vars_os());
         if !secrets.is_empty() {
             args.push(format!("--secret-env-vars={}", secrets.join(",")));
@@ -130,13 +148,29 @@ mod tests {
         assert!(!args.iter().any(|arg| arg.contains("the prompt")));
         assert_eq!(query.stdin.as_deref(), Some(&b"the prompt"[..]));
 
-        let execute =
-            provider("copilot").command(Path::new("copilot"), &turn(None, Mode::Execute), cwd);
+        // It cannot ask codecrew: its write and shell tools are off in execute too, but
+        // with --yes.
+        let mut execute_turn = turn(None, Mode::Execute);
+        let execute = provider("copilot").command(Path::new("copilot"), &execute_turn, cwd);
         let args = super::super::testing::args(&execute);
-        assert!(args.contains(&"--allow-tool=write".to_owned()), "{args:?}");
-        assert!(args.contains(&"--deny-tool=shell".to_owned()), "{args:?}");
+        assert!(
+            args.contains(&"--deny-tool=write,shell".to_owned()),
+            "{args:?}"
+        );
+        assert!(args.contains(&"--disallow-temp-dir".to_owned()), "{args:?}");
         assert!(!args.iter().any(|arg| arg.starts_with("--resume")));
-        assert!(!args.iter().any(|arg| arg.contains("allow-all")));
+        execute_turn.assume_yes = true;
+        let approved = provider("copilot").command(Path::new("copilot"), &execute_turn, cwd);
+        let args = super::super::testing::args(&approved);
+        assert!(
+            args.contains(&"--allow-tool=write,shell".to_owned()),
+            "{args:?}"
+        );
+        assert!(
+            !args
+                .iter()
+                .any(|arg| arg.contains("deny-tool") || arg.contains("allow-all"))
+        );
     }
 
     #[test]

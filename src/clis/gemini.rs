@@ -4,12 +4,12 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use codecrew_intercept::decode::Format;
-use codecrew_tools::Mode;
 
-use super::{Cli, LongLived, TurnCommand, argv};
+use super::{Cli, LongLived, TurnCommand, argv, wall};
 use crate::clis::process::CommandSpec;
 use crate::config::ProviderKind;
 
@@ -33,6 +33,16 @@ impl Cli for Gemini {
         Format::Gemini
     }
 
+    /// `~/.gemini`: its settings, sign-in and chats.
+    fn state(&self) -> Option<Vec<PathBuf>> {
+        Some(
+            wall::home()
+                .map(|home| home.join(".gemini"))
+                .into_iter()
+                .collect(),
+        )
+    }
+
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let turn = command.turn;
         let mut args: Vec<String> = ["--output-format", "stream-json"]
@@ -43,9 +53,6 @@ impl Cli for Gemini {
         }
         if let Some(session) = turn.session {
             args.extend(["--resume".to_owned(), session.to_owned()]);
-        }
-        if turn.mode == Mode::Execute {
-            args.extend(["--approval-mode", "auto_edit"].map(String::from));
         }
         args.extend(command.extra.iter().cloned());
         let mut spec = command.spec();
@@ -59,16 +66,23 @@ impl Cli for Gemini {
         Some(LongLived::Acp)
     }
 
-    /// `gemini --acp` with the model and approval mode of a run per turn.
+    /// `gemini --acp` in its default approval mode, where its edits, its shell and its
+    /// fetches ask codecrew first ([`super::acp`]); a policy of codecrew's makes every
+    /// shell command ask, the ones Gemini deems safe included (`cat .env` would not).
     fn kept_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let mut args = vec![OsString::from("--acp")];
         if let Some(model) = command.model {
             args.extend(argv(["-m", model]));
         }
-        if command.turn.mode == Mode::Execute {
-            args.extend(argv(["--approval-mode", "auto_edit"]));
-        }
         let mut spec = command.spec();
+        match policy_file() {
+            Ok(file) => {
+                args.extend([OsString::from("--policy"), file.as_os_str().to_owned()]);
+                spec.files.push(Arc::new(file));
+            }
+            // Its shell's "safe" commands then run without asking, inside its wall.
+            Err(error) => tracing::warn!("cannot write gemini's policy file: {error}"),
+        }
         spec.args = args;
         spec
     }
@@ -184,9 +198,30 @@ fn written_since(path: &Path, started: SystemTime) -> bool {
         .is_ok_and(|modified| modified >= started)
 }
 
+/// Gemini's policy rule that makes every shell command ask.
+const ASK_BEFORE_SHELL: &str = r#"[[rule]]
+toolName = "run_shell_command"
+argsPattern = ".*"
+decision = "ask_user"
+priority = 100
+"#;
+
+/// [`ASK_BEFORE_SHELL`] in a file of its own, for `--policy`.
+fn policy_file() -> std::io::Result<tempfile::TempPath> {
+    use std::io::Write;
+    let mut file = tempfile::Builder::new()
+        .prefix("codecrew-gemini-policy-")
+        .suffix(".toml")
+        .tempfile()?;
+    file.write_all(ASK_BEFORE_SHELL.as_bytes())?;
+    Ok(file.into_temp_path())
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+
+    use codecrew_tools::Mode;
 
     use super::super::testing::*;
     use super::*;
@@ -206,15 +241,30 @@ mod tests {
     }
 
     #[test]
-    fn the_kept_agent_speaks_acp_with_the_turns_model_and_mode() {
+    fn the_kept_agent_asks_codecrew_before_its_edits_and_every_shell_command() {
         let spec = provider("gemini").resident_command(
             Path::new("gemini"),
             &turn(None, Mode::Execute),
             Path::new("."),
         );
-        assert_eq!(
-            args(&spec),
-            ["--acp", "-m", "haiku", "--approval-mode", "auto_edit"]
+        let args = args(&spec);
+        assert_eq!(args[..4], ["--acp", "-m", "haiku", "--policy"]);
+        assert!(
+            !args.iter().any(|a| a == "--approval-mode"),
+            "its default mode asks"
+        );
+        let policy = std::fs::read_to_string(&args[4]).unwrap();
+        assert!(policy.contains("run_shell_command") && policy.contains("ask_user"));
+        // Per turn its edits and shell are off: headless, what would ask is not offered.
+        let spec = provider("gemini").command(
+            Path::new("gemini"),
+            &turn(None, Mode::Execute),
+            Path::new("."),
+        );
+        assert!(
+            !super::super::testing::args(&spec)
+                .iter()
+                .any(|a| a == "auto_edit")
         );
     }
 

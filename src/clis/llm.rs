@@ -4,9 +4,11 @@
 //! streamed). llm has no tools of its own unless given some, so nothing of its own runs
 //! in either mode.
 
+use std::path::PathBuf;
+
 use codecrew_intercept::decode::Format;
 
-use super::{Cli, TurnCommand, argv};
+use super::{Cli, TurnCommand, argv, wall};
 use crate::clis::process::CommandSpec;
 use crate::config::ProviderKind;
 
@@ -28,6 +30,15 @@ impl Cli for Llm {
 
     fn format(&self) -> Format {
         Format::Llm
+    }
+
+    /// `$LLM_USER_PATH`, else `~/.config/io.datasette.llm`: its keys, models and logs.
+    fn state(&self) -> Option<Vec<PathBuf>> {
+        let dir = std::env::var_os("LLM_USER_PATH")
+            .map(PathBuf::from)
+            .filter(|dir| dir.is_absolute())
+            .or_else(|| wall::xdg("XDG_CONFIG_HOME", ".config", "io.datasette.llm"));
+        Some(dir.into_iter().collect())
     }
 
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {

@@ -26,10 +26,13 @@ mod qwen;
 
 pub mod acp;
 pub mod app_server;
+pub mod claude_control;
 pub mod json_lines;
+pub mod native;
 pub mod process;
 pub mod resident;
 pub mod transport;
+pub mod wall;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -49,6 +52,9 @@ pub struct Turn<'a> {
     pub session: Option<&'a str>,
     pub mode: Mode,
     pub model: Option<&'a str>,
+    /// `--yes`: what would ask is allowed. A CLI that cannot ask codecrew about its own
+    /// tools turns them on only then.
+    pub assume_yes: bool,
 }
 
 /// Everything one turn's command line is made from.
@@ -142,6 +148,11 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
     /// session it served, where the protocol names one. Where the CLI's long-lived mode
     /// leaves something of its own start-up behind, it goes here.
     fn after_kept(&self, _started: std::time::SystemTime, _session: Option<&str>) {}
+
+    /// The CLI's own state and credential directories (and files), which its process
+    /// may read and write inside its wall ([`wall`]). None leaves the CLI unconfined: a
+    /// user-declared command whose needs codecrew does not know.
+    fn state(&self) -> Option<Vec<PathBuf>>;
 }
 
 /// The module that knows the agent's CLI: the registry.
@@ -258,8 +269,27 @@ impl Provider {
 
     /// The command line for one turn.
     pub fn command(&self, program: &Path, turn: &Turn<'_>, cwd: &Path) -> CommandSpec {
-        self.cli
-            .turn_command(&self.turn_command(program, turn, cwd))
+        let spec = self
+            .cli
+            .turn_command(&self.turn_command(program, turn, cwd));
+        self.walled(spec, program, turn.mode, cwd)
+    }
+
+    /// `spec` inside the CLI's wall for `mode`, where the CLI has one.
+    fn walled(&self, mut spec: CommandSpec, program: &Path, mode: Mode, cwd: &Path) -> CommandSpec {
+        let confinement = self
+            .cli
+            .state()
+            .and_then(|state| wall::confinement(program, cwd, mode, state));
+        if let Some(mut confinement) = confinement {
+            confinement
+                .wall
+                .install
+                .extend(spec.files.iter().map(|file| file.to_path_buf()));
+            spec.env.extend(confinement.env());
+            spec.confinement = Some(confinement);
+        }
+        spec
     }
 
     /// The command line of a CLI kept for the whole loop ([`Self::keeps_alive`]).
@@ -268,7 +298,7 @@ impl Provider {
             .cli
             .kept_command(&self.turn_command(program, turn, cwd));
         spec.stdin = None;
-        spec
+        self.walled(spec, program, turn.mode, cwd)
     }
 }
 
@@ -323,6 +353,7 @@ pub(crate) mod testing {
             session,
             mode,
             model: Some("haiku"),
+            assume_yes: false,
         }
     }
 

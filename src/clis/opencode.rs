@@ -1,24 +1,25 @@
 //! opencode (`opencode`): `run --format json`, the prompt on stdin; `-s <id>` continues
 //! a session, one run per turn. (`opencode acp` serves a loop from one process, but
 //! `opencode run -s` then hangs on the session it opened, so a thread could not go on
-//! with it; and its ACP agent takes no model on its command line.) Its own tools answer to `OPENCODE_PERMISSION`, which opencode merges over
-//! every config file it reads: in `query` nothing of its own may edit, run a shell or
-//! leave the workspace; in `execute` its edits run (as Claude's `acceptEdits`) and its
-//! shell does not. `--title` spares the extra model request opencode otherwise makes to
-//! title each new session.
+//! with it; and its ACP agent takes no model on its command line.)
+//!
+//! Run per turn, opencode cannot ask codecrew about its own tools, so codecrew tells it
+//! beforehand, in `OPENCODE_PERMISSION` (merged over every config file it reads), what
+//! codecrew's policy would: its reads may not open the sensitive files, its edits in
+//! `execute` may not touch the protected ones (both as patterns: [`permission`]), and
+//! in `query` nothing of its own edits; its shell and web fetches are off and it never
+//! leaves the workspace. `--yes` allows what would ask: its edits, reads and shell then
+//! run (still inside its wall, never outside the workspace). `--title` spares the extra
+//! model request opencode otherwise makes to title each new session.
+
+use std::path::PathBuf;
 
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
-use super::{Cli, TurnCommand, argv};
+use super::{Cli, TurnCommand, argv, wall};
 use crate::clis::process::CommandSpec;
 use crate::config::ProviderKind;
-
-/// The permissions codecrew gives opencode's own tools, per mode.
-const QUERY_PERMISSION: &str =
-    r#"{"edit":"deny","bash":"deny","external_directory":"deny","webfetch":"deny"}"#;
-const EXECUTE_PERMISSION: &str =
-    r#"{"edit":"allow","bash":"deny","external_directory":"deny","webfetch":"deny"}"#;
 
 #[derive(Debug)]
 pub struct Opencode;
@@ -40,6 +41,22 @@ impl Cli for Opencode {
         Format::Opencode
     }
 
+    /// Its XDG folders: `~/.local/share/opencode` (sign-in, sessions),
+    /// `~/.config/opencode`, `~/.cache/opencode`, `~/.local/state/opencode`.
+    fn state(&self) -> Option<Vec<PathBuf>> {
+        Some(
+            [
+                ("XDG_DATA_HOME", ".local/share"),
+                ("XDG_CONFIG_HOME", ".config"),
+                ("XDG_CACHE_HOME", ".cache"),
+                ("XDG_STATE_HOME", ".local/state"),
+            ]
+            .into_iter()
+            .filter_map(|(variable, default)| wall::xdg(variable, default, "opencode"))
+            .collect(),
+        )
+    }
+
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let turn = command.turn;
         let mut args: Vec<String> = ["run", "--format", "json", "--title", "codecrew"]
@@ -55,20 +72,44 @@ impl Cli for Opencode {
         args.extend(command.extra.iter().cloned());
         let mut spec = command.spec();
         spec.args = argv(args);
-        spec.env.push(permission(turn.mode));
+        spec.env.push((
+            "OPENCODE_PERMISSION".into(),
+            permission(turn.mode, turn.assume_yes).into(),
+        ));
         // opencode reads a piped stdin as the message.
         spec.stdin = Some(turn.prompt.as_bytes().to_vec());
         spec
     }
 }
 
-/// The `OPENCODE_PERMISSION` variable for `mode`.
-fn permission(mode: Mode) -> (std::ffi::OsString, std::ffi::OsString) {
-    let permission = match mode {
-        Mode::Query => QUERY_PERMISSION,
-        Mode::Execute => EXECUTE_PERMISSION,
+/// The `OPENCODE_PERMISSION` for `mode`, `yes` being `--yes`. opencode matches a
+/// pattern against the path relative to its worktree, and the last pattern that matches
+/// decides, so `*` comes first and the exceptions after it (written out in order, not
+/// through a map that might sort them).
+fn permission(mode: Mode, yes: bool) -> String {
+    let approved = yes && mode == Mode::Execute;
+    let except = |globs: Vec<String>| {
+        let denied: Vec<String> = globs
+            .iter()
+            .map(|glob| format!("{}:\"deny\"", serde_json::Value::from(glob.as_str())))
+            .collect();
+        format!("{{\"*\":\"allow\",{}}}", denied.join(","))
     };
-    ("OPENCODE_PERMISSION".into(), permission.into())
+    let read = if approved {
+        "\"allow\"".to_owned()
+    } else {
+        except(codecrew_policy::paths::sensitive_globs())
+    };
+    let edit = match mode {
+        Mode::Query => "\"deny\"".to_owned(),
+        Mode::Execute if approved => "\"allow\"".to_owned(),
+        Mode::Execute => except(codecrew_policy::paths::protected_globs()),
+    };
+    let others = if approved { "allow" } else { "deny" };
+    format!(
+        "{{\"read\":{read},\"edit\":{edit},\"bash\":\"{others}\",\"webfetch\":\"{others}\",\
+         \"external_directory\":\"deny\"}}"
+    )
 }
 
 #[cfg(test)]
@@ -94,19 +135,40 @@ mod tests {
         assert_eq!(spec.stdin.as_deref(), Some(&b"the prompt"[..]));
     }
 
+    fn permission_of(mode: Mode, yes: bool) -> serde_json::Value {
+        let mut turn = turn(None, mode);
+        turn.assume_yes = yes;
+        let spec = provider("opencode").command(Path::new("opencode"), &turn, Path::new("."));
+        serde_json::from_str(env(&spec, "OPENCODE_PERMISSION").unwrap()).unwrap()
+    }
+
     #[test]
-    fn its_own_tools_never_write_in_query_and_never_run_a_shell() {
-        for (mode, edit) in [(Mode::Query, "deny"), (Mode::Execute, "allow")] {
-            let spec = provider("opencode").command(
+    fn its_own_tools_follow_codecrews_classes_and_run_a_shell_only_under_yes() {
+        let query = permission_of(Mode::Query, true);
+        assert_eq!(query["edit"], "deny", "--yes changes nothing in query");
+        assert_eq!(query["bash"], "deny");
+        assert_eq!(query["read"]["*"], "allow");
+        assert_eq!(query["read"][".env"], "deny");
+        let execute = permission_of(Mode::Execute, false);
+        assert_eq!(execute["bash"], "deny");
+        assert_eq!(execute["edit"]["AGENTS.md"], "deny");
+        assert_eq!(execute["edit"]["*/.github/workflows/*"], "deny");
+        assert_eq!(execute["external_directory"], "deny");
+        // `*` first: the last matching pattern decides.
+        let text = env(
+            &provider("opencode").command(
                 Path::new("opencode"),
-                &turn(None, mode),
+                &turn(None, Mode::Execute),
                 Path::new("."),
-            );
-            let permission: serde_json::Value =
-                serde_json::from_str(env(&spec, "OPENCODE_PERMISSION").unwrap()).unwrap();
-            assert_eq!(permission["edit"], edit, "{mode:?}");
-            assert_eq!(permission["bash"], "deny", "{mode:?}");
-            assert_eq!(permission["external_directory"], "deny", "{mode:?}");
-        }
+            ),
+            "OPENCODE_PERMISSION",
+        )
+        .unwrap()
+        .to_owned();
+        assert!(text.contains(r#""edit":{"*":"allow","#), "{text}");
+        let approved = permission_of(Mode::Execute, true);
+        assert_eq!(approved["edit"], "allow");
+        assert_eq!(approved["bash"], "allow");
+        assert_eq!(approved["external_directory"], "deny");
     }
 }

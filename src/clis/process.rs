@@ -34,6 +34,11 @@ pub struct CommandSpec {
     /// Bytes written to stdin before it is closed; `None` means stdin is null.
     pub stdin: Option<Vec<u8>>,
     pub cwd: Option<PathBuf>,
+    /// The wall the process runs in ([`crate::clis::wall`]); None runs it unconfined.
+    pub confinement: Option<crate::clis::wall::Confinement>,
+    /// Files codecrew wrote for the command to read (a policy file named on its command
+    /// line): readable inside its wall, removed when the last holder is dropped.
+    pub files: Vec<std::sync::Arc<tempfile::TempPath>>,
 }
 
 impl CommandSpec {
@@ -187,7 +192,6 @@ pub(crate) fn spawn(spec: &CommandSpec, stdin: bool) -> Result<(Child, GroupGuar
         .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
     for name in &spec.env_remove {
         command.env_remove(name);
@@ -197,6 +201,20 @@ pub(crate) fn spawn(spec: &CommandSpec, stdin: bool) -> Result<(Child, GroupGuar
     }
     if let Some(cwd) = &spec.cwd {
         command.current_dir(cwd);
+    }
+    match &spec.confinement {
+        // A session of its own (so no controlling terminal: the CLI cannot read the keys
+        // typed at a permission prompt), and the wall.
+        Some(confinement) => {
+            let domain = confinement.wall.domain().map_err(|error| SpawnError {
+                program: spec.program.display().to_string(),
+                source: std::io::Error::other(format!("cannot build its sandbox: {error}")),
+            })?;
+            codecrew_policy::sandbox::confine(&mut command, domain);
+        }
+        None => {
+            command.process_group(0);
+        }
     }
     codecrew_policy::lifeline::die_with_codecrew(&mut command);
     let child = command.spawn().map_err(|source| SpawnError {

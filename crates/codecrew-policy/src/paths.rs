@@ -254,6 +254,73 @@ pub fn protected(path: &Path) -> Option<String> {
     sensitive(path).map(|why| format!("{why}; overwriting it is not undoable"))
 }
 
+/// The sensitive files as glob patterns over a `/`-separated path, for a CLI that can
+/// only be told by pattern what its own tools may not read (opencode's permissions,
+/// where `*` matches any characters, `/` included). Wider than [`sensitive`]: no
+/// exception for source files named like secrets (`secrets.rs`), no backups; each name
+/// in lower and upper case.
+pub fn sensitive_globs() -> Vec<String> {
+    let mut globs = Vec::new();
+    for dir in SENSITIVE_DIRS {
+        globs.extend([format!("{dir}/*"), format!("*/{dir}/*")]);
+    }
+    for name in SENSITIVE_NAMES {
+        globs.extend([(*name).to_owned(), format!("*/{name}")]);
+    }
+    for prefix in SENSITIVE_PREFIXES {
+        globs.extend([format!("{prefix}*"), format!("*/{prefix}*")]);
+    }
+    for suffix in SENSITIVE_SUFFIXES {
+        globs.push(format!("*{suffix}"));
+    }
+    globs.extend(
+        [
+            ".git/config",
+            "*/.git/config",
+            ".git/objects/*",
+            "*/.git/objects/*",
+        ]
+        .map(String::from),
+    );
+    both_cases(globs)
+}
+
+/// The protected files (the sensitive ones included) as glob patterns, as
+/// [`sensitive_globs`].
+pub fn protected_globs() -> Vec<String> {
+    let mut globs = Vec::new();
+    for dir in PROTECTED_DIRS {
+        globs.extend([format!("{dir}/*"), format!("*/{dir}/*")]);
+    }
+    for path in PROTECTED_DIR_PATHS {
+        let path = path.join("/");
+        globs.extend([format!("{path}/*"), format!("*/{path}/*")]);
+    }
+    for name in PROTECTED_NAMES {
+        globs.extend([(*name).to_owned(), format!("*/{name}")]);
+    }
+    globs.extend(sensitive_globs());
+    both_cases(globs)
+}
+
+/// `globs` in lower case, upper case, and upper case but the extension (`AGENTS.md`),
+/// without repeats.
+fn both_cases(globs: Vec<String>) -> Vec<String> {
+    let shouted_stem = |glob: &str| match glob.rsplit_once('.') {
+        Some((stem, extension)) if !extension.contains(['/', '*']) => {
+            format!("{}.{}", stem.to_uppercase(), extension.to_lowercase())
+        }
+        _ => glob.to_uppercase(),
+    };
+    let mut all: Vec<String> = globs
+        .iter()
+        .flat_map(|glob| [glob.to_lowercase(), glob.to_uppercase(), shouted_stem(glob)])
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    all.retain(|glob| seen.insert(glob.clone()));
+    all
+}
+
 /// Why a file must never be opened by a tool: FIFOs (an open blocks), devices and
 /// sockets. None for regular files, directories and missing files.
 pub fn special(meta: &Metadata) -> Option<&'static str> {
@@ -291,6 +358,55 @@ pub fn forbidden_system_path(path: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    /// `*` matching any characters, `/` included, as opencode matches its patterns.
+    fn glob_matches(glob: &str, path: &str) -> bool {
+        match glob.split_once('*') {
+            None => glob == path,
+            Some((head, rest)) => {
+                path.starts_with(head)
+                    && (head.len()..=path.len())
+                        .any(|at| path.is_char_boundary(at) && glob_matches(rest, &path[at..]))
+            }
+        }
+    }
+
+    #[test]
+    fn the_globs_cover_each_class_and_leave_ordinary_files() {
+        let sensitive = super::sensitive_globs();
+        let protected = super::protected_globs();
+        let any = |globs: &[String], path: &str| globs.iter().any(|glob| glob_matches(glob, path));
+        for path in [
+            ".env",
+            "app/.env.local",
+            "home/u/.ssh/id_rsa",
+            "keys/server.pem",
+            "ENV/.ENV",
+            ".git/config",
+        ] {
+            assert!(any(&sensitive, path), "{path}");
+            assert!(any(&protected, path), "{path}");
+        }
+        for path in [
+            "AGENTS.md",
+            "sub/CLAUDE.md",
+            ".github/workflows/ci.yml",
+            ".bashrc",
+            ".git/hooks/pre-commit",
+            ".vscode/settings.json",
+        ] {
+            assert!(any(&protected, path), "{path}");
+            assert!(!any(&sensitive, path), "{path}");
+        }
+        for path in [
+            "src/main.rs",
+            "README.md",
+            "notes.txt",
+            "docs/agents-guide.md",
+        ] {
+            assert!(!any(&protected, path), "{path}");
+        }
+    }
+
     use super::*;
 
     fn is_sensitive(path: &str) -> bool {

@@ -81,6 +81,11 @@ impl ToolExecutor {
         self
     }
 
+    /// Whether calls that would ask are allowed (`--yes`).
+    pub fn assumes_yes(&self) -> bool {
+        self.assume_yes
+    }
+
     /// Adds a hook that sees every call before and after it runs.
     pub fn with_middleware(mut self, middleware: Arc<dyn Middleware>) -> Self {
         self.middleware.push(middleware);
@@ -237,6 +242,61 @@ impl ToolExecutor {
             Status::Error
         };
         (status, outcome, cap)
+    }
+}
+
+impl ToolExecutor {
+    /// The decision on a call an agent CLI's own tool is about to make (its Write, its
+    /// shell), judged as `call`, the codecrew call it amounts to: the mode, the policy,
+    /// the asker or `--yes`, and the audit log (the call's id names the CLI's tool). Nothing
+    /// runs here; the CLI runs its tool when this says yes.
+    pub async fn authorize(&self, call: &CallRequest) -> Result<Grant, ToolError> {
+        let info = CallInfo {
+            id: call.id.clone(),
+            tool: call.tool.clone(),
+            input: call.input.clone(),
+            mode: self.context.mode,
+        };
+        for hook in &self.middleware {
+            hook.before(&info);
+        }
+        let started = Instant::now();
+        // A tool codecrew has no equivalent of (a web fetch) counts as one that changes
+        // things: refused in query, asked about in execute.
+        let (readonly, offered) = self
+            .registry
+            .get(&call.tool)
+            .map_or((false, false), |tool| {
+                (tool.readonly(), tool.offered_in_query())
+            });
+        let verdict = if self.context.mode == Mode::Query && !readonly && !offered {
+            Err(ToolError::new(
+                "E_PERMISSION_DENIED",
+                format!(
+                    "query mode is read-only: {} can change files or reach out",
+                    call.tool
+                ),
+            )
+            .with_suggestion("run the task with `codecrew execute` instead"))
+        } else {
+            self.permit(&call.tool, readonly, &call.input).await
+        };
+        let result = ToolResult {
+            tool_call_id: call.id.clone(),
+            tool: call.tool.clone(),
+            status: if verdict.is_ok() {
+                Status::Ok
+            } else {
+                Status::Denied
+            },
+            output: Value::Null,
+            error: verdict.as_ref().err().cloned(),
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        };
+        for hook in &self.middleware {
+            hook.after(&info, &result);
+        }
+        verdict
     }
 }
 

@@ -261,6 +261,7 @@ impl JobRun {
                 program: &program,
                 workspace: &self.settings.workspace,
                 env: &self.settings.env,
+                gate: Some(self.executor.as_ref()),
             },
             self.settings.mode,
         );
@@ -282,6 +283,7 @@ impl JobRun {
                 },
                 mode: self.settings.mode,
                 model: self.job.model.as_deref(),
+                assume_yes: self.executor.assumes_yes(),
             };
             let mut turn = TurnState::default();
             let mut interceptor =

@@ -2,12 +2,11 @@
 
 use super::*;
 
-/// Copilot's own tools are governed like Claude's: in `query` the model is offered only its
-/// reading tools, and in `execute` its file edits may run but its shell may not, so a
-/// model that reaches for Copilot's `bash` instead of codecrew's `run_command` runs
-/// nothing.
+/// Copilot cannot ask codecrew about its own tools, so the model is offered only its
+/// reading tools in either mode (without `--yes`): a model that reaches for Copilot's
+/// `bash` instead of codecrew's `run_command` runs nothing.
 #[test]
-fn copilot_own_tools_read_only_in_query_and_no_shell_in_execute() {
+fn copilot_own_tools_are_only_its_reading_tools_without_yes() {
     let shell = Reply::tool(
         "bash",
         json!({"command": "touch made-by-copilot-shell", "description": "touch",
@@ -42,11 +41,7 @@ fn copilot_own_tools_read_only_in_query_and_no_shell_in_execute() {
             .iter()
             .map(|tool| tool["name"].as_str().unwrap())
             .collect();
-        if mode == "query" {
-            assert_eq!(offered, ["view", "grep", "glob"], "{mode}");
-        } else {
-            assert!(offered.contains(&"create"), "{mode}: {offered:?}");
-        }
+        assert_eq!(offered, ["view", "grep", "glob"], "{mode}");
         let answered = requests[before..]
             .iter()
             .find(|r| r.tool_result.is_some())

@@ -90,6 +90,7 @@ mod copilot;
 mod crew;
 mod interrupt;
 mod live;
+mod native_policy;
 mod native_tools;
 mod query_commands;
 mod runs;

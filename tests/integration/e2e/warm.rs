@@ -9,7 +9,8 @@ use crate::support::clis::Clis;
 /// The CLIs with a long-lived mode.
 const KEPT: [&str; 4] = ["claude", "codex", "gemini", "qwen"];
 
-/// A `cli` on PATH before the real one that logs each start, then runs it.
+/// A `cli` on PATH before the real one that logs each start, then runs it. The log is
+/// kept in the CLI's own state folder (`~/.claude`, ...), which its wall lets it write.
 struct Counted {
     env: CliEnv,
     log: std::path::PathBuf,
@@ -20,7 +21,9 @@ impl Counted {
         let clis = Clis::require("e2e::warm").unwrap();
         let dir = world.home.root().join("counting-bin");
         std::fs::create_dir_all(&dir).unwrap();
-        let log = world.home.root().join(format!("{cli}-starts.log"));
+        let state = world.home.home().join(format!(".{cli}"));
+        std::fs::create_dir_all(&state).unwrap();
+        let log = state.join("codecrew-test-starts.log");
         let real = clis.bin_dir().join(cli);
         let wrapper = dir.join(cli);
         std::fs::write(
@@ -166,7 +169,9 @@ fn cli_processes(dir: &Path, name: &str) -> Vec<i32> {
         .filter(|pid| {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             let cmdline = String::from_utf8_lossy(&cmdline);
-            cmdline.contains(name) && !cmdline.contains("codecrew")
+            // Not codecrew itself (a CLI's arguments may name codecrew's files).
+            let program = cmdline.split('\0').next().unwrap_or("");
+            cmdline.contains(name) && !program.ends_with("codecrew")
         })
         .collect()
 }
@@ -252,7 +257,7 @@ fn killed_mid_loop(cli: &str) {
 }
 
 #[test]
-fn codexs_own_requests_to_leave_its_sandbox_are_declined_in_either_mode() {
+fn codexs_own_command_outside_the_workspace_is_refused_in_either_mode() {
     let outside = std::env::temp_dir().join(format!("codecrew-escalated-{}", std::process::id()));
     let _ = std::fs::remove_file(&outside);
     let script = Script::new()
@@ -294,8 +299,7 @@ fn codexs_own_requests_to_leave_its_sandbox_are_declined_in_either_mode() {
             "{mode}: {doc}"
         );
         assert!(
-            run.stderr
-                .contains("declined a request of codex app-server"),
+            run.stderr.contains("refused codex's shell"),
             "{mode}: {}",
             run.stderr
         );
@@ -304,7 +308,7 @@ fn codexs_own_requests_to_leave_its_sandbox_are_declined_in_either_mode() {
 }
 
 #[test]
-fn geminis_requests_for_permission_are_refused_and_its_edits_follow_the_mode() {
+fn geminis_shell_is_refused_unless_allowed_and_its_edits_follow_the_mode() {
     let script = Script::new()
         .rule(Rule::on_any_tool_result(Reply::text("Gemini went on.")))
         .rule(Rule::on_prompt(
@@ -324,7 +328,8 @@ fn geminis_requests_for_permission_are_refused_and_its_edits_follow_the_mode() {
     let shell_ran = world.workspace().join("shell-ran");
     let wrote = world.workspace().join("gemini-wrote.txt");
     for mode in ["query", "execute"] {
-        // Its shell asks in either mode, and is refused.
+        // Its shell asks codecrew in either mode; `touch` asks, and without a terminal
+        // is refused.
         let run = world.codecrew(&["-v", mode, "@gemini E2E-GEMINI-SHELL run it"]);
         run.assert_code(0);
         assert!(
@@ -333,14 +338,13 @@ fn geminis_requests_for_permission_are_refused_and_its_edits_follow_the_mode() {
             run.stdout
         );
         assert!(
-            run.stderr
-                .contains("declined gemini's request to run one of its own tools"),
+            run.stderr.contains("refused gemini's"),
             "{mode}: {}",
             run.stderr
         );
         assert!(!shell_ran.exists(), "{mode}: Gemini's shell ran");
 
-        // Its edits ask in query (refused) and run in execute, as they do per turn.
+        // Its edits ask codecrew: refused in query, allowed in execute (an ordinary file).
         let run = world.codecrew(&["-v", mode, "@gemini E2E-GEMINI-WRITE write it"]);
         run.assert_code(0);
         assert!(
@@ -351,11 +355,7 @@ fn geminis_requests_for_permission_are_refused_and_its_edits_follow_the_mode() {
         match mode {
             "query" => {
                 assert!(!wrote.exists(), "query: Gemini wrote a file");
-                assert!(
-                    run.stderr.contains("declined gemini's request"),
-                    "{}",
-                    run.stderr
-                );
+                assert!(run.stderr.contains("refused gemini's"), "{}", run.stderr);
             }
             _ => assert_eq!(std::fs::read_to_string(&wrote).unwrap(), "hi"),
         }

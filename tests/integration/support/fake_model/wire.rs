@@ -304,6 +304,31 @@ pub(super) fn openai_items(reply: &Reply, model: &str, input_tokens: u64) -> (Ve
         let index = output.len();
         let id = fresh_id("fc_fake_");
         let call_id = fresh_id("call_fake_");
+        // An input that is a string is a free-form (custom) tool's, as Codex's
+        // `apply_patch` takes its patch.
+        if let Some(text) = call.input.as_str() {
+            let done = json!({"type": "custom_tool_call", "id": id, "call_id": call_id,
+                "name": call.name, "input": text, "status": "completed"});
+            events.push(
+                json!({"type": "response.output_item.added", "output_index": index,
+                "item": {"type": "custom_tool_call", "id": id, "call_id": call_id,
+                         "name": call.name, "input": "", "status": "in_progress"}}),
+            );
+            events.push(
+                json!({"type": "response.custom_tool_call_input.delta", "item_id": id,
+                "output_index": index, "delta": text}),
+            );
+            events.push(
+                json!({"type": "response.custom_tool_call_input.done", "item_id": id,
+                "output_index": index, "input": text}),
+            );
+            events.push(
+                json!({"type": "response.output_item.done", "output_index": index,
+                "item": done}),
+            );
+            output.push(done);
+            continue;
+        }
         let arguments = call.input.to_string();
         let done = json!({"type": "function_call", "id": id, "call_id": call_id,
             "name": call.name, "arguments": arguments, "status": "completed"});

@@ -1,5 +1,5 @@
 //! The OS sandbox for the programs tools start: `run_command`, external tools and MCP
-//! servers (Linux, Landlock). Two domains:
+//! servers (Linux, Landlock), and the agent CLIs themselves. Three domains:
 //!
 //! - **read-only** ([`read_only_domain`]), for every command that runs without asking
 //!   (the safe list, an allow rule of the config, and anything `run_command` runs in
@@ -12,6 +12,9 @@
 //!   write a byte or reach the network.
 //! - **the mode's** ([`ruleset`]), for what the user approved in execute (a prompt,
 //!   `--yes`) and for external tools and MCP servers: read anything, write as below.
+//! - **the CLI's** ([`CliWall`]), for an agent CLI's own process: whatever its own tools
+//!   do happens inside it (the workspace, the system, its installation and its own
+//!   state; in `query` no write but its state; see [`cli`]).
 //!
 //! What a command approved in execute may do:
 //! - read and execute anything (it is a build or a test, it needs the toolchain);
@@ -29,8 +32,12 @@
 //! `landlock_restrict_self`, which allocate nothing. A kernel without Landlock runs the
 //! command unconfined, and codecrew says so on stderr once per run.
 
+mod cli;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Once, OnceLock};
+
+pub use cli::{CliWall, NETWORK_FILES, install_root};
 
 use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
 

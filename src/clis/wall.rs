@@ -1,0 +1,196 @@
+//! The wall around a CLI's own process ([`codecrew_policy::sandbox::CliWall`]): what of
+//! the machine it may read and write, worked out for one command before it starts.
+//!
+//! The CLI's module names its state directories ([`super::Cli::state`]); this adds its
+//! installation, found from the program (and the interpreter its first line names), and
+//! a temporary directory of its own as its `TMPDIR`: in `query` `/tmp` is not writable,
+//! since it may hold the workspace, and programs that look for a temporary folder
+//! without `TMPDIR` find `/var/tmp` first, which the wall keeps them out of (SQLite's
+//! migrations in Codex's state failed there).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Once};
+
+use codecrew_policy::sandbox::{self, CliWall, Support};
+use codecrew_tools::Mode;
+
+/// A CLI process's wall, and the temporary directory that lives as long as the command.
+#[derive(Debug, Clone)]
+pub struct Confinement {
+    pub wall: CliWall,
+    /// Removed when the last command holding it is dropped.
+    pub temp: Option<Arc<tempfile::TempDir>>,
+}
+
+impl Confinement {
+    /// The variables the command needs on top of its environment.
+    pub fn env(&self) -> Vec<(OsString, OsString)> {
+        self.temp
+            .iter()
+            .map(|temp| (OsString::from("TMPDIR"), temp.path().as_os_str().to_owned()))
+            .collect()
+    }
+}
+
+/// The user's home directory, where the CLIs keep their state.
+pub fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|home| home.is_absolute())
+}
+
+/// `$<variable>` when set to an absolute path, else `~/<default>`.
+pub fn dir_from_env(variable: &str, default: &str) -> Option<PathBuf> {
+    std::env::var_os(variable)
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| home().map(|home| home.join(default)))
+}
+
+/// An XDG base directory (`XDG_CONFIG_HOME`, ...) joined with `name`.
+pub fn xdg(variable: &str, default: &str, name: &str) -> Option<PathBuf> {
+    dir_from_env(variable, default).map(|dir| dir.join(name))
+}
+
+/// The wall for `program` (as found on PATH) run in `cwd` in `mode`, with `state` its
+/// CLI's state directories. None when the user turned the sandbox off.
+pub fn confinement(
+    program: &Path,
+    cwd: &Path,
+    mode: Mode,
+    state: Vec<PathBuf>,
+) -> Option<Confinement> {
+    if !sandbox::enabled() {
+        return None;
+    }
+    warn_once();
+    for dir in &state {
+        // A state directory that does not exist yet could not be granted, and the CLI
+        // could not create it in a home it may not write.
+        if dir.extension().is_none() && !dir.exists() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+    }
+    let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let writes_workspace = mode == Mode::Execute;
+    let temp = tempfile::Builder::new()
+        .prefix("codecrew-cli-")
+        .tempdir()
+        .ok()
+        .map(Arc::new);
+    Some(Confinement {
+        wall: CliWall {
+            workspace,
+            writes_workspace,
+            install: installation(program),
+            state,
+            temp: temp.as_ref().map(|temp| temp.path().to_path_buf()),
+        },
+        temp,
+    })
+}
+
+/// Says once per run when the kernel cannot hold the CLIs.
+fn warn_once() {
+    static WARNED: Once = Once::new();
+    if sandbox::support() == Support::Unsupported {
+        WARNED.call_once(|| {
+            eprintln!(
+                "codecrew: warning: this kernel has no Landlock, so the agent CLIs run \
+                 unconfined: their own tools can read and write outside the workspace"
+            )
+        });
+    }
+}
+
+/// The folders `program` runs from: its own installation and its interpreter's, and
+/// those of the programs of the same name further on PATH, which a wrapper in front of
+/// the CLI (a version manager's shim, a logging script) goes on to run.
+fn installation(program: &Path) -> Vec<PathBuf> {
+    let home = home();
+    let mut programs = vec![program.to_path_buf()];
+    if let Some(name) = program.file_name()
+        && let Ok(found) = which::which_all(name)
+    {
+        programs.extend(found);
+    }
+    let mut dirs = Vec::new();
+    for program in programs {
+        let real = program.canonicalize().unwrap_or(program);
+        if let Some(interpreter) = interpreter(&real) {
+            let interpreter = interpreter.canonicalize().unwrap_or(interpreter);
+            dirs.push(sandbox::install_root(&interpreter, home.as_deref()));
+        }
+        dirs.push(sandbox::install_root(&real, home.as_deref()));
+    }
+    dirs.sort();
+    dirs.dedup();
+    dirs
+}
+
+/// The interpreter a script's `#!` line names (through `env`, looked up on PATH).
+fn interpreter(script: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let read = std::fs::File::open(script).ok()?.read(&mut head).ok()?;
+    let line = head[..read].strip_prefix(b"#!")?;
+    let line = line.split(|&byte| byte == b'\n').next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    if Path::new(first)
+        .file_name()
+        .is_some_and(|name| name == "env")
+    {
+        let name = words.find(|word| !word.starts_with('-'))?;
+        crate::clis::process::find_program(name)
+    } else {
+        Some(PathBuf::from(first))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scripts_interpreter_is_found_through_env() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("tool");
+        std::fs::write(&script, "#!/usr/bin/env -S sh -e\necho\n").unwrap();
+        let sh = interpreter(&script).unwrap();
+        assert_eq!(sh.file_name().unwrap(), "sh");
+        std::fs::write(&script, "#!/opt/venv/bin/python\n").unwrap();
+        assert_eq!(
+            interpreter(&script).unwrap(),
+            Path::new("/opt/venv/bin/python")
+        );
+        std::fs::write(&script, "\x7fELF").unwrap();
+        assert_eq!(interpreter(&script), None);
+    }
+
+    #[test]
+    fn each_cli_gets_a_temporary_directory_of_its_own() {
+        let workspace = tempfile::tempdir().unwrap();
+        let Some(query) = confinement(Path::new("/bin/sh"), workspace.path(), Mode::Query, vec![])
+        else {
+            return; // the sandbox is off in this environment
+        };
+        let temp = query.temp.clone().unwrap();
+        assert_eq!(
+            query.env(),
+            [(OsString::from("TMPDIR"), temp.path().into())]
+        );
+        assert!(!query.wall.writes_workspace);
+        let execute = confinement(
+            Path::new("/bin/sh"),
+            workspace.path(),
+            Mode::Execute,
+            vec![],
+        )
+        .unwrap();
+        assert!(execute.wall.writes_workspace);
+        assert_ne!(execute.temp.unwrap().path(), temp.path());
+    }
+}

@@ -1,0 +1,271 @@
+//! Every CLI's OWN tools (Claude's Read/Write/Bash, Gemini's read_file, Codex's
+//! exec_command, ...) answer to codecrew's policy, attacked as a model that read hostile
+//! text would: the fake model scripts the native calls. llm has no tools of its own.
+
+use std::path::PathBuf;
+
+use super::*;
+
+/// The CLIs with tools of their own.
+const NATIVE: [&str; 6] = ["claude", "gemini", "codex", "copilot", "opencode", "qwen"];
+
+/// The agent's own tool that reads `path`.
+fn native_read(agent: &str, path: &Path) -> Reply {
+    match agent {
+        "claude" => Reply::tool("Read", json!({"file_path": path})),
+        "codex" => Reply::tool(
+            "exec_command",
+            json!({"cmd": format!("cat {}", path.display())}),
+        ),
+        "copilot" => Reply::tool("view", json!({"path": path})),
+        "opencode" => Reply::tool("read", json!({"filePath": path})),
+        _ => Reply::tool("read_file", json!({"file_path": path})),
+    }
+}
+
+/// The tool results the model got last, for failure messages.
+fn last_results(world: &World) -> Vec<String> {
+    let requests = world.server.requests();
+    requests
+        .iter()
+        .rev()
+        .take(3)
+        .filter_map(|request| request.tool_result.clone())
+        .collect()
+}
+
+/// A file holding `secret`, created with its folders.
+fn plant(path: &Path, secret: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, format!("{secret}\n")).unwrap();
+}
+
+/// Whether a request the model got after the first `since` carries `text` (a tool
+/// result that held it).
+fn model_saw(world: &World, since: usize, text: &str) -> bool {
+    world.server.requests()[since..]
+        .iter()
+        .any(|request| request.body.to_string().contains(text))
+}
+
+/// In `query`, a CLI's own read of a sensitive workspace file, of a file outside the
+/// workspace and of one in the home directory reaches the model with an error, never
+/// the file: the CLI runs in its wall. An ordinary workspace file still reads (the
+/// control that the native call ran and its result went back).
+#[test]
+fn in_query_a_native_read_of_secrets_outside_or_home_never_reaches_the_model() {
+    let Some(world) = World::new("e2e-native-reads", Script::new()) else {
+        return;
+    };
+    let workspace = world.workspace();
+    let targets = [
+        ("PUBLIC", workspace.join("notes.txt")),
+        ("ENV", workspace.join(".env")),
+        ("OUTSIDE", world.home.root().join("outside/report.txt")),
+        ("HOME", world.home.home().join(".ssh/id_rsa")),
+    ];
+    for (name, path) in &targets {
+        plant(path, &format!("NATIVE-SECRET-{name}"));
+    }
+    for agent in NATIVE {
+        let mut script = Script::new().rule(Rule::on_any_tool_result(Reply::text("Read done.")));
+        for (name, path) in &targets {
+            script = script.rule(Rule::on_prompt(
+                format!("E2E-NATIVE-READ-{name}"),
+                native_read(agent, path),
+            ));
+        }
+        world.server.set_script(script);
+        for (name, _) in &targets {
+            let since = world.server.requests().len();
+            let (run, doc) = world.json("query", &[&format!("@{agent} E2E-NATIVE-READ-{name}")]);
+            run.assert_code(0);
+            let secret = format!("NATIVE-SECRET-{name}");
+            if *name == "PUBLIC" {
+                assert!(
+                    model_saw(&world, since, &secret),
+                    "{agent}: the control read did not reach the model: {doc}"
+                );
+            } else {
+                assert!(
+                    !model_saw(&world, since, &secret),
+                    "{agent}: its own read of {name} reached the model: {doc}"
+                );
+            }
+        }
+    }
+}
+
+/// The agent's own tool that writes `content` to `path` (Codex's `apply_patch` is a
+/// free-form tool: its input is the patch text).
+fn native_write(agent: &str, path: &Path, content: &str) -> Reply {
+    match agent {
+        "claude" => Reply::tool("Write", json!({"file_path": path, "content": content})),
+        "codex" => Reply::tool(
+            "apply_patch",
+            json!(format!(
+                "*** Begin Patch\n*** Add File: {}\n+{content}\n*** End Patch\n",
+                path.display()
+            )),
+        ),
+        "copilot" => Reply::tool("create", json!({"path": path, "file_text": content})),
+        "opencode" => Reply::tool("write", json!({"filePath": path, "content": content})),
+        _ => Reply::tool("write_file", json!({"file_path": path, "content": content})),
+    }
+}
+
+/// The agent's own shell running `command`.
+fn native_shell(agent: &str, command: &str) -> Reply {
+    match agent {
+        "claude" => Reply::tool("Bash", json!({"command": command, "description": "run it"})),
+        "codex" => Reply::tool("exec_command", json!({"cmd": command})),
+        "copilot" => Reply::tool(
+            "bash",
+            json!({"command": command, "description": "run it", "mode": "sync", "initial_wait": 10}),
+        ),
+        "opencode" => Reply::tool("bash", json!({"command": command, "description": "run it"})),
+        _ => Reply::tool(
+            "run_shell_command",
+            json!({"command": command, "description": "run it"}),
+        ),
+    }
+}
+
+/// The files of each protected class a hostile model would go for, workspace-relative.
+const PROTECTED: [&str; 4] = [".env", "AGENTS.md", ".github/workflows/ci.yml", ".bashrc"];
+
+/// A script answering `E2E-NATIVE-WRITE-<i>` with a native write of `targets[i]`,
+/// `E2E-NATIVE-SHELL` with the native shell running `command`, and any tool result with
+/// "Went on.".
+fn attack_script(agent: &str, targets: &[(PathBuf, &str)], command: &str) -> Script {
+    let mut script = Script::new()
+        .rule(Rule::on_any_tool_result(Reply::text("Went on.")))
+        .rule(Rule::on_prompt(
+            "E2E-NATIVE-SHELL",
+            native_shell(agent, command),
+        ));
+    for (i, (path, content)) in targets.iter().enumerate() {
+        script = script.rule(Rule::on_prompt(
+            format!("E2E-NATIVE-WRITE-{i}"),
+            native_write(agent, path, content),
+        ));
+    }
+    script
+}
+
+/// In `execute` without `--yes` (and no terminal to ask on), a CLI's own write of each
+/// protected class and its own shell running a command codecrew would ask about change
+/// nothing; an ordinary edit of its own works (but Copilot's, which cannot ask codecrew
+/// and so has its writes off unless `--yes`).
+#[test]
+fn in_execute_native_writes_of_protected_files_and_asked_about_commands_change_nothing() {
+    let Some(world) = World::new("e2e-native-execute", Script::new()) else {
+        return;
+    };
+    let workspace = world.workspace();
+    std::fs::write(workspace.join("AGENTS.md"), "ORIGINAL\n").unwrap();
+    for agent in NATIVE {
+        let marker = workspace.join(format!("shell-ran-{agent}"));
+        let mut targets: Vec<(PathBuf, &str)> = PROTECTED
+            .iter()
+            .map(|name| (workspace.join(name), "NATIVE-PWNED"))
+            .collect();
+        targets.push((workspace.join(format!("notes-{agent}.txt")), "NATIVE-EDIT"));
+        world.server.set_script(attack_script(
+            agent,
+            &targets,
+            &format!("touch {}", marker.display()),
+        ));
+        let (run, doc) = world.json("execute", &[&format!("@{agent} E2E-NATIVE-SHELL")]);
+        run.assert_code(0);
+        assert!(!marker.exists(), "{agent}: its own shell ran: {doc}");
+        for (i, (path, _)) in targets.iter().enumerate() {
+            let (run, doc) = world.json("execute", &[&format!("@{agent} E2E-NATIVE-WRITE-{i}")]);
+            run.assert_code(0);
+            let now = std::fs::read_to_string(path).unwrap_or_default();
+            if i < PROTECTED.len() {
+                assert!(
+                    !now.contains("NATIVE-PWNED"),
+                    "{agent}: its own write changed {}: {doc}",
+                    path.display()
+                );
+            } else if agent == "copilot" {
+                assert_eq!(now, "", "copilot's writes are off without --yes: {doc}");
+            } else {
+                assert!(
+                    now.contains("NATIVE-EDIT"),
+                    "{agent}: an ordinary edit failed: {doc}"
+                );
+            }
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("AGENTS.md")).unwrap(),
+        "ORIGINAL\n"
+    );
+}
+
+/// What the policy asks about runs with `--yes`, and an allow rule lifts the question
+/// for a command without it, whichever tool the model picked.
+#[test]
+fn with_yes_or_an_allow_rule_native_writes_and_commands_run() {
+    let Some(world) = World::new("e2e-native-approved", Script::new()) else {
+        return;
+    };
+    let workspace = world.workspace();
+    let config = world.home.root().join("allow-touch.toml");
+    std::fs::write(
+        &config,
+        "[permissions]\nallow = [\"run_command(touch *)\"]\n",
+    )
+    .unwrap();
+    let allowing = world.env.clone().with("CODECREW_CONFIG", &config);
+    for agent in NATIVE {
+        let env_file = workspace.join(format!("{agent}.env"));
+        let marker = workspace.join(format!("approved-{agent}"));
+        world.server.set_script(attack_script(
+            agent,
+            &[(env_file.clone(), "APPROVED")],
+            &format!("touch {}", marker.display()),
+        ));
+        let (run, doc) = world.json(
+            "execute",
+            &["--yes", &format!("@{agent} E2E-NATIVE-WRITE-0")],
+        );
+        run.assert_code(0);
+        assert!(
+            std::fs::read_to_string(&env_file)
+                .unwrap_or_default()
+                .contains("APPROVED"),
+            "{agent}: its own write of a protected file under --yes: {doc}"
+        );
+        let (run, doc) = world.json("execute", &["--yes", &format!("@{agent} E2E-NATIVE-SHELL")]);
+        run.assert_code(0);
+        assert!(
+            marker.exists(),
+            "{agent}: its own shell under --yes: {doc}\n{:?}",
+            last_results(&world)
+        );
+        std::fs::remove_file(&marker).unwrap();
+        // Copilot and opencode cannot ask codecrew, so no rule reaches them: only --yes.
+        if matches!(agent, "copilot" | "opencode") {
+            continue;
+        }
+        let run = world.codecrew_with(
+            &allowing,
+            &[
+                "execute",
+                "--output",
+                "json",
+                &format!("@{agent} E2E-NATIVE-SHELL"),
+            ],
+        );
+        run.assert_code(0);
+        assert!(
+            marker.exists(),
+            "{agent}: its own shell under an allow rule: {}\n{:?}",
+            run.stdout,
+            last_results(&world)
+        );
+    }
+}
