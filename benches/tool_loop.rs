@@ -5,7 +5,10 @@
 //!    the answer): one kept CLI process (`keep_alive`, the default where the CLI has a
 //!    long-lived mode) vs a new process per turn (`keep_alive = false`);
 //! 3. the CLI's own native 5-turn loop (its own read tool four times), called directly
-//!    (not for llm, which has no tools of its own).
+//!    (not for llm, which has no tools of its own);
+//! 4. the cost of the CLI's wall and of codecrew judging its own tools: the kept loop of 2
+//!    and the native loop of 3 run through codecrew (each native read then judged by
+//!    codecrew's policy where the CLI asks), with the wall and with `CODECREW_SANDBOX=off`.
 //!
 //! `cargo bench --bench tool_loop [-- CLI...]` (needs `.ci/install-clis`); the median of PLAIN_RUNS
 //! runs for a plain answer, of RUNS for a loop. Figures from this machine are in
@@ -251,6 +254,7 @@ fn main() {
          [agents.llm]\nprovider = \"llm\"\nkeep_alive = false\n",
     );
     let per_turn_env = env.clone().with("CODECREW_CONFIG", &per_turn_config);
+    let unwalled_env = env.clone().with("CODECREW_SANDBOX", "off");
     let codecrew_run = |env: &CliEnv, task: &str| {
         let mut command = Command::new(codecrew);
         env.apply(&mut command);
@@ -380,7 +384,28 @@ fn main() {
                 direct(cli, &native_prompt, false)
             })
         };
+        let kept_unwalled = time("5 turns, kept, no wall", "Read all four.", || {
+            codecrew_run(&unwalled_env, &format!("@{name} BENCH-LOOP read the files"))
+        });
+        let (native_judged, native_unwalled) = if cli == Cli::Llm {
+            (Duration::ZERO, Duration::ZERO)
+        } else {
+            (
+                time("native, through codecrew", "Read all four.", || {
+                    codecrew_run(&env, &format!("@{name} {native_prompt}"))
+                }),
+                time(
+                    "native, through codecrew, no wall",
+                    "Read all four.",
+                    || codecrew_run(&unwalled_env, &format!("@{name} {native_prompt}")),
+                ),
+            )
+        };
         println!("  5-turn loop, codecrew, one process   {}", ms(kept));
+        println!(
+            "  the same, CODECREW_SANDBOX=off       {}",
+            ms(kept_unwalled)
+        );
         println!("  5-turn loop, codecrew, per turn      {}", ms(per_turn));
         println!(
             "  5-turn loop, {name}'s own tool{:>w$}{}",
@@ -389,6 +414,14 @@ fn main() {
             w = 13 - name.len()
         );
         if native > Duration::ZERO {
+            println!(
+                "  the same through codecrew (judged)   {}",
+                ms(native_judged)
+            );
+            println!(
+                "  the same, CODECREW_SANDBOX=off       {}",
+                ms(native_unwalled)
+            );
             println!(
                 "  kept / native: {:.2}x; per turn / native: {:.2}x",
                 kept.as_secs_f64() / native.as_secs_f64(),

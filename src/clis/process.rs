@@ -42,6 +42,13 @@ pub struct CommandSpec {
 }
 
 impl CommandSpec {
+    /// Lets the command also read `dirs` inside its wall, if it has one.
+    pub fn read_also(&mut self, dirs: &[PathBuf]) {
+        if let Some(confinement) = &mut self.confinement {
+            confinement.wall.install.extend(dirs.iter().cloned());
+        }
+    }
+
     /// The command line, for logs and error messages (the prompt is not in it when it
     /// goes through stdin).
     pub fn display(&self) -> String {

@@ -31,6 +31,8 @@ pub struct Launch<'a> {
     pub env: &'a [(OsString, OsString)],
     /// Decides the CLI's own tool calls where its protocol asks first.
     pub gate: Option<&'a dyn NativeGate>,
+    /// Folders the CLI may also read inside its wall (`permissions.cli_read`).
+    pub reads: &'a [std::path::PathBuf],
 }
 
 /// What a kept CLI reads and writes.
@@ -141,6 +143,7 @@ impl<'a> Transport<'a> {
             workspace,
             env,
             gate,
+            reads,
         } = self.launch;
         if self.keep_alive && self.continues_stored_session_per_turn(turn) {
             tracing::info!(agent = %provider.agent_id, "continuing a stored session: one process per turn");
@@ -150,6 +153,7 @@ impl<'a> Transport<'a> {
         if !self.keep_alive {
             let mut spec = provider.command(program, turn, workspace);
             spec.env.extend(env.iter().cloned());
+            spec.read_also(reads);
             tracing::info!(agent = %provider.agent_id, command = %spec.display(), "running");
             return process::run(&spec, limits, cancel, |bytes| {
                 on_stdout(bytes);
@@ -161,6 +165,7 @@ impl<'a> Transport<'a> {
             None => {
                 let mut spec = provider.resident_command(program, turn, workspace);
                 spec.env.extend(env.iter().cloned());
+                spec.read_also(reads);
                 tracing::info!(agent = %provider.agent_id, command = %spec.display(), "starting, kept for the loop");
                 self.cost_so_far = 0.0;
                 let protocol = match provider.long_lived() {

@@ -71,7 +71,7 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
     ),
     (
         "permissions",
-        "a table with allow, ask, deny, pass_env and allow_network",
+        "a table with allow, ask, deny, pass_env, allow_network and cli_read",
         r#"[permissions] deny = ["read_file(secrets/**)"]"#,
     ),
     (
@@ -98,6 +98,11 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
         "permissions.allow_network",
         "true or false",
         "allow_network = false",
+    ),
+    (
+        "permissions.cli_read",
+        "a list of absolute folders or folders under ~/",
+        r#"cli_read = ["~/.asdf"]"#,
     ),
     (
         "limits",

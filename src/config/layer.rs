@@ -51,6 +51,7 @@ pub(crate) struct PermissionsLayer {
     pub(crate) deny: Vec<String>,
     pub(crate) pass_env: Vec<String>,
     pub(crate) allow_network: Option<bool>,
+    pub(crate) cli_read: Vec<String>,
 }
 
 impl PermissionsLayer {
@@ -61,6 +62,7 @@ impl PermissionsLayer {
             deny: self.deny,
             pass_env: self.pass_env,
             allow_network: self.allow_network.unwrap_or(false),
+            cli_read: self.cli_read,
         }
     }
 }

@@ -328,6 +328,7 @@ fn effective_permissions(
         if project_trusted {
             merged.allow.extend(project.allow.iter().cloned());
             merged.pass_env.extend(project.pass_env.iter().cloned());
+            merged.cli_read.extend(project.cli_read.iter().cloned());
             if let Some(network) = project.allow_network {
                 merged.allow_network = network;
             }
@@ -340,6 +341,7 @@ fn effective_permissions(
         &mut merged.ask,
         &mut merged.deny,
         &mut merged.pass_env,
+        &mut merged.cli_read,
     ] {
         dedup_in_order(list);
     }

@@ -13,4 +13,8 @@ pub struct PermissionsConfig {
     pub pass_env: Vec<String>,
     /// Whether run_command may use the network inside the sandbox (execute mode).
     pub allow_network: bool,
+    /// Folders the agent CLIs may also read inside their wall (`~/` is the home
+    /// directory): where a version manager keeps a CLI it runs through a shim (`~/.asdf`),
+    /// a toolchain the CLI's own shell uses (`~/.cargo`, `~/.rustup`).
+    pub cli_read: Vec<String>,
 }

@@ -142,6 +142,8 @@ pub struct Policy {
     session: Mutex<Vec<Rule>>,
     pass_env: Vec<String>,
     allow_network: bool,
+    /// Folders the agent CLIs may also read (`cli_read`), `~/` expanded.
+    cli_read: Vec<std::path::PathBuf>,
 }
 
 impl Default for Policy {
@@ -177,11 +179,12 @@ impl Policy {
             session: Mutex::new(Vec::new()),
             pass_env: Vec::new(),
             allow_network: false,
+            cli_read: Vec::new(),
         }
     }
 
     /// Merges the layers. Deny and ask rules of every layer apply; the project's allow
-    /// rules and `pass_env` only when `project_trusted`. The network comes from
+    /// rules, `pass_env` and `cli_read` only when `project_trusted`. The network comes from
     /// [`Policy::with_network`].
     pub fn from_layers(
         builtin: &PermissionsConfig,
@@ -216,6 +219,9 @@ impl Policy {
             }
             if grants {
                 policy.pass_env.extend(config.pass_env.iter().cloned());
+                policy
+                    .cli_read
+                    .extend(config.cli_read.iter().filter_map(|dir| expand_home(dir)));
             }
         }
         Ok(policy)
@@ -237,6 +243,11 @@ impl Policy {
     /// Whether run_command may use the network inside the sandbox.
     pub fn allow_network(&self) -> bool {
         self.allow_network
+    }
+
+    /// The folders the agent CLIs may also read inside their wall.
+    pub fn cli_read(&self) -> &[std::path::PathBuf] {
+        &self.cli_read
     }
 
     /// Adds an allow rule for the rest of this run ("always" at a prompt).
@@ -423,6 +434,21 @@ impl Policy {
             }
         }
         Decision::Allow(grant)
+    }
+}
+
+/// `dir` as an absolute path, `~/` being the home directory; None (with a warning) for a
+/// relative path, which would depend on where codecrew runs.
+fn expand_home(dir: &str) -> Option<std::path::PathBuf> {
+    let path = match dir.strip_prefix("~/") {
+        Some(rest) => std::path::PathBuf::from(std::env::var_os("HOME")?).join(rest),
+        None => std::path::PathBuf::from(dir),
+    };
+    if path.is_absolute() {
+        Some(path)
+    } else {
+        tracing::warn!("cli_read: {dir:?} is not an absolute path or under ~/; left out");
+        None
     }
 }
 

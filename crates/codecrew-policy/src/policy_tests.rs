@@ -346,6 +346,7 @@ fn a_project_can_restrict_but_not_grant_unless_trusted() {
         deny: vec!["write_file(src/**)".to_owned()],
         pass_env: vec!["GITHUB_TOKEN".to_owned()],
         allow_network: true,
+        cli_read: vec!["/opt/toolchain".to_owned(), "relative/dir".to_owned()],
         ..PermissionsConfig::default()
     };
     let untrusted = Policy::from_layers(&builtin_defaults(), None, Some(&project), false).unwrap();
@@ -369,6 +370,10 @@ fn a_project_can_restrict_but_not_grant_unless_trusted() {
     );
     assert!(untrusted.pass_env().is_empty());
     assert!(!untrusted.allow_network());
+    assert!(
+        untrusted.cli_read().is_empty(),
+        "an untrusted project widens no wall"
+    );
 
     let trusted = Policy::from_layers(&builtin_defaults(), None, Some(&project), true).unwrap();
     check(
@@ -386,6 +391,8 @@ fn a_project_can_restrict_but_not_grant_unless_trusted() {
         "deny",
     );
     assert_eq!(trusted.pass_env(), ["GITHUB_TOKEN"]);
+    // A relative folder is left out: it would depend on where codecrew runs.
+    assert_eq!(trusted.cli_read(), [std::path::Path::new("/opt/toolchain")]);
     // The network is the config merge's call (config tests, and the security suite's
     // `a_project_can_turn_the_network_off`), never a layer's alone.
     assert!(!trusted.allow_network());

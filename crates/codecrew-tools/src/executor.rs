@@ -81,6 +81,11 @@ impl ToolExecutor {
         self
     }
 
+    /// The permission policy calls are decided by.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
     /// Whether calls that would ask are allowed (`--yes`).
     pub fn assumes_yes(&self) -> bool {
         self.assume_yes

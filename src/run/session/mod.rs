@@ -262,6 +262,7 @@ impl JobRun {
                 workspace: &self.settings.workspace,
                 env: &self.settings.env,
                 gate: Some(self.executor.as_ref()),
+                reads: self.executor.policy().cli_read(),
             },
             self.settings.mode,
         );

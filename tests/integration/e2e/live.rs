@@ -1,5 +1,6 @@
 //! The live view in a real terminal: two agents streaming at once under tmux, their
-//! status lines while they run, their lines whole and named, nothing left behind.
+//! status lines while they run, their lines whole and named, nothing left behind; and a
+//! CLI's own tool call asked about at that terminal.
 
 use std::time::Instant;
 
@@ -39,6 +40,16 @@ impl Tmux {
             .output()
             .unwrap();
         String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Types `keys` (tmux key names: `o`, `Enter`).
+    fn send_keys(&self, keys: &[&str]) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys"])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux send-keys failed");
     }
 
     /// The screen once `done` holds of it, or a panic with the last screen.
@@ -122,4 +133,51 @@ fn two_agents_stream_with_a_status_line_each_in_a_terminal() {
         end.lines().any(|l| l.starts_with("total: 2 turns")),
         "{end}"
     );
+}
+
+/// A CLI's own write of a protected file is asked about once, at the terminal, with the
+/// exact call and the CLI's tool named; answered "once", it runs.
+#[test]
+fn a_clis_own_write_is_asked_about_once_at_the_terminal() {
+    let Some(world) = World::new("e2e-ask-native", Script::new()) else {
+        return;
+    };
+    let target = world.workspace().join(".env");
+    world.server.set_script(
+        Script::new()
+            .rule(Rule::on_any_tool_result(Reply::text("Wrote it.")))
+            .rule(Rule::on_prompt(
+                "E2E-ASK-NATIVE",
+                Reply::tool("Write", json!({"file_path": target, "content": "ASKED=1"})),
+            )),
+    );
+    let codecrew = env!("CARGO_BIN_EXE_codecrew");
+    let command = format!(
+        "{codecrew} --color never execute '@claude E2E-ASK-NATIVE'; echo ASK-EXIT=$?; sleep 60"
+    );
+    let Some(tmux) = Tmux::start(
+        &world,
+        &format!("codecrew-ask-{}", std::process::id()),
+        &command,
+    ) else {
+        return;
+    };
+    let asked = tmux.wait_for("the question", |screen| screen.contains("Allow?"));
+    assert!(
+        asked.contains(
+            "the model wants to use claude's own Write tool, judged as codecrew:write_file"
+        ),
+        "{asked}"
+    );
+    assert!(
+        asked.contains(&format!("path: {}", target.display())),
+        "{asked}"
+    );
+    assert!(!target.exists(), "written before the answer");
+    tmux.send_keys(&["o", "Enter"]);
+    let end = tmux.wait_for("the end of the run", |screen| screen.contains("ASK-EXIT="));
+    assert!(end.contains("ASK-EXIT=0"), "{end}");
+    assert!(end.contains("Wrote it."), "{end}");
+    assert_eq!(end.matches("Allow?").count(), 1, "asked once:\n{end}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "ASKED=1");
 }

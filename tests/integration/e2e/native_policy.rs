@@ -269,3 +269,71 @@ fn with_yes_or_an_allow_rule_native_writes_and_commands_run() {
         );
     }
 }
+
+/// The wall lets a CLI read its own installation, found from the program on PATH; one
+/// reached through a shim that is not (a version manager's) can be named in
+/// `permissions.cli_read`, and nothing else opens the wall.
+#[test]
+fn a_cli_behind_a_shim_runs_once_cli_read_names_its_installation() {
+    let script = Script::new().rule(Rule::on_prompt(
+        "E2E-SHIM",
+        Reply::text("Through the shim."),
+    ));
+    let Some(world) = World::new("e2e-native-shim", script) else {
+        return;
+    };
+    let clis = Clis::require("e2e::native_policy").unwrap();
+    let real = clis.path(crate::support::clis::Cli::Claude);
+    let shims = world.home.root().join("shims");
+    std::fs::create_dir_all(&shims).unwrap();
+    let shim = shims.join("claude");
+    std::fs::write(
+        &shim,
+        format!("#!/bin/sh\nexec '{}' \"$@\"\n", real.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // PATH: the shim, then every folder that holds no claude of its own.
+    let inherited = world
+        .env
+        .get("PATH")
+        .map(std::ffi::OsStr::to_os_string)
+        .unwrap_or_default();
+    let mut dirs = vec![shims.clone()];
+    dirs.extend(std::env::split_paths(&inherited).filter(|dir| !dir.join("claude").exists()));
+    let path = std::env::join_paths(dirs).unwrap();
+    let env = world.env.clone().with("PATH", &path);
+
+    let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
+    env.apply(&mut command);
+    command.args(["query", "--output", "json", "@claude E2E-SHIM"]);
+    let walled = run(&mut command, TIMEOUT);
+    assert!(
+        !walled.stdout.contains("Through the shim."),
+        "the wall let the shim run what it cannot know: {}",
+        walled.stdout
+    );
+
+    let installation = clis.bin_dir().parent().unwrap().canonicalize().unwrap();
+    let config = world.home.root().join("cli-read.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[permissions]\ncli_read = [{:?}]\n",
+            installation.display().to_string()
+        ),
+    )
+    .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
+    env.clone()
+        .with("CODECREW_CONFIG", &config)
+        .apply(&mut command);
+    command.args(["query", "--output", "json", "@claude E2E-SHIM"]);
+    let named = run(&mut command, TIMEOUT);
+    named.assert_code(0);
+    assert!(
+        named.stdout.contains("Through the shim."),
+        "{}",
+        named.stdout
+    );
+}
