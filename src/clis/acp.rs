@@ -484,13 +484,7 @@ fn request(id: u64, method: &str, params: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lines(bytes: &[u8]) -> Vec<Value> {
-        String::from_utf8_lossy(bytes)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
+    use crate::clis::json_lines::parse_lines as lines;
 
     fn feed(acp: &mut Acp, message: Value) -> (Vec<Value>, Vec<Value>, bool) {
         let (decoded, outbox, over) = feed_outbox(acp, message);

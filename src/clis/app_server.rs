@@ -366,6 +366,7 @@ fn decline(method: &str, id: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clis::json_lines::parse_lines as lines;
 
     fn server(resume: Option<&str>) -> AppServer {
         AppServer::new(ThreadSettings {
@@ -374,13 +375,6 @@ mod tests {
             model: Some("gpt-5.5".to_owned()),
             resume: resume.map(str::to_owned),
         })
-    }
-
-    fn lines(bytes: &[u8]) -> Vec<Value> {
-        String::from_utf8_lossy(bytes)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
     }
 
     fn feed(server: &mut AppServer, message: Value) -> (Vec<Value>, Vec<Value>, bool) {

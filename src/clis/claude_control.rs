@@ -181,13 +181,7 @@ fn permission_answer(verdict: &Verdict) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lines(bytes: &[u8]) -> Vec<Value> {
-        String::from_utf8_lossy(bytes)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
+    use crate::clis::json_lines::parse_lines as lines;
 
     fn hook(tool: &str, input: Value, id: &str) -> Vec<u8> {
         line(

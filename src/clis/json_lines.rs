@@ -36,6 +36,15 @@ pub fn line(value: &Value) -> Vec<u8> {
     bytes
 }
 
+/// The JSON messages of `bytes`, one per line (tests of the protocols).
+#[cfg(test)]
+pub(crate) fn parse_lines(bytes: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -141,15 +141,7 @@ impl ToolExecutor {
         } else {
             call.id.clone()
         };
-        let info = CallInfo {
-            id: id.clone(),
-            tool: call.tool.clone(),
-            input: call.input.clone(),
-            mode: self.context.mode,
-        };
-        for hook in &self.middleware {
-            hook.before(&info);
-        }
+        let info = self.announce(id.clone(), call);
         let started = Instant::now();
         let (status, outcome, max_error_chars) = self.run(call).await;
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -165,10 +157,29 @@ impl ToolExecutor {
             error,
             duration_ms,
         };
-        for hook in &self.middleware {
-            hook.after(&info, &result);
-        }
+        self.report(&info, &result);
         result
+    }
+
+    /// What the hooks learn of a call before it runs; they are told.
+    fn announce(&self, id: String, call: &CallRequest) -> CallInfo {
+        let info = CallInfo {
+            id,
+            tool: call.tool.clone(),
+            input: call.input.clone(),
+            mode: self.context.mode,
+        };
+        for hook in &self.middleware {
+            hook.before(&info);
+        }
+        info
+    }
+
+    /// Tells the hooks how a call ended.
+    fn report(&self, info: &CallInfo, result: &ToolResult) {
+        for hook in &self.middleware {
+            hook.after(info, result);
+        }
     }
 
     async fn run(&self, call: &CallRequest) -> (Status, Result<Value, ToolError>, usize) {
@@ -256,15 +267,7 @@ impl ToolExecutor {
     /// the asker or `--yes`, and the audit log (the call's id names the CLI's tool). Nothing
     /// runs here; the CLI runs its tool when this says yes.
     pub async fn authorize(&self, call: &CallRequest) -> Result<Grant, ToolError> {
-        let info = CallInfo {
-            id: call.id.clone(),
-            tool: call.tool.clone(),
-            input: call.input.clone(),
-            mode: self.context.mode,
-        };
-        for hook in &self.middleware {
-            hook.before(&info);
-        }
+        let info = self.announce(call.id.clone(), call);
         let started = Instant::now();
         // A tool codecrew has no equivalent of (a web fetch) counts as one that changes
         // things: refused in query, asked about in execute.
@@ -298,9 +301,7 @@ impl ToolExecutor {
             error: verdict.as_ref().err().cloned(),
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         };
-        for hook in &self.middleware {
-            hook.after(&info, &result);
-        }
+        self.report(&info, &result);
         verdict
     }
 }
