@@ -44,14 +44,21 @@ impl Cli for Claude {
         Format::Claude
     }
 
-    /// `~/.claude` (or `$CLAUDE_CONFIG_DIR`) and `~/.claude.json`, its settings and
-    /// sign-in.
+    /// `~/.claude` (or `$CLAUDE_CONFIG_DIR`): its settings, sign-in and sessions.
     fn state(&self) -> Option<Vec<PathBuf>> {
-        let mut state: Vec<PathBuf> = wall::dir_from_env("CLAUDE_CONFIG_DIR", ".claude")
+        Some(
+            wall::dir_from_env("CLAUDE_CONFIG_DIR", ".claude")
+                .into_iter()
+                .collect(),
+        )
+    }
+
+    /// `~/.claude.json`, its global state, beside the folder.
+    fn state_files(&self) -> Vec<PathBuf> {
+        wall::home()
+            .map(|home| home.join(".claude.json"))
             .into_iter()
-            .collect();
-        state.extend(wall::home().map(|home| home.join(".claude.json")));
-        Some(state)
+            .collect()
     }
 
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {

@@ -149,10 +149,15 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
     /// leaves something of its own start-up behind, it goes here.
     fn after_kept(&self, _started: std::time::SystemTime, _session: Option<&str>) {}
 
-    /// The CLI's own state and credential directories (and files), which its process
-    /// may read and write inside its wall ([`wall`]). None leaves the CLI unconfined: a
-    /// user-declared command whose needs codecrew does not know.
+    /// The CLI's own state and credential folders, which its process may read and write
+    /// inside its wall ([`wall`]; codecrew creates the missing ones). None leaves the CLI
+    /// unconfined: a user-declared command whose needs codecrew does not know.
     fn state(&self) -> Option<Vec<PathBuf>>;
+
+    /// Single files of its state outside those folders (`~/.claude.json`).
+    fn state_files(&self) -> Vec<PathBuf> {
+        Vec::new()
+    }
 }
 
 /// The module that knows the agent's CLI: the registry.
@@ -280,7 +285,7 @@ impl Provider {
         let confinement = self
             .cli
             .state()
-            .and_then(|state| wall::confinement(program, cwd, mode, state));
+            .and_then(|state| wall::confinement(program, cwd, mode, state, self.cli.state_files()));
         if let Some(mut confinement) = confinement {
             confinement
                 .wall

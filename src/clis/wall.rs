@@ -54,24 +54,27 @@ pub fn xdg(variable: &str, default: &str, name: &str) -> Option<PathBuf> {
 }
 
 /// The wall for `program` (as found on PATH) run in `cwd` in `mode`, with `state` its
-/// CLI's state directories. None when the user turned the sandbox off.
+/// CLI's state folders and `files` its state files elsewhere. None when the user turned
+/// the sandbox off.
 pub fn confinement(
     program: &Path,
     cwd: &Path,
     mode: Mode,
-    state: Vec<PathBuf>,
+    mut state: Vec<PathBuf>,
+    files: Vec<PathBuf>,
 ) -> Option<Confinement> {
     if !sandbox::enabled() {
         return None;
     }
     warn_once();
     for dir in &state {
-        // A state directory that does not exist yet could not be granted, and the CLI
-        // could not create it in a home it may not write.
-        if dir.extension().is_none() && !dir.exists() {
+        // A folder that does not exist yet could not be granted, and the CLI could not
+        // create it in a home it may not write.
+        if !dir.exists() {
             let _ = std::fs::create_dir_all(dir);
         }
     }
+    state.extend(files);
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     let writes_workspace = mode == Mode::Execute;
     let temp = tempfile::Builder::new()
@@ -173,8 +176,13 @@ mod tests {
     #[test]
     fn each_cli_gets_a_temporary_directory_of_its_own() {
         let workspace = tempfile::tempdir().unwrap();
-        let Some(query) = confinement(Path::new("/bin/sh"), workspace.path(), Mode::Query, vec![])
-        else {
+        let Some(query) = confinement(
+            Path::new("/bin/sh"),
+            workspace.path(),
+            Mode::Query,
+            vec![],
+            vec![],
+        ) else {
             return; // the sandbox is off in this environment
         };
         let temp = query.temp.clone().unwrap();
@@ -183,13 +191,19 @@ mod tests {
             [(OsString::from("TMPDIR"), temp.path().into())]
         );
         assert!(!query.wall.writes_workspace);
+        // Its state folders are made when missing; its state files are granted as they are.
+        let state = workspace.path().join("home/.cli-state");
+        let file = workspace.path().join("home/.cli.json");
         let execute = confinement(
             Path::new("/bin/sh"),
             workspace.path(),
             Mode::Execute,
-            vec![],
+            vec![state.clone()],
+            vec![file.clone()],
         )
         .unwrap();
+        assert!(state.is_dir() && !file.exists());
+        assert_eq!(execute.wall.state, [state, file]);
         assert!(execute.wall.writes_workspace);
         assert_ne!(execute.temp.unwrap().path(), temp.path());
     }
