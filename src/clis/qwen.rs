@@ -5,12 +5,18 @@
 //! Headless, Qwen's default approval mode is `auto` (its own classifier approves
 //! actions), so codecrew always sets the mode: `plan` in `query` (nothing modified,
 //! nothing run), `default` in `execute` (its edits and shell ask, and codecrew's policy
-//! answers; its shell commands it deems read-only it runs without asking, inside its
-//! wall). `--safe-mode` keeps its "managed memory" sub-agent from
-//! running after each turn with write and shell tools of its own, and keeps out hooks,
-//! extensions, skills, MCP servers and context files (`QWEN.md`) codecrew has not seen;
-//! settings (the model provider, its key) still apply. (`--bare` would also turn the
-//! memory off, but it ignores the auth type chosen in settings.)
+//! answers).
+//!
+//! A settings file of codecrew's, as Qwen's system settings
+//! (`QWEN_CODE_SYSTEM_SETTINGS_PATH`, which outranks the user's and the workspace's, and
+//! which a workspace `.env` cannot set), makes every shell command ask (`permissions.ask:
+//! ["Bash"]`; Qwen otherwise runs the ones its classifier deems read-only, `cat .env`
+//! among them, without asking) and keeps out what codecrew has not seen or would not
+//! govern: its managed-memory sub-agent (which writes files after each turn with tools
+//! of its own), follow-up suggestions, hooks, MCP servers, user and project skills,
+//! `QWEN.md`/`AGENTS.md` context files; `--extensions none` its extensions. The user's
+//! settings (the model provider, its key) still apply. (`--safe-mode` would keep these
+//! out too, but it also drops every permission rule, the ask above included.)
 
 use std::path::PathBuf;
 
@@ -53,7 +59,7 @@ impl Cli for Qwen {
 
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let turn = command.turn;
-        let mut args: Vec<String> = ["--output-format", "stream-json", "--safe-mode"]
+        let mut args: Vec<String> = ["--output-format", "stream-json", "--extensions", "none"]
             .map(String::from)
             .to_vec();
         if let Some(model) = command.model {
@@ -70,6 +76,7 @@ impl Cli for Qwen {
         let mut spec = command.spec();
         spec.args = argv(args);
         spec.stdin = Some(turn.prompt.as_bytes().to_vec());
+        with_system_settings(&mut spec);
         spec
     }
 
@@ -77,9 +84,9 @@ impl Cli for Qwen {
         Some(LongLived::Acp)
     }
 
-    /// `qwen --acp` with the model, approval mode and safe mode of a run per turn.
+    /// `qwen --acp` with the model, approval mode and settings of a run per turn.
     fn kept_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
-        let mut args = vec!["--acp".to_owned(), "--safe-mode".to_owned()];
+        let mut args = ["--acp", "--extensions", "none"].map(String::from).to_vec();
         if let Some(model) = command.model {
             args.extend(["-m".to_owned(), model.to_owned()]);
         }
@@ -89,6 +96,7 @@ impl Cli for Qwen {
         ]);
         let mut spec = command.spec();
         spec.args = argv(args);
+        with_system_settings(&mut spec);
         spec
     }
 
@@ -107,6 +115,48 @@ fn approval_mode(mode: Mode) -> &'static str {
         Mode::Query => "plan",
         Mode::Execute => "default",
     }
+}
+
+/// Qwen's system settings as codecrew sets them (see the module docs). `$version` keeps
+/// Qwen from rewriting the file.
+const SYSTEM_SETTINGS: &str = r#"{
+  "$version": 4,
+  "permissions": {"ask": ["Bash"]},
+  "memory": {"enableManagedAutoMemory": false, "enableManagedAutoDream": false,
+             "enableAutoSkill": false, "enableTeamMemory": false, "enableTeamMemorySync": false},
+  "ui": {"enableFollowupSuggestions": false, "enableSpeculation": false},
+  "disableAllHooks": true,
+  "mcp": {"excluded": ["*"], "serverCommand": ""},
+  "skills": {"disabledLevels": ["project", "user", "extension"]},
+  "context": {"fileName": ["__codecrew_no_context__.md"]},
+  "tools": {"discoveryCommand": "", "callCommand": ""}
+}
+"#;
+
+/// Points `spec` at [`SYSTEM_SETTINGS`] in a file of its own, and keeps an inherited
+/// safe mode (which would drop the ask rule) off.
+fn with_system_settings(spec: &mut CommandSpec) {
+    use std::io::Write;
+    let written = tempfile::Builder::new()
+        .prefix("codecrew-qwen-settings-")
+        .suffix(".json")
+        .tempfile()
+        .and_then(|mut file| {
+            file.write_all(SYSTEM_SETTINGS.as_bytes())?;
+            Ok(file.into_temp_path())
+        });
+    match written {
+        Ok(file) => {
+            spec.env.push((
+                "QWEN_CODE_SYSTEM_SETTINGS_PATH".into(),
+                file.as_os_str().to_owned(),
+            ));
+            spec.files.push(std::sync::Arc::new(file));
+        }
+        // Its shell's read-only commands then run without asking, inside its wall.
+        Err(error) => tracing::warn!("cannot write qwen's settings file: {error}"),
+    }
+    spec.env_remove.push("QWEN_CODE_SAFE_MODE".into());
 }
 
 #[cfg(test)]
@@ -128,7 +178,8 @@ mod tests {
             [
                 "--output-format",
                 "stream-json",
-                "--safe-mode",
+                "--extensions",
+                "none",
                 "-m",
                 "haiku",
                 "--resume",
@@ -155,12 +206,25 @@ mod tests {
             args(&kept),
             [
                 "--acp",
-                "--safe-mode",
+                "--extensions",
+                "none",
                 "-m",
                 "haiku",
                 "--approval-mode",
                 "plan"
             ]
+        );
+        // Every shell command asks; the memory sub-agent and hooks stay off.
+        let settings = env(&kept, "QWEN_CODE_SYSTEM_SETTINGS_PATH").unwrap();
+        let settings: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(settings).unwrap()).unwrap();
+        assert_eq!(settings["permissions"]["ask"][0], "Bash");
+        assert_eq!(settings["memory"]["enableManagedAutoMemory"], false);
+        assert_eq!(settings["disableAllHooks"], true);
+        assert!(
+            kept.env_remove
+                .iter()
+                .any(|name| name == "QWEN_CODE_SAFE_MODE")
         );
     }
 }

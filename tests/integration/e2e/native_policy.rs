@@ -337,3 +337,30 @@ fn a_cli_behind_a_shim_runs_once_cli_read_names_its_installation() {
         named.stdout
     );
 }
+
+/// In `execute` the wall lets a CLI read the whole workspace (for what the user
+/// approves), so a CLI's own shell command that reads a secret must be asked about:
+/// every CLI's `cat .env` (one its own classifier would call read-only) never reaches the
+/// model without `--yes`.
+#[test]
+fn in_execute_a_native_shell_reading_a_secret_is_asked_about() {
+    let Some(world) = World::new("e2e-native-cat", Script::new()) else {
+        return;
+    };
+    let secret = world.workspace().join(".env");
+    plant(&secret, "NATIVE-SECRET-CAT");
+    for agent in NATIVE {
+        world.server.set_script(attack_script(
+            agent,
+            &[],
+            &format!("cat {}", secret.display()),
+        ));
+        let since = world.server.requests().len();
+        let (run, doc) = world.json("execute", &[&format!("@{agent} E2E-NATIVE-SHELL")]);
+        run.assert_code(0);
+        assert!(
+            !model_saw(&world, since, "NATIVE-SECRET-CAT"),
+            "{agent}: its own shell read .env to the model: {doc}"
+        );
+    }
+}

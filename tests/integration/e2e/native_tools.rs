@@ -1,6 +1,6 @@
 //! opencode's and Qwen Code's own tools under codecrew, attacked as a model that read
 //! hostile text would: their own write tool in `query`, their own shell in either mode.
-//! (Claude's, Gemini's, Codex's and Copilot's are in warm.rs and copilot.rs.)
+//! (Every CLI's own tools against codecrew's policy and its wall: native_policy.rs.)
 
 use super::*;
 
