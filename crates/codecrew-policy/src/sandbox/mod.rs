@@ -14,7 +14,7 @@
 //!   `--yes`) and for external tools and MCP servers: read anything, write as below.
 //! - **the CLI's** ([`CliWall`]), for an agent CLI's own process: whatever its own tools
 //!   do happens inside it (the workspace, the system, its installation and its own
-//!   state; in `query` no write but its state; see [`cli`]).
+//!   state; in `query` no write but its state).
 //!
 //! What a command approved in execute may do:
 //! - read and execute anything (it is a build or a test, it needs the toolchain);

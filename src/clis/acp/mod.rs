@@ -15,11 +15,7 @@
 //! The agent asks its client before one of its own tools writes, runs a command, reads
 //! outside the workspace or fetches (`session/request_permission`, in the approval mode
 //! that asks: Gemini's and Qwen's `default`). codecrew decides each question as the
-//! codecrew call it amounts to ([`super::native`]): a write of each path the tool call
-//! names (its `locations`, its diffs, its `rawInput`), the command line (`rawInput`'s
-//! `command`, else the title, which is Gemini's command verbatim), a read of each path,
-//! and anything else as a call codecrew has no rule for. The answer is "allow once" or
-//! "reject", never "always". What the agent does without asking (its reads inside the
+//! codecrew call it amounts to ([`permission`]). What the agent does without asking (its reads inside the
 //! workspace) stays inside its wall. codecrew offers no file system and no terminal; any
 //! other request of the agent is answered "not supported".
 //!
@@ -35,12 +31,10 @@
 
 use serde_json::{Value, json};
 
-use std::path::Path;
-
-use codecrew_tools::executor::CallRequest;
+mod permission;
 
 use super::json_lines::{JsonLines, line};
-use super::native::{self, Native, Outbox, Pending, Verdict};
+use super::native::Outbox;
 
 /// The ids of codecrew's handshake; prompts are numbered from `FIRST_PROMPT` on.
 const INITIALIZE: u64 = 0;
@@ -183,36 +177,8 @@ impl Acp {
     /// A question about one of the agent's own tool calls: to the gate.
     fn permission(&mut self, id: &Value, params: &Value, outbox: &mut Outbox) {
         // The program's name: `gemini` of `gemini --acp`.
-        let program = self
-            .agent
-            .split_whitespace()
-            .next()
-            .unwrap_or("agent")
-            .to_owned();
-        let call = &params["toolCall"];
-        let options = params["options"].clone();
-        let id = id.clone();
-        let answer = move |verdict: &Verdict| {
-            let outcome = match option(&options, verdict) {
-                Some(option) => json!({"outcome": "selected", "optionId": option}),
-                None => json!({"outcome": "cancelled"}),
-            };
-            line(&json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": outcome}}))
-        };
-        match native(&program, call) {
-            Native::Harmless => outbox.bytes.extend(answer(&Verdict::Allow)),
-            Native::Judged(calls) => outbox.pending.push(Pending {
-                native: format!(
-                    "{program}'s {}",
-                    call["_meta"]["toolName"]
-                        .as_str()
-                        .or(call["title"].as_str())
-                        .unwrap_or("tool")
-                ),
-                calls,
-                answer: Box::new(answer),
-            }),
-        }
+        let program = self.agent.split_whitespace().next().unwrap_or("agent");
+        permission::question(program, id, params, outbox);
     }
 
     fn response(
@@ -383,100 +349,6 @@ fn error_text(agent: &str, error: &Value) -> String {
 }
 
 /// The answer to a request of the agent: a permission is always refused.
-/// What one of the agent's own tool calls amounts to: `program` names the agent.
-fn native(program: &str, call: &Value) -> Native {
-    let id = call["toolCallId"].as_str().unwrap_or("");
-    let raw = &call["rawInput"];
-    let tool = call["_meta"]["toolName"]
-        .as_str()
-        .or(call["kind"].as_str())
-        .unwrap_or("tool");
-    let mut paths: Vec<&str> = call["locations"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|location| location["path"].as_str())
-        .chain(
-            call["content"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|content| content["type"] == "diff")
-                .filter_map(|content| content["path"].as_str()),
-        )
-        .chain(
-            ["file_path", "fileName", "path", "absolute_path"]
-                .iter()
-                .filter_map(|field| raw[*field].as_str()),
-        )
-        .collect();
-    paths.sort_unstable();
-    paths.dedup();
-    let each = |make: fn(&str, &str, &str, &str) -> CallRequest| {
-        Native::Judged(
-            paths
-                .iter()
-                .map(|path| make(program, tool, id, path))
-                .collect(),
-        )
-    };
-    match call["kind"].as_str() {
-        Some("edit" | "delete" | "move") => each(native::write),
-        Some("read") if !paths.is_empty() => each(native::read),
-        Some("search") if !paths.is_empty() => each(native::list),
-        Some("execute") => {
-            let command = raw["command"].as_str().or(call["title"].as_str());
-            let cwd = raw["directory"]
-                .as_str()
-                .or(raw["dir_path"].as_str())
-                .map(str::to_owned)
-                .or_else(|| shell_dir(call));
-            Native::Judged(
-                command
-                    .map(|command| {
-                        native::shell(program, tool, id, command, cwd.as_deref().map(Path::new))
-                    })
-                    .into_iter()
-                    .collect(),
-            )
-        }
-        Some("think" | "switch_mode") => Native::Harmless,
-        _ => Native::Judged(vec![native::other(program, tool, id, call)]),
-    }
-}
-
-/// The folder Gemini says its shell command runs in, in the text of the question:
-/// `[current working directory <dir>]` or `[in <dir>]`.
-fn shell_dir(call: &Value) -> Option<String> {
-    let texts = call["content"].as_array()?;
-    texts.iter().find_map(|content| {
-        let text = content["content"]["text"].as_str()?;
-        let (_, rest) = text
-            .split_once("[current working directory ")
-            .or_else(|| text.split_once("[in "))?;
-        rest.split_once(']').map(|(dir, _)| dir.to_owned())
-    })
-}
-
-/// The option that answers `verdict`: allow once, or reject. None when the agent offered
-/// none such (the request is then withdrawn, which grants nothing).
-fn option(options: &Value, verdict: &Verdict) -> Option<String> {
-    let kinds: &[&str] = match verdict {
-        Verdict::Allow => &["allow_once"],
-        Verdict::Deny(_) => &["reject_once", "reject_always"],
-    };
-    options
-        .as_array()?
-        .iter()
-        .filter(|option| {
-            option["kind"]
-                .as_str()
-                .is_some_and(|kind| kinds.contains(&kind))
-        })
-        .find_map(|option| option["optionId"].as_str())
-        .map(str::to_owned)
-}
-
 fn request(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
@@ -631,80 +503,10 @@ mod tests {
         assert_eq!(decoded[0]["stats"]["total_cost_usd"], 0.000135);
     }
 
-    fn ask(acp: &mut Acp, tool_call: Value) -> Pending {
-        let (_, mut outbox, over) = feed_outbox(
-            acp,
-            json!({"jsonrpc": "2.0", "id": 0, "method": "session/request_permission", "params": {
-                "sessionId": "S1", "toolCall": tool_call,
-                "options": [
-                    {"optionId": "proceed_always", "kind": "allow_always"},
-                    {"optionId": "proceed_once", "kind": "allow_once"},
-                    {"optionId": "cancel", "kind": "reject_once"}]}}),
-        );
-        assert!(!over);
-        outbox.pending.pop().unwrap()
-    }
-
     #[test]
-    fn permission_requests_are_questions_answered_once_never_always() {
+    fn requests_for_what_codecrew_never_offered_are_not_answered() {
+        // A file system or a terminal: codecrew offers neither.
         let mut acp = in_session();
-        // Gemini's shell: the command is the title, its folder in the text.
-        let question = ask(
-            &mut acp,
-            json!({"toolCallId": "t1", "title": "touch pwned", "kind": "execute", "locations": [],
-                   "content": [{"type": "content", "content": {"type": "text",
-                     "text": "[current working directory /ws/sub] (make a file)"}}]}),
-        );
-        assert_eq!(question.calls[0].tool, "run_command");
-        assert_eq!(question.calls[0].input["command"], "touch pwned");
-        assert_eq!(question.calls[0].input["cwd"], "/ws/sub");
-        assert_eq!(
-            lines(&question.answer_now(&Verdict::Deny("asks".into()))),
-            [json!({"jsonrpc": "2.0", "id": 0, "result": {
-                "outcome": {"outcome": "selected", "optionId": "cancel"}}})]
-        );
-        // Qwen's: rawInput carries the command.
-        let question = ask(
-            &mut acp,
-            json!({"toolCallId": "t2", "title": "touch pwned (make a file)", "kind": "execute",
-                   "rawInput": {"command": "touch pwned", "is_background": false}}),
-        );
-        assert_eq!(question.calls[0].input["command"], "touch pwned");
-        // An edit: every path it names, once.
-        let question = ask(
-            &mut acp,
-            json!({"toolCallId": "t3", "title": "Writing to .env", "kind": "edit",
-                   "locations": [{"path": "/ws/.env"}],
-                   "content": [{"type": "diff", "path": "/ws/.env", "oldText": "", "newText": "x"}]}),
-        );
-        assert_eq!(question.calls.len(), 1);
-        assert_eq!(question.calls[0].tool, "write_file");
-        assert_eq!(
-            lines(&question.answer_now(&Verdict::Allow))[0]["result"]["outcome"]["optionId"],
-            "proceed_once"
-        );
-        // A fetch: a call codecrew has no rule for.
-        let question = ask(
-            &mut acp,
-            json!({"toolCallId": "t4", "title": "GET x", "kind": "fetch"}),
-        );
-        assert_eq!(question.calls[0].tool, "gemini:fetch");
-    }
-
-    #[test]
-    fn without_a_way_to_refuse_the_request_is_withdrawn() {
-        let mut acp = in_session();
-        let (_, mut outbox, _) = feed_outbox(
-            &mut acp,
-            json!({"jsonrpc": "2.0", "id": 1, "method": "session/request_permission", "params": {
-                "toolCall": {"kind": "edit", "locations": [{"path": "/ws/a"}]},
-                "options": [{"optionId": "yes", "kind": "allow_always"}]}}),
-        );
-        // Even an allowed call: "always" would let the agent's later calls skip codecrew.
-        let question = outbox.pending.pop().unwrap();
-        let answer = lines(&question.answer_now(&Verdict::Allow));
-        assert_eq!(answer[0]["result"]["outcome"]["outcome"], "cancelled");
-        // Requests for a file system or a terminal codecrew never offered: not answered.
         let (_, replies, _) = feed(
             &mut acp,
             json!({"jsonrpc": "2.0", "id": 2, "method": "fs/write_text_file", "params": {}}),

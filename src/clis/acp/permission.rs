@@ -1,0 +1,215 @@
+//! An ACP agent's questions about its own tools (`session/request_permission`), as the
+//! codecrew calls they amount to ([`crate::clis::native`]): a write of each path the tool
+//! call names (its `locations`, its diffs, its `rawInput`), the command line
+//! (`rawInput`'s `command`, else the title, which is Gemini's command verbatim), a read of
+//! each path, anything else a call codecrew has no rule for. The answer is "allow once"
+//! or "reject", never "always".
+
+use std::path::Path;
+
+use codecrew_tools::executor::CallRequest;
+use serde_json::{Value, json};
+
+use crate::clis::json_lines::line;
+use crate::clis::native::{self, Native, Outbox, Pending, Verdict};
+
+/// The agent `program`'s question with JSON-RPC id `id`: answered at once when the tool
+/// is harmless, else left in `outbox` for the gate.
+pub(super) fn question(program: &str, id: &Value, params: &Value, outbox: &mut Outbox) {
+    let call = &params["toolCall"];
+    let options = params["options"].clone();
+    let id = id.clone();
+    let answer = move |verdict: &Verdict| {
+        let outcome = match option(&options, verdict) {
+            Some(option) => json!({"outcome": "selected", "optionId": option}),
+            None => json!({"outcome": "cancelled"}),
+        };
+        line(&json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": outcome}}))
+    };
+    match native(program, call) {
+        Native::Harmless => outbox.bytes.extend(answer(&Verdict::Allow)),
+        Native::Judged(calls) => outbox.pending.push(Pending {
+            native: format!(
+                "{program}'s {}",
+                call["_meta"]["toolName"]
+                    .as_str()
+                    .or(call["title"].as_str())
+                    .unwrap_or("tool")
+            ),
+            calls,
+            answer: Box::new(answer),
+        }),
+    }
+}
+
+/// What one of the agent's own tool calls amounts to: `program` names the agent.
+fn native(program: &str, call: &Value) -> Native {
+    let id = call["toolCallId"].as_str().unwrap_or("");
+    let raw = &call["rawInput"];
+    let tool = call["_meta"]["toolName"]
+        .as_str()
+        .or(call["kind"].as_str())
+        .unwrap_or("tool");
+    let mut paths: Vec<&str> = call["locations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|location| location["path"].as_str())
+        .chain(
+            call["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|content| content["type"] == "diff")
+                .filter_map(|content| content["path"].as_str()),
+        )
+        .chain(
+            ["file_path", "fileName", "path", "absolute_path"]
+                .iter()
+                .filter_map(|field| raw[*field].as_str()),
+        )
+        .collect();
+    paths.sort_unstable();
+    paths.dedup();
+    let each = |make: fn(&str, &str, &str, &str) -> CallRequest| {
+        Native::Judged(
+            paths
+                .iter()
+                .map(|path| make(program, tool, id, path))
+                .collect(),
+        )
+    };
+    match call["kind"].as_str() {
+        Some("edit" | "delete" | "move") => each(native::write),
+        Some("read") if !paths.is_empty() => each(native::read),
+        Some("search") if !paths.is_empty() => each(native::list),
+        Some("execute") => {
+            let command = raw["command"].as_str().or(call["title"].as_str());
+            let cwd = raw["directory"]
+                .as_str()
+                .or(raw["dir_path"].as_str())
+                .map(str::to_owned)
+                .or_else(|| shell_dir(call));
+            Native::Judged(
+                command
+                    .map(|command| {
+                        native::shell(program, tool, id, command, cwd.as_deref().map(Path::new))
+                    })
+                    .into_iter()
+                    .collect(),
+            )
+        }
+        Some("think" | "switch_mode") => Native::Harmless,
+        _ => Native::Judged(vec![native::other(program, tool, id, call)]),
+    }
+}
+
+/// The folder Gemini says its shell command runs in, in the text of the question:
+/// `[current working directory <dir>]` or `[in <dir>]`.
+fn shell_dir(call: &Value) -> Option<String> {
+    let texts = call["content"].as_array()?;
+    texts.iter().find_map(|content| {
+        let text = content["content"]["text"].as_str()?;
+        let (_, rest) = text
+            .split_once("[current working directory ")
+            .or_else(|| text.split_once("[in "))?;
+        rest.split_once(']').map(|(dir, _)| dir.to_owned())
+    })
+}
+
+/// The option that answers `verdict`: allow once, or reject. None when the agent offered
+/// none such (the request is then withdrawn, which grants nothing).
+fn option(options: &Value, verdict: &Verdict) -> Option<String> {
+    let kinds: &[&str] = match verdict {
+        Verdict::Allow => &["allow_once"],
+        Verdict::Deny(_) => &["reject_once", "reject_always"],
+    };
+    options
+        .as_array()?
+        .iter()
+        .filter(|option| {
+            option["kind"]
+                .as_str()
+                .is_some_and(|kind| kinds.contains(&kind))
+        })
+        .find_map(|option| option["optionId"].as_str())
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clis::json_lines::parse_lines as lines;
+
+    const OPTIONS: &str = r#"[{"optionId": "proceed_always", "kind": "allow_always"},
+        {"optionId": "proceed_once", "kind": "allow_once"},
+        {"optionId": "cancel", "kind": "reject_once"}]"#;
+
+    fn ask(tool_call: Value) -> Pending {
+        let mut outbox = Outbox::default();
+        let options: Value = serde_json::from_str(OPTIONS).unwrap();
+        question(
+            "gemini",
+            &json!(0),
+            &json!({"sessionId": "S1", "toolCall": tool_call, "options": options}),
+            &mut outbox,
+        );
+        assert!(outbox.bytes.is_empty());
+        outbox.pending.pop().unwrap()
+    }
+
+    #[test]
+    fn permission_requests_are_questions_answered_once_never_always() {
+        // Gemini's shell: the command is the title, its folder in the text.
+        let question = ask(
+            json!({"toolCallId": "t1", "title": "touch pwned", "kind": "execute", "locations": [],
+                   "content": [{"type": "content", "content": {"type": "text",
+                     "text": "[current working directory /ws/sub] (make a file)"}}]}),
+        );
+        assert_eq!(question.calls[0].tool, "run_command");
+        assert_eq!(question.calls[0].input["command"], "touch pwned");
+        assert_eq!(question.calls[0].input["cwd"], "/ws/sub");
+        assert_eq!(
+            lines(&question.answer_now(&Verdict::Deny("asks".into()))),
+            [json!({"jsonrpc": "2.0", "id": 0, "result": {
+                "outcome": {"outcome": "selected", "optionId": "cancel"}}})]
+        );
+        // Qwen's: rawInput carries the command.
+        let question = ask(
+            json!({"toolCallId": "t2", "title": "touch pwned (make a file)", "kind": "execute",
+                   "rawInput": {"command": "touch pwned", "is_background": false}}),
+        );
+        assert_eq!(question.calls[0].input["command"], "touch pwned");
+        // An edit: every path it names, once.
+        let question = ask(
+            json!({"toolCallId": "t3", "title": "Writing to .env", "kind": "edit",
+                   "locations": [{"path": "/ws/.env"}],
+                   "content": [{"type": "diff", "path": "/ws/.env", "oldText": "", "newText": "x"}]}),
+        );
+        assert_eq!(question.calls.len(), 1);
+        assert_eq!(question.calls[0].tool, "write_file");
+        assert_eq!(
+            lines(&question.answer_now(&Verdict::Allow))[0]["result"]["outcome"]["optionId"],
+            "proceed_once"
+        );
+        // A fetch: a call codecrew has no rule for.
+        let question = ask(json!({"toolCallId": "t4", "title": "GET x", "kind": "fetch"}));
+        assert_eq!(question.calls[0].tool, "gemini:fetch");
+    }
+
+    #[test]
+    fn without_a_way_to_refuse_the_request_is_withdrawn() {
+        let mut outbox = Outbox::default();
+        question(
+            "gemini",
+            &json!(1),
+            &json!({"toolCall": {"kind": "edit", "locations": [{"path": "/ws/a"}]},
+                    "options": [{"optionId": "yes", "kind": "allow_always"}]}),
+            &mut outbox,
+        );
+        // Even an allowed call: "always" would let the agent's later calls skip codecrew.
+        let question = outbox.pending.pop().unwrap();
+        let answer = lines(&question.answer_now(&Verdict::Allow));
+        assert_eq!(answer[0]["result"]["outcome"]["outcome"], "cancelled");
+    }
+}
