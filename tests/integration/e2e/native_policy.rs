@@ -51,7 +51,8 @@ fn model_saw(world: &World, since: usize, text: &str) -> bool {
 /// In `query`, a CLI's own read of a sensitive workspace file, of a file outside the
 /// workspace and of one in the home directory reaches the model with an error, never
 /// the file: the CLI runs in its wall. An ordinary workspace file still reads (the
-/// control that the native call ran and its result went back).
+/// control that the native call ran and its result went back). Its own write and shell
+/// change nothing, `--yes` or not.
 #[test]
 fn in_query_a_native_read_of_secrets_outside_or_home_never_reaches_the_model() {
     let Some(world) = World::new("e2e-native-reads", Script::new()) else {
@@ -92,6 +93,25 @@ fn in_query_a_native_read_of_secrets_outside_or_home_never_reaches_the_model() {
                     "{agent}: its own read of {name} reached the model: {doc}"
                 );
             }
+        }
+    }
+    // Nor does a CLI's own write or shell change anything in query.
+    for agent in NATIVE {
+        let file = workspace.join(format!("query-{agent}.txt"));
+        let marker = workspace.join(format!("query-shell-{agent}"));
+        world.server.set_script(attack_script(
+            agent,
+            &[(file.clone(), "QUERY-WROTE")],
+            &format!("touch {}", marker.display()),
+        ));
+        for prompt in ["E2E-NATIVE-WRITE-0", "E2E-NATIVE-SHELL"] {
+            let (run, doc) = world.json("query", &["--yes", &format!("@{agent} {prompt}")]);
+            run.assert_code(0);
+            assert!(!file.exists(), "{agent}: its own write ran in query: {doc}");
+            assert!(
+                !marker.exists(),
+                "{agent}: its own shell ran in query: {doc}"
+            );
         }
     }
 }
@@ -166,10 +186,21 @@ fn in_execute_native_writes_of_protected_files_and_asked_about_commands_change_n
     std::fs::write(workspace.join("AGENTS.md"), "ORIGINAL\n").unwrap();
     for agent in NATIVE {
         let marker = workspace.join(format!("shell-ran-{agent}"));
+        // Each protected class, the home directory's own rc file and a file outside the
+        // workspace: none may change; then an ordinary edit, last.
         let mut targets: Vec<(PathBuf, &str)> = PROTECTED
             .iter()
-            .map(|name| (workspace.join(name), "NATIVE-PWNED"))
+            .map(|name| workspace.join(name))
+            .chain([
+                world.home.home().join(".bashrc"),
+                world
+                    .home
+                    .root()
+                    .join(format!("outside/planted-{agent}.txt")),
+            ])
+            .map(|path| (path, "NATIVE-PWNED"))
             .collect();
+        let guarded = targets.len();
         targets.push((workspace.join(format!("notes-{agent}.txt")), "NATIVE-EDIT"));
         world.server.set_script(attack_script(
             agent,
@@ -183,7 +214,7 @@ fn in_execute_native_writes_of_protected_files_and_asked_about_commands_change_n
             let (run, doc) = world.json("execute", &[&format!("@{agent} E2E-NATIVE-WRITE-{i}")]);
             run.assert_code(0);
             let now = std::fs::read_to_string(path).unwrap_or_default();
-            if i < PROTECTED.len() {
+            if i < guarded {
                 assert!(
                     !now.contains("NATIVE-PWNED"),
                     "{agent}: its own write changed {}: {doc}",
