@@ -14,8 +14,7 @@
 //!
 //! Nothing else of the home directory, nothing of other users, mounts or `/tmp`.
 //! It may write its state directories, a private temporary directory ([`CliWall::temp`]),
-//! `/dev/null` and pseudo-terminals; in `execute` also the workspace and `/tmp` (what an approved command
-//! gets in the mode's sandbox). The network is open: the CLI talks to its model's API.
+//! `/dev/null` and pseudo-terminals; in `execute` also the workspace. The network is open: the CLI talks to its model's API.
 
 use std::path::{Path, PathBuf};
 
@@ -57,7 +56,7 @@ const DEVICES: &[&str] = &["/dev/null", "/dev/ptmx", "/dev/pts", "/dev/tty"];
 pub struct CliWall {
     /// The workspace, canonical.
     pub workspace: PathBuf,
-    /// `execute`: the workspace and `/tmp` are writable and the workspace's sensitive
+    /// `execute`: the workspace is writable and the workspace's sensitive
     /// files readable (the permission bridge decides about them).
     pub writes_workspace: bool,
     /// The CLI's installation: read and execute.
@@ -89,9 +88,10 @@ impl CliWall {
         let mut writable: Vec<PathBuf> = self.state.clone();
         writable.extend(self.temp.clone());
         writable.extend(DEVICES.iter().map(PathBuf::from));
+        // Not `/tmp`: it may hold files outside the workspace (a checkout under /tmp), and
+        // the CLI has a temporary directory of its own.
         if self.writes_workspace {
             writable.push(self.workspace.clone());
-            writable.push(PathBuf::from("/tmp"));
         }
         let readable_files = SYSTEM_FILES
             .iter()
