@@ -1,0 +1,107 @@
+//! The listings of one workspace's last plan, kept in the user's cache directory
+//! (`$XDG_CACHE_HOME/codecrew/workspace-reads`, else `~/.cache/codecrew/...`), one file
+//! per workspace, so that the next command or CLI start only checks each directory's
+//! stamp instead of reading every name of a large checkout.
+//!
+//! Neither the agent CLIs' walls nor the sandboxes of commands grant the cache
+//! directory, so nothing the model runs can write a plan. A file that cannot be read,
+//! was written by another build of the rules, or names another workspace is ignored:
+//! the plan is then made from the disk, as without a cache.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use super::scan::Listing;
+
+/// Bumped when the file's shape or the plan's meaning changes.
+const FORMAT: u32 = 1;
+
+/// Every directory looked into, by its path relative to the workspace root.
+pub type Listings = HashMap<PathBuf, Listing>;
+
+#[derive(Serialize, Deserialize)]
+struct File {
+    format: u32,
+    /// The sensitive classes this plan was made with ([`rules_fingerprint`]).
+    rules: u64,
+    workspace: PathBuf,
+    listings: Listings,
+}
+
+/// The cache directory of the plans, from the environment.
+pub fn dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|home| home.is_absolute())
+                .map(|home| home.join(".cache"))
+        })?;
+    Some(base.join("codecrew").join("workspace-reads"))
+}
+
+/// The listings planned for `workspace` last time, if `dir` holds them.
+pub fn load(dir: &Path, workspace: &Path) -> Listings {
+    let Ok(bytes) = std::fs::read(file_for(dir, workspace)) else {
+        return Listings::new();
+    };
+    match serde_json::from_slice::<File>(&bytes) {
+        Ok(file)
+            if file.format == FORMAT
+                && file.rules == rules_fingerprint()
+                && file.workspace == workspace =>
+        {
+            file.listings
+        }
+        _ => Listings::new(),
+    }
+}
+
+/// Keeps `listings` for `workspace`'s next plan (written whole, then renamed into
+/// place, so a concurrent reader sees the old file or the new one).
+pub fn store(dir: &Path, workspace: &Path, listings: Listings) {
+    let file = File {
+        format: FORMAT,
+        rules: rules_fingerprint(),
+        workspace: workspace.to_path_buf(),
+        listings,
+    };
+    let written = std::fs::create_dir_all(dir)
+        .and_then(|()| tempfile::NamedTempFile::new_in(dir))
+        .and_then(|mut temp| {
+            let mut writer = std::io::BufWriter::new(&mut temp);
+            serde_json::to_writer(&mut writer, &file)?;
+            writer.flush()?;
+            drop(writer);
+            temp.persist(file_for(dir, workspace))
+                .map_err(|error| error.error)?;
+            Ok(())
+        });
+    if let Err(error) = written {
+        tracing::debug!(%error, "could not keep the workspace's read plan");
+    }
+}
+
+fn file_for(dir: &Path, workspace: &Path) -> PathBuf {
+    let mut hasher = std::hash::DefaultHasher::new();
+    workspace.hash(&mut hasher);
+    dir.join(format!("{:016x}.json", hasher.finish()))
+}
+
+/// A fingerprint of the sensitive classes: a plan made under other rules is not reused.
+fn rules_fingerprint() -> u64 {
+    static FINGERPRINT: OnceLock<u64> = OnceLock::new();
+    *FINGERPRINT.get_or_init(|| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        crate::paths::sensitive_globs().hash(&mut hasher);
+        env!("CARGO_PKG_VERSION").hash(&mut hasher);
+        hasher.finish()
+    })
+}

@@ -1,0 +1,176 @@
+//! What of the workspace the read-only sandbox, and an agent CLI's wall, let a program
+//! read: all of it but the sensitive files (`.env`, keys, `.ssh/`, ... as
+//! [`crate::paths::sensitive`] names them), at any size.
+//!
+//! The shell analysis asks before a command *names* a sensitive file; this keeps the
+//! kernel to the same rule when the analysis is wrong or a program reads what no argument
+//! names (a Makefile an allow rule lets run, a pager git was talked into running, a CLI's
+//! own read tool): the file cannot be opened. Landlock grants, it cannot refuse beneath
+//! a grant, so a directory that holds a sensitive file is granted only for listing, and
+//! each of its other entries gets a grant of its own; a directory that holds none is
+//! granted whole. The repository's `.git` and dependency or build directories
+//! (`node_modules`, `target`, ...) are granted whole without a look ([`scan`]).
+//!
+//! Every directory must be looked at once, which on a checkout of 100,000 files costs
+//! tens of milliseconds. The listings are kept ([`cache`]) and the next plan only checks
+//! each directory's stamp ([`scan::Stamp`]), reading again just the directories whose
+//! names changed; a directory is one `stat`, whatever it holds.
+
+mod cache;
+mod scan;
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use cache::Listings;
+use scan::{Entries, Listing};
+
+/// The grants that make up the readable workspace.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Reads {
+    /// Directories granted whole: everything beneath may be read.
+    pub trees: Vec<PathBuf>,
+    /// Directories that hold a sensitive file: listed only.
+    pub listed: Vec<PathBuf>,
+    /// Files granted one by one, beside a sensitive one.
+    pub files: Vec<PathBuf>,
+    /// The sensitive files left out (workspace-relative), for the record.
+    pub withheld: Vec<PathBuf>,
+}
+
+/// The grants for `workspace` (canonical), reusing the listings of the user's cache
+/// directory where the disk says they still hold.
+pub fn plan(workspace: &Path) -> Reads {
+    plan_with_cache(workspace, cache::dir().as_deref())
+}
+
+/// [`plan`] with the cache kept in `cache_dir` (none: every directory is read).
+pub fn plan_with_cache(workspace: &Path, cache_dir: Option<&Path>) -> Reads {
+    plan_at(workspace, cache_dir, SystemTime::now()).0
+}
+
+/// [`plan_with_cache`] as if it were `now`, and how many directories it read.
+fn plan_at(workspace: &Path, cache_dir: Option<&Path>, now: SystemTime) -> (Reads, usize) {
+    let previous = cache_dir
+        .map(|dir| cache::load(dir, workspace))
+        .unwrap_or_default();
+    let mut planner = Planner {
+        root: workspace,
+        now,
+        previous,
+        listings: Listings::new(),
+        changed: false,
+        read: 0,
+    };
+    let mut reads = Reads::default();
+    if !planner.visit(Path::new(""), &mut reads) {
+        reads.trees.push(workspace.to_path_buf());
+    }
+    if let Some(dir) = cache_dir
+        && (planner.changed || !planner.previous.is_empty())
+    {
+        cache::store(dir, workspace, planner.listings);
+    }
+    (reads, planner.read)
+}
+
+/// One plan in the making.
+struct Planner<'a> {
+    root: &'a Path,
+    now: SystemTime,
+    /// The last plan's listings not yet visited in this one.
+    previous: Listings,
+    /// This plan's listings, to keep for the next.
+    listings: Listings,
+    /// Whether any listing differs from the last plan's.
+    changed: bool,
+    /// How many directories were read.
+    read: usize,
+}
+
+impl Planner<'_> {
+    /// Plans the directory at `relative`; true when something sensitive lies beneath it
+    /// (its grants are then in `reads`), false when it may be granted whole (nothing
+    /// added).
+    fn visit(&mut self, relative: &Path, reads: &mut Reads) -> bool {
+        let dir = self.root.join(relative);
+        let Some(mut listing) = self.listing(&dir, relative) else {
+            return false;
+        };
+        let mut planned = Reads::default();
+        let mut clean = Vec::new();
+        let mut dirty = !listing.withheld.is_empty();
+        for name in &listing.subdirs {
+            let sub = relative.join(name);
+            if self.visit(&sub, &mut planned) {
+                dirty = true;
+            } else {
+                clean.push(self.root.join(sub));
+            }
+        }
+        if !dirty {
+            if listing.entries.take().is_some() {
+                self.changed = true;
+            }
+            self.listings.insert(relative.to_path_buf(), listing);
+            return false;
+        }
+        let entries = self.entries(&dir, relative, &mut listing);
+        reads.listed.push(dir.clone());
+        reads.trees.extend(clean);
+        reads.trees.extend(entries.whole.iter().map(|name| dir.join(name)));
+        reads.files.extend(entries.files.iter().map(|name| dir.join(name)));
+        reads
+            .withheld
+            .extend(listing.withheld.iter().map(|name| relative.join(name)));
+        reads.trees.extend(planned.trees);
+        reads.listed.extend(planned.listed);
+        reads.files.extend(planned.files);
+        reads.withheld.extend(planned.withheld);
+        listing.entries = Some(entries);
+        self.listings.insert(relative.to_path_buf(), listing);
+        true
+    }
+
+    /// The directory's listing: the last plan's when its stamp still holds, else read.
+    fn listing(&mut self, dir: &Path, relative: &Path) -> Option<Listing> {
+        let meta = std::fs::symlink_metadata(dir).ok().filter(|meta| meta.is_dir())?;
+        if let Some(previous) = self.previous.remove(relative)
+            && previous.stamp.is_some()
+            && previous.stamp == scan::Stamp::of(&meta, self.now)
+        {
+            return Some(previous);
+        }
+        self.changed = true;
+        self.read += 1;
+        scan::read(dir, relative, self.now)
+    }
+
+    /// The entries granted one by one in a directory that turned out to hold something
+    /// sensitive beneath it: kept from its listing, or read now when the last plan had
+    /// no need of them. Names that appeared since the listing are not granted, and a
+    /// sensitive one is withheld; the listing is then read afresh next time.
+    fn entries(&mut self, dir: &Path, relative: &Path, listing: &mut Listing) -> Entries {
+        if let Some(entries) = listing.entries.take() {
+            return entries;
+        }
+        self.changed = true;
+        self.read += 1;
+        let Some(fresh) = scan::read(dir, relative, self.now) else {
+            listing.stamp = None;
+            return Entries::default();
+        };
+        if fresh.subdirs != listing.subdirs || fresh.withheld != listing.withheld {
+            listing.stamp = None;
+            for name in fresh.withheld {
+                if !listing.withheld.contains(&name) {
+                    listing.withheld.push(name);
+                }
+            }
+        }
+        fresh.entries.unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests;
