@@ -126,10 +126,21 @@ const PROTECTED_DIRS: &[&str] = &[
     ".vscode",
     ".idea",
     ".devcontainer",
+    // The agent CLIs' own project configuration: hooks, MCP servers, plugins, settings.
+    ".claude",
+    ".gemini",
+    ".qwen",
+    ".codex",
+    ".opencode",
 ];
 
 /// Protected directory paths (a sequence of components).
-const PROTECTED_DIR_PATHS: &[&[&str]] = &[&[".github", "workflows"], &[".github", "actions"]];
+const PROTECTED_DIR_PATHS: &[&[&str]] = &[
+    &[".github", "workflows"],
+    &[".github", "actions"],
+    &[".github", "copilot"],
+    &[".github", "hooks"],
+];
 
 /// Whole file names protected from writes.
 const PROTECTED_NAMES: &[&str] = &[
@@ -155,10 +166,14 @@ const PROTECTED_NAMES: &[&str] = &[
     ".gitlab-ci.yml",
     ".pre-commit-config.yaml",
     ".mcp.json",
+    "mcp.json",
+    "opencode.json",
+    "opencode.jsonc",
     ".clauderc",
     "claude.md",
     "agents.md",
     "gemini.md",
+    "qwen.md",
 ];
 
 /// The lower-case names of a path's normal components (`.` and `..` dropped: callers pass
@@ -231,7 +246,7 @@ pub fn protected(path: &Path) -> Option<String> {
         .find(|part| PROTECTED_DIRS.contains(&part.as_str()))
     {
         return Some(format!(
-            "{shown} is in {dir}/, which steers git, editors or codecrew itself"
+            "{shown} is in {dir}/, which steers git, editors, the agent CLIs or codecrew itself"
         ));
     }
     for window in PROTECTED_DIR_PATHS {
@@ -240,7 +255,8 @@ pub fn protected(path: &Path) -> Option<String> {
             .any(|run| run.iter().zip(window.iter()).all(|(a, b)| a == b))
         {
             return Some(format!(
-                "{shown} is in {}/, which runs in CI with the repository's credentials",
+                "{shown} is in {}/, which runs in CI with the repository's credentials or \
+                 makes an agent CLI run programs",
                 window.join("/")
             ));
         }

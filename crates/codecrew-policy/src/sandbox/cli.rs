@@ -10,11 +10,16 @@
 //!   that programs and name resolution need ([`super::SYSTEM_FILES`], [`NETWORK_FILES`]),
 //!   the user's git configuration;
 //! - its own installation (the caller finds it from the program: [`CliWall::install`]);
-//! - its own state and credential directories ([`CliWall::state`]), which it may write.
+//! - its own settings and sign-in ([`CliWall::settings`]), read only, so that nothing
+//!   running inside can leave a hook, an MCP server or a plugin there to run later,
+//!   outside the wall;
+//! - its own state ([`CliWall::state`]: sessions, caches, logs), which it may write.
 //!
 //! Nothing else of the home directory, nothing of other users, mounts or `/tmp`.
-//! It may write its state directories, a private temporary directory ([`CliWall::temp`]),
-//! `/dev/null` and pseudo-terminals; in `execute` also the workspace. The network is open: the CLI talks to its model's API.
+//! It may write its state, a private temporary directory ([`CliWall::temp`]),
+//! `/dev/null` and pseudo-terminals; in `execute` also the workspace, whose sensitive
+//! files it then reads only where its own reads are judged by the policy
+//! ([`CliWall::reads_sensitive`]). The network is open: the CLI talks to its model's API.
 
 use std::path::{Path, PathBuf};
 
@@ -56,12 +61,19 @@ const DEVICES: &[&str] = &["/dev/null", "/dev/ptmx", "/dev/pts", "/dev/tty"];
 pub struct CliWall {
     /// The workspace, canonical.
     pub workspace: PathBuf,
-    /// `execute`: the workspace is writable and the workspace's sensitive
-    /// files readable (the permission bridge decides about them).
+    /// `execute`: the workspace is writable.
     pub writes_workspace: bool,
+    /// Whether the workspace's sensitive files are readable: only where the CLI asks
+    /// codecrew before each of its own reads (the permission bridge decides about them).
+    pub reads_sensitive: bool,
+    /// Paths of the workspace (relative) the CLI may not read: its own configuration in
+    /// a checkout the user has not trusted, which could make it run programs.
+    pub withheld: Vec<PathBuf>,
     /// The CLI's installation: read and execute.
     pub install: Vec<PathBuf>,
-    /// Its state and credential directories and files: read and write.
+    /// Its settings, sign-in and extensions (folders and files): read only.
+    pub settings: Vec<PathBuf>,
+    /// Its state folders and the files it rewrites in place: read and write.
     pub state: Vec<PathBuf>,
     /// A temporary directory of its own (its `TMPDIR`): read and write.
     pub temp: Option<PathBuf>,
@@ -77,22 +89,24 @@ impl CliWall {
         let read = AccessFs::from_read(ABI_WANTED);
         let file_read = read & AccessFs::from_file(ABI_WANTED);
         let all = AccessFs::from_all(ABI_WANTED);
-        let workspace = if self.writes_workspace {
-            crate::workspace_reads::Reads {
-                trees: vec![self.workspace.clone()],
-                ..Default::default()
-            }
-        } else {
-            crate::workspace_reads::plan(&self.workspace)
-        };
+        let workspace = crate::workspace_reads::plan_withholding(
+            &self.workspace,
+            &crate::workspace_reads::Withheld {
+                sensitive: !self.reads_sensitive,
+                paths: self.withheld.clone(),
+            },
+        );
         let mut writable: Vec<PathBuf> = self.state.clone();
         writable.extend(self.temp.clone());
         writable.extend(DEVICES.iter().map(PathBuf::from));
         // Not `/tmp`: it may hold files outside the workspace (a checkout under /tmp), and
-        // the CLI has a temporary directory of its own.
-        if self.writes_workspace {
-            writable.push(self.workspace.clone());
-        }
+        // the CLI has a temporary directory of its own. The workspace is written without
+        // the right to read what the plan above withholds: Landlock adds rights up.
+        let workspace_writes: Vec<PathBuf> = if self.writes_workspace {
+            vec![self.workspace.clone()]
+        } else {
+            Vec::new()
+        };
         let readable_files = SYSTEM_FILES
             .iter()
             .chain(NETWORK_FILES)
@@ -107,10 +121,12 @@ impl CliWall {
             .add_rules(path_beneath_rules(RUNTIME_READ, read))?
             .add_rules(path_beneath_rules(readable_files, file_read))?
             .add_rules(path_beneath_rules(&self.install, read))?
+            .add_rules(path_beneath_rules(&self.settings, read))?
             .add_rules(path_beneath_rules(&workspace.trees, read))?
             .add_rules(path_beneath_rules(&workspace.listed, AccessFs::ReadDir))?
             .add_rules(path_beneath_rules(&workspace.files, file_read))?
-            .add_rules(path_beneath_rules(&writable, all))?;
+            .add_rules(path_beneath_rules(&writable, all))?
+            .add_rules(path_beneath_rules(&workspace_writes, all & !read))?;
         Ok(Domain::from(Some(created)))
     }
 }

@@ -16,6 +16,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use super::Withheld;
 use super::scan::Listing;
 
 /// Bumped when the file's shape or the plan's meaning changes.
@@ -48,8 +49,8 @@ pub fn dir() -> Option<PathBuf> {
 }
 
 /// The listings planned for `workspace` last time, if `dir` holds them.
-pub fn load(dir: &Path, workspace: &Path) -> Listings {
-    let Ok(bytes) = std::fs::read(file_for(dir, workspace)) else {
+pub fn load(dir: &Path, workspace: &Path, withheld: &Withheld) -> Listings {
+    let Ok(bytes) = std::fs::read(file_for(dir, workspace, withheld)) else {
         return Listings::new();
     };
     match serde_json::from_slice::<File>(&bytes) {
@@ -66,7 +67,7 @@ pub fn load(dir: &Path, workspace: &Path) -> Listings {
 
 /// Keeps `listings` for `workspace`'s next plan (written whole, then renamed into
 /// place, so a concurrent reader sees the old file or the new one).
-pub fn store(dir: &Path, workspace: &Path, listings: Listings) {
+pub fn store(dir: &Path, workspace: &Path, withheld: &Withheld, listings: Listings) {
     let file = File {
         format: FORMAT,
         rules: rules_fingerprint(),
@@ -80,7 +81,7 @@ pub fn store(dir: &Path, workspace: &Path, listings: Listings) {
             serde_json::to_writer(&mut writer, &file)?;
             writer.flush()?;
             drop(writer);
-            temp.persist(file_for(dir, workspace))
+            temp.persist(file_for(dir, workspace, withheld))
                 .map_err(|error| error.error)?;
             Ok(())
         });
@@ -89,9 +90,12 @@ pub fn store(dir: &Path, workspace: &Path, listings: Listings) {
     }
 }
 
-fn file_for(dir: &Path, workspace: &Path) -> PathBuf {
+/// One file per workspace and what its plan withholds (the read-only domain's, and each
+/// CLI's wall in a checkout the user has not trusted).
+fn file_for(dir: &Path, workspace: &Path, withheld: &Withheld) -> PathBuf {
     let mut hasher = std::hash::DefaultHasher::new();
     workspace.hash(&mut hasher);
+    withheld.hash(&mut hasher);
     dir.join(format!("{:016x}.json", hasher.finish()))
 }
 

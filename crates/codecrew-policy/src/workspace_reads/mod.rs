@@ -38,23 +38,68 @@ pub struct Reads {
     pub withheld: Vec<PathBuf>,
 }
 
-/// The grants for `workspace` (canonical), reusing the listings of the user's cache
-/// directory where the disk says they still hold.
-pub fn plan(workspace: &Path) -> Reads {
-    plan_with_cache(workspace, cache::dir().as_deref())
+/// What a plan leaves out of the workspace.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Withheld {
+    /// The sensitive files ([`crate::paths::sensitive`]).
+    pub sensitive: bool,
+    /// These paths, relative to the workspace, files or whole folders: an agent CLI's
+    /// own configuration in a checkout the user has not trusted (`.claude`, `.mcp.json`).
+    pub paths: Vec<PathBuf>,
 }
 
-/// [`plan`] with the cache kept in `cache_dir` (none: every directory is read).
-pub fn plan_with_cache(workspace: &Path, cache_dir: Option<&Path>) -> Reads {
-    plan_at(workspace, cache_dir, SystemTime::now()).0
+impl Withheld {
+    /// The sensitive files alone: the read-only domain's plan.
+    pub fn sensitive() -> Self {
+        Withheld {
+            sensitive: true,
+            paths: Vec::new(),
+        }
+    }
+
+    /// Whether `relative` (a path in the workspace) is left out.
+    fn holds(&self, relative: &Path) -> bool {
+        self.paths.iter().any(|path| path == relative)
+            || (self.sensitive && crate::paths::sensitive(relative).is_some())
+    }
+}
+
+/// The grants for `workspace` (canonical) but its sensitive files, reusing the listings
+/// of the user's cache directory where the disk says they still hold.
+pub fn plan(workspace: &Path) -> Reads {
+    plan_withholding(workspace, &Withheld::sensitive())
+}
+
+/// The grants for `workspace` but what `withheld` names.
+pub fn plan_withholding(workspace: &Path, withheld: &Withheld) -> Reads {
+    plan_with_cache(workspace, withheld, cache::dir().as_deref())
+}
+
+/// [`plan_withholding`] with the cache kept in `cache_dir` (none: every directory is
+/// read).
+pub fn plan_with_cache(workspace: &Path, withheld: &Withheld, cache_dir: Option<&Path>) -> Reads {
+    plan_at(workspace, withheld, cache_dir, SystemTime::now()).0
 }
 
 /// [`plan_with_cache`] as if it were `now`, and how many directories it read.
-fn plan_at(workspace: &Path, cache_dir: Option<&Path>, now: SystemTime) -> (Reads, usize) {
+fn plan_at(
+    workspace: &Path,
+    withheld: &Withheld,
+    cache_dir: Option<&Path>,
+    now: SystemTime,
+) -> (Reads, usize) {
+    if *withheld == Withheld::default() {
+        let whole = Reads {
+            trees: vec![workspace.to_path_buf()],
+            ..Reads::default()
+        };
+        return (whole, 0);
+    }
     let previous = cache_dir
-        .map(|dir| cache::load(dir, workspace))
+        .map(|dir| cache::load(dir, workspace, withheld))
         .unwrap_or_default();
     let mut planner = Planner {
+        withheld,
         root: workspace,
         now,
         previous,
@@ -69,13 +114,14 @@ fn plan_at(workspace: &Path, cache_dir: Option<&Path>, now: SystemTime) -> (Read
     if let Some(dir) = cache_dir
         && (planner.changed || !planner.previous.is_empty())
     {
-        cache::store(dir, workspace, planner.listings);
+        cache::store(dir, workspace, withheld, planner.listings);
     }
     (reads, planner.read)
 }
 
 /// One plan in the making.
 struct Planner<'a> {
+    withheld: &'a Withheld,
     root: &'a Path,
     now: SystemTime,
     /// The last plan's listings not yet visited in this one.
@@ -118,8 +164,12 @@ impl Planner<'_> {
         let entries = self.entries(&dir, relative, &mut listing);
         reads.listed.push(dir.clone());
         reads.trees.extend(clean);
-        reads.trees.extend(entries.whole.iter().map(|name| dir.join(name)));
-        reads.files.extend(entries.files.iter().map(|name| dir.join(name)));
+        reads
+            .trees
+            .extend(entries.whole.iter().map(|name| dir.join(name)));
+        reads
+            .files
+            .extend(entries.files.iter().map(|name| dir.join(name)));
         reads
             .withheld
             .extend(listing.withheld.iter().map(|name| relative.join(name)));
@@ -134,7 +184,9 @@ impl Planner<'_> {
 
     /// The directory's listing: the last plan's when its stamp still holds, else read.
     fn listing(&mut self, dir: &Path, relative: &Path) -> Option<Listing> {
-        let meta = std::fs::symlink_metadata(dir).ok().filter(|meta| meta.is_dir())?;
+        let meta = std::fs::symlink_metadata(dir)
+            .ok()
+            .filter(|meta| meta.is_dir())?;
         if let Some(previous) = self.previous.remove(relative)
             && previous.stamp.is_some()
             && previous.stamp == scan::Stamp::of(&meta, self.now)
@@ -143,7 +195,7 @@ impl Planner<'_> {
         }
         self.changed = true;
         self.read += 1;
-        scan::read(dir, relative, self.now)
+        scan::read(dir, relative, self.withheld, self.now)
     }
 
     /// The entries granted one by one in a directory that turned out to hold something
@@ -156,7 +208,7 @@ impl Planner<'_> {
         }
         self.changed = true;
         self.read += 1;
-        let Some(fresh) = scan::read(dir, relative, self.now) else {
+        let Some(fresh) = scan::read(dir, relative, self.withheld, self.now) else {
             listing.stamp = None;
             return Entries::default();
         };

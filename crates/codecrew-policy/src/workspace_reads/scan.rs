@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::paths;
+use super::Withheld;
 
 /// Dependency and build directories, granted whole without a look: they can hold tens of
 /// thousands of files, none of them the user's secrets, and walking them would cost
@@ -72,7 +72,7 @@ pub struct Listing {
     pub stamp: Option<Stamp>,
     /// Subdirectories to look into.
     pub subdirs: Vec<PathBuf>,
-    /// Sensitive entries: never granted.
+    /// Withheld entries (sensitive, or named): never granted.
     pub withheld: Vec<PathBuf>,
     /// What is granted one by one when the directory holds something sensitive: its
     /// other files, and the directories granted whole without a look. Kept only while
@@ -87,10 +87,11 @@ pub struct Entries {
     pub whole: Vec<PathBuf>,
 }
 
-/// Reads `dir` (`relative` to the workspace root), stamping it before the names are
+/// Reads `dir` (`relative` to the workspace root), sorting out what `withheld` names,
+/// stamping it before the names are
 /// read so that a change while reading makes the stamp stale rather than the names.
 /// None when it cannot be read (it is then not granted).
-pub fn read(dir: &Path, relative: &Path, now: SystemTime) -> Option<Listing> {
+pub fn read(dir: &Path, relative: &Path, withheld: &Withheld, now: SystemTime) -> Option<Listing> {
     let stamp = std::fs::symlink_metadata(dir)
         .ok()
         .filter(std::fs::Metadata::is_dir)?;
@@ -106,7 +107,7 @@ pub fn read(dir: &Path, relative: &Path, now: SystemTime) -> Option<Listing> {
         let name = PathBuf::from(entry.file_name());
         if kind.is_dir() && NOT_LOOKED_INTO.iter().any(|skip| name == Path::new(skip)) {
             entries.whole.push(name);
-        } else if paths::sensitive(&relative.join(&name)).is_some() {
+        } else if withheld.holds(&relative.join(&name)) {
             listing.withheld.push(name);
         } else if kind.is_dir() {
             listing.subdirs.push(name);

@@ -35,7 +35,7 @@ fn later() -> SystemTime {
 fn a_clean_workspace_is_one_tree() {
     let (_dir, root) = workspace(&["src/main.rs"]);
     assert_eq!(
-        plan_with_cache(&root, None),
+        plan_with_cache(&root, &Withheld::sensitive(), None),
         Reads {
             trees: vec![root.clone()],
             ..Reads::default()
@@ -55,7 +55,7 @@ fn sensitive_files_are_left_out_and_their_neighbours_granted() {
         "node_modules/x/.env",
     ]);
     std::fs::create_dir_all(root.join(".git/objects")).unwrap();
-    let reads = sorted(plan_with_cache(&root, None));
+    let reads = sorted(plan_with_cache(&root, &Withheld::sensitive(), None));
     assert_eq!(reads.listed, [root.clone(), root.join("config")]);
     assert_eq!(
         reads.trees,
@@ -90,7 +90,7 @@ fn no_size_grants_a_sensitive_file() {
             std::fs::File::create(dir.join(file.to_string())).unwrap();
         }
     }
-    let reads = plan_with_cache(&root, None);
+    let reads = plan_with_cache(&root, &Withheld::sensitive(), None);
     assert_eq!(reads.withheld, [PathBuf::from(".env")]);
     assert!(!reads.trees.contains(&root));
     assert_eq!(reads.trees.len(), 101);
@@ -100,9 +100,9 @@ fn no_size_grants_a_sensitive_file() {
 fn an_unchanged_workspace_is_planned_without_reading_a_directory() {
     let cache = tempfile::tempdir().unwrap();
     let (_dir, root) = workspace(&["a/b/c/main.rs", "a/x.rs", "docs/README", ".env"]);
-    let (first, read) = plan_at(&root, Some(cache.path()), later());
+    let (first, read) = plan_at(&root, &Withheld::sensitive(), Some(cache.path()), later());
     assert_eq!(read, 5);
-    let (second, read) = plan_at(&root, Some(cache.path()), later());
+    let (second, read) = plan_at(&root, &Withheld::sensitive(), Some(cache.path()), later());
     assert_eq!(read, 0, "every stamp held");
     assert_eq!(sorted(first), sorted(second));
 }
@@ -111,12 +111,12 @@ fn an_unchanged_workspace_is_planned_without_reading_a_directory() {
 fn what_changed_since_the_last_plan_is_seen() {
     let cache = tempfile::tempdir().unwrap();
     let (_dir, root) = workspace(&["a/b/c/main.rs", "a/x.rs", "docs/README"]);
-    let (first, _) = plan_at(&root, Some(cache.path()), later());
+    let (first, _) = plan_at(&root, &Withheld::sensitive(), Some(cache.path()), later());
     assert_eq!(first.trees, std::slice::from_ref(&root));
 
     // A secret deep in a directory the last plan granted whole.
     add(&root, "a/b/c/.env");
-    let (second, read) = plan_at(&root, Some(cache.path()), later());
+    let (second, read) = plan_at(&root, &Withheld::sensitive(), Some(cache.path()), later());
     let second = sorted(second);
     assert_eq!(
         second.listed,
@@ -137,12 +137,12 @@ fn what_changed_since_the_last_plan_is_seen() {
     assert_eq!(read, 4);
 
     // Kept as it is next time, without a read.
-    let (third, read) = plan_at(&root, Some(cache.path()), later());
+    let (third, read) = plan_at(&root, &Withheld::sensitive(), Some(cache.path()), later());
     assert_eq!((sorted(third), read), (second, 0));
 
     // Gone again: the workspace is one tree once more.
     std::fs::remove_file(root.join("a/b/c/.env")).unwrap();
-    let (fourth, _) = plan_at(&root, Some(cache.path()), later());
+    let (fourth, _) = plan_at(&root, &Withheld::sensitive(), Some(cache.path()), later());
     assert_eq!(fourth.trees, std::slice::from_ref(&root));
 }
 
@@ -150,15 +150,18 @@ fn what_changed_since_the_last_plan_is_seen() {
 fn a_directorys_time_set_back_does_not_hide_a_new_secret() {
     let cache = tempfile::tempdir().unwrap();
     let (_dir, root) = workspace(&["src/main.rs"]);
-    let before = std::fs::metadata(root.join("src")).unwrap().modified().unwrap();
-    plan_at(&root, Some(cache.path()), later());
+    let before = std::fs::metadata(root.join("src"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    plan_at(&root, &Withheld::sensitive(), Some(cache.path()), later());
     add(&root, "src/id_rsa");
     // `touch -d` puts the modification time back; the change time moves all the same.
     std::fs::File::open(root.join("src"))
         .unwrap()
         .set_modified(before)
         .unwrap();
-    let (reads, _) = plan_at(&root, Some(cache.path()), later());
+    let (reads, _) = plan_at(&root, &Withheld::sensitive(), Some(cache.path()), later());
     assert_eq!(reads.withheld, [PathBuf::from("src/id_rsa")]);
 }
 
@@ -168,8 +171,8 @@ fn a_directory_changed_moments_ago_is_read_again() {
     let (_dir, root) = workspace(&["src/main.rs"]);
     // Planned at the real time: every directory was changed within the clock's
     // granularity of the plan, so none of their stamps is kept.
-    plan_with_cache(&root, Some(cache.path()));
-    let (_, read) = plan_at(&root, Some(cache.path()), later());
+    plan_with_cache(&root, &Withheld::sensitive(), Some(cache.path()));
+    let (_, read) = plan_at(&root, &Withheld::sensitive(), Some(cache.path()), later());
     assert_eq!(read, 2);
 }
 
@@ -177,11 +180,43 @@ fn a_directory_changed_moments_ago_is_read_again() {
 fn a_cache_of_another_workspace_or_garbage_is_ignored() {
     let cache = tempfile::tempdir().unwrap();
     let (_dir, root) = workspace(&[".env", "src/main.rs"]);
-    plan_at(&root, Some(cache.path()), later());
+    plan_at(&root, &Withheld::sensitive(), Some(cache.path()), later());
     for entry in std::fs::read_dir(cache.path()).unwrap() {
         std::fs::write(entry.unwrap().path(), "{not json").unwrap();
     }
-    let (reads, read) = plan_at(&root, Some(cache.path()), later());
+    let (reads, read) = plan_at(&root, &Withheld::sensitive(), Some(cache.path()), later());
     assert_eq!(read, 2);
     assert_eq!(reads.withheld, [PathBuf::from(".env")]);
+}
+
+#[test]
+fn a_clis_own_configuration_is_withheld_with_or_without_the_sensitive_files() {
+    let (_dir, root) = workspace(&[
+        ".env",
+        "README",
+        ".claude/settings.json",
+        ".mcp.json",
+        "sub/.mcp.json",
+    ]);
+    let withheld = Withheld {
+        sensitive: false,
+        paths: vec![PathBuf::from(".claude"), PathBuf::from(".mcp.json")],
+    };
+    let reads = sorted(plan_with_cache(&root, &withheld, None));
+    assert_eq!(
+        reads.withheld,
+        [PathBuf::from(".claude"), PathBuf::from(".mcp.json")]
+    );
+    assert_eq!(reads.files, [root.join(".env"), root.join("README")]);
+    assert_eq!(reads.trees, [root.join("sub")], "only the workspace's own");
+    let both = Withheld {
+        sensitive: true,
+        ..withheld
+    };
+    assert_eq!(plan_with_cache(&root, &both, None).withheld.len(), 3);
+    // Nothing withheld: the whole workspace, nothing looked at.
+    assert_eq!(
+        plan_with_cache(&root, &Withheld::default(), None).trees,
+        std::slice::from_ref(&root)
+    );
 }
