@@ -3,7 +3,7 @@
 //! `--input-format stream-json`.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
@@ -44,21 +44,44 @@ impl Cli for Claude {
         Format::Claude
     }
 
-    /// `~/.claude` (or `$CLAUDE_CONFIG_DIR`): its settings, sign-in and sessions.
-    fn state(&self) -> Option<Vec<PathBuf>> {
-        Some(
-            wall::dir_from_env("CLAUDE_CONFIG_DIR", ".claude")
-                .into_iter()
-                .collect(),
-        )
+    /// `~/.claude` (or `$CLAUDE_CONFIG_DIR`) read only: its settings, hooks, skills,
+    /// agents, commands, plugins and `CLAUDE.md`. Written: its transcripts and session
+    /// records, backups, shell snapshots, to-dos and plans; its sign-in and `.claude.json`
+    /// in place (beside the folder, or in it with `$CLAUDE_CONFIG_DIR`), whose MCP
+    /// servers and per-project trust are put back after each command.
+    fn state(&self) -> Option<wall::State> {
+        let custom = wall::custom_dir("CLAUDE_CONFIG_DIR");
+        let dir = custom
+            .clone()
+            .or_else(|| wall::home().map(|home| home.join(".claude")))?;
+        let global = match custom {
+            Some(dir) => dir.join(".claude.json"),
+            None => wall::home()?.join(".claude.json"),
+        };
+        Some(wall::State {
+            write: WRITTEN.iter().map(|name| dir.join(name)).collect(),
+            files: vec![dir.join(".credentials.json"), global.clone()],
+            read: vec![dir],
+            guarded: vec![wall::Guarded {
+                path: global,
+                hold: wall::Hold::Keys(GUARDED),
+            }],
+            made: Vec::new(),
+        })
     }
 
-    /// `~/.claude.json`, its global state, beside the folder.
-    fn state_files(&self) -> Vec<PathBuf> {
-        wall::home()
-            .map(|home| home.join(".claude.json"))
-            .into_iter()
-            .collect()
+    /// Kept, every call of its own asks codecrew first (its `PreToolUse` hook).
+    fn judges_own_reads(&self) -> bool {
+        true
+    }
+
+    /// It carries on without them: its wall keeps them out of reach too.
+    fn runs_without_project_files(&self) -> bool {
+        true
+    }
+
+    fn project_files(&self) -> &'static [&'static str] {
+        PROJECT_FILES
     }
 
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
@@ -112,6 +135,9 @@ impl Claude {
         if let Some(disallowed) = disallowed {
             args.extend(["--disallowedTools".to_owned(), disallowed.to_owned()]);
         }
+        if !command.trusted {
+            args.extend(untrusted_project(command.cwd));
+        }
         args.extend(command.extra.iter().cloned());
         let mut spec = command.spec();
         spec.args = argv(args);
@@ -121,6 +147,85 @@ impl Claude {
         spec.env_remove = CLAUDE_MARKERS.iter().map(OsString::from).collect();
         spec
     }
+}
+
+/// The folders of `~/.claude` Claude writes during a run (found with strace on the
+/// real CLI): nothing in them makes it run a program later.
+const WRITTEN: &[&str] = &[
+    "projects",
+    "sessions",
+    "backups",
+    "session-env",
+    "shell-snapshots",
+    "todos",
+    "plans",
+    "file-history",
+    "paste-cache",
+    "statsig",
+    "debug",
+];
+
+/// The keys of `.claude.json` that start programs or lift Claude's own checks: MCP
+/// servers (user and local scope), which of a project's `.mcp.json` servers run, the
+/// tools a project allowed, and whether its folder is trusted (which loads its hooks in
+/// an interactive Claude).
+const GUARDED: &[&[&str]] = &[
+    &["mcpServers"],
+    &["projects", "*", "mcpServers"],
+    &["projects", "*", "enabledMcpjsonServers"],
+    &["projects", "*", "enableAllProjectMcpServers"],
+    &["projects", "*", "allowedTools"],
+    &["projects", "*", "hasTrustDialogAccepted"],
+];
+
+/// The checkout's own configuration for Claude: its settings (hooks, `env`, helper
+/// programs, permission rules), skills, agents and commands in `.claude/`, and its MCP
+/// servers.
+const PROJECT_FILES: &[&str] = &[".claude", ".mcp.json"];
+
+/// The instruction files Claude loads from the project, read by codecrew when Claude
+/// may not load the project itself.
+const INSTRUCTIONS: &[&str] = &["CLAUDE.md", ".claude/CLAUDE.md"];
+
+/// The most of one instruction file passed on.
+const MAX_INSTRUCTIONS: u64 = 64 * 1024;
+
+/// Claude in a project the user has not trusted: only the user's own settings
+/// (`--setting-sources user`: no project or local settings, so none of their hooks,
+/// `env`, helper programs or permission rules, no `.mcp.json` server, no project skill,
+/// agent or command). That also drops the project's `CLAUDE.md`, which is only text
+/// for the model: codecrew reads it and appends it to the system prompt instead.
+///
+/// The files are opened as codecrew's `read_file` opens them: beneath the workspace, no
+/// link, regular, no other hard link, so a `CLAUDE.md` that leads to `~/.ssh/id_rsa`
+/// puts nothing in the prompt.
+fn untrusted_project(cwd: &Path) -> Vec<String> {
+    let mut args = vec!["--setting-sources".to_owned(), "user".to_owned()];
+    let root = cwd.canonicalize().ok();
+    let beneath = root
+        .as_deref()
+        .and_then(|root| codecrew_tools::beneath::Beneath::open(root).ok());
+    let instructions: Vec<String> = INSTRUCTIONS
+        .iter()
+        .filter_map(|name| {
+            use std::io::Read;
+            let file = beneath
+                .as_ref()?
+                .open_read(&root.as_ref()?.join(name))
+                .ok()?;
+            let mut text = String::new();
+            file.take(MAX_INSTRUCTIONS).read_to_string(&mut text).ok()?;
+            (!text.trim().is_empty())
+                .then(|| format!("Contents of {name} (project instructions):\n\n{text}"))
+        })
+        .collect();
+    if !instructions.is_empty() {
+        args.extend([
+            "--append-system-prompt".to_owned(),
+            instructions.join("\n\n"),
+        ]);
+    }
+    args
 }
 
 /// What one of Claude's own tool calls amounts to. `cwd` is where its shell stands
@@ -185,7 +290,9 @@ mod tests {
                 "--resume",
                 "s1",
                 "--disallowedTools",
-                "Edit,Write,NotebookEdit"
+                "Edit,Write,NotebookEdit",
+                "--setting-sources",
+                "user"
             ]
         );
         assert_eq!(spec.stdin.as_deref(), Some(&b"the prompt"[..]));
@@ -226,8 +333,52 @@ mod tests {
             Path::new("."),
         );
         let args = args(&spec);
-        assert!(args.ends_with(&["--disallowedTools".to_owned(), "Bash".to_owned()]));
+        assert!(
+            args.windows(2)
+                .any(|pair| pair == ["--disallowedTools", "Bash"])
+        );
         assert!(!args.iter().any(|a| a == "acceptEdits"));
+    }
+
+    #[test]
+    fn in_an_untrusted_project_claude_loads_only_the_users_settings_and_the_instructions() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::write(workspace.path().join("CLAUDE.md"), "Use tabs.").unwrap();
+        // A link to a file outside never reaches the prompt.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("id_rsa"), "PRIVATE KEY").unwrap();
+        std::fs::create_dir(workspace.path().join(".claude")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("id_rsa"),
+            workspace.path().join(".claude/CLAUDE.md"),
+        )
+        .unwrap();
+        let untrusted = provider("claude").resident_command(
+            Path::new("claude"),
+            &turn(None, Mode::Execute),
+            workspace.path(),
+        );
+        let args = args(&untrusted);
+        let at = args.iter().position(|a| a == "--setting-sources").unwrap();
+        assert_eq!(args[at + 1], "user");
+        let at = args
+            .iter()
+            .position(|a| a == "--append-system-prompt")
+            .unwrap();
+        assert!(args[at + 1].contains("CLAUDE.md") && args[at + 1].contains("Use tabs."));
+        assert!(!args[at + 1].contains("PRIVATE KEY"));
+
+        let trusted = provider("claude").trusting_project(true).resident_command(
+            Path::new("claude"),
+            &turn(None, Mode::Execute),
+            workspace.path(),
+        );
+        let args = super::super::testing::args(&trusted);
+        assert!(
+            !args
+                .iter()
+                .any(|a| a == "--setting-sources" || a == "--append-system-prompt")
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! Run per turn it cannot ask, so its own shell is off and its sandbox read-only (its
 //! patches are refused) in either mode: codecrew's tools do that work.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use codecrew_intercept::decode::Format;
 
@@ -32,13 +32,34 @@ impl Cli for Codex {
         Format::Codex
     }
 
-    /// `~/.codex` (or `$CODEX_HOME`): its config, sign-in and sessions.
-    fn state(&self) -> Option<Vec<PathBuf>> {
-        Some(
-            wall::dir_from_env("CODEX_HOME", ".codex")
-                .into_iter()
+    /// `~/.codex` (or `$CODEX_HOME`): written whole, since Codex opens its databases
+    /// (and their journals) beside its settings. What makes it run programs later there
+    /// — `config.toml` (MCP servers, hooks, `notify`, project trust), `hooks.json`,
+    /// `rules/`, `skills/`, `plugins/` and its `AGENTS.md` — is held as it was and put
+    /// back after each command.
+    fn state(&self) -> Option<wall::State> {
+        let home = wall::dir_from_env("CODEX_HOME", ".codex")?;
+        Some(wall::State {
+            guarded: HELD
+                .iter()
+                .map(|name| wall::Guarded {
+                    path: home.join(name),
+                    hold: wall::Hold::Whole,
+                })
                 .collect(),
-        )
+            write: vec![home],
+            ..wall::State::default()
+        })
+    }
+
+    fn project_files(&self) -> &'static [&'static str] {
+        &[".codex"]
+    }
+
+    /// Kept (`codex app-server`, `approvalPolicy: untrusted`), every command it runs asks
+    /// codecrew first, and it reads the workspace through its commands.
+    fn judges_own_reads(&self) -> bool {
+        true
     }
 
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
@@ -50,6 +71,7 @@ impl Cli for Codex {
             args.extend(["-m".to_owned(), model.to_owned()]);
         }
         args.extend(["--sandbox", "read-only", "--disable", "shell_tool"].map(String::from));
+        args.extend(project_trust(command.cwd, command.trusted));
         args.extend(command.extra.iter().cloned());
         // Exec options come before `resume`; `-` reads the prompt from stdin.
         if let Some(session) = turn.session {
@@ -71,7 +93,13 @@ impl Cli for Codex {
         let mut spec = command.spec();
         // Without this, a model server that refuses connections makes Codex retry
         // forever instead of failing the turn.
-        spec.args = argv(["app-server", "--disable", "unbounded_connection_retries"]);
+        let mut args = vec![
+            "app-server".to_owned(),
+            "--disable".to_owned(),
+            "unbounded_connection_retries".to_owned(),
+        ];
+        args.extend(project_trust(command.cwd, command.trusted));
+        spec.args = argv(args);
         spec
     }
 
@@ -79,6 +107,42 @@ impl Cli for Codex {
     fn reports_session_usage(&self) -> bool {
         true
     }
+}
+
+/// What of `~/.codex` makes Codex run programs later (see [`Codex::state`]).
+const HELD: &[&str] = &[
+    "config.toml",
+    "hooks.json",
+    "AGENTS.md",
+    "rules",
+    "skills",
+    "plugins",
+];
+
+/// `-c projects={…}`: the workspace, and the repository it lies in (Codex keys a
+/// project by its repository's root), trusted or untrusted as the user trusts the
+/// project in codecrew. An inline table: Codex ignores the dotted form
+/// (`projects."<path>".trust_level`) on its command line.
+fn project_trust(cwd: &Path, trusted: bool) -> [String; 2] {
+    let level = if trusted { "trusted" } else { "untrusted" };
+    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let mut roots = vec![cwd.clone()];
+    if let Some(repository) = cwd.ancestors().find(|dir| dir.join(".git").exists())
+        && repository != cwd
+    {
+        roots.push(repository.to_path_buf());
+    }
+    let entries: Vec<String> = roots
+        .iter()
+        .map(|root: &PathBuf| {
+            let key = toml::Value::String(root.display().to_string());
+            format!("{key}={{trust_level=\"{level}\"}}")
+        })
+        .collect();
+    [
+        "-c".to_owned(),
+        format!("projects={{{}}}", entries.join(",")),
+    ]
 }
 
 #[cfg(test)]
@@ -91,6 +155,11 @@ mod tests {
 
     #[test]
     fn exec_options_come_before_resume() {
+        let cwd = Path::new(".").canonicalize().unwrap();
+        let trust = format!(
+            "projects={{{}={{trust_level=\"untrusted\"}}}}",
+            toml::Value::String(cwd.display().to_string())
+        );
         let spec = provider("codex").command(
             Path::new("codex"),
             &turn(Some("t1"), Mode::Execute),
@@ -108,10 +177,45 @@ mod tests {
                 "read-only",
                 "--disable",
                 "shell_tool",
+                "-c",
+                &trust,
                 "resume",
                 "t1",
                 "-"
             ]
+        );
+    }
+
+    #[test]
+    fn codex_is_told_whether_the_project_and_its_repository_are_trusted() {
+        let repository = tempfile::tempdir().unwrap();
+        let root = repository.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        let kept = provider("codex").resident_command(
+            Path::new("codex"),
+            &turn(None, Mode::Query),
+            &root.join("sub"),
+        );
+        let args = args(&kept);
+        let at = args.iter().position(|a| a == "-c").unwrap();
+        let value: toml::Table = toml::from_str(&args[at + 1]).unwrap();
+        let projects = value["projects"].as_table().unwrap();
+        for dir in [root.join("sub"), root.clone()] {
+            assert_eq!(
+                projects[&dir.display().to_string()]["trust_level"].as_str(),
+                Some("untrusted")
+            );
+        }
+        let trusted = provider("codex").trusting_project(true).command(
+            Path::new("codex"),
+            &turn(None, Mode::Query),
+            &root,
+        );
+        assert!(
+            super::super::testing::args(&trusted)
+                .iter()
+                .any(|a| a.contains("trust_level=\"trusted\""))
         );
     }
 }

@@ -3,8 +3,6 @@
 //! format to read. Its sessions are not continued: a follow-up turn carries the
 //! transcript.
 
-use std::path::PathBuf;
-
 use codecrew_intercept::decode::Format;
 
 use super::{Cli, TurnCommand, argv};
@@ -65,7 +63,7 @@ impl Cli for Command {
     }
 
     /// Unconfined: codecrew does not know where a declared command keeps its state.
-    fn state(&self) -> Option<Vec<PathBuf>> {
+    fn state(&self) -> Option<super::wall::State> {
         None
     }
 

@@ -11,8 +11,6 @@
 
 use std::ffi::OsString;
 
-use std::path::PathBuf;
-
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
@@ -40,15 +38,49 @@ impl Cli for Copilot {
         Format::Copilot
     }
 
-    /// `~/.copilot` (or `$COPILOT_HOME`): its config, sign-in and sessions; and its
-    /// cache, `~/.cache/copilot`.
-    fn state(&self) -> Option<Vec<PathBuf>> {
-        Some(
-            wall::dir_from_env("COPILOT_HOME", ".copilot")
-                .into_iter()
+    /// `~/.copilot` (or `$COPILOT_HOME`) written whole, since Copilot keeps its session
+    /// database and locks beside its settings; its cache, `~/.cache/copilot`. What makes
+    /// it run programs later there is held as it was and put back after each command:
+    /// its settings (hooks), MCP servers, plugins, and the folders its config trusts.
+    fn state(&self) -> Option<wall::State> {
+        let home = wall::dir_from_env("COPILOT_HOME", ".copilot")?;
+        let whole = |name: &str| wall::Guarded {
+            path: home.join(name),
+            hold: wall::Hold::Whole,
+        };
+        Some(wall::State {
+            guarded: vec![
+                whole("settings.json"),
+                whole("mcp-config.json"),
+                whole("installed-plugins"),
+                whole("hooks"),
+                wall::Guarded {
+                    path: home.join("config.json"),
+                    hold: wall::Hold::Keys(&[&["trustedFolders"], &["trusted_folders"]]),
+                },
+            ],
+            write: std::iter::once(home)
                 .chain(wall::xdg("XDG_CACHE_HOME", ".cache", "copilot"))
                 .collect(),
-        )
+            ..wall::State::default()
+        })
+    }
+
+    /// Its workspace MCP servers and hooks (it also reads Claude's project hooks),
+    /// which it runs in a folder it trusts.
+    /// It carries on without them: its wall keeps them out of reach too.
+    fn runs_without_project_files(&self) -> bool {
+        true
+    }
+
+    fn project_files(&self) -> &'static [&'static str] {
+        &[
+            ".github/copilot",
+            ".github/hooks",
+            ".github/mcp.json",
+            ".mcp.json",
+            ".claude",
+        ]
     }
 
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
@@ -88,6 +120,10 @@ impl Cli for Copilot {
         let mut spec = command.spec();
         spec.args = argv(args);
         spec.stdin = Some(turn.prompt.as_bytes().to_vec());
+        if !command.trusted {
+            spec.env_remove
+                .extend(TRUSTING_VARIABLES.iter().map(OsString::from));
+        }
         spec
     }
 
@@ -116,6 +152,15 @@ fn secret_names(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<String>
     names.sort();
     names
 }
+
+/// Variables that make Copilot trust the folder, or load a workspace's MCP servers,
+/// hooks or extensions headless: not passed on in a project the user has not trusted.
+const TRUSTING_VARIABLES: &[&str] = &[
+    "COPILOT_ALLOW_ALL",
+    "GITHUB_COPILOT_PROMPT_MODE_WORKSPACE_MCP",
+    "GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS",
+    "GITHUB_COPILOT_PROMPT_MODE_EXTENSIONS",
+];
 
 #[cfg(test)]
 mod tests {

@@ -33,14 +33,47 @@ impl Cli for Gemini {
         Format::Gemini
     }
 
-    /// `~/.gemini`: its settings, sign-in and chats.
-    fn state(&self) -> Option<Vec<PathBuf>> {
-        Some(
-            wall::home()
-                .map(|home| home.join(".gemini"))
-                .into_iter()
-                .collect(),
-        )
+    /// `~/.gemini` (or `$GEMINI_CLI_HOME/.gemini`) written whole: Gemini locks and
+    /// renames its project registry at the top of it, and waits for ever when it
+    /// cannot. What makes it run programs later there is held as it was and put back
+    /// after each command: the MCP servers, hooks, tool commands and trust of its
+    /// settings, its trusted folders, extensions, commands, agents, skills and policies.
+    fn state(&self) -> Option<wall::State> {
+        let home = gemini_home()?;
+        let mut guarded: Vec<wall::Guarded> = HELD
+            .iter()
+            .map(|name| wall::Guarded {
+                path: home.join(name),
+                hold: wall::Hold::Whole,
+            })
+            .collect();
+        guarded.push(wall::Guarded {
+            path: home.join("settings.json"),
+            hold: wall::Hold::Keys(HELD_SETTINGS),
+        });
+        Some(wall::State {
+            write: vec![home],
+            guarded,
+            ..wall::State::default()
+        })
+    }
+
+    /// Its workspace settings (MCP servers, hooks, tool commands), commands, agents,
+    /// skills and policies.
+    fn project_files(&self) -> &'static [&'static str] {
+        PROJECT_FILES
+    }
+
+    fn failure_hint(&self, stderr: &str) -> Option<&'static str> {
+        stderr
+            .contains("not running in a trusted directory")
+            .then_some(
+                "this checkout ships Gemini settings (.gemini/) and you have not trusted the \
+             project, so codecrew runs Gemini as in a folder it does not trust, where it \
+             answers only kept for the loop (not when a stored session goes on, or with \
+             keep_alive = false); add the project to trusted_projects in your user config \
+             to load its settings",
+            )
     }
 
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
@@ -59,6 +92,7 @@ impl Cli for Gemini {
         spec.args = argv(args);
         // Headless Gemini reads the whole prompt from stdin when there is no -p.
         spec.stdin = Some(turn.prompt.as_bytes().to_vec());
+        distrust_untrusted_checkout(&mut spec, command);
         spec
     }
 
@@ -84,6 +118,7 @@ impl Cli for Gemini {
             Err(error) => tracing::warn!("cannot write gemini's policy file: {error}"),
         }
         spec.args = args;
+        distrust_untrusted_checkout(&mut spec, command);
         spec
     }
 
@@ -105,6 +140,51 @@ impl Cli for Gemini {
         }
     }
 }
+
+const PROJECT_FILES: &[&str] = &[".gemini"];
+
+/// In a project the user has not trusted that ships Gemini settings, Gemini runs as in a
+/// folder it does not trust (`GEMINI_CLI_TRUST_WORKSPACE=false`, which a workspace
+/// `.env` cannot set back): it then loads nothing of the workspace's — settings, MCP
+/// servers, hooks, commands, agents, skills, nor its `GEMINI.md` — and none of the
+/// user's MCP servers and hooks either. Gemini stops at a settings file it cannot read,
+/// so its wall cannot keep them out of reach instead; a checkout without them changes
+/// nothing.
+fn distrust_untrusted_checkout(spec: &mut CommandSpec, command: &TurnCommand<'_>) {
+    if !command.trusted
+        && PROJECT_FILES
+            .iter()
+            .any(|file| command.cwd.join(file).exists())
+    {
+        spec.env
+            .push(("GEMINI_CLI_TRUST_WORKSPACE".into(), "false".into()));
+    }
+}
+
+/// What of `~/.gemini` makes Gemini run programs later, held whole ([`Gemini::state`]).
+const HELD: &[&str] = &[
+    "trustedFolders.json",
+    "extensions",
+    "commands",
+    "agents",
+    "skills",
+    "policies",
+];
+
+/// The keys of `~/.gemini/settings.json` that start programs or decide what Gemini
+/// trusts (Gemini itself rewrites the file's older keys, which are left to it).
+const HELD_SETTINGS: &[&[&str]] = &[
+    &["mcpServers"],
+    &["mcp"],
+    &["hooks"],
+    &["hooksConfig"],
+    &["tools", "discoveryCommand"],
+    &["tools", "callCommand"],
+    &["tools", "sandbox"],
+    &["security", "folderTrust"],
+    &["extensions"],
+    &["advanced", "bugCommand"],
+];
 
 /// Gemini CLI's own directory: `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini`.
 fn gemini_home() -> Option<PathBuf> {

@@ -33,12 +33,12 @@ impl Cli for Llm {
     }
 
     /// `$LLM_USER_PATH`, else `~/.config/io.datasette.llm`: its keys, models and logs.
-    fn state(&self) -> Option<Vec<PathBuf>> {
+    fn state(&self) -> Option<wall::State> {
         let dir = std::env::var_os("LLM_USER_PATH")
             .map(PathBuf::from)
             .filter(|dir| dir.is_absolute())
             .or_else(|| wall::xdg("XDG_CONFIG_HOME", ".config", "io.datasette.llm"));
-        Some(dir.into_iter().collect())
+        Some(wall::State::writable(dir))
     }
 
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {

@@ -27,6 +27,7 @@ mod qwen;
 pub mod acp;
 pub mod app_server;
 pub mod claude_control;
+pub mod guard;
 pub mod json_lines;
 pub mod native;
 pub mod process;
@@ -69,6 +70,10 @@ pub struct TurnCommand<'a> {
     pub model: Option<&'a str>,
     /// The agent's extra arguments for this mode.
     pub extra: &'a [String],
+    /// Whether the user trusts the project (`trusted_projects`): only then does the CLI
+    /// load the configuration the checkout ships for it (hooks, MCP servers, plugins,
+    /// settings), which can run programs or widen what its tools may do.
+    pub trusted: bool,
 }
 
 impl TurnCommand<'_> {
@@ -149,14 +154,43 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
     /// leaves something of its own start-up behind, it goes here.
     fn after_kept(&self, _started: std::time::SystemTime, _session: Option<&str>) {}
 
-    /// The CLI's own state and credential folders, which its process may read and write
-    /// inside its wall ([`wall`]; codecrew creates the missing ones). None leaves the CLI
+    /// What the CLI keeps in the home directory, as its wall grants it ([`wall::State`]):
+    /// its settings read only, its sessions and caches writable. None leaves the CLI
     /// unconfined: a user-declared command whose needs codecrew does not know.
-    fn state(&self) -> Option<Vec<PathBuf>>;
+    fn state(&self) -> Option<wall::State>;
 
-    /// Single files of its state outside those folders (`~/.claude.json`).
-    fn state_files(&self) -> Vec<PathBuf> {
-        Vec::new()
+    /// The configuration a checkout can ship for this CLI (paths relative to the
+    /// workspace, files or folders) that can make it run a program or widen what its
+    /// tools may do. Unless the user trusts the project ([`TurnCommand::trusted`]) the
+    /// module tells the CLI to leave it out, and in `execute` it is held as it was for
+    /// the run ([`wall::Guarded`]): a CLI does not rewrite it on its own (Qwen Code's
+    /// settings migration, opencode's `$schema`). Instructions (`CLAUDE.md`,
+    /// `AGENTS.md`) are not among them: text for the model.
+    fn project_files(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Whether the CLI carries on when its wall does not let it read
+    /// [`Cli::project_files`]; then, unless the project is trusted, it does not (the
+    /// kernel behind the CLI's own flags). Gemini, Qwen Code, Codex and opencode stop
+    /// at a configuration file they cannot read.
+    fn runs_without_project_files(&self) -> bool {
+        false
+    }
+
+    /// Why the CLI must not start in `cwd`, when the checkout ships something of its own
+    /// that the CLI would run whatever codecrew tells it and the user has not trusted
+    /// the project.
+    fn refuses(&self, _cwd: &Path, _trusted: bool) -> Option<String> {
+        None
+    }
+
+    /// Whether, kept for the loop, the CLI asks codecrew before every read of its own
+    /// (Claude's hook, Codex's approvals): only then may its wall in `execute` let it
+    /// read the workspace's sensitive files, which the policy asks about. Every other
+    /// CLI reads the workspace without them, as in `query`.
+    fn judges_own_reads(&self) -> bool {
+        false
     }
 }
 
@@ -180,6 +214,8 @@ pub struct Provider {
     pub agent_id: String,
     pub agent: AgentConfig,
     cli: Arc<dyn Cli>,
+    /// Whether the user trusts the project (see [`TurnCommand::trusted`]).
+    trusted: bool,
 }
 
 impl Provider {
@@ -188,7 +224,15 @@ impl Provider {
             cli: cli_for(agent_id, &agent),
             agent_id: agent_id.to_owned(),
             agent,
+            trusted: false,
         }
+    }
+
+    /// The provider for a project the user trusts (or not): the CLI then loads the
+    /// project's own configuration for it as it would on its own.
+    pub fn trusting_project(mut self, trusted: bool) -> Self {
+        self.trusted = trusted;
+        self
     }
 
     pub fn kind(&self) -> ProviderKind {
@@ -231,6 +275,25 @@ impl Provider {
         self.cli.long_lived()
     }
 
+    /// Why the CLI must not start in `workspace` ([`Cli::refuses`]).
+    pub fn refuses(&self, workspace: &Path) -> Option<String> {
+        self.cli.refuses(workspace, self.trusted)
+    }
+
+    /// What of the checkout's own configuration for this CLI is in `workspace` and left
+    /// out, since the user has not trusted the project (none when trusted).
+    pub fn left_out(&self, workspace: &Path) -> Vec<&'static str> {
+        if self.trusted {
+            return Vec::new();
+        }
+        self.cli
+            .project_files()
+            .iter()
+            .copied()
+            .filter(|file| std::fs::symlink_metadata(workspace.join(file)).is_ok())
+            .collect()
+    }
+
     /// The model a job runs with: the one its mention chose (`@agent:model`), else the
     /// agent's configured one, else the CLI's own default (`None`).
     pub fn model<'a>(&'a self, chosen: Option<&'a str>) -> Option<&'a str> {
@@ -269,6 +332,7 @@ impl Provider {
             turn,
             model: self.model(turn.model),
             extra: self.extra(turn.mode),
+            trusted: self.trusted,
         }
     }
 
@@ -277,15 +341,41 @@ impl Provider {
         let spec = self
             .cli
             .turn_command(&self.turn_command(program, turn, cwd));
-        self.walled(spec, program, turn.mode, cwd)
+        self.walled(spec, program, turn.mode, cwd, false)
     }
 
-    /// `spec` inside the CLI's wall for `mode`, where the CLI has one.
-    fn walled(&self, mut spec: CommandSpec, program: &Path, mode: Mode, cwd: &Path) -> CommandSpec {
-        let confinement = self
-            .cli
-            .state()
-            .and_then(|state| wall::confinement(program, cwd, mode, state, self.cli.state_files()));
+    /// `spec` inside the CLI's wall for `mode`, where the CLI has one; `kept` for the
+    /// process kept for the loop.
+    fn walled(
+        &self,
+        mut spec: CommandSpec,
+        program: &Path,
+        mode: Mode,
+        cwd: &Path,
+        kept: bool,
+    ) -> CommandSpec {
+        let reads_sensitive = kept && self.cli.judges_own_reads();
+        let untrusted = if self.trusted {
+            &[]
+        } else {
+            self.cli.project_files()
+        };
+        let withheld = if self.cli.runs_without_project_files() {
+            untrusted
+        } else {
+            &[]
+        };
+        let confinement = self.cli.state().and_then(|mut state| {
+            if mode == Mode::Execute {
+                state
+                    .guarded
+                    .extend(untrusted.iter().map(|file| wall::Guarded {
+                        path: cwd.join(file),
+                        hold: wall::Hold::Whole,
+                    }));
+            }
+            wall::confinement(program, cwd, mode, state, reads_sensitive, withheld)
+        });
         if let Some(mut confinement) = confinement {
             confinement
                 .wall
@@ -303,7 +393,7 @@ impl Provider {
             .cli
             .kept_command(&self.turn_command(program, turn, cwd));
         spec.stdin = None;
-        self.walled(spec, program, turn.mode, cwd)
+        self.walled(spec, program, turn.mode, cwd, true)
     }
 }
 

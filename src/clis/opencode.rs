@@ -11,8 +11,12 @@
 //! leaves the workspace. `--yes` allows what would ask: its edits, reads and shell then
 //! run (still inside its wall, never outside the workspace). `--title` spares the extra
 //! model request opencode otherwise makes to title each new session.
-
-use std::path::PathBuf;
+//!
+//! In a project the user has not trusted, opencode starts with
+//! `OPENCODE_DISABLE_PROJECT_CONFIG` (no `opencode.json`, no `.opencode/` plugins,
+//! tools, agents or commands, nothing installed into the checkout), and its wall does
+//! not let it read them: opencode 1.18 imports a checkout's plugins even with that
+//! variable set. The project's `AGENTS.md` is passed back as an instruction file.
 
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
@@ -41,20 +45,59 @@ impl Cli for Opencode {
         Format::Opencode
     }
 
-    /// Its XDG folders: `~/.local/share/opencode` (sign-in, sessions),
-    /// `~/.config/opencode`, `~/.cache/opencode`, `~/.local/state/opencode`.
-    fn state(&self) -> Option<Vec<PathBuf>> {
-        Some(
-            [
+    /// Its XDG folders: `~/.local/share/opencode` (sign-in, sessions, logs, snapshots)
+    /// and `~/.local/state/opencode` written; `~/.config/opencode` written too (opencode
+    /// stops when it cannot write its `.gitignore` there, and installs its plugins'
+    /// packages there), with what makes it run programs later held as it was and put
+    /// back after each command: its settings, plugins, tools, agents and commands.
+    /// `~/.cache/opencode` (the helper programs it downloads) read only.
+    fn state(&self) -> Option<wall::State> {
+        let dir = |(variable, default): (&str, &str)| wall::xdg(variable, default, "opencode");
+        let config = dir(("XDG_CONFIG_HOME", ".config"))?;
+        let cache = dir(("XDG_CACHE_HOME", ".cache"))?;
+        Some(wall::State {
+            guarded: HELD
+                .iter()
+                .map(|name| wall::Guarded {
+                    path: config.join(name),
+                    hold: wall::Hold::Whole,
+                })
+                .collect(),
+            made: vec![cache.join("bin")],
+            read: vec![cache],
+            write: [
                 ("XDG_DATA_HOME", ".local/share"),
-                ("XDG_CONFIG_HOME", ".config"),
-                ("XDG_CACHE_HOME", ".cache"),
                 ("XDG_STATE_HOME", ".local/state"),
             ]
             .into_iter()
-            .filter_map(|(variable, default)| wall::xdg(variable, default, "opencode"))
+            .filter_map(dir)
+            .chain([config])
             .collect(),
-        )
+            ..wall::State::default()
+        })
+    }
+
+    fn project_files(&self) -> &'static [&'static str] {
+        &[".opencode", "opencode.json", "opencode.jsonc"]
+    }
+
+    /// opencode 1.18 imports a checkout's plugins whatever it is told
+    /// (`OPENCODE_DISABLE_PROJECT_CONFIG` leaves out the rest), and stops at a
+    /// configuration it cannot read, so its wall cannot keep them out either: in a
+    /// project the user has not trusted that ships one, opencode does not start.
+    fn refuses(&self, cwd: &std::path::Path, trusted: bool) -> Option<String> {
+        if trusted {
+            return None;
+        }
+        let plugins = shipped_plugins(cwd);
+        (!plugins.is_empty()).then(|| {
+            format!(
+                "this checkout ships opencode plugins ({}), which opencode runs even when \
+                 codecrew tells it to leave the project's configuration out; trust the \
+                 project (trusted_projects in your user config) or remove them",
+                plugins.join(", ")
+            )
+        })
     }
 
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
@@ -76,10 +119,96 @@ impl Cli for Opencode {
             "OPENCODE_PERMISSION".into(),
             permission(turn.mode, turn.assume_yes).into(),
         ));
+        if !command.trusted {
+            spec.env
+                .push(("OPENCODE_DISABLE_PROJECT_CONFIG".into(), "1".into()));
+            if let Some(config) = with_instructions(command.cwd) {
+                spec.env
+                    .push(("OPENCODE_CONFIG_CONTENT".into(), config.into()));
+            }
+        }
         // opencode reads a piped stdin as the message.
         spec.stdin = Some(turn.prompt.as_bytes().to_vec());
         spec
     }
+}
+
+/// What of `~/.config/opencode` makes opencode run programs later ([`Opencode::state`]).
+const HELD: &[&str] = &[
+    "opencode.json",
+    "opencode.jsonc",
+    "config.json",
+    "package.json",
+    "plugin",
+    "plugins",
+    "tool",
+    "tools",
+    "agent",
+    "agents",
+    "command",
+    "commands",
+];
+
+/// The plugins opencode would import from `cwd` and the folders above it up to the
+/// repository's root: files in `.opencode/plugin(s)/`, and a `plugin` or `plugins` list
+/// in an `opencode.json(c)` there or in `.opencode/`.
+fn shipped_plugins(cwd: &std::path::Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    for dir in cwd.ancestors() {
+        for folder in [".opencode/plugin", ".opencode/plugins"] {
+            if let Ok(entries) = std::fs::read_dir(dir.join(folder)) {
+                found.extend(
+                    entries
+                        .flatten()
+                        .map(|entry| entry.path().display().to_string()),
+                );
+            }
+        }
+        for config in [
+            "opencode.json",
+            "opencode.jsonc",
+            ".opencode/opencode.json",
+            ".opencode/opencode.jsonc",
+        ] {
+            let path = dir.join(config);
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            // JSON with comments: a key is looked for as text, which errs on the side
+            // of refusing.
+            if text.contains("\"plugin\"") || text.contains("\"plugins\"") {
+                found.push(path.display().to_string());
+            }
+        }
+        if dir.join(".git").exists() {
+            break;
+        }
+    }
+    found
+}
+
+/// The inline config (`OPENCODE_CONFIG_CONTENT`, the user's own if set) with the
+/// project's `AGENTS.md` among its instruction files, which opencode does not load
+/// from a project whose configuration it leaves out. None when there is no `AGENTS.md`
+/// or the user's inline config is not a JSON object (left as it is).
+fn with_instructions(cwd: &std::path::Path) -> Option<String> {
+    let agents = cwd.canonicalize().ok()?.join("AGENTS.md");
+    if !agents.is_file() {
+        return None;
+    }
+    let mut config = match std::env::var("OPENCODE_CONFIG_CONTENT") {
+        Ok(text) => serde_json::from_str::<serde_json::Value>(&text).ok()?,
+        Err(_) => serde_json::json!({}),
+    };
+    let object = config.as_object_mut()?;
+    let instructions = object
+        .entry("instructions")
+        .or_insert_with(|| serde_json::json!([]));
+    instructions
+        .as_array_mut()?
+        .push(agents.display().to_string().into());
+    Some(config.to_string())
 }
 
 /// The `OPENCODE_PERMISSION` for `mode`, `yes` being `--yes`. opencode matches a

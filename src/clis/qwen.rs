@@ -18,8 +18,6 @@
 //! settings (the model provider, its key) still apply. (`--safe-mode` would keep these
 //! out too, but it also drops every permission rule, the ask above included.)
 
-use std::path::PathBuf;
-
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
@@ -47,14 +45,30 @@ impl Cli for Qwen {
         Format::Claude
     }
 
-    /// `~/.qwen`: its settings, sign-in and chats.
-    fn state(&self) -> Option<Vec<PathBuf>> {
-        Some(
-            wall::home()
-                .map(|home| home.join(".qwen"))
-                .into_iter()
+    /// `~/.qwen` read only: its settings, extensions, skills, MCP approvals. Written:
+    /// its chats, sessions, temporary files and extension store (without which it does
+    /// not start).
+    fn state(&self) -> Option<wall::State> {
+        let home = wall::home()?.join(".qwen");
+        Some(wall::State {
+            write: ["extension-store", "projects", "tmp", "sessions"]
+                .iter()
+                .map(|name| home.join(name))
                 .collect(),
-        )
+            made: ["extensions", "skills"]
+                .iter()
+                .map(|name| home.join(name))
+                .collect(),
+            read: vec![home],
+            ..wall::State::default()
+        })
+    }
+
+    /// Its project settings (hooks, MCP servers, tool commands), skills and agents; Qwen
+    /// also rewrites an older settings file in place, before it asks whether the folder
+    /// is trusted.
+    fn project_files(&self) -> &'static [&'static str] {
+        &[".qwen"]
     }
 
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
@@ -76,7 +90,7 @@ impl Cli for Qwen {
         let mut spec = command.spec();
         spec.args = argv(args);
         spec.stdin = Some(turn.prompt.as_bytes().to_vec());
-        with_system_settings(&mut spec);
+        with_system_settings(&mut spec, command.trusted);
         spec
     }
 
@@ -96,7 +110,7 @@ impl Cli for Qwen {
         ]);
         let mut spec = command.spec();
         spec.args = argv(args);
-        with_system_settings(&mut spec);
+        with_system_settings(&mut spec, command.trusted);
         spec
     }
 
@@ -134,18 +148,21 @@ const SYSTEM_SETTINGS: &str = r#"{
 "#;
 
 /// Points `spec` at [`SYSTEM_SETTINGS`] in a file of its own, and keeps an inherited
-/// safe mode (which would drop the ask rule) off.
-fn with_system_settings(spec: &mut CommandSpec) {
-    use std::io::Write;
-    let written = tempfile::Builder::new()
-        .prefix("codecrew-qwen-settings-")
-        .suffix(".json")
-        .tempfile()
-        .and_then(|mut file| {
-            file.write_all(SYSTEM_SETTINGS.as_bytes())?;
-            Ok(file.into_temp_path())
-        });
-    match written {
+/// safe mode (which would drop the ask rule) off. In a project the user has not
+/// trusted, Qwen's folder trust is turned on with a trusted-folders file of codecrew's
+/// that lists nothing (`QWEN_CODE_TRUSTED_FOLDERS_PATH`, which a workspace `.env`
+/// cannot set): it then merges the workspace's settings as empty, so no permission rule
+/// or tool command of the checkout's applies.
+fn with_system_settings(spec: &mut CommandSpec, trusted: bool) {
+    let settings = if trusted {
+        SYSTEM_SETTINGS.to_owned()
+    } else {
+        let mut settings: serde_json::Value =
+            serde_json::from_str(SYSTEM_SETTINGS).unwrap_or_default();
+        settings["security"] = serde_json::json!({"folderTrust": {"enabled": true}});
+        settings.to_string()
+    };
+    match settings_file("codecrew-qwen-settings-", &settings) {
         Ok(file) => {
             spec.env.push((
                 "QWEN_CODE_SYSTEM_SETTINGS_PATH".into(),
@@ -156,7 +173,30 @@ fn with_system_settings(spec: &mut CommandSpec) {
         // Its shell's read-only commands then run without asking, inside its wall.
         Err(error) => tracing::warn!("cannot write qwen's settings file: {error}"),
     }
+    if !trusted {
+        match settings_file("codecrew-qwen-trusted-folders-", "{}") {
+            Ok(file) => {
+                spec.env.push((
+                    "QWEN_CODE_TRUSTED_FOLDERS_PATH".into(),
+                    file.as_os_str().to_owned(),
+                ));
+                spec.files.push(std::sync::Arc::new(file));
+            }
+            Err(error) => tracing::warn!("cannot write qwen's trusted folders file: {error}"),
+        }
+    }
     spec.env_remove.push("QWEN_CODE_SAFE_MODE".into());
+}
+
+/// `text` in a temporary file of its own, removed when the command is dropped.
+fn settings_file(prefix: &str, text: &str) -> std::io::Result<tempfile::TempPath> {
+    use std::io::Write;
+    let mut file = tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(".json")
+        .tempfile()?;
+    file.write_all(text.as_bytes())?;
+    Ok(file.into_temp_path())
 }
 
 #[cfg(test)]

@@ -15,12 +15,65 @@ use std::sync::{Arc, Once};
 use codecrew_policy::sandbox::{self, CliWall, Support};
 use codecrew_tools::Mode;
 
-/// A CLI process's wall, and the temporary directory that lives as long as the command.
+/// What of the home directory a CLI's process may touch inside its wall, as its module
+/// knows it ([`super::Cli::state`]). What makes a CLI run a program the next time it
+/// starts — its settings, hooks, MCP server lists, plugins, extensions, commands,
+/// agents — is read only, so that nothing running under codecrew can leave one there
+/// for later, outside the wall.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    /// Folders (and files) it reads and never writes: its settings, sign-in, extensions.
+    pub read: Vec<PathBuf>,
+    /// Folders it writes: sessions, caches, logs. codecrew makes the missing ones, since
+    /// the CLI cannot make them in a folder it may only read.
+    pub write: Vec<PathBuf>,
+    /// Folders it needs to find but never writes (made when missing, read only).
+    pub made: Vec<PathBuf>,
+    /// Single files it rewrites in place: granted when they exist.
+    pub files: Vec<PathBuf>,
+    /// What the CLI must be able to write that also makes it run programs: put back
+    /// after each command ([`Guarded`]).
+    pub guarded: Vec<Guarded>,
+}
+
+/// A file or folder the CLI must be able to write that also holds what makes it run
+/// programs: held as it was while the CLI runs ([`super::guard`]).
+#[derive(Debug, Clone)]
+pub struct Guarded {
+    pub path: PathBuf,
+    pub hold: Hold,
+}
+
+/// What of a guarded path is held.
+#[derive(Debug, Clone, Copy)]
+pub enum Hold {
+    /// Some keys of a JSON file, each a path of object keys from the top; `*` stands
+    /// for every key at its level (`["projects", "*", "mcpServers"]`).
+    Keys(&'static [&'static [&'static str]]),
+    /// The whole file, or every file beneath a folder.
+    Whole,
+}
+
+impl State {
+    /// Every folder written whole: for a CLI whose settings codecrew has not told apart
+    /// from its state.
+    pub fn writable(dirs: impl IntoIterator<Item = PathBuf>) -> Self {
+        State {
+            write: dirs.into_iter().collect(),
+            ..State::default()
+        }
+    }
+}
+
+/// A CLI process's wall, the temporary directory that lives as long as the command, and
+/// the guarded keys checked when it ends.
 #[derive(Debug, Clone)]
 pub struct Confinement {
     pub wall: CliWall,
     /// Removed when the last command holding it is dropped.
     pub temp: Option<Arc<tempfile::TempDir>>,
+    /// Checked, and put back, when the last command holding them is dropped.
+    pub guards: Vec<Arc<super::guard::Guard>>,
 }
 
 impl Confinement {
@@ -40,12 +93,16 @@ pub fn home() -> Option<PathBuf> {
         .filter(|home| home.is_absolute())
 }
 
-/// `$<variable>` when set to an absolute path, else `~/<default>`.
-pub fn dir_from_env(variable: &str, default: &str) -> Option<PathBuf> {
+/// `$<variable>` when set to an absolute path.
+pub fn custom_dir(variable: &str) -> Option<PathBuf> {
     std::env::var_os(variable)
         .map(PathBuf::from)
         .filter(|dir| dir.is_absolute())
-        .or_else(|| home().map(|home| home.join(default)))
+}
+
+/// `$<variable>` when set to an absolute path, else `~/<default>`.
+pub fn dir_from_env(variable: &str, default: &str) -> Option<PathBuf> {
+    custom_dir(variable).or_else(|| home().map(|home| home.join(default)))
 }
 
 /// An XDG base directory (`XDG_CONFIG_HOME`, ...) joined with `name`.
@@ -53,28 +110,38 @@ pub fn xdg(variable: &str, default: &str, name: &str) -> Option<PathBuf> {
     dir_from_env(variable, default).map(|dir| dir.join(name))
 }
 
-/// The wall for `program` (as found on PATH) run in `cwd` in `mode`, with `state` its
-/// CLI's state folders and `files` its state files elsewhere. None when the user turned
-/// the sandbox off.
+/// The wall for `program` (as found on PATH) run in `cwd` in `mode`, with `state` what
+/// its CLI keeps in the home directory; `reads_sensitive` where the CLI asks codecrew
+/// before each of its own reads (in `execute` it may then read the workspace's
+/// sensitive files, which the policy asks about); `withheld` the paths of the workspace
+/// it may not read at all (its own configuration in a checkout the user has not
+/// trusted). None when the user turned the sandbox off.
 pub fn confinement(
     program: &Path,
     cwd: &Path,
     mode: Mode,
-    mut state: Vec<PathBuf>,
-    files: Vec<PathBuf>,
+    state: State,
+    reads_sensitive: bool,
+    withheld: &[&str],
 ) -> Option<Confinement> {
     if !sandbox::enabled() {
         return None;
     }
     warn_once();
-    for dir in &state {
+    for dir in state.write.iter().chain(&state.made) {
         // A folder that does not exist yet could not be granted, and the CLI could not
-        // create it in a home it may not write.
+        // create it in a folder it may only read.
         if !dir.exists() {
             let _ = std::fs::create_dir_all(dir);
         }
     }
-    state.extend(files);
+    let mut writable = state.write;
+    writable.extend(state.files);
+    let guards = state
+        .guarded
+        .iter()
+        .map(|guarded| Arc::new(super::guard::Guard::new(guarded)))
+        .collect();
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     let writes_workspace = mode == Mode::Execute;
     let temp = tempfile::Builder::new()
@@ -86,11 +153,15 @@ pub fn confinement(
         wall: CliWall {
             workspace,
             writes_workspace,
+            reads_sensitive: writes_workspace && reads_sensitive,
+            withheld: withheld.iter().map(PathBuf::from).collect(),
             install: installation(program),
-            state,
+            settings: state.read,
+            state: writable,
             temp: temp.as_ref().map(|temp| temp.path().to_path_buf()),
         },
         temp,
+        guards,
     })
 }
 
@@ -180,8 +251,9 @@ mod tests {
             Path::new("/bin/sh"),
             workspace.path(),
             Mode::Query,
-            vec![],
-            vec![],
+            State::default(),
+            true,
+            &[],
         ) else {
             return; // the sandbox is off in this environment
         };
@@ -191,20 +263,32 @@ mod tests {
             [(OsString::from("TMPDIR"), temp.path().into())]
         );
         assert!(!query.wall.writes_workspace);
-        // Its state folders are made when missing; its state files are granted as they are.
-        let state = workspace.path().join("home/.cli-state");
+        assert!(!query.wall.reads_sensitive, "never in query");
+        // Its state folders are made when missing; its state files are granted as they
+        // are; its settings are read only.
+        let settings = workspace.path().join("home/.cli");
+        let state = workspace.path().join("home/.cli/sessions");
         let file = workspace.path().join("home/.cli.json");
         let execute = confinement(
             Path::new("/bin/sh"),
             workspace.path(),
             Mode::Execute,
-            vec![state.clone()],
-            vec![file.clone()],
+            State {
+                read: vec![settings.clone()],
+                write: vec![state.clone()],
+                files: vec![file.clone()],
+                ..State::default()
+            },
+            false,
+            &[".claude"],
         )
         .unwrap();
         assert!(state.is_dir() && !file.exists());
         assert_eq!(execute.wall.state, [state, file]);
+        assert_eq!(execute.wall.settings, [settings]);
         assert!(execute.wall.writes_workspace);
+        assert!(!execute.wall.reads_sensitive);
+        assert_eq!(execute.wall.withheld, [PathBuf::from(".claude")]);
         assert_ne!(execute.temp.unwrap().path(), temp.path());
     }
 }

@@ -140,12 +140,48 @@ fn warn_blocked(loaded: &LoadedConfig) {
             || "the project config".to_owned(),
             |p| p.display().to_string(),
         );
+        let why = if name.ends_with(".keep_alive") {
+            "running a CLI per turn lets some of its own tools act without asking codecrew"
+        } else {
+            "a project's tools and MCP servers run programs"
+        };
         eprintln!(
-            "codecrew: warning: [{name}] in {file} is ignored: a project's tools and MCP \
-             servers run programs, so they load only when you trust the folder \
-             (trusted_projects in your user config)"
+            "codecrew: warning: [{name}] in {file} is ignored: {why}, so it applies only \
+             when you trust the folder (trusted_projects in your user config)"
         );
     }
+}
+
+/// Says once what the checkout ships for the CLIs that they start without, since the
+/// user has not trusted the project, and how to trust it.
+pub fn warn_left_out<'a>(
+    loaded: &LoadedConfig,
+    workspace: &Path,
+    agents: impl Iterator<Item = (&'a str, &'a codecrew::clis::Provider)>,
+) {
+    let mut said = Vec::new();
+    for (agent, provider) in agents {
+        let files = provider.left_out(workspace);
+        let line = format!("@{agent} ({})", files.join(", "));
+        if !files.is_empty() && !said.contains(&line) {
+            said.push(line);
+        }
+    }
+    if said.is_empty() {
+        return;
+    }
+    let folder = loaded
+        .project_file
+        .as_deref()
+        .and_then(Path::parent)
+        .unwrap_or(workspace);
+    eprintln!(
+        "codecrew: note: this project is not trusted, so the agent CLIs start without the \
+         configuration it ships for them, which can run programs: {}; to load it, add \
+         {:?} to trusted_projects in your user config",
+        said.join("; "),
+        folder.display().to_string()
+    );
 }
 
 fn warn(toolbox: Toolbox) -> Toolbox {

@@ -72,6 +72,12 @@ pub async fn run(
         codecrew::run::jobs::plan(&loaded, jobs, &settings, crew.registry(), |catalog| {
             crew.executor(mode, catalog)
         })?;
+    super::warn_left_out(
+        &loaded,
+        &workspace,
+        runs.iter()
+            .map(|run| (run.job.agent.as_str(), &run.provider)),
+    );
     if let Some((_, _, Some(thread))) = &continued {
         for run in &mut runs {
             let kind = run.provider.kind().name();

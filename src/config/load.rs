@@ -51,9 +51,10 @@ pub struct LoadedConfig {
     pub project_file: Option<PathBuf>,
     /// Which layer each agent of `config.agents` comes from.
     pub agent_origins: BTreeMap<String, Origin>,
-    /// External tools and MCP servers an untrusted project file defines: they would run
-    /// programs of the project's choosing, so they are left out of `config` (by name,
-    /// `tools.<name>` or `mcp.<name>`, for messages).
+    /// What of an untrusted project file is left out of `config` (by name, for
+    /// messages): external tools and MCP servers (`tools.<name>`, `mcp.<name>`), which
+    /// would run programs of the project's choosing, and an agent's `keep_alive = false`
+    /// (`agents.<id>.keep_alive`), which would run a CLI whose own tools then ask no one.
     pub blocked: Vec<String>,
 }
 
@@ -225,7 +226,15 @@ pub fn load_from(workspace: &Path, user_file: Option<&Path>) -> Result<LoadedCon
             default_set_by = Some(file);
         }
         for (id, agent) in &layer.agents {
-            loaded.config.agents.insert(id.clone(), agent.clone());
+            let mut agent = agent.clone();
+            // A kept CLI asks codecrew before each of its own tool calls; run per turn,
+            // some of them do not ask. Only the user may trade that for a process a turn.
+            if file.kind == FileKind::Project && !project_trusted && agent.keep_alive == Some(false)
+            {
+                agent.keep_alive = None;
+                loaded.blocked.push(format!("agents.{id}.keep_alive"));
+            }
+            loaded.config.agents.insert(id.clone(), agent);
             loaded.agent_origins.insert(id.clone(), origin);
         }
         // A project's tools and servers run programs it chose: only from a trusted folder.

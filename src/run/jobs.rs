@@ -24,6 +24,9 @@ pub enum PlanError {
     EmptyTask { agent: String },
     #[error(transparent)]
     Catalog(#[from] CatalogError),
+    /// The checkout ships something the agent's CLI would run whatever it is told.
+    #[error("@{agent} cannot start here: {why}")]
+    UntrustedCheckout { agent: String, why: String },
 }
 
 /// Checks every job: all agents known, then all allowed, then no empty task. Cheap, so
@@ -82,8 +85,14 @@ pub fn plan(
             )?,
             None => offered,
         };
+        let provider = Provider::new(&job.agent, agent).trusting_project(loaded.project_trusted);
+        if let Some(why) = provider.refuses(&settings.workspace) {
+            return Err(PlanError::UntrustedCheckout {
+                agent: job.agent,
+                why,
+            });
+        }
         let executor = executor_for(Arc::new(catalog));
-        let provider = Provider::new(&job.agent, agent);
         runs.push(JobRun {
             index,
             job,

@@ -241,6 +241,24 @@ model = "gemini-2.5-flash"
 }
 
 #[test]
+fn an_untrusted_project_cannot_run_a_cli_per_turn() {
+    // A kept CLI asks codecrew before each of its own tool calls; per turn some do not.
+    let repo = Repo::new();
+    repo.write_project("[agents.claude]\nprovider = \"claude\"\nkeep_alive = false\n");
+    let loaded = repo.load().unwrap();
+    assert_eq!(loaded.config.agents["claude"].keep_alive, None);
+    assert_eq!(loaded.blocked, ["agents.claude.keep_alive"]);
+
+    repo.write_user(&format!(
+        "trusted_projects = [{:?}]\n",
+        repo.root().display().to_string()
+    ));
+    let loaded = repo.load().unwrap();
+    assert_eq!(loaded.config.agents["claude"].keep_alive, Some(false));
+    assert!(loaded.blocked.is_empty());
+}
+
+#[test]
 fn every_key_of_config_is_accepted_in_a_file() {
     // Guards against a field added to `Config` but not to the file schema.
     let mut config = Config::default();

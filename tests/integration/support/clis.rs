@@ -406,7 +406,9 @@ pub fn gemini_env(home: &TestHome, server_url: &str) -> CliEnv {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": false},
         "telemetry": {"enabled": false},
-        "general": {"disableAutoUpdate": true, "disableUpdateNag": true}
+        // Not the deprecated `disableAutoUpdate`/`disableUpdateNag`, which Gemini
+        // rewrites in place at every start.
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}
     });
     std::fs::write(
         dir.join("settings.json"),
@@ -536,7 +538,9 @@ pub fn qwen_env(home: &TestHome, server_url: &str) -> CliEnv {
         "model": {"name": "fake-qwen"},
         "privacy": {"usageStatisticsEnabled": false},
         "telemetry": {"enabled": false},
-        "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+        // Not the deprecated `disableAutoUpdate`/`disableUpdateNag`, which Gemini
+        // rewrites in place at every start.
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
     });
     std::fs::write(
         dir.join("settings.json"),
