@@ -100,11 +100,13 @@ impl Cli for Claude {
 }
 
 impl Claude {
-    /// Per turn, Claude cannot ask codecrew: its own writes and shell are off (its
-    /// headless default mode refuses what would ask, and `Bash` is not offered), and its
-    /// reads stay inside its wall. Kept, every call of its own asks codecrew first through
-    /// a `PreToolUse` hook on the control pipe (`--permission-prompt-tool stdio` for the
-    /// questions Claude adds itself), in its default permission mode.
+    /// Per turn, Claude cannot ask codecrew, so it loses every tool no one would judge:
+    /// its reads, searches, writes, shell and web fetches are not offered (the model
+    /// reaches for codecrew's, which the policy decides, deny rules included). Kept,
+    /// every call of its own asks codecrew first through a `PreToolUse` hook on the
+    /// control pipe (`--permission-prompt-tool stdio` for the questions Claude adds
+    /// itself), in its default permission mode; only its writes are not offered in
+    /// `query`.
     fn command(&self, command: &TurnCommand<'_>, kept: bool) -> CommandSpec {
         let turn = command.turn;
         let mut args: Vec<String> = vec!["-p".to_owned()];
@@ -127,9 +129,9 @@ impl Claude {
             args.extend(["--resume".to_owned(), session.to_owned()]);
         }
         let disallowed = match (turn.mode, kept) {
+            (_, false) => Some(UNJUDGED_PER_TURN),
             // Not even offered in query: the model reaches for codecrew's tools.
-            (Mode::Query, _) => Some("Edit,Write,NotebookEdit"),
-            (Mode::Execute, false) => Some("Bash"),
+            (Mode::Query, true) => Some("Edit,Write,NotebookEdit"),
             (Mode::Execute, true) => None,
         };
         if let Some(disallowed) = disallowed {
@@ -148,6 +150,11 @@ impl Claude {
         spec
     }
 }
+
+/// Claude's own tools that act on files, commands or the web: per turn nothing would
+/// judge them (the hook is registered on the kept process's control pipe).
+const UNJUDGED_PER_TURN: &str =
+    "Bash,Edit,MultiEdit,Write,NotebookEdit,Read,NotebookRead,Grep,Glob,LS,WebFetch,WebSearch";
 
 /// The folders of `~/.claude` Claude writes during a run (found with strace on the
 /// real CLI): nothing in them makes it run a program later.
@@ -290,7 +297,7 @@ mod tests {
                 "--resume",
                 "s1",
                 "--disallowedTools",
-                "Edit,Write,NotebookEdit",
+                UNJUDGED_PER_TURN,
                 "--setting-sources",
                 "user"
             ]
@@ -326,17 +333,17 @@ mod tests {
     }
 
     #[test]
-    fn per_turn_in_execute_claudes_shell_is_off() {
+    fn per_turn_claude_loses_every_tool_no_one_would_judge() {
         let spec = provider("claude").command(
             Path::new("claude"),
             &turn(None, Mode::Execute),
             Path::new("."),
         );
         let args = args(&spec);
-        assert!(
-            args.windows(2)
-                .any(|pair| pair == ["--disallowedTools", "Bash"])
-        );
+        let at = args.iter().position(|a| a == "--disallowedTools").unwrap();
+        for tool in ["Bash", "Read", "Write", "Edit", "Grep", "Glob", "WebFetch"] {
+            assert!(args[at + 1].split(',').any(|t| t == tool), "{tool}");
+        }
         assert!(!args.iter().any(|a| a == "acceptEdits"));
     }
 

@@ -28,9 +28,11 @@ pub mod acp;
 pub mod app_server;
 pub mod claude_control;
 pub mod guard;
+pub mod install;
 pub mod json_lines;
 pub mod native;
 pub mod process;
+pub mod refused;
 pub mod resident;
 pub mod transport;
 pub mod wall;
@@ -275,6 +277,12 @@ impl Provider {
         self.cli.long_lived()
     }
 
+    /// Whether the CLI runs inside a wall (codecrew knows its state, and the sandbox is
+    /// on).
+    pub fn is_walled(&self) -> bool {
+        self.cli.state().is_some() && codecrew_policy::sandbox::enabled()
+    }
+
     /// Why the CLI must not start in `workspace` ([`Cli::refuses`]).
     pub fn refuses(&self, workspace: &Path) -> Option<String> {
         self.cli.refuses(workspace, self.trusted)
@@ -384,6 +392,20 @@ impl Provider {
             spec.env.extend(confinement.env());
             spec.confinement = Some(confinement);
         }
+        spec
+    }
+
+    /// `program --version` inside the wall a turn of `query` would get in `cwd` (with
+    /// `cli_read`'s folders): whether the CLI can start there at all (`codecrew doctor`).
+    pub fn version_command(&self, program: &Path, cwd: &Path, reads: &[PathBuf]) -> CommandSpec {
+        let spec = CommandSpec {
+            program: program.to_path_buf(),
+            args: argv(["--version"]),
+            cwd: Some(cwd.to_path_buf()),
+            ..CommandSpec::default()
+        };
+        let mut spec = self.walled(spec, program, Mode::Query, cwd, false);
+        spec.read_also(reads);
         spec
     }
 

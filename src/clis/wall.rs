@@ -1,8 +1,8 @@
 //! The wall around a CLI's own process ([`codecrew_policy::sandbox::CliWall`]): what of
 //! the machine it may read and write, worked out for one command before it starts.
 //!
-//! The CLI's module names its state directories ([`super::Cli::state`]); this adds its
-//! installation, found from the program (and the interpreter its first line names), and
+//! The CLI's module names its state ([`super::Cli::state`]); this adds its
+//! installation, found from the program ([`super::install`]), and
 //! a temporary directory of its own as its `TMPDIR`: in `query` `/tmp` is not writable,
 //! since it may hold the workspace, and programs that look for a temporary folder
 //! without `TMPDIR` find `/var/tmp` first, which the wall keeps them out of (SQLite's
@@ -155,7 +155,10 @@ pub fn confinement(
             writes_workspace,
             reads_sensitive: writes_workspace && reads_sensitive,
             withheld: withheld.iter().map(PathBuf::from).collect(),
-            install: installation(program),
+            install: {
+                let found = super::install::installation(program);
+                found.dirs.into_iter().chain(found.files).collect()
+            },
             settings: state.read,
             state: writable,
             temp: temp.as_ref().map(|temp| temp.path().to_path_buf()),
@@ -178,71 +181,9 @@ fn warn_once() {
     }
 }
 
-/// The folders `program` runs from: its own installation and its interpreter's, and
-/// those of the programs of the same name further on PATH, which a wrapper in front of
-/// the CLI (a version manager's shim, a logging script) goes on to run.
-fn installation(program: &Path) -> Vec<PathBuf> {
-    let home = home();
-    let mut programs = vec![program.to_path_buf()];
-    if let Some(name) = program.file_name()
-        && let Ok(found) = which::which_all(name)
-    {
-        programs.extend(found);
-    }
-    let mut dirs = Vec::new();
-    for program in programs {
-        let real = program.canonicalize().unwrap_or(program);
-        if let Some(interpreter) = interpreter(&real) {
-            let interpreter = interpreter.canonicalize().unwrap_or(interpreter);
-            dirs.push(sandbox::install_root(&interpreter, home.as_deref()));
-        }
-        dirs.push(sandbox::install_root(&real, home.as_deref()));
-    }
-    dirs.sort();
-    dirs.dedup();
-    dirs
-}
-
-/// The interpreter a script's `#!` line names (through `env`, looked up on PATH).
-fn interpreter(script: &Path) -> Option<PathBuf> {
-    use std::io::Read;
-    let mut head = [0u8; 256];
-    let read = std::fs::File::open(script).ok()?.read(&mut head).ok()?;
-    let line = head[..read].strip_prefix(b"#!")?;
-    let line = line.split(|&byte| byte == b'\n').next()?;
-    let line = std::str::from_utf8(line).ok()?;
-    let mut words = line.split_whitespace();
-    let first = words.next()?;
-    if Path::new(first)
-        .file_name()
-        .is_some_and(|name| name == "env")
-    {
-        let name = words.find(|word| !word.starts_with('-'))?;
-        crate::clis::process::find_program(name)
-    } else {
-        Some(PathBuf::from(first))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_scripts_interpreter_is_found_through_env() {
-        let dir = tempfile::tempdir().unwrap();
-        let script = dir.path().join("tool");
-        std::fs::write(&script, "#!/usr/bin/env -S sh -e\necho\n").unwrap();
-        let sh = interpreter(&script).unwrap();
-        assert_eq!(sh.file_name().unwrap(), "sh");
-        std::fs::write(&script, "#!/opt/venv/bin/python\n").unwrap();
-        assert_eq!(
-            interpreter(&script).unwrap(),
-            Path::new("/opt/venv/bin/python")
-        );
-        std::fs::write(&script, "\x7fELF").unwrap();
-        assert_eq!(interpreter(&script), None);
-    }
 
     #[test]
     fn each_cli_gets_a_temporary_directory_of_its_own() {

@@ -31,10 +31,13 @@ fn list(output: OutputArg, workspace: &Path) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match output {
         OutputArg::Json => {
-            serde_json::to_writer_pretty(&mut out, &to_json(&loaded, user_file.as_deref()))?;
+            serde_json::to_writer_pretty(
+                &mut out,
+                &to_json(&loaded, user_file.as_deref(), workspace),
+            )?;
             writeln!(out)?;
         }
-        OutputArg::Text => write_text(&mut out, &loaded, user_file.as_deref())?,
+        OutputArg::Text => write_text(&mut out, &loaded, user_file.as_deref(), workspace)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -70,6 +73,7 @@ fn write_text(
     out: &mut impl Write,
     loaded: &LoadedConfig,
     user_file: Option<&Path>,
+    workspace: &Path,
 ) -> std::io::Result<()> {
     let rows = rows(loaded);
     let width =
@@ -114,10 +118,37 @@ fn write_text(
             "  project  none (`codecrew init` writes a starter codecrew.toml)"
         )?,
     }
+    let left_out: Vec<(String, Vec<&str>)> = loaded
+        .config
+        .agents
+        .keys()
+        .map(|id| (format!("@{id}"), left_out(loaded, id, workspace)))
+        .filter(|(_, files)| !files.is_empty())
+        .collect();
+    if !left_out.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "The checkout's own CLI configuration, left out until you trust the project:"
+        )?;
+        for (agent, files) in left_out {
+            writeln!(out, "  {agent}  {}", files.join(", "))?;
+        }
+    }
     Ok(())
 }
 
-fn to_json(loaded: &LoadedConfig, user_file: Option<&Path>) -> Value {
+/// What the checkout ships for agent `id`'s CLI and the CLI starts without.
+fn left_out(loaded: &LoadedConfig, id: &str, workspace: &Path) -> Vec<&'static str> {
+    match loaded.config.agents.get(id) {
+        Some(agent) => codecrew::clis::Provider::new(id, agent.clone())
+            .trusting_project(loaded.project_trusted)
+            .left_out(workspace),
+        None => Vec::new(),
+    }
+}
+
+fn to_json(loaded: &LoadedConfig, user_file: Option<&Path>, workspace: &Path) -> Value {
     let agents: Vec<Value> = loaded
         .config
         .agents
@@ -136,6 +167,7 @@ fn to_json(loaded: &LoadedConfig, user_file: Option<&Path>) -> Value {
                 "origin": origin,
                 "defined_in": loaded.agent_file(id).map(display),
                 "allowed": loaded.check_agent_allowed(id).is_ok(),
+                "left_out": left_out(loaded, id, workspace),
             });
             if agent.provider == ProviderKind::Command
                 && let (Some(command), Some(map)) = (&agent.command, entry.as_object_mut())

@@ -66,6 +66,7 @@ pub async fn run(args: DoctorArgs, workspace: &Path) -> anyhow::Result<ExitCode>
     let loaded = match config::load(workspace) {
         Ok(loaded) => {
             checks.push(config_check(&loaded));
+            checks.extend(checkout_check(&loaded, workspace));
             loaded
         }
         Err(error) => {
@@ -77,7 +78,7 @@ pub async fn run(args: DoctorArgs, workspace: &Path) -> anyhow::Result<ExitCode>
             LoadedConfig::builtin()
         }
     };
-    let found = cli_checks(&loaded, &mut checks).await;
+    let found = cli_checks(&loaded, workspace, &mut checks).await;
     checks.push(sandbox_check());
     tool_checks(&loaded, workspace, &mut checks);
     mcp_checks(&loaded, workspace, &mut checks).await;
@@ -119,6 +120,39 @@ pub async fn run(args: DoctorArgs, workspace: &Path) -> anyhow::Result<ExitCode>
     })
 }
 
+/// What the checkout ships for the agent CLIs that they start without, the project
+/// being untrusted; none when there is nothing of the kind or the project is trusted.
+fn checkout_check(loaded: &LoadedConfig, workspace: &Path) -> Option<Check> {
+    let left_out: Vec<String> = loaded
+        .config
+        .agents
+        .iter()
+        .filter_map(|(id, agent)| {
+            let files = Provider::new(id, agent.clone())
+                .trusting_project(loaded.project_trusted)
+                .left_out(workspace);
+            (!files.is_empty()).then(|| format!("@{id} ({})", files.join(", ")))
+        })
+        .collect();
+    if left_out.is_empty() {
+        return None;
+    }
+    Some(
+        Check::new(
+            "checkout",
+            Status::Warn,
+            format!(
+                "the project is not trusted: the agent CLIs start without the configuration \
+                 it ships for them: {}",
+                left_out.join("; ")
+            ),
+        )
+        .hint(
+            "if you trust this checkout, add its directory to trusted_projects in your user config",
+        ),
+    )
+}
+
 fn config_check(loaded: &LoadedConfig) -> Check {
     let files = if loaded.sources.is_empty() {
         "no config file; the built-in defaults apply".to_owned()
@@ -145,8 +179,13 @@ fn config_check(loaded: &LoadedConfig) -> Check {
 
 /// One line per CLI program (agents sharing a program share the line). Returns which
 /// agents have their CLI installed.
-async fn cli_checks(loaded: &LoadedConfig, checks: &mut Vec<Check>) -> BTreeMap<String, PathBuf> {
+async fn cli_checks(
+    loaded: &LoadedConfig,
+    workspace: &Path,
+    checks: &mut Vec<Check>,
+) -> BTreeMap<String, PathBuf> {
     let config = &loaded.config;
+    let reads = cli_read(loaded);
     let mut by_program: BTreeMap<String, (Provider, Vec<String>)> = BTreeMap::new();
     for (id, agent) in &config.agents {
         let provider = Provider::new(id, agent.clone());
@@ -163,6 +202,38 @@ async fn cli_checks(loaded: &LoadedConfig, checks: &mut Vec<Check>) -> BTreeMap<
         let agents_text = agents.join(", ");
         match clis::locate(&provider) {
             Some(path) => {
+                if provider.reports_version()
+                    && provider.is_walled()
+                    && let Err(stderr) = version_in_wall(&provider, &path, workspace, &reads).await
+                    && version(&path).await.is_some()
+                {
+                    // It answers outside the wall and not inside: the wall refused it.
+                    let folder = clis::refused::folder_to_grant(
+                        &path,
+                        clis::refused::refused_path(&stderr).as_deref(),
+                    );
+                    let refused = match clis::refused::refused_path(&stderr) {
+                        Some(refused) => format!("it was refused {}", refused.display()),
+                        None => "it could not start".to_owned(),
+                    };
+                    checks.push(
+                        Check::new(
+                            "cli",
+                            Status::Fail,
+                            format!(
+                                "{program} ({}), for {agents_text}: answers on its own but not \
+                                 inside the wall codecrew runs it in: {refused}",
+                                path.display()
+                            ),
+                        )
+                        .hint(format!(
+                            "let the wall read its installation: add `cli_read = [{:?}]` under \
+                             [permissions] in your user config",
+                            folder.display().to_string()
+                        )),
+                    );
+                    continue;
+                }
                 let version = if provider.reports_version() {
                     version(&path).await
                 } else {
@@ -207,6 +278,45 @@ async fn cli_checks(loaded: &LoadedConfig, checks: &mut Vec<Check>) -> BTreeMap<
         }
     }
     found
+}
+
+/// `cli_read`'s folders as the policy reads them (`~` expanded); none when the
+/// permissions do not parse (the config check says why).
+fn cli_read(loaded: &LoadedConfig) -> Vec<PathBuf> {
+    codecrew_policy::Policy::from_layers(
+        &codecrew_policy::builtin_defaults(),
+        loaded.user_permissions.as_ref(),
+        loaded.project_permissions.as_ref(),
+        loaded.project_trusted,
+    )
+    .map(|policy| policy.cli_read().to_vec())
+    .unwrap_or_default()
+}
+
+/// Runs `<program> --version` inside the wall a `query` turn would get: Ok when it
+/// answers, else its stderr.
+async fn version_in_wall(
+    provider: &Provider,
+    path: &Path,
+    workspace: &Path,
+    reads: &[PathBuf],
+) -> Result<(), String> {
+    let spec = provider.version_command(path, workspace, reads);
+    let limits = clis::process::RunLimits {
+        timeout: VERSION_TIMEOUT,
+        max_stdout_bytes: 1024 * 1024,
+    };
+    let (_cancel, cancelled) = tokio::sync::watch::channel(false);
+    let mut printed = false;
+    let outcome = clis::process::run(&spec, &limits, cancelled, |bytes| {
+        printed |= !bytes.is_empty();
+    })
+    .await
+    .map_err(|error| error.to_string())?;
+    match outcome.ending {
+        clis::process::Ending::Exited(0) if printed => Ok(()),
+        _ => Err(outcome.stderr_tail),
+    }
 }
 
 /// The first line `<program> --version` prints, if it answers in time.

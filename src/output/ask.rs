@@ -18,7 +18,9 @@ use crate::output::color::{LABEL, Palette};
 /// Something that draws on the terminal while agents run (the live view): it steps
 /// aside while a question is on screen.
 pub trait Screen: Send + Sync {
-    fn set_asking(&self, asking: bool);
+    /// Hides (true) or shows again the screen; whether the text on stdout stood
+    /// mid-line, where a question must not start.
+    fn set_asking(&self, asking: bool) -> bool;
 }
 
 /// The screen of the running command, if it draws one.
@@ -31,16 +33,17 @@ pub fn set_screen(screen: Option<Arc<dyn Screen>>) {
     }
 }
 
-/// Hides the screen while it lives.
-struct Asking(Option<Arc<dyn Screen>>);
+/// Hides the screen while it lives; whether the question must first end the text's
+/// line.
+struct Asking(Option<Arc<dyn Screen>>, bool);
 
 impl Asking {
     fn start() -> Asking {
         let screen = SCREEN.lock().ok().and_then(|screen| screen.clone());
-        if let Some(screen) = &screen {
-            screen.set_asking(true);
-        }
-        Asking(screen)
+        let line_open = screen
+            .as_ref()
+            .is_some_and(|screen| screen.set_asking(true));
+        Asking(screen, line_open)
     }
 }
 
@@ -83,9 +86,10 @@ impl Asker for TerminalAsker {
         let Ok(mut tty) = self.tty.lock() else {
             return Answer::Deny;
         };
-        let _asking = Asking::start();
+        let asking = Asking::start();
+        let newline = if asking.1 { "\n" } else { "" };
         if tty
-            .write_all(render(question, self.palette).as_bytes())
+            .write_all(format!("{newline}{}", render(question, self.palette)).as_bytes())
             .is_err()
             || tty.flush().is_err()
         {

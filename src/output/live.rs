@@ -4,10 +4,11 @@
 //!
 //! Everything written to stdout meanwhile goes through [`LiveView::stdout`], which lifts
 //! the status lines, writes, and draws them again, so text and status never overwrite
-//! each other. With one agent the text streams mid-line, where nothing may be drawn
-//! after it: the status line shows only while that text stands at the start of a line
-//! (the caller says so with [`LiveView::set_wanted`]). While a permission question is on
-//! the terminal the view hides ([`crate::output::ask::Screen`]).
+//! each other. Text that stops mid-line is a place where nothing may be drawn after it:
+//! the view hides before such a write and shows again once a write ends the line, and the
+//! caller can keep it hidden too ([`LiveView::set_wanted`]). While a permission question
+//! is on the terminal the view hides ([`crate::output::ask::Screen`]), and the question
+//! starts on a line of its own.
 
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -28,11 +29,14 @@ struct Status {
     bar: ProgressBar,
 }
 
-/// Whether the lines are drawn: the caller's wish, unless a question is on screen.
+/// Whether the lines are drawn: the caller's wish, unless a question is on screen or
+/// the text on stdout stops mid-line.
 #[derive(Default)]
 struct Visibility {
     wanted: bool,
     asking: bool,
+    /// The last write to stdout did not end its line.
+    line_open: bool,
     shown: bool,
 }
 
@@ -75,6 +79,7 @@ impl LiveView {
     pub fn stdout(&self) -> LiveStdout {
         LiveStdout {
             multi: self.multi.clone(),
+            visibility: self.visibility.clone(),
         }
     }
 
@@ -175,7 +180,7 @@ impl LiveView {
 
 /// Draws or hides the lines as `visibility` says, when that changed.
 fn apply(multi: &MultiProgress, visibility: &mut Visibility) {
-    let show = visibility.wanted && !visibility.asking;
+    let show = visibility.wanted && !visibility.asking && !visibility.line_open;
     if show == visibility.shown {
         return;
     }
@@ -197,19 +202,34 @@ fn elapsed(time: Duration) -> String {
     }
 }
 
-/// stdout, with the status lines lifted around each write.
+/// stdout, with the status lines lifted around each write, and hidden while the text
+/// stops mid-line (a line drawn there would stand glued to it).
 pub struct LiveStdout {
     multi: MultiProgress,
+    visibility: Arc<Mutex<Visibility>>,
 }
 
 impl Write for LiveStdout {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.multi.suspend(|| {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let mut visibility = self
+            .visibility
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        visibility.line_open = !buf.ends_with(b"\n");
+        if visibility.line_open {
+            apply(&self.multi, &mut visibility);
+        }
+        let written = self.multi.suspend(|| {
             let mut out = io::stdout().lock();
             out.write_all(buf)?;
             out.flush()?;
             Ok(buf.len())
-        })
+        });
+        apply(&self.multi, &mut visibility);
+        written
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -223,13 +243,19 @@ struct ScreenHandle {
 }
 
 impl crate::output::ask::Screen for ScreenHandle {
-    fn set_asking(&self, asking: bool) {
+    fn set_asking(&self, asking: bool) -> bool {
         let mut visibility = self
             .visibility
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         visibility.asking = asking;
+        let line_open = visibility.line_open;
+        // The answer's Enter ends the line the question stood on.
+        if !asking {
+            visibility.line_open = false;
+        }
         apply(&self.multi, &mut visibility);
+        line_open
     }
 }
 

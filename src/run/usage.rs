@@ -19,6 +19,8 @@ pub struct JobUsage {
     pub turns: u32,
     /// Tool calls codecrew ran for it.
     pub tool_calls: u32,
+    /// The CLI's own tool calls codecrew judged (its Write, its shell, ...), allowed or not.
+    pub native_tool_calls: u32,
     /// Wall time from the job's start to its end.
     pub duration_ms: u64,
     /// What the sub-agents its calls started used (`query_agent`, `execute_agent`), theirs
@@ -55,6 +57,9 @@ impl JobUsage {
         self.reported.add(&other.reported);
         self.turns = self.turns.saturating_add(other.turns);
         self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
+        self.native_tool_calls = self
+            .native_tool_calls
+            .saturating_add(other.native_tool_calls);
         self.duration_ms = self.duration_ms.saturating_add(other.duration_ms);
         if let Some(theirs) = &other.sub_agents {
             self.sub_agents.get_or_insert_default().add(theirs);
@@ -90,9 +95,14 @@ impl JobUsage {
     pub fn summary(&self) -> String {
         let plural =
             |n: u32, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let calls = self.tool_calls.saturating_add(self.native_tool_calls);
+        let mut calls = plural(calls, "tool call", "tool calls");
+        if self.native_tool_calls > 0 {
+            calls.push_str(&format!(" ({} of the CLI's own)", self.native_tool_calls));
+        }
         let mut parts = vec![
             plural(self.turns, "turn", "turns"),
-            plural(self.tool_calls, "tool call", "tool calls"),
+            calls,
             format!("{:.1} s", self.duration_ms as f64 / 1000.0),
         ];
         let reported = &self.reported;
@@ -165,6 +175,7 @@ mod tests {
             },
             turns: 3,
             tool_calls: 2,
+            native_tool_calls: 0,
             duration_ms: 4210,
             sub_agents: None,
         }
@@ -188,7 +199,8 @@ mod tests {
         assert_eq!(
             value,
             json!({"input_tokens": 7, "output_tokens": 512, "cached_tokens": 2000,
-                   "cost_usd": null, "turns": 3, "tool_calls": 2, "duration_ms": 4210})
+                   "cost_usd": null, "turns": 3, "tool_calls": 2, "native_tool_calls": 0,
+                   "duration_ms": 4210})
         );
         let back: JobUsage = serde_json::from_value(value).unwrap();
         assert_eq!(back, usage(Some(7), None));

@@ -9,6 +9,7 @@ mod doctor;
 mod e2e;
 mod external_tools;
 mod fake_model_clis;
+mod install_shapes;
 mod layering;
 mod mcp_client;
 mod mcp_server;

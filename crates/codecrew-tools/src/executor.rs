@@ -39,9 +39,16 @@ pub struct ToolExecutor {
     assume_yes: bool,
     /// Exact calls approved "always for this run".
     approved: Mutex<HashSet<String>>,
+    /// How many of the CLI's own tool calls were judged ([`ToolExecutor::authorize`]).
+    authorized: AtomicU64,
 }
 
 impl ToolExecutor {
+    /// How many of a CLI's own tool calls this executor has judged, whatever it decided.
+    pub fn authorized_calls(&self) -> u64 {
+        self.authorized.load(Ordering::Relaxed)
+    }
+
     pub fn new(
         registry: Arc<ToolRegistry>,
         catalog: Arc<ToolCatalog>,
@@ -53,6 +60,7 @@ impl ToolExecutor {
             context,
             middleware: Vec::new(),
             next_id: AtomicU64::new(1),
+            authorized: AtomicU64::new(0),
             policy: Arc::new(Policy::default()),
             asker: Arc::new(NonInteractive),
             assume_yes: false,
@@ -267,6 +275,7 @@ impl ToolExecutor {
     /// the asker or `--yes`, and the audit log (the call's id names the CLI's tool). Nothing
     /// runs here; the CLI runs its tool when this says yes.
     pub async fn authorize(&self, call: &CallRequest) -> Result<Grant, ToolError> {
+        self.authorized.fetch_add(1, Ordering::Relaxed);
         let info = self.announce(call.id.clone(), call);
         let started = Instant::now();
         // A tool codecrew has no equivalent of (a web fetch) counts as one that changes

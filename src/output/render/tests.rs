@@ -26,6 +26,7 @@ fn report(agent: &str, success: bool, response: &str) -> JobReport {
         session_id: None,
         duration_ms: 1,
         error: (!success).then(|| "boom".to_owned()),
+        error_code: None,
         stop_reason: StopReason::Answered,
         usage: JobUsage {
             reported: crate::run::usage::Usage {
@@ -36,6 +37,7 @@ fn report(agent: &str, success: bool, response: &str) -> JobReport {
             },
             turns: 1,
             tool_calls: 0,
+            native_tool_calls: 0,
             duration_ms: 1,
             sub_agents: None,
         },
@@ -220,7 +222,8 @@ fn json_totals_the_usage_of_every_result() {
     assert_eq!(
         value["usage"],
         json!({"input_tokens": 20, "output_tokens": 4, "cached_tokens": null,
-               "cost_usd": 1.0, "turns": 2, "tool_calls": 0, "duration_ms": 2})
+               "cost_usd": 1.0, "turns": 2, "tool_calls": 0, "native_tool_calls": 0,
+               "duration_ms": 2})
     );
 }
 

@@ -30,6 +30,8 @@ use codecrew_tools::executor::CallRequest;
 use codecrew_tools::{Mode, Status, ToolError, ToolExecutor, ToolResult};
 use turn::{TurnState, turn_failure};
 
+use crate::clis::refused;
+
 /// How one job runs.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -154,6 +156,10 @@ pub struct JobReport {
     pub session_id: Option<String>,
     pub duration_ms: u64,
     pub error: Option<String>,
+    /// A stable code for some errors: `E_CLI_WALL_REFUSED` when the CLI could not start
+    /// inside its wall ([`crate::clis::refused`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<&'static str>,
     pub stop_reason: StopReason,
     /// What the job used: the CLI's reported tokens and cost summed over its turns.
     pub usage: JobUsage,
@@ -199,6 +205,7 @@ impl JobRun {
             session_id: None,
             duration_ms: elapsed_ms(started),
             error: None,
+            error_code: None,
             stop_reason: StopReason::Error,
             usage: JobUsage::default(),
             timed_out: false,
@@ -213,6 +220,8 @@ impl JobRun {
         report.duration_ms = elapsed_ms(started);
         report.usage.turns = report.turns;
         report.usage.tool_calls = u32::try_from(report.tool_calls.len()).unwrap_or(u32::MAX);
+        report.usage.native_tool_calls =
+            u32::try_from(self.executor.authorized_calls()).unwrap_or(u32::MAX);
         report.usage.duration_ms = report.duration_ms;
         report
     }
@@ -339,9 +348,23 @@ impl JobRun {
                 }
             };
             if let Some(error) = turn_failure(&outcome, &turn, &limits) {
-                let error = match self.provider.failure_hint(&outcome.stderr_tail) {
-                    Some(hint) => format!("{error}; {hint}"),
-                    None => error,
+                let refused = self.provider.is_walled()
+                    && refused::looks_refused(
+                        &outcome.ending,
+                        outcome.stdout_bytes,
+                        &outcome.stderr_tail,
+                    );
+                let error = if refused {
+                    report.error_code = Some(refused::CODE);
+                    format!(
+                        "{error}; {}",
+                        refused::advice(&program, &outcome.stderr_tail)
+                    )
+                } else {
+                    match self.provider.failure_hint(&outcome.stderr_tail) {
+                        Some(hint) => format!("{error}; {hint}"),
+                        None => error,
+                    }
                 };
                 // A thread's stored session the CLI no longer has (its data cleared, the
                 // workspace moved): start once more, fresh, from the thread's transcript.

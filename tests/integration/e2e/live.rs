@@ -148,7 +148,8 @@ fn a_clis_own_write_is_asked_about_once_at_the_terminal() {
             .rule(Rule::on_any_tool_result(Reply::text("Wrote it.")))
             .rule(Rule::on_prompt(
                 "E2E-ASK-NATIVE",
-                Reply::tool("Write", json!({"file_path": target, "content": "ASKED=1"})),
+                Reply::text("I will update the settings.")
+                    .with_tool_call("Write", json!({"file_path": target, "content": "ASKED=1"})),
             )),
     );
     let codecrew = env!("CARGO_BIN_EXE_codecrew");
@@ -174,10 +175,26 @@ fn a_clis_own_write_is_asked_about_once_at_the_terminal() {
         "{asked}"
     );
     assert!(!target.exists(), "written before the answer");
+    // No status frame glued to the model's unfinished line; the question on its own.
+    assert!(
+        asked
+            .lines()
+            .any(|line| line.trim_end() == "I will update the settings."),
+        "{asked}"
+    );
+    assert!(
+        !asked.contains("· turn"),
+        "a status frame was left behind:\n{asked}"
+    );
     tmux.send_keys(&["o", "Enter"]);
     let end = tmux.wait_for("the end of the run", |screen| screen.contains("ASK-EXIT="));
     assert!(end.contains("ASK-EXIT=0"), "{end}");
     assert!(end.contains("Wrote it."), "{end}");
     assert_eq!(end.matches("Allow?").count(), 1, "asked once:\n{end}");
+    assert!(
+        !end.contains("· turn"),
+        "a status frame was left behind:\n{end}"
+    );
+    assert!(end.contains("1 tool call (1 of the CLI's own)"), "{end}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "ASKED=1");
 }

@@ -395,3 +395,108 @@ fn in_execute_a_native_shell_reading_a_secret_is_asked_about() {
         );
     }
 }
+
+/// In `execute` without `--yes` (no terminal to ask on), a CLI's own read of `.env`
+/// never reaches the model: a kept Claude's and Codex's reads ask codecrew and are
+/// refused; the other CLIs' own reads do not ask, and their wall does not let them open
+/// a sensitive file. An ordinary file still reads (the control). A checkout's
+/// `keep_alive = false`, which would run Claude per turn with reads nobody judges, is
+/// ignored (and said so).
+#[test]
+fn in_execute_a_native_read_of_a_secret_never_reaches_the_model_without_yes() {
+    let Some(world) = World::new("e2e-native-execute-reads", Script::new()) else {
+        return;
+    };
+    let workspace = world.workspace();
+    plant(&workspace.join(".env"), "NATIVE-SECRET-ENV");
+    plant(&workspace.join("notes.txt"), "NATIVE-SECRET-PUBLIC");
+    std::fs::write(
+        workspace.join("codecrew.toml"),
+        "[agents.claude]\nprovider = \"claude\"\nkeep_alive = false\n",
+    )
+    .unwrap();
+    for agent in NATIVE {
+        world.server.set_script(
+            Script::new()
+                .rule(Rule::on_any_tool_result(Reply::text("Read done.")))
+                .rule(Rule::on_prompt(
+                    "E2E-READ-ENV",
+                    native_read(agent, &workspace.join(".env")),
+                ))
+                .rule(Rule::on_prompt(
+                    "E2E-READ-PUBLIC",
+                    native_read(agent, &workspace.join("notes.txt")),
+                )),
+        );
+        for (prompt, secret, reaches) in [
+            ("E2E-READ-PUBLIC", "NATIVE-SECRET-PUBLIC", true),
+            ("E2E-READ-ENV", "NATIVE-SECRET-ENV", false),
+        ] {
+            let since = world.server.requests().len();
+            let (run, doc) = world.json("execute", &[&format!("@{agent} {prompt}")]);
+            run.assert_code(0);
+            assert_eq!(
+                model_saw(&world, since, secret),
+                reaches,
+                "{agent} {prompt}: {doc}\n{:?}",
+                last_results(&world)
+            );
+            if agent == "claude" {
+                assert!(
+                    run.stderr.contains("agents.claude.keep_alive"),
+                    "{}",
+                    run.stderr
+                );
+            }
+        }
+    }
+}
+
+/// The wall holds at monorepo scale: in a checkout of 120,000 files, a CLI's own read
+/// of `.env` in `query` still never reaches the model (past 100,000 entries an earlier
+/// wall granted the whole workspace, and Copilot's `view` read the secret).
+#[test]
+fn in_a_checkout_of_120000_files_a_native_read_of_a_secret_in_query_never_reaches_the_model() {
+    let Some(world) = World::new("e2e-native-monorepo", Script::new()) else {
+        return;
+    };
+    let workspace = world.workspace();
+    for outer in 0..100 {
+        for inner in 0..100 {
+            let dir = workspace.join(format!("pkg{outer}/mod{inner}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            for file in 0..12 {
+                std::fs::File::create(dir.join(format!("f{file}.rs"))).unwrap();
+            }
+        }
+    }
+    plant(&workspace.join(".env"), "NATIVE-SECRET-ENV");
+    plant(&workspace.join("notes.txt"), "NATIVE-SECRET-PUBLIC");
+    for agent in ["copilot", "claude", "gemini"] {
+        world.server.set_script(
+            Script::new()
+                .rule(Rule::on_any_tool_result(Reply::text("Read done.")))
+                .rule(Rule::on_prompt(
+                    "E2E-READ-ENV",
+                    native_read(agent, &workspace.join(".env")),
+                ))
+                .rule(Rule::on_prompt(
+                    "E2E-READ-PUBLIC",
+                    native_read(agent, &workspace.join("notes.txt")),
+                )),
+        );
+        for (prompt, secret, reaches) in [
+            ("E2E-READ-PUBLIC", "NATIVE-SECRET-PUBLIC", true),
+            ("E2E-READ-ENV", "NATIVE-SECRET-ENV", false),
+        ] {
+            let since = world.server.requests().len();
+            let (run, doc) = world.json("query", &[&format!("@{agent} {prompt}")]);
+            run.assert_code(0);
+            assert_eq!(
+                model_saw(&world, since, secret),
+                reaches,
+                "{agent} {prompt}: {doc}"
+            );
+        }
+    }
+}

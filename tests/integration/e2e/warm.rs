@@ -10,7 +10,7 @@ use crate::support::clis::Clis;
 const KEPT: [&str; 4] = ["claude", "codex", "gemini", "qwen"];
 
 /// A `cli` on PATH before the real one that logs each start, then runs it. The log is
-/// kept in the CLI's own state folder (`~/.claude`, ...), which its wall lets it write.
+/// kept in a state folder of the CLI's own (`~/.claude/debug`, ...), which its wall lets it write.
 struct Counted {
     env: CliEnv,
     log: std::path::PathBuf,
@@ -21,7 +21,13 @@ impl Counted {
         let clis = Clis::require("e2e::warm").unwrap();
         let dir = world.home.root().join("counting-bin");
         std::fs::create_dir_all(&dir).unwrap();
-        let state = world.home.home().join(format!(".{cli}"));
+        // A folder the CLI's wall lets it write: Claude's and Qwen Code's own folders are
+        // read only but for their state.
+        let state = match cli {
+            "claude" => world.home.home().join(".claude/debug"),
+            "qwen" => world.home.home().join(".qwen/tmp"),
+            _ => world.home.home().join(format!(".{cli}")),
+        };
         std::fs::create_dir_all(&state).unwrap();
         let log = state.join("codecrew-test-starts.log");
         let real = clis.bin_dir().join(cli);

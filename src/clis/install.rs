@@ -1,0 +1,352 @@
+//! Where a CLI is installed, as the system will run it: the folders its wall must let it
+//! read and execute.
+//!
+//! A CLI found on PATH is rarely the program that runs. It may be a link into a package
+//! folder (npm, Bun, Homebrew, Claude's native installer), a script whose `#!` line
+//! names an interpreter found on PATH in turn (`node`, a virtualenv's `python`, whose
+//! standard library lies with its base Python), or a version manager's shim that runs
+//! the manager, which picks an installation of its own at run time (asdf, mise, Volta,
+//! pyenv). This module follows links to their real paths, `#!` interpreters (through
+//! `env`) to theirs, a virtualenv to its base Python (`pyvenv.cfg`), and recognises the
+//! folders of the common version managers and package managers, granting those folders
+//! whole (read only), never the home directory.
+//!
+//! A path merely written in a script is granted only when it lies in such a folder: a
+//! script on PATH that names `~/.ssh` gets nothing for it.
+
+use std::path::{Path, PathBuf};
+
+use codecrew_policy::sandbox;
+
+/// How many interpreters deep a chain of scripts is followed (`claude` -> `node` shim ->
+/// the manager's own script).
+const MAX_DEPTH: usize = 4;
+
+/// How much of a script is read for its `#!` line and the paths it names.
+const SCRIPT_HEAD: usize = 4096;
+
+/// What the wall grants a CLI's installation.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Installation {
+    /// Folders read and executed whole.
+    pub dirs: Vec<PathBuf>,
+    /// Single files read (a version manager's choice of versions: `~/.tool-versions`).
+    pub files: Vec<PathBuf>,
+}
+
+/// The version or package manager folder `path` lies in, if any (to be named whole in
+/// `cli_read` when the wall refused it).
+pub fn manager_folder(path: &Path) -> Option<PathBuf> {
+    let home = super::wall::home();
+    Manager::all(home.as_deref())
+        .into_iter()
+        .flat_map(|manager| manager.dirs)
+        .find(|dir| path.starts_with(dir))
+}
+
+/// The installation of `program` (as found on PATH), and of the programs of the same
+/// name further on PATH, which a wrapper in front of the CLI (a logging script) goes on
+/// to run.
+pub fn installation(program: &Path) -> Installation {
+    let home = super::wall::home();
+    let managers = Manager::all(home.as_deref());
+    let mut found = Installation::default();
+    let mut programs = vec![program.to_path_buf()];
+    if let Some(name) = program.file_name()
+        && let Ok(more) = which::which_all(name)
+    {
+        programs.extend(more);
+    }
+    for program in programs {
+        follow(&program, home.as_deref(), &managers, &mut found, 0);
+    }
+    for list in [&mut found.dirs, &mut found.files] {
+        list.sort();
+        list.dedup();
+    }
+    found
+}
+
+/// Adds what running `program` reads: its own folder, the manager folders it lies in
+/// or names, and its interpreter's, recursively.
+fn follow(
+    program: &Path,
+    home: Option<&Path>,
+    managers: &[Manager],
+    found: &mut Installation,
+    depth: usize,
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let real = program
+        .canonicalize()
+        .unwrap_or_else(|_| program.to_path_buf());
+    // The shim's own place (`~/.asdf/shims/claude`) and where it leads (mise's shims are
+    // links to the `mise` program).
+    for path in [program, real.as_path()] {
+        for manager in managers.iter().filter(|manager| manager.holds(path)) {
+            manager.grant(found);
+        }
+    }
+    found.dirs.push(sandbox::install_root(&real, home));
+    if let Some(base) = virtualenv_base(&real) {
+        follow(&base, home, managers, found, depth + 1);
+    }
+    let Some(head) = script_head(&real) else {
+        return;
+    };
+    for path in absolute_paths(&head) {
+        for manager in managers.iter().filter(|manager| manager.holds(&path)) {
+            manager.grant(found);
+        }
+    }
+    if let Some(interpreter) = interpreter(&head) {
+        follow(&interpreter, home, managers, found, depth + 1);
+    }
+}
+
+/// The first bytes of `path` when it is a script (`#!`).
+fn script_head(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = vec![0u8; SCRIPT_HEAD];
+    let read = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    head.truncate(read);
+    if !head.starts_with(b"#!") {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&head).into_owned())
+}
+
+/// The interpreter a script's `#!` line names (through `env`, looked up on PATH).
+fn interpreter(head: &str) -> Option<PathBuf> {
+    let line = head.strip_prefix("#!")?.lines().next()?;
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    if Path::new(first)
+        .file_name()
+        .is_some_and(|name| name == "env")
+    {
+        let name = words.find(|word| !word.starts_with('-'))?;
+        super::process::find_program(name)
+    } else {
+        Some(PathBuf::from(first))
+    }
+}
+
+/// The absolute paths a script names (quoted or not), for the manager folders among them.
+fn absolute_paths(text: &str) -> Vec<PathBuf> {
+    text.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '=' | ':' | ';' | '`'))
+        .filter(|word| word.starts_with('/') && word.len() > 1)
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// The Python a virtualenv's `python` was made from (`home` in `pyvenv.cfg` beside its
+/// `bin`), whose standard library the venv reads.
+fn virtualenv_base(program: &Path) -> Option<PathBuf> {
+    let prefix = program.parent()?.parent()?;
+    let config = std::fs::read_to_string(prefix.join("pyvenv.cfg")).ok()?;
+    let home = config.lines().find_map(|line| {
+        let (key, value) = line.split_once('=')?;
+        (key.trim() == "home").then(|| PathBuf::from(value.trim()))
+    })?;
+    ["python3", "python"]
+        .iter()
+        .map(|name| home.join(name))
+        .find(|python| python.exists())
+}
+
+/// A version or package manager's folders: a program in one of them runs what the
+/// manager chose, from anywhere in them.
+#[derive(Debug)]
+struct Manager {
+    /// Folders granted whole (the manager's own, its installs, its shims).
+    dirs: Vec<PathBuf>,
+    /// Its settings of which version runs (read when present).
+    files: Vec<PathBuf>,
+}
+
+impl Manager {
+    /// The managers as this user has them laid out (their variables, else their
+    /// defaults); a folder that is or holds the home directory is never one.
+    fn all(home: Option<&Path>) -> Vec<Manager> {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .map(PathBuf::from)
+                .filter(|dir| dir.is_absolute())
+        };
+        let in_home = |relative: &str| home.map(|home| home.join(relative));
+        let data = var("XDG_DATA_HOME").or_else(|| in_home(".local/share"));
+        let config = var("XDG_CONFIG_HOME").or_else(|| in_home(".config"));
+        let data_dir = |name: &str| data.as_ref().map(|dir| dir.join(name));
+        let config_dir = |name: &str| config.as_ref().map(|dir| dir.join(name));
+        let one = |dir: Option<PathBuf>| dir.into_iter().collect::<Vec<_>>();
+        let managers = [
+            // asdf: its shims run `asdf exec`, which reads the version files.
+            Manager {
+                dirs: [
+                    var("ASDF_DATA_DIR").or_else(|| in_home(".asdf")),
+                    var("ASDF_DIR"),
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+                files: [
+                    var("ASDF_CONFIG_FILE").or_else(|| in_home(".asdfrc")),
+                    in_home(".tool-versions"),
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+            },
+            // mise: its shims are links to the `mise` program.
+            Manager {
+                dirs: [
+                    var("MISE_DATA_DIR").or_else(|| data_dir("mise")),
+                    var("MISE_CONFIG_DIR").or_else(|| config_dir("mise")),
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+                files: one(in_home(".tool-versions")),
+            },
+            // Volta: its shims are copies of `volta-shim`, which runs `tools/image/...`.
+            Manager {
+                dirs: one(var("VOLTA_HOME").or_else(|| in_home(".volta"))),
+                files: Vec::new(),
+            },
+            // pyenv: its shims run `pyenv exec`.
+            Manager {
+                dirs: one(var("PYENV_ROOT").or_else(|| in_home(".pyenv"))),
+                files: one(in_home(".python-version")),
+            },
+            Manager {
+                dirs: one(var("NVM_DIR").or_else(|| in_home(".nvm"))),
+                files: Vec::new(),
+            },
+            Manager {
+                dirs: one(var("FNM_DIR").or_else(|| data_dir("fnm"))),
+                files: Vec::new(),
+            },
+            // pnpm's global bin holds scripts that run its store's packages.
+            Manager {
+                dirs: one(var("PNPM_HOME").or_else(|| data_dir("pnpm"))),
+                files: Vec::new(),
+            },
+            Manager {
+                dirs: one(var("BUN_INSTALL").or_else(|| in_home(".bun"))),
+                files: Vec::new(),
+            },
+            // Homebrew on Linux: its programs link against its own libraries.
+            Manager {
+                dirs: [
+                    var("HOMEBREW_PREFIX"),
+                    Some(PathBuf::from("/home/linuxbrew/.linuxbrew")),
+                    in_home(".linuxbrew"),
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+                files: Vec::new(),
+            },
+            // uv's tools and the Pythons it installs; pipx's venvs.
+            Manager {
+                dirs: [
+                    var("UV_TOOL_DIR"),
+                    var("UV_PYTHON_INSTALL_DIR"),
+                    data_dir("uv"),
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+                files: Vec::new(),
+            },
+            Manager {
+                dirs: [var("PIPX_HOME"), data_dir("pipx"), in_home(".local/pipx")]
+                    .into_iter()
+                    .flatten()
+                    .collect(),
+                files: Vec::new(),
+            },
+        ];
+        let too_wide =
+            |dir: &Path| dir == Path::new("/") || home.is_some_and(|home| home.starts_with(dir));
+        managers
+            .into_iter()
+            .map(|mut manager| {
+                manager.dirs.retain(|dir| !too_wide(dir));
+                manager
+            })
+            .filter(|manager| !manager.dirs.is_empty())
+            .collect()
+    }
+
+    /// Whether `path` lies in one of the manager's folders.
+    fn holds(&self, path: &Path) -> bool {
+        self.dirs.iter().any(|dir| path.starts_with(dir))
+    }
+
+    fn grant(&self, found: &mut Installation) {
+        found
+            .dirs
+            .extend(self.dirs.iter().filter(|dir| dir.exists()).cloned());
+        found
+            .files
+            .extend(self.files.iter().filter(|file| file.is_file()).cloned());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scripts_interpreter_is_found_through_env() {
+        let sh = interpreter("#!/usr/bin/env -S sh -e\necho\n").unwrap();
+        assert_eq!(sh.file_name().unwrap(), "sh");
+        assert_eq!(
+            interpreter("#!/opt/venv/bin/python\n").unwrap(),
+            Path::new("/opt/venv/bin/python")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let binary = dir.path().join("tool");
+        std::fs::write(&binary, "\x7fELF").unwrap();
+        assert_eq!(script_head(&binary), None);
+    }
+
+    #[test]
+    fn only_absolute_paths_are_taken_from_a_script() {
+        let paths = absolute_paths(
+            "#!/usr/bin/env bash\nexec \"/home/u/.asdf/bin/asdf\" exec 'claude' \"$@\" # x\nPATH=/a:/b\n",
+        );
+        assert_eq!(
+            paths,
+            [
+                PathBuf::from("/home/u/.asdf/bin/asdf"),
+                PathBuf::from("/a"),
+                PathBuf::from("/b")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_virtualenv_leads_to_its_base_python() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("python/bin");
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::write(base.join("python3"), "").unwrap();
+        let venv = dir.path().join("venv");
+        std::fs::create_dir_all(venv.join("bin")).unwrap();
+        std::fs::write(
+            venv.join("pyvenv.cfg"),
+            format!("home = {}\nversion = 3.12\n", base.display()),
+        )
+        .unwrap();
+        assert_eq!(
+            virtualenv_base(&venv.join("bin/python")),
+            Some(base.join("python3"))
+        );
+        assert_eq!(virtualenv_base(&base.join("python3")), None);
+    }
+}
