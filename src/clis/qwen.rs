@@ -162,41 +162,34 @@ fn with_system_settings(spec: &mut CommandSpec, trusted: bool) {
         settings["security"] = serde_json::json!({"folderTrust": {"enabled": true}});
         settings.to_string()
     };
-    match settings_file("codecrew-qwen-settings-", &settings) {
-        Ok(file) => {
-            spec.env.push((
-                "QWEN_CODE_SYSTEM_SETTINGS_PATH".into(),
-                file.as_os_str().to_owned(),
-            ));
-            spec.files.push(std::sync::Arc::new(file));
-        }
-        // Its shell's read-only commands then run without asking, inside its wall.
-        Err(error) => tracing::warn!("cannot write qwen's settings file: {error}"),
-    }
+    // Without it, its shell's read-only commands run without asking, inside its wall.
+    settings_file(spec, "QWEN_CODE_SYSTEM_SETTINGS_PATH", &settings);
     if !trusted {
-        match settings_file("codecrew-qwen-trusted-folders-", "{}") {
-            Ok(file) => {
-                spec.env.push((
-                    "QWEN_CODE_TRUSTED_FOLDERS_PATH".into(),
-                    file.as_os_str().to_owned(),
-                ));
-                spec.files.push(std::sync::Arc::new(file));
-            }
-            Err(error) => tracing::warn!("cannot write qwen's trusted folders file: {error}"),
-        }
+        settings_file(spec, "QWEN_CODE_TRUSTED_FOLDERS_PATH", "{}");
     }
     spec.env_remove.push("QWEN_CODE_SAFE_MODE".into());
 }
 
-/// `text` in a temporary file of its own, removed when the command is dropped.
-fn settings_file(prefix: &str, text: &str) -> std::io::Result<tempfile::TempPath> {
+/// `text` in a temporary file of its own (removed when the command is dropped), named
+/// to Qwen by `variable`.
+fn settings_file(spec: &mut CommandSpec, variable: &str, text: &str) {
     use std::io::Write;
-    let mut file = tempfile::Builder::new()
-        .prefix(prefix)
+    let written = tempfile::Builder::new()
+        .prefix("codecrew-qwen-")
         .suffix(".json")
-        .tempfile()?;
-    file.write_all(text.as_bytes())?;
-    Ok(file.into_temp_path())
+        .tempfile()
+        .and_then(|mut file| {
+            file.write_all(text.as_bytes())?;
+            Ok(file.into_temp_path())
+        });
+    match written {
+        Ok(file) => {
+            spec.env
+                .push((variable.into(), file.as_os_str().to_owned()));
+            spec.files.push(std::sync::Arc::new(file));
+        }
+        Err(error) => tracing::warn!("cannot write qwen's {variable} file: {error}"),
+    }
 }
 
 #[cfg(test)]

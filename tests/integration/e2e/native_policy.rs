@@ -396,6 +396,41 @@ fn in_execute_a_native_shell_reading_a_secret_is_asked_about() {
     }
 }
 
+/// `agent`'s own read of the workspace's `notes.txt` (the control, which reaches the
+/// model) and of its `.env` (which never does) in `mode`; the stderr of each run.
+fn reads_env_only_not(world: &World, agent: &str, mode: &str) -> Vec<String> {
+    let workspace = world.workspace();
+    world.server.set_script(
+        Script::new()
+            .rule(Rule::on_any_tool_result(Reply::text("Read done.")))
+            .rule(Rule::on_prompt(
+                "E2E-READ-ENV",
+                native_read(agent, &workspace.join(".env")),
+            ))
+            .rule(Rule::on_prompt(
+                "E2E-READ-PUBLIC",
+                native_read(agent, &workspace.join("notes.txt")),
+            )),
+    );
+    let mut stderr = Vec::new();
+    for (prompt, secret, reaches) in [
+        ("E2E-READ-PUBLIC", "NATIVE-SECRET-PUBLIC", true),
+        ("E2E-READ-ENV", "NATIVE-SECRET-ENV", false),
+    ] {
+        let since = world.server.requests().len();
+        let (run, doc) = world.json(mode, &[&format!("@{agent} {prompt}")]);
+        run.assert_code(0);
+        assert_eq!(
+            model_saw(world, since, secret),
+            reaches,
+            "{agent} {mode} {prompt}: {doc}\n{:?}",
+            last_results(world)
+        );
+        stderr.push(run.stderr);
+    }
+    stderr
+}
+
 /// In `execute` without `--yes` (no terminal to ask on), a CLI's own read of `.env`
 /// never reaches the model: a kept Claude's and Codex's reads ask codecrew and are
 /// refused; the other CLIs' own reads do not ask, and their wall does not let them open
@@ -416,37 +451,9 @@ fn in_execute_a_native_read_of_a_secret_never_reaches_the_model_without_yes() {
     )
     .unwrap();
     for agent in NATIVE {
-        world.server.set_script(
-            Script::new()
-                .rule(Rule::on_any_tool_result(Reply::text("Read done.")))
-                .rule(Rule::on_prompt(
-                    "E2E-READ-ENV",
-                    native_read(agent, &workspace.join(".env")),
-                ))
-                .rule(Rule::on_prompt(
-                    "E2E-READ-PUBLIC",
-                    native_read(agent, &workspace.join("notes.txt")),
-                )),
-        );
-        for (prompt, secret, reaches) in [
-            ("E2E-READ-PUBLIC", "NATIVE-SECRET-PUBLIC", true),
-            ("E2E-READ-ENV", "NATIVE-SECRET-ENV", false),
-        ] {
-            let since = world.server.requests().len();
-            let (run, doc) = world.json("execute", &[&format!("@{agent} {prompt}")]);
-            run.assert_code(0);
-            assert_eq!(
-                model_saw(&world, since, secret),
-                reaches,
-                "{agent} {prompt}: {doc}\n{:?}",
-                last_results(&world)
-            );
+        for stderr in reads_env_only_not(&world, agent, "execute") {
             if agent == "claude" {
-                assert!(
-                    run.stderr.contains("agents.claude.keep_alive"),
-                    "{}",
-                    run.stderr
-                );
+                assert!(stderr.contains("agents.claude.keep_alive"), "{stderr}");
             }
         }
     }
@@ -473,30 +480,6 @@ fn in_a_checkout_of_120000_files_a_native_read_of_a_secret_in_query_never_reache
     plant(&workspace.join(".env"), "NATIVE-SECRET-ENV");
     plant(&workspace.join("notes.txt"), "NATIVE-SECRET-PUBLIC");
     for agent in ["copilot", "claude", "gemini"] {
-        world.server.set_script(
-            Script::new()
-                .rule(Rule::on_any_tool_result(Reply::text("Read done.")))
-                .rule(Rule::on_prompt(
-                    "E2E-READ-ENV",
-                    native_read(agent, &workspace.join(".env")),
-                ))
-                .rule(Rule::on_prompt(
-                    "E2E-READ-PUBLIC",
-                    native_read(agent, &workspace.join("notes.txt")),
-                )),
-        );
-        for (prompt, secret, reaches) in [
-            ("E2E-READ-PUBLIC", "NATIVE-SECRET-PUBLIC", true),
-            ("E2E-READ-ENV", "NATIVE-SECRET-ENV", false),
-        ] {
-            let since = world.server.requests().len();
-            let (run, doc) = world.json("query", &[&format!("@{agent} {prompt}")]);
-            run.assert_code(0);
-            assert_eq!(
-                model_saw(&world, since, secret),
-                reaches,
-                "{agent} {prompt}: {doc}"
-            );
-        }
+        reads_env_only_not(&world, agent, "query");
     }
 }
