@@ -35,8 +35,8 @@ impl Cli for Codex {
     /// `~/.codex` (or `$CODEX_HOME`): written whole, since Codex opens its databases
     /// (and their journals) beside its settings. What makes it run programs later there
     /// — `config.toml` (MCP servers, hooks, `notify`, project trust), `hooks.json`,
-    /// `rules/`, `skills/`, `plugins/` and its `AGENTS.md` — is held as it was and put
-    /// back after each command.
+    /// `rules/`, `skills/` (but the bundled ones Codex writes itself), `plugins/` and its
+    /// `AGENTS.md` — is held as it was and put back after each command.
     fn state(&self) -> Option<wall::State> {
         let home = wall::dir_from_env("CODEX_HOME", ".codex")?;
         Some(wall::State {
@@ -46,6 +46,11 @@ impl Cli for Codex {
                     path: home.join(name),
                     hold: wall::Hold::Whole,
                 })
+                .chain([wall::Guarded {
+                    path: home.join("skills"),
+                    // Codex writes its bundled skills there itself, at every start.
+                    hold: wall::Hold::WholeBut(&[".system"]),
+                }])
                 .collect(),
             write: vec![home],
             ..wall::State::default()
@@ -110,14 +115,7 @@ impl Cli for Codex {
 }
 
 /// What of `~/.codex` makes Codex run programs later (see [`Codex::state`]).
-const HELD: &[&str] = &[
-    "config.toml",
-    "hooks.json",
-    "AGENTS.md",
-    "rules",
-    "skills",
-    "plugins",
-];
+const HELD: &[&str] = &["config.toml", "hooks.json", "AGENTS.md", "rules", "plugins"];
 
 /// `-c projects={…}`: the workspace, and the repository it lies in (Codex keys a
 /// project by its repository's root), trusted or untrusted as the user trusts the

@@ -18,14 +18,18 @@ use serde_json::{Map, Value};
 use super::wall::{Guarded, Hold};
 
 /// The most a whole folder held may weigh; past it, it is not held (and the log says so).
-const MAX_HELD_BYTES: u64 = 16 * 1024 * 1024;
+const MAX_HELD_BYTES: u64 = 4 * 1024 * 1024;
 /// The most files a whole folder held may have.
 const MAX_HELD_FILES: usize = 2_000;
 
 /// What is held of one path, as the command found it.
 #[derive(Debug)]
 pub struct Guard {
+    /// The CLI that ran (`claude`), for the warning.
+    cli: String,
     path: PathBuf,
+    /// Names under a held folder that are not held.
+    except: &'static [&'static str],
     before: Before,
 }
 
@@ -39,14 +43,15 @@ enum Before {
         Option<Vec<(Vec<String>, Value)>>,
     ),
     /// The files beneath the path (the path itself for a file: the empty name), with
-    /// their bytes; None when it was too large to hold.
+    /// their bytes, and the names left out; None when it was too large to hold.
     Whole(Option<Files>),
 }
 
 type Files = BTreeMap<PathBuf, Vec<u8>>;
 
 impl Guard {
-    pub fn new(guarded: &Guarded) -> Self {
+    /// Notes what `guarded` holds now, for the run of `cli` about to start.
+    pub fn new(guarded: &Guarded, cli: &str) -> Self {
         let path = guarded.path.clone();
         let before = match guarded.hold {
             Hold::Keys(keys) => Before::Keys(
@@ -60,12 +65,22 @@ impl Guard {
                         .map(|json: Value| collect(&json, keys)),
                 },
             ),
-            Hold::Whole => Before::Whole(files(&path)),
+            Hold::Whole => Before::Whole(files(&path, &[])),
+            Hold::WholeBut(except) => Before::Whole(files(&path, except)),
         };
         if matches!(before, Before::Whole(None)) {
             tracing::debug!(path = %path.display(), "too large to hold for the run");
         }
-        Guard { path, before }
+        let except = match guarded.hold {
+            Hold::WholeBut(except) => except,
+            Hold::Keys(_) | Hold::Whole => &[],
+        };
+        Guard {
+            cli: cli.to_owned(),
+            path,
+            except,
+            before,
+        }
     }
 
     /// Puts back what changed since [`Guard::new`]; the names of what did (keys joined
@@ -113,7 +128,7 @@ impl Guard {
     }
 
     fn restore_files(&self, before: &Files) -> Vec<String> {
-        let Some(after) = files(&self.path) else {
+        let Some(after) = files(&self.path, self.except) else {
             return vec![self.path.display().to_string()];
         };
         let mut changed = Vec::new();
@@ -162,19 +177,29 @@ impl Drop for Guard {
     fn drop(&mut self) {
         let changed = self.restore();
         if !changed.is_empty() {
+            let mut named = changed
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if changed.len() > 5 {
+                named.push_str(&format!(" and {} more", changed.len() - 5));
+            }
             eprintln!(
-                "codecrew: warning: {} changed while the agent CLI ran ({}); it can make \
-                 the CLI run programs, so it was put back as it was",
-                changed.join(", "),
+                "codecrew: warning: {named} changed while {} ran ({}), which can make it run \
+                 programs later; put back as it was",
+                self.cli,
                 self.path.display()
             );
         }
     }
 }
 
-/// The regular files at or beneath `path` with their bytes (the empty name for a file);
-/// none for a missing path; None when there are more than the limits allow.
-fn files(path: &Path) -> Option<Files> {
+/// The regular files at or beneath `path` with their bytes (the empty name for a file)
+/// but those under the top-level names `except`; none for a missing path; None when
+/// there are more than the limits allow.
+fn files(path: &Path, except: &[&str]) -> Option<Files> {
     let mut found = Files::new();
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Some(found);
@@ -188,6 +213,9 @@ fn files(path: &Path) -> Option<Files> {
     while let Some(relative) = pending.pop() {
         for entry in std::fs::read_dir(path.join(&relative)).ok()?.flatten() {
             let name = relative.join(entry.file_name());
+            if except.iter().any(|skip| name == Path::new(skip)) {
+                continue;
+            }
             let kind = entry.file_type().ok()?;
             if kind.is_dir() {
                 pending.push(name);
@@ -299,10 +327,13 @@ mod tests {
     const KEYS: &[&[&str]] = &[&["mcpServers"], &["projects", "*", "mcpServers"]];
 
     fn guard(file: &Path) -> Guard {
-        Guard::new(&Guarded {
-            path: file.to_path_buf(),
-            hold: Hold::Keys(KEYS),
-        })
+        Guard::new(
+            &Guarded {
+                path: file.to_path_buf(),
+                hold: Hold::Keys(KEYS),
+            },
+            "claude",
+        )
     }
 
     #[test]
@@ -361,10 +392,13 @@ mod tests {
         std::fs::create_dir_all(home.join("rules")).unwrap();
         std::fs::write(home.join("rules/default.rules"), "mine").unwrap();
         let held = |path: PathBuf| {
-            Guard::new(&Guarded {
-                path,
-                hold: Hold::Whole,
-            })
+            Guard::new(
+                &Guarded {
+                    path,
+                    hold: Hold::Whole,
+                },
+                "codex",
+            )
         };
         let rules = held(home.join("rules"));
         let config = held(home.join("config.toml"));
@@ -383,6 +417,26 @@ mod tests {
             "it was not there before"
         );
         assert!(rules.restore().is_empty() && config.restore().is_empty());
+    }
+
+    #[test]
+    fn what_the_cli_itself_rewrites_in_a_held_folder_is_left_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let skills = dir.path().join("skills");
+        let guard = Guard::new(
+            &Guarded {
+                path: skills.clone(),
+                hold: Hold::WholeBut(&[".system"]),
+            },
+            "codex",
+        );
+        std::fs::create_dir_all(skills.join(".system/imagegen")).unwrap();
+        std::fs::write(skills.join(".system/imagegen/SKILL.md"), "bundled").unwrap();
+        std::fs::create_dir_all(skills.join("evil")).unwrap();
+        std::fs::write(skills.join("evil/SKILL.md"), "planted").unwrap();
+        assert_eq!(guard.restore().len(), 1);
+        assert!(skills.join(".system/imagegen/SKILL.md").exists());
+        assert!(!skills.join("evil/SKILL.md").exists());
     }
 
     #[test]

@@ -22,6 +22,9 @@ use codecrew_policy::sandbox;
 /// the manager's own script).
 const MAX_DEPTH: usize = 4;
 
+/// How many installed versions of one tool a manager's folder is looked through for.
+const MAX_VERSIONS: usize = 32;
+
 /// How much of a script is read for its `#!` line and the paths it names.
 const SCRIPT_HEAD: usize = 4096;
 
@@ -84,9 +87,18 @@ fn follow(
         .unwrap_or_else(|_| program.to_path_buf());
     // The shim's own place (`~/.asdf/shims/claude`) and where it leads (mise's shims are
     // links to the `mise` program).
+    let name = program
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned());
     for path in [program, real.as_path()] {
         for manager in managers.iter().filter(|manager| manager.holds(path)) {
             manager.grant(found);
+            // What the shim will run: each version the manager installed of it.
+            for installed in name.iter().flat_map(|name| manager.installed(name)) {
+                if installed != program && installed != real {
+                    follow(&installed, home, managers, found, depth + 1);
+                }
+            }
         }
     }
     found.dirs.push(sandbox::install_root(&real, home));
@@ -165,6 +177,10 @@ struct Manager {
     dirs: Vec<PathBuf>,
     /// Its settings of which version runs (read when present).
     files: Vec<PathBuf>,
+    /// Where, beneath its first folder, it keeps each installed version of a program
+    /// (`*` any one name, `{name}` the program's): each is followed like the program
+    /// itself, since an installed version may be a link to elsewhere.
+    installs: &'static [&'static str],
 }
 
 impl Manager {
@@ -199,6 +215,7 @@ impl Manager {
                 .into_iter()
                 .flatten()
                 .collect(),
+                installs: &["installs/*/*/bin/{name}"],
             },
             // mise: its shims are links to the `mise` program.
             Manager {
@@ -210,33 +227,43 @@ impl Manager {
                 .flatten()
                 .collect(),
                 files: one(in_home(".tool-versions")),
+                installs: &["installs/*/*/bin/{name}"],
             },
             // Volta: its shims are copies of `volta-shim`, which runs `tools/image/...`.
             Manager {
                 dirs: one(var("VOLTA_HOME").or_else(|| in_home(".volta"))),
                 files: Vec::new(),
+                installs: &[
+                    "tools/image/packages/{name}/bin/{name}",
+                    "tools/image/node/*/bin/{name}",
+                ],
             },
             // pyenv: its shims run `pyenv exec`.
             Manager {
                 dirs: one(var("PYENV_ROOT").or_else(|| in_home(".pyenv"))),
                 files: one(in_home(".python-version")),
+                installs: &["versions/*/bin/{name}"],
             },
             Manager {
                 dirs: one(var("NVM_DIR").or_else(|| in_home(".nvm"))),
                 files: Vec::new(),
+                installs: &["versions/node/*/bin/{name}"],
             },
             Manager {
                 dirs: one(var("FNM_DIR").or_else(|| data_dir("fnm"))),
                 files: Vec::new(),
+                installs: &["node-versions/*/installation/bin/{name}"],
             },
             // pnpm's global bin holds scripts that run its store's packages.
             Manager {
                 dirs: one(var("PNPM_HOME").or_else(|| data_dir("pnpm"))),
                 files: Vec::new(),
+                installs: &[],
             },
             Manager {
                 dirs: one(var("BUN_INSTALL").or_else(|| in_home(".bun"))),
                 files: Vec::new(),
+                installs: &[],
             },
             // Homebrew on Linux: its programs link against its own libraries.
             Manager {
@@ -249,6 +276,7 @@ impl Manager {
                 .flatten()
                 .collect(),
                 files: Vec::new(),
+                installs: &[],
             },
             // uv's tools and the Pythons it installs; pipx's venvs.
             Manager {
@@ -261,6 +289,7 @@ impl Manager {
                 .flatten()
                 .collect(),
                 files: Vec::new(),
+                installs: &[],
             },
             Manager {
                 dirs: [var("PIPX_HOME"), data_dir("pipx"), in_home(".local/pipx")]
@@ -268,6 +297,7 @@ impl Manager {
                     .flatten()
                     .collect(),
                 files: Vec::new(),
+                installs: &[],
             },
         ];
         let too_wide =
@@ -294,6 +324,38 @@ impl Manager {
         found
             .files
             .extend(self.files.iter().filter(|file| file.is_file()).cloned());
+    }
+
+    /// Each installed version of the program `name` the manager keeps.
+    fn installed(&self, name: &str) -> Vec<PathBuf> {
+        let Some(root) = self.dirs.first() else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for pattern in self.installs {
+            let mut level = vec![root.clone()];
+            for part in pattern.split('/') {
+                let part = part.replace("{name}", name);
+                level = level
+                    .into_iter()
+                    .flat_map(|dir| match part.as_str() {
+                        "*" => std::fs::read_dir(&dir)
+                            .map(|entries| {
+                                entries
+                                    .flatten()
+                                    .map(|entry| entry.path())
+                                    .take(MAX_VERSIONS)
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                        name => vec![dir.join(name)],
+                    })
+                    .filter(|path| path.exists())
+                    .collect();
+            }
+            found.extend(level);
+        }
+        found
     }
 }
 

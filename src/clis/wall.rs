@@ -52,6 +52,9 @@ pub enum Hold {
     Keys(&'static [&'static [&'static str]]),
     /// The whole file, or every file beneath a folder.
     Whole,
+    /// Every file beneath a folder but those under the names given (what the CLI itself
+    /// rewrites there: Codex's bundled `skills/.system`).
+    WholeBut(&'static [&'static str]),
 }
 
 impl State {
@@ -137,10 +140,14 @@ pub fn confinement(
     }
     let mut writable = state.write;
     writable.extend(state.files);
+    let cli = program.file_name().map_or_else(
+        || "the agent CLI".to_owned(),
+        |name| name.to_string_lossy().into_owned(),
+    );
     let guards = state
         .guarded
         .iter()
-        .map(|guarded| Arc::new(super::guard::Guard::new(guarded)))
+        .map(|guarded| Arc::new(super::guard::Guard::new(guarded, &cli)))
         .collect();
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     let writes_workspace = mode == Mode::Execute;

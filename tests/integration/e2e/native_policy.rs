@@ -369,6 +369,89 @@ fn a_cli_behind_a_shim_runs_once_cli_read_names_its_installation() {
     );
 }
 
+/// The real Claude, installed the way asdf and mise lay a tool out — a shim that runs
+/// the manager, which runs the installed version — answers through codecrew inside its
+/// wall with no `cli_read` at all.
+#[test]
+fn the_real_claude_behind_asdf_and_mise_shims_answers_without_cli_read() {
+    let script = Script::new().rule(Rule::on_prompt(
+        "E2E-MANAGED",
+        Reply::text("Through the manager."),
+    ));
+    let Some(world) = World::new("e2e-native-managers", script) else {
+        return;
+    };
+    let clis = Clis::require("e2e::native_policy").unwrap();
+    let real = clis.path(crate::support::clis::Cli::Claude);
+    let home = world.home.home();
+    let executable = |path: &Path, text: &str| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    };
+    // asdf: ~/.asdf/shims/claude -> `asdf exec claude` -> installs/nodejs/<v>/bin/claude.
+    let installed = home.join(".asdf/installs/nodejs/20.0.0/bin");
+    std::fs::create_dir_all(&installed).unwrap();
+    std::os::unix::fs::symlink(&real, installed.join("claude")).unwrap();
+    let asdf = home.join(".asdf/bin/asdf");
+    executable(
+        &asdf,
+        &format!(
+            "#!/bin/sh\n[ \"$1\" = exec ] && shift\nname=\"$1\"; shift\nexec \"{}/$name\" \"$@\"\n",
+            installed.display()
+        ),
+    );
+    executable(
+        &home.join(".asdf/shims/claude"),
+        &format!(
+            "#!/usr/bin/env bash\nexec {} exec \"claude\" \"$@\"\n",
+            asdf.display()
+        ),
+    );
+    // mise: ~/.local/share/mise/shims/claude is a link to the mise program.
+    let mise_installed = home.join(".local/share/mise/installs/node/20.0.0/bin");
+    std::fs::create_dir_all(&mise_installed).unwrap();
+    std::os::unix::fs::symlink(&real, mise_installed.join("claude")).unwrap();
+    let mise = home.join(".local/bin/mise");
+    executable(
+        &mise,
+        &format!(
+            "#!/bin/sh\nexec \"{}/$(basename \"$0\")\" \"$@\"\n",
+            mise_installed.display()
+        ),
+    );
+    std::fs::create_dir_all(home.join(".local/share/mise/shims")).unwrap();
+    std::os::unix::fs::symlink(&mise, home.join(".local/share/mise/shims/claude")).unwrap();
+
+    let inherited = world
+        .env
+        .get("PATH")
+        .map(std::ffi::OsStr::to_os_string)
+        .unwrap_or_default();
+    for shims in [
+        home.join(".asdf/shims"),
+        home.join(".local/share/mise/shims"),
+    ] {
+        let mut dirs = vec![shims.clone()];
+        dirs.extend(std::env::split_paths(&inherited).filter(|dir| !dir.join("claude").exists()));
+        let env = world
+            .env
+            .clone()
+            .with("PATH", std::env::join_paths(dirs).unwrap());
+        for mode in ["query", "execute"] {
+            let run = world.codecrew_with(&env, &[mode, "@claude E2E-MANAGED"]);
+            run.assert_code(0);
+            assert!(
+                run.stdout.contains("Through the manager."),
+                "{} ({mode}): {}",
+                shims.display(),
+                run.stderr
+            );
+        }
+    }
+}
+
 /// In `execute` the wall lets a CLI read the whole workspace (for what the user
 /// approves), so a CLI's own shell command that reads a secret must be asked about:
 /// every CLI's `cat .env` (one its own classifier would call read-only) never reaches the

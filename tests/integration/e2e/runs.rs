@@ -146,6 +146,13 @@ fn execute_writes_a_file_and_query_may_not() {
             std::fs::read_to_string(&target).unwrap(),
             "written by the model\n"
         );
+        // An ordinary run changes nothing the walls hold (no CLI's own settings
+        // rewrite is taken for an attack).
+        assert!(
+            !run.stderr.contains("put back as it was"),
+            "{agent}: {}",
+            run.stderr
+        );
     }
 }
 
