@@ -65,8 +65,7 @@ pub fn load(dir: &Path, workspace: &Path, withheld: &Withheld) -> Listings {
     }
 }
 
-/// Keeps `listings` for `workspace`'s next plan (written whole, then renamed into
-/// place, so a concurrent reader sees the old file or the new one).
+/// Keeps `listings` for `workspace`'s next plan.
 pub fn store(dir: &Path, workspace: &Path, withheld: &Withheld, listings: Listings) {
     let file = File {
         format: FORMAT,
@@ -74,15 +73,21 @@ pub fn store(dir: &Path, workspace: &Path, withheld: &Withheld, listings: Listin
         workspace: workspace.to_path_buf(),
         listings,
     };
+    match serde_json::to_vec(&file) {
+        Ok(bytes) => write_whole(dir, &file_for(dir, workspace, withheld), &bytes),
+        // A name that is not UTF-8: no cache for this workspace.
+        Err(error) => tracing::debug!(%error, "could not keep the workspace's read plan"),
+    }
+}
+
+/// Writes `bytes` to `file` in `dir` whole, then renames it into place, so a concurrent
+/// reader sees the old file or the new one.
+pub(super) fn write_whole(dir: &Path, file: &Path, bytes: &[u8]) {
     let written = std::fs::create_dir_all(dir)
         .and_then(|()| tempfile::NamedTempFile::new_in(dir))
         .and_then(|mut temp| {
-            let mut writer = std::io::BufWriter::new(&mut temp);
-            serde_json::to_writer(&mut writer, &file)?;
-            writer.flush()?;
-            drop(writer);
-            temp.persist(file_for(dir, workspace, withheld))
-                .map_err(|error| error.error)?;
+            temp.write_all(bytes)?;
+            temp.persist(file).map_err(|error| error.error)?;
             Ok(())
         });
     if let Err(error) = written {
@@ -92,7 +97,7 @@ pub fn store(dir: &Path, workspace: &Path, withheld: &Withheld, listings: Listin
 
 /// One file per workspace and what its plan withholds (the read-only domain's, and each
 /// CLI's wall in a checkout the user has not trusted).
-fn file_for(dir: &Path, workspace: &Path, withheld: &Withheld) -> PathBuf {
+pub(super) fn file_for(dir: &Path, workspace: &Path, withheld: &Withheld) -> PathBuf {
     let mut hasher = std::hash::DefaultHasher::new();
     workspace.hash(&mut hasher);
     withheld.hash(&mut hasher);
@@ -100,7 +105,7 @@ fn file_for(dir: &Path, workspace: &Path, withheld: &Withheld) -> PathBuf {
 }
 
 /// A fingerprint of the sensitive classes: a plan made under other rules is not reused.
-fn rules_fingerprint() -> u64 {
+pub(super) fn rules_fingerprint() -> u64 {
     static FINGERPRINT: OnceLock<u64> = OnceLock::new();
     *FINGERPRINT.get_or_init(|| {
         let mut hasher = std::hash::DefaultHasher::new();

@@ -12,12 +12,14 @@
 //! (`node_modules`, `target`, ...) are granted whole without a look ([`scan`]).
 //!
 //! Every directory must be looked at once, which on a checkout of 100,000 files costs
-//! tens of milliseconds. The listings are kept ([`cache`]) and the next plan only checks
-//! each directory's stamp ([`scan::Stamp`]), reading again just the directories whose
-//! names changed; a directory is one `stat`, whatever it holds.
+//! a few hundred milliseconds. The plan is kept with the stamp of every directory it
+//! rests on ([`verified`]): when none moved, the next plan is the kept one, for one
+//! `stat` per directory. When some moved, the kept listings ([`cache`]) let the planner
+//! read again just the directories whose names changed ([`scan::Stamp`]).
 
 mod cache;
 mod scan;
+mod verified;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -95,6 +97,12 @@ fn plan_at(
         };
         return (whole, 0);
     }
+    if let Some(dir) = cache_dir
+        && let Some(kept) = verified::load(dir, workspace, withheld)
+        && kept.holds(workspace, now)
+    {
+        return (kept.reads, 0);
+    }
     let previous = cache_dir
         .map(|dir| cache::load(dir, workspace, withheld))
         .unwrap_or_default();
@@ -111,10 +119,11 @@ fn plan_at(
     if !planner.visit(Path::new(""), &mut reads) {
         reads.trees.push(workspace.to_path_buf());
     }
-    if let Some(dir) = cache_dir
-        && (planner.changed || !planner.previous.is_empty())
-    {
-        cache::store(dir, workspace, withheld, planner.listings);
+    if let Some(dir) = cache_dir {
+        verified::store(dir, workspace, withheld, &planner.listings, &reads);
+        if planner.changed || !planner.previous.is_empty() {
+            cache::store(dir, workspace, withheld, planner.listings);
+        }
     }
     (reads, planner.read)
 }

@@ -63,6 +63,45 @@ impl Stamp {
     }
 }
 
+impl Stamp {
+    /// The stamp of a directory from its `stat` (None when it is not a directory, or
+    /// changed too recently to be trusted), as [`Stamp::of`].
+    pub fn of_stat(stat: &nix::sys::stat::FileStat, now: SystemTime) -> Option<Stamp> {
+        if stat.st_mode & nix::libc::S_IFMT != nix::libc::S_IFDIR {
+            return None;
+        }
+        let ns = |seconds: i64, nanos: i64| i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
+        let ctime_ns = ns(stat.st_ctime, stat.st_ctime_nsec);
+        let now_ns = now
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos() as i128);
+        if now_ns - ctime_ns < SETTLED.as_nanos() as i128 {
+            return None;
+        }
+        Some(Stamp {
+            dev: stat.st_dev,
+            ino: stat.st_ino,
+            mtime_ns: ns(stat.st_mtime, stat.st_mtime_nsec),
+            ctime_ns,
+        })
+    }
+
+    /// The stamp as numbers (device, inode, modification and change time in ns).
+    pub fn fields(&self) -> (u64, u64, i128, i128) {
+        (self.dev, self.ino, self.mtime_ns, self.ctime_ns)
+    }
+
+    /// A stamp from its numbers ([`Stamp::fields`]); None when they do not fit.
+    pub fn from_fields(dev: i128, ino: i128, mtime_ns: i128, ctime_ns: i128) -> Option<Stamp> {
+        Some(Stamp {
+            dev: u64::try_from(dev).ok()?,
+            ino: u64::try_from(ino).ok()?,
+            mtime_ns,
+            ctime_ns,
+        })
+    }
+}
+
 /// One directory's entries, sorted into what the plan does with each. Names are
 /// paths only so that they are kept as text (a name that is not UTF-8 keeps the
 /// workspace's plan out of the cache).

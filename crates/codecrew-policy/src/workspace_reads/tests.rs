@@ -220,3 +220,23 @@ fn a_clis_own_configuration_is_withheld_with_or_without_the_sensitive_files() {
         std::slice::from_ref(&root)
     );
 }
+
+#[test]
+fn a_kept_plan_is_reused_whole_and_a_garbled_one_is_not() {
+    let cache = tempfile::tempdir().unwrap();
+    let (_dir, root) = workspace(&[".env", "src/main.rs", "README"]);
+    let (first, _) = plan_at(&root, &Withheld::sensitive(), Some(cache.path()), later());
+    let plans: Vec<PathBuf> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "plan"))
+        .collect();
+    assert_eq!(plans.len(), 1, "the plan is kept beside the listings");
+    let (second, read) = plan_at(&root, &Withheld::sensitive(), Some(cache.path()), later());
+    assert_eq!((sorted(second), read), (sorted(first), 0));
+    for garbage in ["", "codecrew-workspace-reads\t1\t0\n", "S\tnot a number\n"] {
+        std::fs::write(&plans[0], garbage).unwrap();
+        let (reads, _) = plan_at(&root, &Withheld::sensitive(), Some(cache.path()), later());
+        assert_eq!(reads.withheld, [PathBuf::from(".env")], "{garbage:?}");
+    }
+}
