@@ -239,14 +239,19 @@ async fn cli_checks(
                 } else {
                     None
                 };
+                let walled = if provider.reports_version() && provider.is_walled() {
+                    "; starts inside its wall"
+                } else {
+                    ""
+                };
                 let detail = match version {
                     Some(version) => {
                         format!(
-                            "{program} {version} ({}), for {agents_text}",
+                            "{program} {version} ({}), for {agents_text}{walled}",
                             path.display()
                         )
                     }
-                    None => format!("{program} ({}), for {agents_text}", path.display()),
+                    None => format!("{program} ({}), for {agents_text}{walled}", path.display()),
                 };
                 checks.push(Check::new("cli", Status::Ok, detail));
                 for agent in agents {

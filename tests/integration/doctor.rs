@@ -76,6 +76,9 @@ fn reports_installed_and_missing_clis_with_versions() {
         claude.contains(&world.path("bin/claude").display().to_string()),
         "{claude}"
     );
+    if codecrew_policy::sandbox::support() != codecrew_policy::sandbox::Support::Unsupported {
+        assert!(claude.contains("starts inside its wall"), "{claude}");
+    }
     let gemini = line(&report, "cli", "gemini");
     assert!(gemini.starts_with("warn"), "{gemini}");
     assert!(
