@@ -10,9 +10,9 @@ use codecrew_tools::Mode;
 use codecrew_tools::executor::CallRequest;
 use serde_json::Value;
 
-use super::native::{self, Native};
+use super::drive::native::{self, Native};
 use super::{Cli, LongLived, TurnCommand, argv, wall};
-use crate::clis::process::CommandSpec;
+use crate::clis::drive::process::CommandSpec;
 use crate::config::ProviderKind;
 
 /// Variables that make a CLI believe it runs inside another CLI session (set when
@@ -93,7 +93,7 @@ impl Cli for Claude {
     }
 
     /// The turn's command, reading its user messages from stdin as stream-json, and
-    /// asking codecrew before each of its own tool calls (see [`super::claude_control`]).
+    /// asking codecrew before each of its own tool calls (see [`super::drive::claude_control`]).
     fn kept_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         self.command(command, true)
     }

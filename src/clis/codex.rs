@@ -1,6 +1,6 @@
 //! Codex (`codex`): `exec --json`, the prompt on stdin (`-`); `exec … resume <id>`
 //! continues a thread; kept for the loop as `codex app-server` (see
-//! [`super::app_server`]), where codecrew decides each of its own commands and patches.
+//! [`super::drive::app_server`]), where codecrew decides each of its own commands and patches.
 //! Run per turn it cannot ask, so its own shell is off and its sandbox read-only (its
 //! patches are refused) in either mode: codecrew's tools do that work.
 
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use codecrew_intercept::decode::Format;
 
 use super::{Cli, LongLived, TurnCommand, argv, wall};
-use crate::clis::process::CommandSpec;
+use crate::clis::drive::process::CommandSpec;
 use crate::config::ProviderKind;
 
 #[derive(Debug)]

@@ -6,7 +6,7 @@
 use codecrew_intercept::decode::Format;
 
 use super::{Cli, TurnCommand, argv};
-use crate::clis::process::CommandSpec;
+use crate::clis::drive::process::CommandSpec;
 use crate::config::{AgentConfig, OutputFormat, PromptVia, ProviderKind};
 
 #[derive(Debug)]

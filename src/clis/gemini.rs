@@ -1,6 +1,6 @@
 //! Gemini CLI (`gemini`): `--output-format stream-json`, the whole prompt on stdin (no
 //! `-p`); `--resume <id>` continues a session; kept for the loop as an ACP agent
-//! (`gemini --acp`, see [`super::acp`]).
+//! (`gemini --acp`, see [`super::drive::acp`]).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use codecrew_intercept::decode::Format;
 
 use super::{Cli, LongLived, TurnCommand, argv, wall};
-use crate::clis::process::CommandSpec;
+use crate::clis::drive::process::CommandSpec;
 use crate::config::ProviderKind;
 
 #[derive(Debug)]
@@ -101,7 +101,7 @@ impl Cli for Gemini {
     }
 
     /// `gemini --acp` in its default approval mode, where its edits, its shell and its
-    /// fetches ask codecrew first ([`super::acp`]); a policy of codecrew's makes every
+    /// fetches ask codecrew first ([`super::drive::acp`]); a policy of codecrew's makes every
     /// shell command ask, the ones Gemini deems safe included (`cat .env` would not).
     fn kept_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let mut args = vec![OsString::from("--acp")];

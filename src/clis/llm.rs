@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use codecrew_intercept::decode::Format;
 
 use super::{Cli, TurnCommand, argv, wall};
-use crate::clis::process::CommandSpec;
+use crate::clis::drive::process::CommandSpec;
 use crate::config::ProviderKind;
 
 #[derive(Debug)]

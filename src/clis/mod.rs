@@ -1,14 +1,15 @@
-//! The CLIs codecrew drives, one module each, behind the [`Cli`] trait, and how a turn
-//! reaches one: [`process`] runs a command once, [`resident`] keeps one running,
-//! [`transport`] chooses between them per job, and [`acp`] and [`app_server`] speak the
-//! long-lived JSON-RPC modes.
+//! The CLIs codecrew drives, one module each, behind the [`Cli`] trait; beside them,
+//! the means of driving them ([`drive`]: processes, kept processes, the transports and
+//! protocols, the bridge of their own tools) and the kernel wall each runs in ([`wall`]).
 //!
 //! A module says everything codecrew knows of its CLI: the program and how to install
 //! it, the command line of one turn and how the prompt reaches it, how a session
-//! continues, what the CLI's own tools may do in each mode, the output format its
-//! decoder reads, its long-lived mode if it has one, and what to tell the user when it
-//! fails for want of a sign-in. The rest of codecrew asks a [`Provider`] (an agent and
-//! its CLI) and never matches on which CLI it is.
+//! continues, what the CLI's own tools may do in each mode, what of the home directory
+//! its wall grants, what a checkout ships for it and how that is left out of a project
+//! the user has not trusted, the output format its decoder reads, its long-lived mode if
+//! it has one, and what to tell the user when it fails for want of a sign-in. The rest of
+//! codecrew asks a [`Provider`] (an agent and its CLI) and never matches on which CLI it
+//! is.
 //!
 //! Adding a CLI: a module here, its line in [`cli_for`] (and its name in
 //! [`ProviderKind`]), a decoder with fixtures of its real output in
@@ -24,17 +25,7 @@ mod llm;
 mod opencode;
 mod qwen;
 
-pub mod acp;
-pub mod app_server;
-pub mod claude_control;
-pub mod guard;
-pub mod install;
-pub mod json_lines;
-pub mod native;
-pub mod process;
-pub mod refused;
-pub mod resident;
-pub mod transport;
+pub mod drive;
 pub mod wall;
 
 use std::ffi::OsString;
@@ -44,7 +35,7 @@ use std::sync::Arc;
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
-use crate::clis::process::CommandSpec;
+use crate::clis::drive::process::CommandSpec;
 use crate::config::{AgentConfig, ProviderKind};
 
 /// One turn to run.
@@ -435,7 +426,7 @@ pub fn locate(provider: &Provider) -> Option<PathBuf> {
     if program.is_empty() {
         return None;
     }
-    crate::clis::process::find_program(&program)
+    crate::clis::wall::install::find_program(&program)
 }
 
 /// Turns argument strings into a command's argv.

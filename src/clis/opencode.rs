@@ -22,7 +22,7 @@ use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
 use super::{Cli, TurnCommand, argv, wall};
-use crate::clis::process::CommandSpec;
+use crate::clis::drive::process::CommandSpec;
 use crate::config::ProviderKind;
 
 #[derive(Debug)]

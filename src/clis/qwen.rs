@@ -1,6 +1,6 @@
 //! Qwen Code (`qwen`): `--output-format stream-json` (Claude's shape, read by the Claude
 //! decoder), the prompt on stdin; `--resume <id>` continues a session; kept for the loop
-//! as an ACP agent (`qwen --acp`, see [`super::acp`]) with the same flags.
+//! as an ACP agent (`qwen --acp`, see [`super::drive::acp`]) with the same flags.
 //!
 //! Headless, Qwen's default approval mode is `auto` (its own classifier approves
 //! actions), so codecrew always sets the mode: `plan` in `query` (nothing modified,
@@ -22,7 +22,7 @@ use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
 use super::{Cli, LongLived, TurnCommand, argv, wall};
-use crate::clis::process::CommandSpec;
+use crate::clis::drive::process::CommandSpec;
 use crate::config::ProviderKind;
 
 #[derive(Debug)]
@@ -123,7 +123,7 @@ impl Cli for Qwen {
 
 /// Never Qwen's own `auto` classifier: nothing modified or run in `query`; in `execute`
 /// its `default` mode, where its edits and its shell ask first (kept, codecrew answers:
-/// [`super::acp`]; per turn, headless, nobody does and they do not run).
+/// [`super::drive::acp`]; per turn, headless, nobody does and they do not run).
 fn approval_mode(mode: Mode) -> &'static str {
     match mode {
         Mode::Query => "plan",

@@ -12,7 +12,7 @@ use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
 use codecrew::cli::{DoctorArgs, OutputArg};
-use codecrew::clis::process::find_program;
+use codecrew::clis::wall::install::find_program;
 use codecrew::clis::{self, Provider};
 use codecrew::config::{self, LoadedConfig, ProviderKind};
 use codecrew_policy::sandbox::{self, Support};
@@ -208,11 +208,11 @@ async fn cli_checks(
                     && version(&path).await.is_some()
                 {
                     // It answers outside the wall and not inside: the wall refused it.
-                    let folder = clis::refused::folder_to_grant(
+                    let folder = clis::drive::refused::folder_to_grant(
                         &path,
-                        clis::refused::refused_path(&stderr).as_deref(),
+                        clis::drive::refused::refused_path(&stderr).as_deref(),
                     );
-                    let refused = match clis::refused::refused_path(&stderr) {
+                    let refused = match clis::drive::refused::refused_path(&stderr) {
                         Some(refused) => format!("it was refused {}", refused.display()),
                         None => "it could not start".to_owned(),
                     };
@@ -307,19 +307,19 @@ async fn version_in_wall(
     reads: &[PathBuf],
 ) -> Result<(), String> {
     let spec = provider.version_command(path, workspace, reads);
-    let limits = clis::process::RunLimits {
+    let limits = clis::drive::process::RunLimits {
         timeout: VERSION_TIMEOUT,
         max_stdout_bytes: 1024 * 1024,
     };
     let (_cancel, cancelled) = tokio::sync::watch::channel(false);
     let mut printed = false;
-    let outcome = clis::process::run(&spec, &limits, cancelled, |bytes| {
+    let outcome = clis::drive::process::run(&spec, &limits, cancelled, |bytes| {
         printed |= !bytes.is_empty();
     })
     .await
     .map_err(|error| error.to_string())?;
     match outcome.ending {
-        clis::process::Ending::Exited(0) if printed => Ok(()),
+        clis::drive::process::Ending::Exited(0) if printed => Ok(()),
         _ => Err(outcome.stderr_tail),
     }
 }

@@ -14,8 +14,8 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
-use crate::clis::process::{Ending, RunLimits};
-use crate::clis::transport::{Launch, Transport};
+use crate::clis::drive::process::{Ending, RunLimits};
+use crate::clis::drive::transport::{Launch, Transport};
 use crate::clis::{self, Provider, Turn};
 use crate::config::LimitsConfig;
 use crate::run::mention::Job;
@@ -30,7 +30,7 @@ use codecrew_tools::executor::CallRequest;
 use codecrew_tools::{Mode, Status, ToolError, ToolExecutor, ToolResult};
 use turn::{TurnState, turn_failure};
 
-use crate::clis::refused;
+use crate::clis::drive::refused;
 
 /// How one job runs.
 #[derive(Debug, Clone)]
@@ -157,7 +157,7 @@ pub struct JobReport {
     pub duration_ms: u64,
     pub error: Option<String>,
     /// A stable code for some errors: `E_CLI_WALL_REFUSED` when the CLI could not start
-    /// inside its wall ([`crate::clis::refused`]).
+    /// inside its wall ([`crate::clis::drive::refused`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_code: Option<&'static str>,
     pub stop_reason: StopReason,

@@ -4,7 +4,7 @@ use codecrew_intercept::decode::Event;
 use codecrew_intercept::{Item, Rejection, Segment, ToolCall};
 
 use super::JobEvent;
-use crate::clis::process::{self, Ending, RunLimits};
+use crate::clis::drive::process::{self, Ending, RunLimits};
 use crate::run::usage::Usage;
 
 /// Why a finished turn is a failure, if it is one.

@@ -80,7 +80,7 @@ pub enum Ending {
     Cancelled,
     /// The stdout cap was passed; the group was killed.
     Flooded,
-    /// A CLI kept running for the whole loop ([`crate::clis::resident`]) finished its turn and
+    /// A CLI kept running for the whole loop ([`crate::clis::drive::resident`]) finished its turn and
     /// waits for the next one.
     TurnEnded,
 }
@@ -338,12 +338,6 @@ impl Drop for GroupGuard {
     }
 }
 
-/// The executable `name` names: a path as it is, a bare name looked up on `PATH`, as a
-/// shell would.
-pub fn find_program(name: &str) -> Option<PathBuf> {
-    which::which(name).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -446,12 +440,5 @@ mod tests {
         };
         let (_tx, rx) = watch::channel(false);
         assert!(run(&spec, &limits(1000), rx, |_| {}).await.is_err());
-    }
-
-    #[test]
-    fn finds_programs_on_path() {
-        assert!(find_program("bash").is_some());
-        assert!(find_program("surely-not-a-program-xyz").is_none());
-        assert!(find_program("/bin/sh").is_some());
     }
 }

@@ -23,9 +23,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use super::claude;
 use super::json_lines::{JsonLines, line};
 use super::native::{Native, Outbox, Pending, Verdict};
+use crate::clis::claude;
 
 /// The id codecrew's hook is registered under.
 const HOOK: &str = "codecrew-pre-tool-use";
@@ -181,7 +181,7 @@ fn permission_answer(verdict: &Verdict) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clis::json_lines::parse_lines as lines;
+    use crate::clis::drive::json_lines::parse_lines as lines;
 
     fn hook(tool: &str, input: Value, id: &str) -> Vec<u8> {
         line(

@@ -366,7 +366,7 @@ fn decline(method: &str, id: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clis::json_lines::parse_lines as lines;
+    use crate::clis::drive::json_lines::parse_lines as lines;
 
     fn server(resume: Option<&str>) -> AppServer {
         AppServer::new(ThreadSettings {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::wall::{Guarded, Hold};
+use super::{Guarded, Hold};
 
 /// The most a whole folder held may weigh; past it, it is not held (and the log says so).
 const MAX_HELD_BYTES: u64 = 4 * 1024 * 1024;

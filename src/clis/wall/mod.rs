@@ -2,11 +2,14 @@
 //! the machine it may read and write, worked out for one command before it starts.
 //!
 //! The CLI's module names its state ([`super::Cli::state`]); this adds its
-//! installation, found from the program ([`super::install`]), and
+//! installation, found from the program ([`install`]), and
 //! a temporary directory of its own as its `TMPDIR`: in `query` `/tmp` is not writable,
 //! since it may hold the workspace, and programs that look for a temporary folder
 //! without `TMPDIR` find `/var/tmp` first, which the wall keeps them out of (SQLite's
 //! migrations in Codex's state failed there).
+
+pub mod guard;
+pub mod install;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -37,7 +40,7 @@ pub struct State {
 }
 
 /// A file or folder the CLI must be able to write that also holds what makes it run
-/// programs: held as it was while the CLI runs ([`super::guard`]).
+/// programs: held as it was while the CLI runs ([`guard`]).
 #[derive(Debug, Clone)]
 pub struct Guarded {
     pub path: PathBuf,
@@ -76,7 +79,7 @@ pub struct Confinement {
     /// Removed when the last command holding it is dropped.
     pub temp: Option<Arc<tempfile::TempDir>>,
     /// Checked, and put back, when the last command holding them is dropped.
-    pub guards: Vec<Arc<super::guard::Guard>>,
+    pub guards: Vec<Arc<guard::Guard>>,
 }
 
 impl Confinement {
@@ -147,7 +150,7 @@ pub fn confinement(
     let guards = state
         .guarded
         .iter()
-        .map(|guarded| Arc::new(super::guard::Guard::new(guarded, &cli)))
+        .map(|guarded| Arc::new(guard::Guard::new(guarded, &cli)))
         .collect();
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     let writes_workspace = mode == Mode::Execute;
@@ -163,7 +166,7 @@ pub fn confinement(
             reads_sensitive: writes_workspace && reads_sensitive,
             withheld: withheld.iter().map(PathBuf::from).collect(),
             install: {
-                let found = super::install::installation(program);
+                let found = install::installation(program);
                 found.dirs.into_iter().chain(found.files).collect()
             },
             settings: state.read,

@@ -37,10 +37,16 @@ pub struct Installation {
     pub files: Vec<PathBuf>,
 }
 
+/// The executable `name` names: a path as it is, a bare name looked up on `PATH`, as a
+/// shell would.
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    which::which(name).ok()
+}
+
 /// The version or package manager folder `path` lies in, if any (to be named whole in
 /// `cli_read` when the wall refused it).
 pub fn manager_folder(path: &Path) -> Option<PathBuf> {
-    let home = super::wall::home();
+    let home = super::home();
     Manager::all(home.as_deref())
         .into_iter()
         .flat_map(|manager| manager.dirs)
@@ -51,7 +57,7 @@ pub fn manager_folder(path: &Path) -> Option<PathBuf> {
 /// name further on PATH, which a wrapper in front of the CLI (a logging script) goes on
 /// to run.
 pub fn installation(program: &Path) -> Installation {
-    let home = super::wall::home();
+    let home = super::home();
     let managers = Manager::all(home.as_deref());
     let mut found = Installation::default();
     let mut programs = vec![program.to_path_buf()];
@@ -140,7 +146,7 @@ fn interpreter(head: &str) -> Option<PathBuf> {
         .is_some_and(|name| name == "env")
     {
         let name = words.find(|word| !word.starts_with('-'))?;
-        super::process::find_program(name)
+        find_program(name)
     } else {
         Some(PathBuf::from(first))
     }
@@ -362,6 +368,13 @@ impl Manager {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_programs_on_path() {
+        assert!(find_program("bash").is_some());
+        assert!(find_program("surely-not-a-program-xyz").is_none());
+        assert!(find_program("/bin/sh").is_some());
+    }
 
     #[test]
     fn a_scripts_interpreter_is_found_through_env() {

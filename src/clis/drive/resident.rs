@@ -1,6 +1,6 @@
 //! A CLI kept running for a whole tool loop: one start-up instead of one per turn.
 //!
-//! The same discipline as [`crate::clis::process::run`] (its own process group, stderr drained
+//! The same discipline as [`crate::clis::drive::process::run`] (its own process group, stderr drained
 //! into a tail, the group killed on timeout, cancel, flood and drop), but stdin stays
 //! open: each turn writes the next user message, and the turn ends when the caller's
 //! decoder says the CLI answered (`on_stdout` returns true), not when the process exits.
@@ -14,8 +14,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::watch;
 
-use crate::clis::native::{self, NativeGate, Outbox};
-use crate::clis::process::{
+use crate::clis::drive::native::{self, NativeGate, Outbox};
+use crate::clis::drive::process::{
     self, CommandSpec, Ending, GroupGuard, Outcome, RunLimits, SpawnError, tail_text,
 };
 

@@ -1,5 +1,5 @@
 //! An ACP agent's questions about its own tools (`session/request_permission`), as the
-//! codecrew calls they amount to ([`crate::clis::native`]): a write of each path the tool
+//! codecrew calls they amount to ([`crate::clis::drive::native`]): a write of each path the tool
 //! call names (its `locations`, its diffs, its `rawInput`), the command line
 //! (`rawInput`'s `command`, else the title, which is Gemini's command verbatim), a read of
 //! each path, anything else a call codecrew has no rule for. The answer is "allow once"
@@ -10,8 +10,8 @@ use std::path::Path;
 use codecrew_tools::executor::CallRequest;
 use serde_json::{Value, json};
 
-use crate::clis::json_lines::line;
-use crate::clis::native::{self, Native, Outbox, Pending, Verdict};
+use crate::clis::drive::json_lines::line;
+use crate::clis::drive::native::{self, Native, Outbox, Pending, Verdict};
 
 /// The agent `program`'s question with JSON-RPC id `id`: answered at once when the tool
 /// is harmless, else left in `outbox` for the gate.
@@ -139,7 +139,7 @@ fn option(options: &Value, verdict: &Verdict) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clis::json_lines::parse_lines as lines;
+    use crate::clis::drive::json_lines::parse_lines as lines;
 
     const OPTIONS: &str = r#"[{"optionId": "proceed_always", "kind": "allow_always"},
         {"optionId": "proceed_once", "kind": "allow_once"},

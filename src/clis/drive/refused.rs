@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::clis::process::Ending;
+use crate::clis::drive::process::Ending;
 
 /// The stable code of the error, in `--output json`.
 pub const CODE: &str = "E_CLI_WALL_REFUSED";
@@ -50,9 +50,9 @@ pub fn refused_path(stderr: &str) -> Option<PathBuf> {
 /// The folder `cli_read` should name so the wall lets the CLI read `refused` (or, when
 /// the message named no file, `program`'s own installation).
 pub fn folder_to_grant(program: &Path, refused: Option<&Path>) -> PathBuf {
-    let home = super::wall::home();
+    let home = crate::clis::wall::home();
     let path = refused.unwrap_or(program);
-    super::install::manager_folder(path).unwrap_or_else(|| {
+    crate::clis::wall::install::manager_folder(path).unwrap_or_else(|| {
         let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         codecrew_policy::sandbox::install_root(&real, home.as_deref())
     })

@@ -12,12 +12,12 @@ use std::time::SystemTime;
 use codecrew_intercept::decode::Format;
 use tokio::sync::watch;
 
-use crate::clis::acp::Acp;
-use crate::clis::app_server::{AppServer, ThreadSettings};
-use crate::clis::claude_control::ClaudeControl;
-use crate::clis::native::{NativeGate, Outbox};
-use crate::clis::process::{self, Ending, Outcome, RunLimits, SpawnError};
-use crate::clis::resident::Resident;
+use crate::clis::drive::acp::Acp;
+use crate::clis::drive::app_server::{AppServer, ThreadSettings};
+use crate::clis::drive::claude_control::ClaudeControl;
+use crate::clis::drive::native::{NativeGate, Outbox};
+use crate::clis::drive::process::{self, Ending, Outcome, RunLimits, SpawnError};
+use crate::clis::drive::resident::Resident;
 use crate::clis::{LongLived, Provider, Turn};
 use crate::run::usage::Usage;
 
@@ -102,7 +102,7 @@ impl<'a> Transport<'a> {
     }
 
     /// ACP agents are asked for new sessions only (Gemini's `session/load` erases the
-    /// session it loads, see crate::clis::acp): a stored session is continued per turn.
+    /// session it loads, see crate::clis::drive::acp): a stored session is continued per turn.
     fn continues_stored_session_per_turn(&self, turn: &Turn<'_>) -> bool {
         self.process.is_none()
             && turn.session.is_some()

@@ -27,7 +27,7 @@
 //! Not used to continue a stored session: Gemini CLI 0.61.0's `session/load` starts a new
 //! record under the session's id before it reads the stored one, which erases the stored
 //! conversation, and then fails ("No previous sessions found"). A job that continues a
-//! session runs per turn (`--resume`), see [`crate::clis::transport`].
+//! session runs per turn (`--resume`), see [`crate::clis::drive::transport`].
 
 use serde_json::{Value, json};
 
@@ -356,7 +356,7 @@ fn request(id: u64, method: &str, params: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clis::json_lines::parse_lines as lines;
+    use crate::clis::drive::json_lines::parse_lines as lines;
 
     fn feed(acp: &mut Acp, message: Value) -> (Vec<Value>, Vec<Value>, bool) {
         let (decoded, outbox, over) = feed_outbox(acp, message);

@@ -1,0 +1,19 @@
+//! The means of driving the CLIs, apart from the CLIs themselves (one module each in
+//! [`super`]): [`process`] runs a command once, [`resident`] keeps one running,
+//! [`transport`] chooses between them per job; [`acp`], [`app_server`] and
+//! [`claude_control`] speak the long-lived JSON-RPC and control protocols (lines split by
+//! [`json_lines`]), [`native`] turns a CLI's question about its own tool into the codecrew
+//! calls it amounts to, and [`refused`] tells a start the CLI's wall refused.
+//!
+//! It depends on the wall ([`super::wall`]), which a process enters before it runs; the
+//! wall depends on nothing here.
+
+pub mod acp;
+pub mod app_server;
+pub mod claude_control;
+pub mod json_lines;
+pub mod native;
+pub mod process;
+pub mod refused;
+pub mod resident;
+pub mod transport;
