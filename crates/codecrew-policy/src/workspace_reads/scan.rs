@@ -44,46 +44,44 @@ pub struct Stamp {
     ctime_ns: i128,
 }
 
-impl Stamp {
-    /// The stamp of a directory, or None when it changed too recently to be trusted.
-    pub fn of(meta: &std::fs::Metadata, now: SystemTime) -> Option<Stamp> {
-        let ctime_ns = i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec());
-        let now_ns = now
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |since| since.as_nanos() as i128);
-        if now_ns - ctime_ns < SETTLED.as_nanos() as i128 {
-            return None;
-        }
-        Some(Stamp {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-            ctime_ns,
-        })
-    }
+/// Seconds and nanoseconds as nanoseconds.
+fn nanos(seconds: i64, nanos: i64) -> i128 {
+    i128::from(seconds) * 1_000_000_000 + i128::from(nanos)
 }
 
 impl Stamp {
+    /// The stamp of a directory, or None when it changed too recently to be trusted.
+    pub fn of(meta: &std::fs::Metadata, now: SystemTime) -> Option<Stamp> {
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            mtime_ns: nanos(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: nanos(meta.ctime(), meta.ctime_nsec()),
+        }
+        .settled(now)
+    }
+
     /// The stamp of a directory from its `stat` (None when it is not a directory, or
     /// changed too recently to be trusted), as [`Stamp::of`].
     pub fn of_stat(stat: &nix::sys::stat::FileStat, now: SystemTime) -> Option<Stamp> {
         if stat.st_mode & nix::libc::S_IFMT != nix::libc::S_IFDIR {
             return None;
         }
-        let ns = |seconds: i64, nanos: i64| i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
-        let ctime_ns = ns(stat.st_ctime, stat.st_ctime_nsec);
+        Stamp {
+            dev: stat.st_dev,
+            ino: stat.st_ino,
+            mtime_ns: nanos(stat.st_mtime, stat.st_mtime_nsec),
+            ctime_ns: nanos(stat.st_ctime, stat.st_ctime_nsec),
+        }
+        .settled(now)
+    }
+
+    /// The stamp, unless its directory changed within [`SETTLED`] of `now`.
+    fn settled(self, now: SystemTime) -> Option<Stamp> {
         let now_ns = now
             .duration_since(UNIX_EPOCH)
             .map_or(0, |since| since.as_nanos() as i128);
-        if now_ns - ctime_ns < SETTLED.as_nanos() as i128 {
-            return None;
-        }
-        Some(Stamp {
-            dev: stat.st_dev,
-            ino: stat.st_ino,
-            mtime_ns: ns(stat.st_mtime, stat.st_mtime_nsec),
-            ctime_ns,
-        })
+        (now_ns - self.ctime_ns >= SETTLED.as_nanos() as i128).then_some(self)
     }
 
     /// The stamp as numbers (device, inode, modification and change time in ns).
