@@ -9,6 +9,12 @@
 //! server there. A [`Guard`] notes what is held when the command starts — some keys of
 //! a JSON file, or a whole file or folder — and, when the command is dropped, puts back
 //! whatever changed, saying on stderr what tried.
+//!
+//! What is put back is written by codecrew, outside any wall, so nothing a program
+//! inside left there may lead it elsewhere: links are read as links, never followed; a
+//! file goes back through a new file renamed over whatever stands at its place (a link
+//! swapped in is replaced, not written through); a folder on the way that became a link
+//! is removed and made again.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -41,30 +47,42 @@ enum Before {
     Keys(
         &'static [&'static [&'static str]],
         Option<Vec<(Vec<String>, Value)>>,
+        /// The file as it was (none when missing), put back whole if a link or anything
+        /// but a regular file stands at its place afterwards.
+        Option<Vec<u8>>,
     ),
     /// The files beneath the path (the path itself for a file: the empty name), with
     /// their bytes, and the names left out; None when it was too large to hold.
     Whole(Option<Files>),
 }
 
-type Files = BTreeMap<PathBuf, Vec<u8>>;
+type Files = BTreeMap<PathBuf, Entry>;
+
+/// One entry of a held path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Entry {
+    File(Vec<u8>),
+    /// A link (never followed), with what it points at.
+    Link(PathBuf),
+}
 
 impl Guard {
     /// Notes what `guarded` holds now, for the run of `cli` about to start.
     pub fn new(guarded: &Guarded, cli: &str) -> Self {
         let path = guarded.path.clone();
         let before = match guarded.hold {
-            Hold::Keys(keys) => Before::Keys(
-                keys,
-                match std::fs::read(&path) {
+            Hold::Keys(keys) => {
+                let bytes = read_regular(&path);
+                let held = match &bytes {
                     // A file made during the run gets no guarded key either.
-                    Err(error) if error.kind() == std::io::ErrorKind::NotFound => Some(Vec::new()),
+                    Ok(None) => Some(Vec::new()),
                     Err(_) => None,
-                    Ok(bytes) => serde_json::from_slice(&bytes)
+                    Ok(Some(bytes)) => serde_json::from_slice(bytes)
                         .ok()
                         .map(|json: Value| collect(&json, keys)),
-                },
-            ),
+                };
+                Before::Keys(keys, held, bytes.ok().flatten())
+            }
             Hold::Whole => Before::Whole(files(&path, &[])),
             Hold::WholeBut(except) => Before::Whole(files(&path, except)),
         };
@@ -87,9 +105,25 @@ impl Guard {
     /// with dots, or files relative to the path).
     pub fn restore(&self) -> Vec<String> {
         match &self.before {
-            Before::Keys(keys, Some(before)) => self.restore_keys(keys, before),
+            Before::Keys(keys, Some(before), whole) => {
+                // Something other than a regular file at its place: the file goes back
+                // whole, over it.
+                let irregular = std::fs::symlink_metadata(&self.path)
+                    .is_ok_and(|meta| !meta.file_type().is_file());
+                if irregular {
+                    let put_back = match whole {
+                        Some(bytes) => put_file(&self.path, Path::new(""), bytes),
+                        None => remove_entry(&self.path),
+                    };
+                    if let Err(error) = put_back {
+                        tracing::warn!(file = %self.path.display(), %error, "could not put the file back");
+                    }
+                    return vec![self.path.display().to_string()];
+                }
+                self.restore_keys(keys, before)
+            }
             Before::Whole(Some(before)) => self.restore_files(before),
-            Before::Keys(_, None) | Before::Whole(None) => Vec::new(),
+            Before::Keys(_, None, _) | Before::Whole(None) => Vec::new(),
         }
     }
 
@@ -132,12 +166,14 @@ impl Guard {
             return vec![self.path.display().to_string()];
         };
         let mut changed = Vec::new();
-        for (name, bytes) in &after {
-            if before.get(name) != Some(bytes) {
+        // What was added or changed first (a link in the place of the held folder goes
+        // with it), then what is missing.
+        for (name, entry) in &after {
+            if before.get(name) != Some(entry) {
                 let file = self.file(name);
                 let put_back = match before.get(name) {
-                    Some(bytes) => std::fs::write(&file, bytes),
-                    None => std::fs::remove_file(&file),
+                    Some(entry) => put_entry(&self.path, name, entry),
+                    None => remove_entry(&file),
                 };
                 if let Err(error) = put_back {
                     tracing::warn!(file = %file.display(), %error, "could not put the file back");
@@ -145,14 +181,10 @@ impl Guard {
                 changed.push(file.display().to_string());
             }
         }
-        for (name, bytes) in before {
+        for (name, entry) in before {
             if !after.contains_key(name) {
                 let file = self.file(name);
-                let put_back = file
-                    .parent()
-                    .map_or(Ok(()), std::fs::create_dir_all)
-                    .and_then(|()| std::fs::write(&file, bytes));
-                if let Err(error) = put_back {
+                if let Err(error) = put_entry(&self.path, name, entry) {
                     tracing::warn!(file = %file.display(), %error, "could not put the file back");
                 }
                 changed.push(file.display().to_string());
@@ -204,8 +236,12 @@ fn files(path: &Path, except: &[&str]) -> Option<Files> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Some(found);
     };
+    if meta.file_type().is_symlink() {
+        found.insert(PathBuf::new(), Entry::Link(std::fs::read_link(path).ok()?));
+        return Some(found);
+    }
     if !meta.is_dir() {
-        found.insert(PathBuf::new(), std::fs::read(path).ok()?);
+        found.insert(PathBuf::new(), Entry::File(read_regular(path).ok()??));
         return Some(found);
     }
     let mut total = 0;
@@ -217,14 +253,25 @@ fn files(path: &Path, except: &[&str]) -> Option<Files> {
                 continue;
             }
             let kind = entry.file_type().ok()?;
+            if found.len() >= MAX_HELD_FILES {
+                return None;
+            }
             if kind.is_dir() {
                 pending.push(name);
+            } else if kind.is_symlink() {
+                found.insert(
+                    name.clone(),
+                    Entry::Link(std::fs::read_link(path.join(&name)).ok()?),
+                );
             } else if kind.is_file() {
                 total += entry.metadata().ok()?.len();
-                if total > MAX_HELD_BYTES || found.len() >= MAX_HELD_FILES {
+                if total > MAX_HELD_BYTES {
                     return None;
                 }
-                found.insert(name.clone(), std::fs::read(path.join(&name)).ok()?);
+                found.insert(
+                    name.clone(),
+                    Entry::File(read_regular(&path.join(&name)).ok()??),
+                );
             }
         }
     }
@@ -232,8 +279,104 @@ fn files(path: &Path, except: &[&str]) -> Option<Files> {
 }
 
 fn read(file: &Path) -> Option<Value> {
-    let bytes = std::fs::read(file).ok()?;
+    let bytes = read_regular(file).ok()??;
     serde_json::from_slice(&bytes).ok()
+}
+
+/// The bytes of the regular file at `path`, opened without following a link (none when
+/// it is missing; an error for a link, a FIFO or anything else).
+fn read_regular(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path);
+    let mut file = match file {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
+}
+
+/// Puts `entry` back at `name` beneath `root` (the root itself for the empty name).
+fn put_entry(root: &Path, name: &Path, entry: &Entry) -> std::io::Result<()> {
+    match entry {
+        Entry::File(bytes) => put_file(root, name, bytes),
+        Entry::Link(target) => {
+            let place = if name.as_os_str().is_empty() {
+                root.to_path_buf()
+            } else {
+                real_dirs(root, name)?;
+                root.join(name)
+            };
+            remove_entry(&place)?;
+            std::os::unix::fs::symlink(target, place)
+        }
+    }
+}
+
+/// Writes `bytes` as the file `name` beneath `root` (the root itself for the empty
+/// name): every folder on the way made a real one, the file written beside its place
+/// and renamed over whatever stands there.
+fn put_file(root: &Path, name: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let place = if name.as_os_str().is_empty() {
+        root.to_path_buf()
+    } else {
+        real_dirs(root, name)?;
+        root.join(name)
+    };
+    let dir = place.parent().unwrap_or(Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    temp.write_all(bytes)?;
+    // A folder standing where the file goes cannot be renamed over: it goes first.
+    if std::fs::symlink_metadata(&place).is_ok_and(|meta| meta.is_dir()) {
+        std::fs::remove_dir_all(&place)?;
+    }
+    temp.persist(&place).map_err(|error| error.error)?;
+    Ok(())
+}
+
+/// Makes `root` and every folder between it and `name`'s place real folders: a link or
+/// a file standing in the way is removed, a missing folder made.
+fn real_dirs(root: &Path, name: &Path) -> std::io::Result<()> {
+    let mut dir = root.to_path_buf();
+    let parents = name.parent().map(Path::components).into_iter().flatten();
+    for part in std::iter::once(None).chain(parents.map(Some)) {
+        if let Some(part) = part {
+            dir.push(part);
+        }
+        match std::fs::symlink_metadata(&dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                std::fs::remove_file(&dir)?;
+                std::fs::create_dir(&dir)?;
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir(&dir)?;
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
+}
+
+/// Removes what stands at `path` without following it: a file or a link; a folder that
+/// was not there before stays (it holds nothing held, or its files were listed apart).
+fn remove_entry(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => std::fs::remove_file(path),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(error),
+    }
 }
 
 /// Written whole beside the file, then renamed over it (its permissions kept).
@@ -417,6 +560,83 @@ mod tests {
             "it was not there before"
         );
         assert!(rules.restore().is_empty() && config.restore().is_empty());
+    }
+
+    #[test]
+    fn a_link_swapped_in_is_replaced_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join(".codex");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(home.join("rules")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(home.join("config.toml"), "mine").unwrap();
+        std::fs::write(home.join("rules/default.rules"), "rules").unwrap();
+        std::fs::write(outside.join("bashrc"), "the user's").unwrap();
+        let held = |path: PathBuf| {
+            Guard::new(
+                &Guarded {
+                    path,
+                    hold: Hold::Whole,
+                },
+                "codex",
+            )
+        };
+        let config = held(home.join("config.toml"));
+        let rules = held(home.join("rules"));
+        // The held file and the held folder, each swapped for a link out.
+        std::fs::remove_file(home.join("config.toml")).unwrap();
+        std::os::unix::fs::symlink(outside.join("bashrc"), home.join("config.toml")).unwrap();
+        std::fs::rename(home.join("rules"), dir.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(&outside, home.join("rules")).unwrap();
+        assert_eq!(config.restore().len(), 1);
+        assert_eq!(rules.restore().len(), 2);
+        assert_eq!(
+            std::fs::read_to_string(outside.join("bashrc")).unwrap(),
+            "the user's",
+            "nothing written through the link"
+        );
+        assert!(!outside.join("default.rules").exists());
+        assert!(
+            !std::fs::symlink_metadata(home.join("config.toml"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            std::fs::read_to_string(home.join("config.toml")).unwrap(),
+            "mine"
+        );
+        assert!(
+            std::fs::symlink_metadata(home.join("rules"))
+                .unwrap()
+                .is_dir()
+        );
+        assert_eq!(
+            std::fs::read_to_string(home.join("rules/default.rules")).unwrap(),
+            "rules"
+        );
+
+        // A JSON file held by its keys, swapped for a link: put back whole.
+        let settings = home.join("settings.json");
+        std::fs::write(&settings, r#"{"mcpServers":{}}"#).unwrap();
+        let keys = Guard::new(
+            &Guarded {
+                path: settings.clone(),
+                hold: Hold::Keys(KEYS),
+            },
+            "gemini",
+        );
+        std::fs::remove_file(&settings).unwrap();
+        std::os::unix::fs::symlink(outside.join("bashrc"), &settings).unwrap();
+        assert_eq!(keys.restore().len(), 1);
+        assert_eq!(
+            std::fs::read_to_string(&settings).unwrap(),
+            r#"{"mcpServers":{}}"#
+        );
+        assert_eq!(
+            std::fs::read_to_string(outside.join("bashrc")).unwrap(),
+            "the user's"
+        );
     }
 
     #[test]
