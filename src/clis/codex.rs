@@ -115,7 +115,15 @@ impl Cli for Codex {
 }
 
 /// What of `~/.codex` makes Codex run programs later (see [`Codex::state`]).
-const HELD: &[&str] = &["config.toml", "hooks.json", "AGENTS.md", "rules", "plugins"];
+/// (`.env`: Codex loads variables from it at every start.)
+const HELD: &[&str] = &[
+    "config.toml",
+    ".env",
+    "hooks.json",
+    "AGENTS.md",
+    "rules",
+    "plugins",
+];
 
 /// `-c projects={…}`: the workspace, and the repository it lies in (Codex keys a
 /// project by its repository's root), trusted or untrusted as the user trusts the

@@ -54,6 +54,8 @@ impl Cli for Copilot {
                 whole("mcp-config.json"),
                 whole("installed-plugins"),
                 whole("hooks"),
+                whole("agents"),
+                whole("skills"),
                 wall::Guarded {
                     path: home.join("config.json"),
                     hold: wall::Hold::Keys(&[&["trustedFolders"], &["trusted_folders"]]),

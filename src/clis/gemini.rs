@@ -162,8 +162,11 @@ fn distrust_untrusted_checkout(spec: &mut CommandSpec, command: &TurnCommand<'_>
 }
 
 /// What of `~/.gemini` makes Gemini run programs later, held whole ([`Gemini::state`]).
+/// (`.env` is loaded into Gemini's environment, and its shell's, where the workspace has
+/// none.)
 const HELD: &[&str] = &[
     "trustedFolders.json",
+    ".env",
     "extensions",
     "commands",
     "agents",
@@ -182,6 +185,7 @@ const HELD_SETTINGS: &[&[&str]] = &[
     &["tools", "callCommand"],
     &["tools", "sandbox"],
     &["security", "folderTrust"],
+    &["context", "includeDirectories"],
     &["extensions"],
     &["advanced", "bugCommand"],
 ];
