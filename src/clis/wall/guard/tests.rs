@@ -1,0 +1,187 @@
+use serde_json::json;
+
+use super::*;
+
+const KEYS: &[&[&str]] = &[&["mcpServers"], &["projects", "*", "mcpServers"]];
+
+/// What `hold` holds of `path` now.
+fn held(path: &Path, hold: Hold) -> Guard {
+    Guard::new(
+        &Guarded {
+            path: path.to_path_buf(),
+            hold,
+        },
+        "the-cli",
+    )
+}
+
+fn guard(file: &Path) -> Guard {
+    held(file, Hold::Keys(KEYS))
+}
+
+#[test]
+fn guarded_keys_changed_during_a_run_are_put_back_and_the_rest_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(".claude.json");
+    let original = json!({
+        "mcpServers": {"mine": {"command": "my-server"}},
+        "projects": {"/w": {"history": [1]}},
+        "numStartups": 1
+    });
+    std::fs::write(&file, original.to_string()).unwrap();
+    let guard = guard(&file);
+    // The CLI's own update, and a program inside its wall adding servers.
+    let mut changed = original.clone();
+    changed["numStartups"] = json!(2);
+    changed["mcpServers"]["evil"] = json!({"command": "/tmp/x"});
+    changed["projects"]["/w"]["mcpServers"] = json!({"evil": {"command": "/tmp/x"}});
+    changed["projects"]["/w"]["history"] = json!([1, 2]);
+    std::fs::write(&file, changed.to_string()).unwrap();
+
+    let mut restored = guard.restore();
+    restored.sort();
+    assert_eq!(restored, ["mcpServers", "projects./w.mcpServers"]);
+    let now: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(now["mcpServers"], original["mcpServers"]);
+    assert!(now["projects"]["/w"].get("mcpServers").is_none());
+    assert_eq!(now["projects"]["/w"]["history"], json!([1, 2]));
+    assert_eq!(now["numStartups"], 2);
+    // Nothing more to put back.
+    assert!(guard.restore().is_empty());
+}
+
+#[test]
+fn a_guarded_key_removed_comes_back_and_an_unchanged_file_is_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("settings.json");
+    std::fs::write(&file, r#"{"mcpServers":{"mine":{}},"x":1}"#).unwrap();
+    let guard = guard(&file);
+    assert!(guard.restore().is_empty());
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        r#"{"mcpServers":{"mine":{}},"x":1}"#,
+        "not rewritten"
+    );
+    std::fs::write(&file, r#"{"x":2}"#).unwrap();
+    assert_eq!(guard.restore(), ["mcpServers"]);
+    let now: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(now, json!({"mcpServers": {"mine": {}}, "x": 2}));
+}
+
+#[test]
+fn a_whole_folder_held_loses_what_was_added_and_gets_back_what_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join(".codex");
+    std::fs::create_dir_all(home.join("rules")).unwrap();
+    std::fs::write(home.join("rules/default.rules"), "mine").unwrap();
+    let rules = held(&home.join("rules"), Hold::Whole);
+    let config = held(&home.join("config.toml"), Hold::Whole);
+    std::fs::write(home.join("rules/default.rules"), "theirs").unwrap();
+    std::fs::write(home.join("rules/evil.rules"), "evil").unwrap();
+    std::fs::write(home.join("config.toml"), "[mcp_servers.evil]").unwrap();
+    assert_eq!(rules.restore().len(), 2);
+    assert_eq!(
+        std::fs::read_to_string(home.join("rules/default.rules")).unwrap(),
+        "mine"
+    );
+    assert!(!home.join("rules/evil.rules").exists());
+    assert_eq!(config.restore().len(), 1);
+    assert!(
+        !home.join("config.toml").exists(),
+        "it was not there before"
+    );
+    assert!(rules.restore().is_empty() && config.restore().is_empty());
+}
+
+#[test]
+fn a_link_swapped_in_is_replaced_never_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join(".codex");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(home.join("rules")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(home.join("config.toml"), "mine").unwrap();
+    std::fs::write(home.join("rules/default.rules"), "rules").unwrap();
+    std::fs::write(outside.join("bashrc"), "the user's").unwrap();
+    let config = held(&home.join("config.toml"), Hold::Whole);
+    let rules = held(&home.join("rules"), Hold::Whole);
+    // The held file and the held folder, each swapped for a link out.
+    std::fs::remove_file(home.join("config.toml")).unwrap();
+    std::os::unix::fs::symlink(outside.join("bashrc"), home.join("config.toml")).unwrap();
+    std::fs::rename(home.join("rules"), dir.path().join("moved")).unwrap();
+    std::os::unix::fs::symlink(&outside, home.join("rules")).unwrap();
+    assert_eq!(config.restore().len(), 1);
+    assert_eq!(rules.restore().len(), 2);
+    assert_eq!(
+        std::fs::read_to_string(outside.join("bashrc")).unwrap(),
+        "the user's",
+        "nothing written through the link"
+    );
+    assert!(!outside.join("default.rules").exists());
+    assert!(
+        !std::fs::symlink_metadata(home.join("config.toml"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.join("config.toml")).unwrap(),
+        "mine"
+    );
+    assert!(
+        std::fs::symlink_metadata(home.join("rules"))
+            .unwrap()
+            .is_dir()
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.join("rules/default.rules")).unwrap(),
+        "rules"
+    );
+
+    // A JSON file held by its keys, swapped for a link: put back whole.
+    let settings = home.join("settings.json");
+    std::fs::write(&settings, r#"{"mcpServers":{}}"#).unwrap();
+    let keys = held(&settings, Hold::Keys(KEYS));
+    std::fs::remove_file(&settings).unwrap();
+    std::os::unix::fs::symlink(outside.join("bashrc"), &settings).unwrap();
+    assert_eq!(keys.restore().len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        r#"{"mcpServers":{}}"#
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("bashrc")).unwrap(),
+        "the user's"
+    );
+}
+
+#[test]
+fn what_the_cli_itself_rewrites_in_a_held_folder_is_left_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let skills = dir.path().join("skills");
+    let guard = held(&skills, Hold::WholeBut(&[".system"]));
+    std::fs::create_dir_all(skills.join(".system/imagegen")).unwrap();
+    std::fs::write(skills.join(".system/imagegen/SKILL.md"), "bundled").unwrap();
+    std::fs::create_dir_all(skills.join("evil")).unwrap();
+    std::fs::write(skills.join("evil/SKILL.md"), "planted").unwrap();
+    assert_eq!(guard.restore().len(), 1);
+    assert!(skills.join(".system/imagegen/SKILL.md").exists());
+    assert!(!skills.join("evil/SKILL.md").exists());
+}
+
+#[test]
+fn a_file_made_during_the_run_loses_its_guarded_keys_and_one_not_json_is_not_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("made.json");
+    let guard = guard(&file);
+    std::fs::write(&file, r#"{"mcpServers":{"new":{}},"x":1}"#).unwrap();
+    assert_eq!(guard.restore(), ["mcpServers"]);
+    let now: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(now, json!({"x": 1}));
+
+    let garbled = dir.path().join("garbled.json");
+    std::fs::write(&garbled, "{not json").unwrap();
+    let guard = self::guard(&garbled);
+    std::fs::write(&garbled, r#"{"mcpServers":{"new":{}}}"#).unwrap();
+    assert!(guard.restore().is_empty());
+}
