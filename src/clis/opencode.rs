@@ -272,6 +272,39 @@ mod tests {
     }
 
     #[test]
+    fn every_way_a_checkout_ships_a_plugin_keeps_opencode_from_starting_untrusted() {
+        let shipped = |files: &[(&str, &str)]| {
+            let repository = tempfile::tempdir().unwrap();
+            std::fs::create_dir(repository.path().join(".git")).unwrap();
+            let workspace = repository.path().join("packages/app");
+            std::fs::create_dir_all(&workspace).unwrap();
+            for (file, text) in files {
+                let path = repository.path().join(file);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, text).unwrap();
+            }
+            let refused = Opencode.refuses(&workspace, false);
+            assert!(Opencode.refuses(&workspace, true).is_none(), "trusted");
+            refused
+        };
+        for attack in [
+            &[("packages/app/.opencode/plugin/a.js", "")][..],
+            &[("packages/app/.opencode/plugins/a.ts", "")],
+            // In a folder above the workspace, up to the repository's root.
+            &[(".opencode/plugins/a.ts", "")],
+            &[("opencode.jsonc", "{ // x\n \"plugin\": [\"evil-pkg\"] }")],
+            &[(
+                "packages/app/.opencode/opencode.json",
+                r#"{"plugins": ["x"]}"#,
+            )],
+        ] {
+            assert!(shipped(attack).is_some(), "{attack:?}");
+        }
+        // An MCP server alone is left out by OPENCODE_DISABLE_PROJECT_CONFIG instead.
+        assert!(shipped(&[("opencode.json", r#"{"mcp": {}}"#)]).is_none());
+    }
+
+    #[test]
     fn its_own_tools_follow_codecrews_classes_and_run_a_shell_only_under_yes() {
         let query = permission_of(Mode::Query, true);
         assert_eq!(query["edit"], "deny", "--yes changes nothing in query");

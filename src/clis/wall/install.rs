@@ -193,11 +193,7 @@ impl Manager {
     /// The managers as this user has them laid out (their variables, else their
     /// defaults); a folder that is or holds the home directory is never one.
     fn all(home: Option<&Path>) -> Vec<Manager> {
-        let var = |name: &str| {
-            std::env::var_os(name)
-                .map(PathBuf::from)
-                .filter(|dir| dir.is_absolute())
-        };
+        let var = super::custom_dir;
         let in_home = |relative: &str| home.map(|home| home.join(relative));
         let data = var("XDG_DATA_HOME").or_else(|| in_home(".local/share"));
         let config = var("XDG_CONFIG_HOME").or_else(|| in_home(".config"));
