@@ -131,6 +131,14 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
         self.turn_command(turn)
     }
 
+    /// How the CLI's ACP agent differs from the protocol's plain course
+    /// ([`LongLived::Acp`]), `model` being the turn's model: whether it continues a
+    /// stored session (else such a job runs per turn), how it takes a model, what of its
+    /// stream is not the model's.
+    fn acp_dialect(&self, _model: Option<&str>) -> drive::acp::Dialect {
+        drive::acp::Dialect::default()
+    }
+
     /// Whether the usage the CLI reports at the end of a run counts its whole session,
     /// earlier resumed runs included, rather than this run alone.
     fn reports_session_usage(&self) -> bool {
@@ -266,6 +274,15 @@ impl Provider {
 
     pub fn long_lived(&self) -> Option<LongLived> {
         self.cli.long_lived()
+    }
+
+    /// Whether the CLI's ACP agent continues a stored session ([`Cli::acp_dialect`]).
+    pub fn loads_kept_sessions(&self) -> bool {
+        self.cli.acp_dialect(None).loads_sessions
+    }
+
+    pub fn acp_dialect(&self, chosen: Option<&str>) -> drive::acp::Dialect {
+        self.cli.acp_dialect(self.model(chosen))
     }
 
     /// Whether the CLI runs inside a wall (codecrew knows its state, and the sandbox is
@@ -490,13 +507,16 @@ mod tests {
     }
 
     #[test]
-    fn only_clis_with_a_long_lived_mode_keep_their_process() {
+    fn every_cli_with_tools_is_kept_for_the_loop() {
         let kept: Vec<&str> = ProviderKind::BUILT_IN
             .into_iter()
             .filter(|kind| provider(kind.name()).keeps_alive(Mode::Execute))
             .map(ProviderKind::name)
             .collect();
-        assert_eq!(kept, ["claude", "gemini", "codex", "qwen"]);
+        assert_eq!(
+            kept,
+            ["claude", "gemini", "codex", "copilot", "opencode", "qwen"]
+        );
         let mut agent = crate::config::Config::default().agents["codex"].clone();
         agent.args.query = vec!["--oss".into()];
         let codex = Provider::new("codex", agent);

@@ -101,12 +101,15 @@ impl<'a> Transport<'a> {
         self.keep_alive
     }
 
-    /// ACP agents are asked for new sessions only (Gemini's `session/load` erases the
-    /// session it loads, see crate::clis::drive::acp): a stored session is continued per turn.
+    /// A stored session is continued per turn by an ACP agent whose `session/load`
+    /// codecrew does not use (Gemini's erases the session it loads, see
+    /// crate::clis::drive::acp).
     fn continues_stored_session_per_turn(&self, turn: &Turn<'_>) -> bool {
+        let provider = self.launch.provider;
         self.process.is_none()
             && turn.session.is_some()
-            && self.launch.provider.long_lived() == Some(LongLived::Acp)
+            && provider.long_lived() == Some(LongLived::Acp)
+            && !provider.loads_kept_sessions()
     }
 
     /// The output format `turn` will be read in: a kept JSON-RPC agent's messages are
@@ -178,11 +181,18 @@ impl<'a> Transport<'a> {
                         }))
                     }
                     Some(LongLived::Acp) => {
+                        if let Some(session) = turn.session {
+                            tracing::info!(agent = %provider.agent_id, "continuing the stored session over ACP: session/load {session}");
+                        }
                         let agent = std::iter::once(provider.program())
                             .chain(spec.args.first().map(|a| a.to_string_lossy().into_owned()))
                             .collect::<Vec<_>>()
                             .join(" ");
-                        Protocol::Acp(Acp::new(&agent, workspace.display().to_string()))
+                        Protocol::Acp(
+                            Acp::new(&agent, workspace.display().to_string())
+                                .resuming(turn.session.map(str::to_owned))
+                                .speaking(provider.acp_dialect(turn.model)),
+                        )
                     }
                     Some(LongLived::StreamJsonInput) | None => {
                         Protocol::StreamJsonInput(ClaudeControl::default())

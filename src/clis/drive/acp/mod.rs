@@ -24,22 +24,34 @@
 //! model call (summed here); others in the response's `usage` (ACP's own field) and the
 //! session's running cost in `usage_update` notifications (as `opencode acp` does).
 //!
-//! Not used to continue a stored session: Gemini CLI 0.61.0's `session/load` starts a new
-//! record under the session's id before it reads the stored one, which erases the stored
-//! conversation, and then fails ("No previous sessions found"). A job that continues a
-//! session runs per turn (`--resume`), see [`crate::clis::drive::transport`].
+//! A stored session is continued with `session/load` where the agent offers it and its
+//! module trusts it ([`crate::clis::Cli::loads_kept_sessions`]): the agent first replays
+//! the session's history as `session/update` notifications, which codecrew has already
+//! shown and so drops until the load's response. Gemini CLI 0.61.0's `session/load`
+//! starts a new record under the session's id before it reads the stored one, which
+//! erases the stored conversation, and then fails ("No previous sessions found"): a job
+//! that continues a Gemini session runs per turn (`--resume`), see
+//! [`crate::clis::drive::transport`].
+
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
+mod dialect;
 mod permission;
+
+pub use dialect::Dialect;
 
 use super::json_lines::{JsonLines, line};
 use super::native::Outbox;
 
 /// The ids of codecrew's handshake; prompts are numbered from `FIRST_PROMPT` on.
 const INITIALIZE: u64 = 0;
+/// `session/new`, or `session/load` when a stored session is continued.
 const NEW_SESSION: u64 = 1;
-const FIRST_PROMPT: u64 = 2;
+/// `session/set_model`, where the dialect chooses the model so.
+const SET_MODEL: u64 = 2;
+const FIRST_PROMPT: u64 = 3;
 
 /// The protocol version codecrew speaks (ACP's first, the one Gemini CLI answers with).
 const PROTOCOL_VERSION: u64 = 1;
@@ -52,6 +64,11 @@ pub struct Acp {
     /// The session's working directory (absolute, as ACP requires).
     cwd: String,
     session: Option<String>,
+    /// The stored session to continue (`session/load`) instead of opening a new one.
+    resume: Option<String>,
+    /// Between `session/load` and its response: the agent replays the stored history,
+    /// which is not this turn's.
+    loading: bool,
     /// The prompt waiting for the handshake to finish.
     pending: Option<String>,
     /// The id of the prompt in flight, whose response ends the turn.
@@ -61,6 +78,23 @@ pub struct Acp {
     calls: CallUsage,
     /// The session's running cost, from the last `usage_update` (opencode).
     cost: Option<f64>,
+    /// What of that cost was spent before this process loaded the session: unknown
+    /// until the first turn after a load ends (the replayed history states no cost), so
+    /// that turn reports none.
+    cost_before: Option<f64>,
+    dialect: Dialect,
+    /// Nothing but the agent's own updates since the last text chunk (or the turn's
+    /// start): the next chunk starts a message.
+    at_message_start: bool,
+    /// A chunk that may be the agent's report of a failed model call
+    /// ([`Dialect::notices_in_text`]), held until the turn's end or the next update.
+    held: Option<String>,
+    /// The running total of a dialect whose usage counts the whole process, as of the
+    /// last turn's end.
+    total_before: CallUsage,
+    /// The agent's tool calls codecrew refused this turn, with why (for a dialect whose
+    /// agent ends its turn at a refusal). Filled by the answers to its questions.
+    refused: Arc<Mutex<Vec<String>>>,
     lines: JsonLines,
 }
 
@@ -88,6 +122,23 @@ impl CallUsage {
         );
         self.cached = sum(self.cached, field("cachedReadTokens"));
     }
+
+    /// What was used since `before`, both running totals.
+    fn since(&self, before: &CallUsage) -> CallUsage {
+        let less =
+            |now: Option<u64>, then: Option<u64>| now.map(|n| n.saturating_sub(then.unwrap_or(0)));
+        CallUsage {
+            input: less(self.input, before.input),
+            output: less(self.output, before.output),
+            cached: less(self.cached, before.cached),
+        }
+    }
+
+    /// The counts as ACP's `usage` names them.
+    fn as_acp(&self) -> Value {
+        json!({"inputTokens": self.input, "outputTokens": self.output,
+               "cachedReadTokens": self.cached})
+    }
 }
 
 impl Acp {
@@ -97,13 +148,34 @@ impl Acp {
             agent: agent.to_owned(),
             cwd,
             session: None,
+            resume: None,
+            loading: false,
             pending: None,
             prompt: None,
             next_prompt: FIRST_PROMPT,
             calls: CallUsage::default(),
             cost: None,
+            cost_before: Some(0.0),
+            dialect: Dialect::default(),
+            at_message_start: true,
+            held: None,
+            total_before: CallUsage::default(),
+            refused: Arc::default(),
             lines: JsonLines::default(),
         }
+    }
+
+    /// The conversation as `dialect` says the agent speaks.
+    pub fn speaking(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
+    }
+
+    /// The conversation continues the stored session `session` (when `Some`), loaded
+    /// over `session/load`.
+    pub fn resuming(mut self, session: Option<String>) -> Self {
+        self.resume = session;
+        self
     }
 
     /// The session the agent opened, once it has.
@@ -113,6 +185,7 @@ impl Acp {
 
     /// What starts a turn with `prompt`: the handshake first, for the first turn.
     pub fn start_turn(&mut self, prompt: &str) -> Vec<u8> {
+        self.at_message_start = true;
         match self.session.clone() {
             Some(session) => line(&self.prompt_request(&session, prompt)),
             None => {
@@ -158,6 +231,8 @@ impl Acp {
                     }})));
                 false
             }
+            // The stored history, replayed by `session/load`: already shown, not this turn's.
+            (Some("session/update"), None) if self.loading => false,
             (Some("session/update"), None) => {
                 let update = &message["params"]["update"];
                 if let Some(usage) = update.pointer("/_meta/usage") {
@@ -166,7 +241,7 @@ impl Acp {
                 if let Some(cost) = update.pointer("/cost/amount").and_then(Value::as_f64) {
                     self.cost = Some(cost);
                 }
-                self::update(update, decoded);
+                self.update(update, decoded);
                 false
             }
             (None, Some(id)) => self.response(id.as_u64(), message, decoded, outbox),
@@ -178,7 +253,11 @@ impl Acp {
     fn permission(&mut self, id: &Value, params: &Value, outbox: &mut Outbox) {
         // The program's name: `gemini` of `gemini --acp`.
         let program = self.agent.split_whitespace().next().unwrap_or("agent");
-        permission::question(program, id, params, outbox);
+        let refused = self
+            .dialect
+            .refusal_ends_turn
+            .then(|| Arc::clone(&self.refused));
+        permission::question(program, id, params, outbox, refused);
     }
 
     fn response(
@@ -191,42 +270,168 @@ impl Acp {
         if let Some(error) = message.get("error") {
             // A failed handshake or a failed prompt: either way the turn is over.
             self.calls = CallUsage::default();
+            self.loading = false;
+            self.held = None;
             decoded.extend(line(&failed(&error_text(&self.agent, error))));
             return true;
         }
         let result = &message["result"];
         match id {
-            Some(INITIALIZE) => outbox.bytes.extend(line(&request(
-                NEW_SESSION,
-                "session/new",
-                json!({"cwd": self.cwd, "mcpServers": []}),
-            ))),
-            Some(NEW_SESSION) => {
-                let Some(session) = result["sessionId"].as_str() else {
-                    let message = format!("{} opened a session without an id", self.agent);
+            Some(INITIALIZE) => match self.resume.clone() {
+                None => outbox.bytes.extend(line(&request(
+                    NEW_SESSION,
+                    "session/new",
+                    json!({"cwd": self.cwd, "mcpServers": []}),
+                ))),
+                Some(session) if result["agentCapabilities"]["loadSession"] == true => {
+                    self.loading = true;
+                    self.cost_before = None;
+                    outbox.bytes.extend(line(&request(
+                        NEW_SESSION,
+                        "session/load",
+                        json!({"sessionId": session, "cwd": self.cwd, "mcpServers": []}),
+                    )));
+                }
+                Some(_) => {
+                    let message = format!(
+                        "{} cannot continue a stored session (it offers no session/load)",
+                        self.agent
+                    );
                     decoded.extend(line(&failed(&message)));
                     return true;
+                }
+            },
+            Some(NEW_SESSION) => {
+                // `session/load` answers without the id it was given.
+                let loaded = std::mem::take(&mut self.loading);
+                let session = match (loaded, &self.resume, result["sessionId"].as_str()) {
+                    (true, Some(resumed), _) => resumed.clone(),
+                    (false, _, Some(opened)) => opened.to_owned(),
+                    _ => {
+                        let message = format!("{} opened a session without an id", self.agent);
+                        decoded.extend(line(&failed(&message)));
+                        return true;
+                    }
                 };
-                self.session = Some(session.to_owned());
+                self.session = Some(session.clone());
                 let mut init = json!({"type": "init", "session_id": session});
-                if let Some(model) = result["models"]["currentModelId"].as_str() {
+                let model = self.dialect.model.clone();
+                if let Some(model) = model
+                    .as_deref()
+                    .or(result["models"]["currentModelId"].as_str())
+                {
                     init["model"] = json!(model);
                 }
                 decoded.extend(line(&init));
-                let prompt = self.pending.take().unwrap_or_default();
-                outbox
-                    .bytes
-                    .extend(line(&self.prompt_request(session, &prompt)));
+                match model {
+                    Some(model) => outbox.bytes.extend(line(&request(
+                        SET_MODEL,
+                        "session/set_model",
+                        json!({"sessionId": session, "modelId": model}),
+                    ))),
+                    None => self.send_pending(&session, outbox),
+                }
+            }
+            Some(SET_MODEL) => {
+                if let Some(session) = self.session.clone() {
+                    self.send_pending(&session, outbox);
+                }
             }
             Some(id) if self.prompt == Some(id) => {
                 self.prompt = None;
-                let calls = std::mem::take(&mut self.calls);
-                decoded.extend(line(&finished(&self.agent, result, calls, self.cost)));
+                let refused = std::mem::take(&mut *lock(&self.refused));
+                if let (false, Some(session)) = (refused.is_empty(), self.session.clone()) {
+                    // The agent stopped at a refusal: the model reads why and goes on.
+                    self.flush_held(decoded);
+                    self.at_message_start = true;
+                    let prompt = refusal_prompt(&refused);
+                    outbox
+                        .bytes
+                        .extend(line(&self.prompt_request(&session, &prompt)));
+                    return false;
+                }
+                if let Some(error) = self.held.take() {
+                    if !dialect::has_usage(result) {
+                        self.calls = CallUsage::default();
+                        decoded.extend(line(&failed(&format!("{}: {error}", self.agent))));
+                        return true;
+                    }
+                    decoded.extend(line(&chunk_event(&error)));
+                }
+                let mut calls = std::mem::take(&mut self.calls);
+                let mut result = result.clone();
+                if self.dialect.usage_is_running_total && dialect::has_usage(&result) {
+                    let mut total = CallUsage::default();
+                    total.add(&result["usage"]);
+                    result["usage"] = total.since(&self.total_before).as_acp();
+                    self.total_before = total;
+                    calls = CallUsage::default();
+                }
+                let cost = match self.cost_before {
+                    Some(before) => self.cost.map(|cost| cost - before),
+                    None => {
+                        self.cost_before = self.cost;
+                        None
+                    }
+                };
+                decoded.extend(line(&finished(&self.agent, &result, calls, cost)));
                 return true;
             }
             _ => {}
         }
         false
+    }
+
+    /// The prompt that waited for the handshake.
+    fn send_pending(&mut self, session: &str, outbox: &mut Outbox) {
+        let prompt = self.pending.take().unwrap_or_default();
+        outbox
+            .bytes
+            .extend(line(&self.prompt_request(session, &prompt)));
+    }
+
+    /// A `session/update` as the stream-json event it stands for (most updates, such as
+    /// the agent's thoughts, its plan or its list of commands, have none).
+    fn update(&mut self, update: &Value, decoded: &mut Vec<u8>) {
+        let kind = update["sessionUpdate"].as_str();
+        if kind == Some("agent_message_chunk") {
+            let Some(text) = update["content"]["text"].as_str() else {
+                return;
+            };
+            if self.dialect.notices_in_text && self.at_message_start {
+                match dialect::classify(text) {
+                    dialect::Chunk::Notice => {
+                        tracing::info!(agent = %self.agent, notice = text, "the agent's notice");
+                        return;
+                    }
+                    dialect::Chunk::MaybeFailure => {
+                        self.flush_held(decoded);
+                        self.held = Some(text.to_owned());
+                        self.at_message_start = false;
+                        return;
+                    }
+                    dialect::Chunk::Text => {}
+                }
+            }
+            self.flush_held(decoded);
+            self.at_message_start = false;
+            decoded.extend(line(&chunk_event(text)));
+            return;
+        }
+        if matches!(kind, Some("tool_call" | "tool_call_update")) {
+            self.flush_held(decoded);
+            self.at_message_start = true;
+        }
+        if let Some(event) = event(update) {
+            decoded.extend(line(&event));
+        }
+    }
+
+    /// A held chunk turned out to be the model's text after all.
+    fn flush_held(&mut self, decoded: &mut Vec<u8>) {
+        if let Some(text) = self.held.take() {
+            decoded.extend(line(&chunk_event(&text)));
+        }
     }
 
     fn prompt_request(&mut self, session: &str, prompt: &str) -> Value {
@@ -241,16 +446,32 @@ impl Acp {
     }
 }
 
-/// A `session/update` as the stream-json event it stands for (most updates, such as the
-/// agent's thoughts, its plan or its list of commands, have none).
-fn update(update: &Value, decoded: &mut Vec<u8>) {
+/// The model's text as a stream-json delta.
+fn chunk_event(text: &str) -> Value {
+    json!({"type": "message", "role": "assistant", "content": text, "delta": true})
+}
+
+/// What the model reads after codecrew refused some of the agent's own tool calls and the
+/// agent stopped there ([`Dialect::refusal_ends_turn`]).
+fn refusal_prompt(refused: &[String]) -> String {
+    format!(
+        "codecrew's policy refused {}. Go on without {}: use the codecrew tools you were \
+         given for what they can do, or answer with what you have.",
+        refused.join("; "),
+        if refused.len() == 1 { "it" } else { "them" }
+    )
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A tool's `session/update` as the stream-json event it stands for (most other updates,
+/// such as the agent's thoughts, its plan or its list of commands, have none).
+fn event(update: &Value) -> Option<Value> {
     let event = match update["sessionUpdate"].as_str() {
-        Some("agent_message_chunk") => match update["content"]["text"].as_str() {
-            Some(text) => json!({
-                "type": "message", "role": "assistant", "content": text, "delta": true,
-            }),
-            None => return,
-        },
         Some("tool_call") => json!({
             "type": "tool_use",
             "tool_name": tool_name(update),
@@ -264,16 +485,16 @@ fn update(update: &Value, decoded: &mut Vec<u8>) {
                 Some("completed") => "success",
                 Some("failed") => "error",
                 // Still running: its end comes in a later update.
-                _ => return,
+                _ => return None,
             };
             json!({
                 "type": "tool_result", "tool_id": update["toolCallId"], "status": status,
                 "output": tool_output(&update["content"]),
             })
         }
-        _ => return,
+        _ => return None,
     };
-    decoded.extend(line(&event));
+    Some(event)
 }
 
 /// The tool's own name: Gemini's call ids are `<tool>__<tool>_<time>_<n>`; else its kind
@@ -354,188 +575,6 @@ fn request(id: u64, method: &str, params: Value) -> Value {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::clis::drive::json_lines::parse_lines as lines;
-
-    fn feed(acp: &mut Acp, message: Value) -> (Vec<Value>, Vec<Value>, bool) {
-        let (decoded, outbox, over) = feed_outbox(acp, message);
-        assert!(outbox.pending.is_empty());
-        (decoded, lines(&outbox.bytes), over)
-    }
-
-    fn feed_outbox(acp: &mut Acp, message: Value) -> (Vec<Value>, Outbox, bool) {
-        let (mut decoded, mut outbox) = (Vec::new(), Outbox::default());
-        let over = acp.read(&line(&message), &mut decoded, &mut outbox);
-        (lines(&decoded), outbox, over)
-    }
-
-    /// An agent past the handshake, in session `S1`.
-    fn in_session() -> Acp {
-        let mut acp = Acp::new("gemini --acp", "/ws".to_owned());
-        acp.start_turn("hello");
-        feed(&mut acp, json!({"jsonrpc": "2.0", "id": 0, "result": {}}));
-        feed(
-            &mut acp,
-            json!({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "S1"}}),
-        );
-        acp
-    }
-
-    #[test]
-    fn the_first_turn_shakes_hands_opens_a_session_then_prompts() {
-        let mut acp = Acp::new("gemini --acp", "/ws".to_owned());
-        let first = lines(&acp.start_turn("hello"));
-        assert_eq!(first[0]["method"], "initialize");
-        assert_eq!(first[0]["params"]["clientCapabilities"]["terminal"], false);
-        let (_, replies, _) = feed(&mut acp, json!({"jsonrpc": "2.0", "id": 0, "result": {}}));
-        assert_eq!(replies[0]["method"], "session/new");
-        assert_eq!(replies[0]["params"]["cwd"], "/ws");
-        let (decoded, replies, over) = feed(
-            &mut acp,
-            json!({"jsonrpc": "2.0", "id": 1, "result": {
-                "sessionId": "S1", "models": {"currentModelId": "gemini-2.5-flash"}}}),
-        );
-        assert!(!over);
-        assert_eq!(
-            decoded,
-            [json!({"type": "init", "session_id": "S1", "model": "gemini-2.5-flash"})]
-        );
-        assert_eq!(replies[0]["method"], "session/prompt");
-        assert_eq!(replies[0]["params"]["prompt"][0]["text"], "hello");
-        // The next turn goes straight to the session, under a new id.
-        let next = lines(&acp.start_turn("again"));
-        assert_eq!(next[0]["params"]["sessionId"], "S1");
-        assert_ne!(next[0]["id"], replies[0]["id"]);
-    }
-
-    #[test]
-    fn a_turn_becomes_stream_json_events_and_ends_with_its_tokens() {
-        let mut acp = in_session();
-        let chunk = |text: &str| {
-            json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "S1",
-                "update": {"sessionUpdate": "agent_message_chunk",
-                           "content": {"type": "text", "text": text}}}})
-        };
-        let (decoded, _, over) = feed(&mut acp, chunk("Plain "));
-        assert!(!over);
-        assert_eq!(decoded[0]["content"], "Plain ");
-        assert_eq!(decoded[0]["role"], "assistant");
-        let (decoded, _, _) = feed(
-            &mut acp,
-            json!({"jsonrpc": "2.0", "method": "session/update", "params": {"update": {
-                "sessionUpdate": "tool_call", "toolCallId": "write_file__write_file_17_0",
-                "status": "in_progress", "title": "Writing to a.txt", "kind": "edit"}}}),
-        );
-        assert_eq!(decoded[0]["type"], "tool_use");
-        assert_eq!(decoded[0]["tool_name"], "write_file");
-        let (decoded, _, _) = feed(
-            &mut acp,
-            json!({"jsonrpc": "2.0", "method": "session/update", "params": {"update": {
-                "sessionUpdate": "tool_call_update", "toolCallId": "write_file__write_file_17_0",
-                "status": "completed",
-                "content": [{"type": "diff", "path": "/ws/a.txt", "newText": "hi"}]}}}),
-        );
-        assert_eq!(decoded[0]["type"], "tool_result");
-        assert_eq!(decoded[0]["status"], "success");
-        assert_eq!(decoded[0]["output"], "changed /ws/a.txt");
-        // Thoughts and command lists are not events.
-        let (decoded, _, _) = feed(
-            &mut acp,
-            json!({"jsonrpc": "2.0", "method": "session/update", "params": {"update": {
-                "sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hm"}}}}),
-        );
-        assert!(decoded.is_empty());
-        let (decoded, _, over) = feed(
-            &mut acp,
-            json!({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn",
-                "_meta": {"quota": {"token_count": {"input_tokens": 120, "output_tokens": 3}}}}}),
-        );
-        assert!(over);
-        assert_eq!(decoded[0]["type"], "result");
-        assert_eq!(decoded[0]["status"], "success");
-        assert_eq!(decoded[0]["stats"]["input_tokens"], 120);
-    }
-
-    #[test]
-    fn qwen_and_opencode_report_their_tokens_and_cost_their_own_way() {
-        let usage_chunk = |input: u64, output: u64| {
-            json!({"jsonrpc": "2.0", "method": "session/update", "params": {"update": {
-                "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": ""},
-                "_meta": {"usage": {"inputTokens": input, "outputTokens": output,
-                                    "thoughtTokens": 0, "cachedReadTokens": 4}}}}})
-        };
-        // Qwen Code: one `_meta.usage` per model call, summed over the turn.
-        let mut acp = in_session();
-        feed(&mut acp, usage_chunk(100, 9));
-        feed(&mut acp, usage_chunk(120, 7));
-        let (decoded, _, over) = feed(
-            &mut acp,
-            json!({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}),
-        );
-        assert!(over);
-        assert_eq!(decoded[0]["stats"]["input_tokens"], 220);
-        assert_eq!(decoded[0]["stats"]["output_tokens"], 16);
-        assert_eq!(decoded[0]["stats"]["cached"], 8);
-        // The next turn counts afresh.
-        acp.start_turn("again");
-        feed(&mut acp, usage_chunk(50, 1));
-        let (decoded, _, _) = feed(
-            &mut acp,
-            json!({"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn"}}),
-        );
-        assert_eq!(decoded[0]["stats"]["input_tokens"], 50);
-        // opencode: ACP's `usage` on the response, the session's cost in `usage_update`.
-        let mut acp = in_session();
-        feed(
-            &mut acp,
-            json!({"jsonrpc": "2.0", "method": "session/update", "params": {"update": {
-                "sessionUpdate": "usage_update", "used": 100, "size": 200000,
-                "cost": {"amount": 0.000135, "currency": "USD"}}}}),
-        );
-        let (decoded, _, _) = feed(
-            &mut acp,
-            json!({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn",
-                "usage": {"inputTokens": 100, "outputTokens": 7, "totalTokens": 107}}}),
-        );
-        assert_eq!(decoded[0]["stats"]["input_tokens"], 100);
-        assert_eq!(decoded[0]["stats"]["output_tokens"], 7);
-        assert_eq!(decoded[0]["stats"]["total_cost_usd"], 0.000135);
-    }
-
-    #[test]
-    fn requests_for_what_codecrew_never_offered_are_not_answered() {
-        // A file system or a terminal: codecrew offers neither.
-        let mut acp = in_session();
-        let (_, replies, _) = feed(
-            &mut acp,
-            json!({"jsonrpc": "2.0", "id": 2, "method": "fs/write_text_file", "params": {}}),
-        );
-        assert_eq!(replies[0]["error"]["code"], -32601);
-    }
-
-    #[test]
-    fn failures_end_the_turn_as_failed_results() {
-        let mut acp = Acp::new("gemini --acp", "/ws".to_owned());
-        acp.start_turn("hi");
-        feed(&mut acp, json!({"jsonrpc": "2.0", "id": 0, "result": {}}));
-        let (decoded, _, over) = feed(
-            &mut acp,
-            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32000,
-                "message": "Authentication required.", "data": {"details": "no key"}}}),
-        );
-        assert!(over);
-        assert_eq!(decoded[0]["status"], "error");
-        assert_eq!(
-            decoded[0]["error"]["message"],
-            "gemini --acp: Authentication required.: no key"
-        );
-        let mut acp = in_session();
-        let (decoded, _, over) = feed(
-            &mut acp,
-            json!({"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "cancelled"}}),
-        );
-        assert!(over);
-        assert_eq!(decoded[0]["status"], "error");
-    }
-}
+mod recorded;
+#[cfg(test)]
+mod tests;

@@ -6,6 +6,7 @@
 //! or "reject", never "always".
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use codecrew_tools::executor::CallRequest;
 use serde_json::{Value, json};
@@ -14,12 +15,33 @@ use crate::clis::drive::json_lines::line;
 use crate::clis::drive::native::{self, Native, Outbox, Pending, Verdict};
 
 /// The agent `program`'s question with JSON-RPC id `id`: answered at once when the tool
-/// is harmless, else left in `outbox` for the gate.
-pub(super) fn question(program: &str, id: &Value, params: &Value, outbox: &mut Outbox) {
+/// is harmless, else left in `outbox` for the gate. A refusal is also noted in `refused`,
+/// when given, with why.
+pub(super) fn question(
+    program: &str,
+    id: &Value,
+    params: &Value,
+    outbox: &mut Outbox,
+    refused: Option<Arc<Mutex<Vec<String>>>>,
+) {
     let call = &params["toolCall"];
     let options = params["options"].clone();
     let id = id.clone();
+    let name = format!(
+        "{program}'s {}",
+        call["_meta"]["toolName"]
+            .as_str()
+            .or(call["title"].as_str())
+            .unwrap_or("tool")
+    );
+    let what = name.clone();
     let answer = move |verdict: &Verdict| {
+        if let (Verdict::Deny(why), Some(refused)) = (verdict, refused) {
+            refused
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(format!("{what} ({why})"));
+        }
         let outcome = match option(&options, verdict) {
             Some(option) => json!({"outcome": "selected", "optionId": option}),
             None => json!({"outcome": "cancelled"}),
@@ -29,13 +51,7 @@ pub(super) fn question(program: &str, id: &Value, params: &Value, outbox: &mut O
     match native(program, call) {
         Native::Harmless => outbox.bytes.extend(answer(&Verdict::Allow)),
         Native::Judged(calls) => outbox.pending.push(Pending {
-            native: format!(
-                "{program}'s {}",
-                call["_meta"]["toolName"]
-                    .as_str()
-                    .or(call["title"].as_str())
-                    .unwrap_or("tool")
-            ),
+            native: name,
             calls,
             answer: Box::new(answer),
         }),
@@ -64,9 +80,18 @@ fn native(program: &str, call: &Value) -> Native {
                 .filter_map(|content| content["path"].as_str()),
         )
         .chain(
-            ["file_path", "fileName", "path", "absolute_path"]
-                .iter()
-                .filter_map(|field| raw[*field].as_str()),
+            // Gemini, Copilot, Qwen Code; opencode's question says `filepath`, its
+            // tool's input `filePath`.
+            [
+                "file_path",
+                "fileName",
+                "filepath",
+                "filePath",
+                "path",
+                "absolute_path",
+            ]
+            .iter()
+            .filter_map(|field| raw[*field].as_str()),
         )
         .collect();
     paths.sort_unstable();
@@ -153,6 +178,7 @@ mod tests {
             &json!(0),
             &json!({"sessionId": "S1", "toolCall": tool_call, "options": options}),
             &mut outbox,
+            None,
         );
         assert!(outbox.bytes.is_empty());
         outbox.pending.pop().unwrap()
@@ -206,6 +232,7 @@ mod tests {
             &json!({"toolCall": {"kind": "edit", "locations": [{"path": "/ws/a"}]},
                     "options": [{"optionId": "yes", "kind": "allow_always"}]}),
             &mut outbox,
+            None,
         );
         // Even an allowed call: "always" would let the agent's later calls skip codecrew.
         let question = outbox.pending.pop().unwrap();
