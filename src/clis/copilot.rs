@@ -1,7 +1,17 @@
-//! Copilot CLI (`copilot`): `--output-format json`, the prompt on stdin (piped stdin is
-//! its non-interactive mode, like `-p`); `--resume=<id>` continues a session. Secrets
-//! are named to it so that it strips them from its shell and redacts them from its
-//! output.
+//! Copilot CLI (`copilot`): kept for the loop as an ACP agent (`copilot --acp`, see
+//! [`super::drive::acp`]); per turn (a job with `keep_alive = false`) `--output-format
+//! json`, the prompt on stdin (piped stdin is its non-interactive mode, like `-p`), and
+//! `--resume=<id>` to continue a session. Either way a stored session goes on: its ACP
+//! agent loads one (`session/load`) whichever mode made it. Secrets are named to it so
+//! that it strips them from its shell and redacts them from its output.
+//!
+//! Kept, Copilot asks its client before each edit, each shell command and each read
+//! outside the workspace, and codecrew's policy answers as for the codecrew call each
+//! amounts to: an allowed edit runs without `--yes`, one of a protected file is refused.
+//! Its reads inside the workspace do not ask and stay inside its wall (without the
+//! sensitive files). In `query` its edit and shell tools are not offered and denied
+//! outright (a denial it gets from codecrew would end its turn). What its ACP stream
+//! needs is in [`Copilot::acp_dialect`].
 //!
 //! Run per turn, Copilot cannot ask codecrew about its own tools, and its permission
 //! flags cannot say what codecrew's policy says (its `write(path)` matches names, not
@@ -14,7 +24,7 @@ use std::ffi::OsString;
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
-use super::{Cli, TurnCommand, argv, wall};
+use super::{Cli, LongLived, TurnCommand, argv, drive, wall};
 use crate::clis::drive::process::CommandSpec;
 use crate::config::ProviderKind;
 
@@ -85,6 +95,49 @@ impl Cli for Copilot {
         ]
     }
 
+    fn long_lived(&self) -> Option<LongLived> {
+        Some(LongLived::Acp)
+    }
+
+    /// `copilot --acp`. The session's folder is the one ACP's `session/new` names.
+    fn kept_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
+        let mut args: Vec<String> = ["--acp", "--no-auto-update"].map(String::from).to_vec();
+        if let Some(model) = command.model {
+            args.extend(["--model".to_owned(), model.to_owned()]);
+        }
+        match command.turn.mode {
+            Mode::Query => args.extend(
+                [
+                    "--available-tools=view,grep,glob",
+                    "--deny-tool=write,shell",
+                ]
+                .map(String::from),
+            ),
+            // Its own sub-agents (`task`) and SQL store are left out: what they would do
+            // is not asked about as one call.
+            Mode::Execute => args.push(format!("--available-tools={}", EXECUTE_TOOLS.join(","))),
+        }
+        let mut spec = command.spec();
+        spec.args = argv(args);
+        self.common(command, &mut spec);
+        spec
+    }
+
+    /// Copilot CLI 1.0.102's ACP agent: loads stored sessions; reports the usage of the
+    /// whole process so far with each prompt; writes its notices (`Info: Disabled
+    /// tools: …`, `Warning: …`) into the answer's text as chunks of their own, and a
+    /// failed model call as `Error: …` text with an ordinary end; and ends its turn when
+    /// one of its tool calls is refused.
+    fn acp_dialect(&self, _model: Option<&str>) -> drive::acp::Dialect {
+        drive::acp::Dialect {
+            loads_sessions: true,
+            usage_is_running_total: true,
+            notices_in_text: true,
+            refusal_ends_turn: true,
+            model: None,
+        }
+    }
+
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let turn = command.turn;
         // The prompt goes on stdin, so no prompt size hits the argv limit and none
@@ -114,18 +167,11 @@ impl Cli for Copilot {
         }
         // Its trusted folders are the workspace, not the system's temporary folder.
         args.push("--disallow-temp-dir".to_owned());
-        let secrets = secret_names(std::env::vars_os());
-        if !secrets.is_empty() {
-            args.push(format!("--secret-env-vars={}", secrets.join(",")));
-        }
         args.extend(command.extra.iter().cloned());
         let mut spec = command.spec();
         spec.args = argv(args);
         spec.stdin = Some(turn.prompt.as_bytes().to_vec());
-        if !command.trusted {
-            spec.env_remove
-                .extend(TRUSTING_VARIABLES.iter().map(OsString::from));
-        }
+        self.common(command, &mut spec);
         spec
     }
 
@@ -137,6 +183,36 @@ impl Cli for Copilot {
         )
     }
 }
+
+impl Copilot {
+    /// What every command of Copilot's has: the secrets named, and in a project the user
+    /// has not trusted, none of the variables that would trust it.
+    fn common(&self, command: &TurnCommand<'_>, spec: &mut CommandSpec) {
+        let secrets = secret_names(std::env::vars_os());
+        if !secrets.is_empty() {
+            spec.args
+                .push(format!("--secret-env-vars={}", secrets.join(",")).into());
+        }
+        if !command.trusted {
+            spec.env_remove
+                .extend(TRUSTING_VARIABLES.iter().map(OsString::from));
+        }
+    }
+}
+
+/// Copilot's tools a kept `execute` offers: reading, editing, its shell (and the tools
+/// that follow a command running on).
+const EXECUTE_TOOLS: &[&str] = &[
+    "view",
+    "grep",
+    "glob",
+    "edit",
+    "create",
+    "bash",
+    "read_bash",
+    "stop_bash",
+    "list_bash",
+];
 
 /// The secret variables (by codecrew's rule) Copilot should strip from the environment of
 /// its own shell and MCP servers and redact from its output.
@@ -218,6 +294,47 @@ mod tests {
                 .iter()
                 .any(|arg| arg.contains("deny-tool") || arg.contains("allow-all"))
         );
+    }
+
+    #[test]
+    fn kept_its_edits_and_shell_ask_in_execute_and_are_not_offered_in_query() {
+        let cwd = Path::new("/work/space");
+        let kept = |mode| {
+            let spec =
+                provider("copilot").resident_command(Path::new("copilot"), &turn(None, mode), cwd);
+            super::super::testing::args(&spec)
+        };
+        let query = kept(Mode::Query);
+        assert_eq!(
+            query[..6],
+            [
+                "--acp",
+                "--no-auto-update",
+                "--model",
+                "haiku",
+                "--available-tools=view,grep,glob",
+                "--deny-tool=write,shell"
+            ]
+        );
+        let execute = kept(Mode::Execute);
+        let offered = execute
+            .iter()
+            .find_map(|arg| arg.strip_prefix("--available-tools="))
+            .unwrap();
+        assert!(
+            offered.contains("edit") && offered.contains("bash"),
+            "{offered}"
+        );
+        assert!(!offered.contains("task"), "its sub-agents are not offered");
+        // Nothing is allowed ahead: each edit and command asks codecrew.
+        assert!(
+            !execute
+                .iter()
+                .any(|arg| arg.contains("allow") || arg.contains("deny-tool")),
+            "{execute:?}"
+        );
+        let dialect = provider("copilot").acp_dialect(None);
+        assert!(dialect.loads_sessions && dialect.refusal_ends_turn);
     }
 
     #[test]

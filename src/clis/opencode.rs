@@ -1,7 +1,14 @@
-//! opencode (`opencode`): `run --format json`, the prompt on stdin; `-s <id>` continues
-//! a session, one run per turn. (`opencode acp` serves a loop from one process, but
-//! `opencode run -s` then hangs on the session it opened, so a thread could not go on
-//! with it; and its ACP agent takes no model on its command line.)
+//! opencode (`opencode`): kept for the loop as an ACP agent (`opencode acp`, see
+//! [`super::drive::acp`]), which takes its model over the protocol (`session/set_model`)
+//! and continues a stored session with `session/load`, whichever mode made it; per turn
+//! (`keep_alive = false`) `run --format json`, the prompt on stdin, `-s <id>` to continue
+//! a session.
+//!
+//! Kept, opencode asks its client before each edit, shell command and web fetch, and
+//! codecrew's policy answers as for the codecrew call each amounts to ([`permission`]'s
+//! `ask`); what it asks with too little to judge stays a pattern: its reads may not open
+//! the sensitive files, and it never leaves the workspace. A refusal ends its turn; the
+//! ACP client tells the model why and it goes on ([`Opencode::acp_dialect`]).
 //!
 //! Run per turn, opencode cannot ask codecrew about its own tools, so codecrew tells it
 //! beforehand, in `OPENCODE_PERMISSION` (merged over every config file it reads), what
@@ -9,8 +16,9 @@
 //! `execute` may not touch the protected ones (both as patterns: [`permission`]), and
 //! in `query` nothing of its own edits; its shell and web fetches are off and it never
 //! leaves the workspace. `--yes` allows what would ask: its edits, reads and shell then
-//! run (still inside its wall, never outside the workspace). `--title` spares the extra
-//! model request opencode otherwise makes to title each new session.
+//! run (still inside its wall, never outside the workspace). `--title` (kept: its title
+//! agent turned off) spares the extra model request opencode otherwise makes to title
+//! each new session.
 //!
 //! In a project the user has not trusted, opencode starts with
 //! `OPENCODE_DISABLE_PROJECT_CONFIG` (no `opencode.json`, no `.opencode/` plugins,
@@ -21,7 +29,7 @@
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
-use super::{Cli, TurnCommand, argv, wall};
+use super::{Cli, LongLived, TurnCommand, argv, drive, wall};
 use crate::clis::drive::process::CommandSpec;
 use crate::config::ProviderKind;
 
@@ -122,14 +130,50 @@ impl Cli for Opencode {
         if !command.trusted {
             spec.env
                 .push(("OPENCODE_DISABLE_PROJECT_CONFIG".into(), "1".into()));
-            if let Some(config) = with_instructions(command.cwd) {
-                spec.env
-                    .push(("OPENCODE_CONFIG_CONTENT".into(), config.into()));
-            }
+        }
+        if let Some(config) = inline_config(command.cwd, command.trusted, false) {
+            spec.env
+                .push(("OPENCODE_CONFIG_CONTENT".into(), config.into()));
         }
         // opencode reads a piped stdin as the message.
         spec.stdin = Some(turn.prompt.as_bytes().to_vec());
         spec
+    }
+
+    fn long_lived(&self) -> Option<LongLived> {
+        Some(LongLived::Acp)
+    }
+
+    /// `opencode acp`: its model comes over the protocol ([`Opencode::acp_dialect`]), its
+    /// own tools ask ([`kept_permission`]).
+    fn kept_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
+        let mut spec = command.spec();
+        spec.args = argv(["acp"]);
+        spec.env.push((
+            "OPENCODE_PERMISSION".into(),
+            kept_permission(command.turn.mode).into(),
+        ));
+        if !command.trusted {
+            spec.env
+                .push(("OPENCODE_DISABLE_PROJECT_CONFIG".into(), "1".into()));
+        }
+        if let Some(config) = inline_config(command.cwd, command.trusted, true) {
+            spec.env
+                .push(("OPENCODE_CONFIG_CONTENT".into(), config.into()));
+        }
+        spec
+    }
+
+    /// opencode 1.18's ACP agent takes no model on its command line (`session/set_model`
+    /// instead), loads stored sessions (its own per-turn runs' too), and ends its turn at
+    /// a refused tool call.
+    fn acp_dialect(&self, model: Option<&str>) -> drive::acp::Dialect {
+        drive::acp::Dialect {
+            model: model.map(str::to_owned),
+            loads_sessions: true,
+            refusal_ends_turn: true,
+            ..drive::acp::Dialect::default()
+        }
     }
 }
 
@@ -188,13 +232,19 @@ fn shipped_plugins(cwd: &std::path::Path) -> Vec<String> {
     found
 }
 
-/// The inline config (`OPENCODE_CONFIG_CONTENT`, the user's own if set) with the
-/// project's `AGENTS.md` among its instruction files, which opencode does not load
-/// from a project whose configuration it leaves out. None when there is no `AGENTS.md`
-/// or the user's inline config is not a JSON object (left as it is).
-fn with_instructions(cwd: &std::path::Path) -> Option<String> {
-    let agents = cwd.canonicalize().ok()?.join("AGENTS.md");
-    if !agents.is_file() {
+/// The inline config (`OPENCODE_CONFIG_CONTENT`, the user's own if set) with what
+/// codecrew adds: in a project the user has not trusted, its `AGENTS.md` among the
+/// instruction files (opencode does not load it from a project whose configuration it
+/// leaves out); kept (`untitled`), its title agent off, which would otherwise ask the
+/// model for a title on each new session. None when nothing is added or the user's
+/// inline config is not a JSON object (left as it is).
+fn inline_config(cwd: &std::path::Path, trusted: bool, untitled: bool) -> Option<String> {
+    let agents = cwd
+        .canonicalize()
+        .ok()
+        .map(|cwd| cwd.join("AGENTS.md"))
+        .filter(|agents| !trusted && agents.is_file());
+    if agents.is_none() && !untitled {
         return None;
     }
     let mut config = match std::env::var("OPENCODE_CONFIG_CONTENT") {
@@ -202,28 +252,57 @@ fn with_instructions(cwd: &std::path::Path) -> Option<String> {
         Err(_) => serde_json::json!({}),
     };
     let object = config.as_object_mut()?;
-    let instructions = object
-        .entry("instructions")
-        .or_insert_with(|| serde_json::json!([]));
-    instructions
-        .as_array_mut()?
-        .push(agents.display().to_string().into());
+    if let Some(agents) = agents {
+        let instructions = object
+            .entry("instructions")
+            .or_insert_with(|| serde_json::json!([]));
+        instructions
+            .as_array_mut()?
+            .push(agents.display().to_string().into());
+    }
+    if untitled {
+        let agent = object
+            .entry("agent")
+            .or_insert_with(|| serde_json::json!({}));
+        agent
+            .as_object_mut()?
+            .insert("title".to_owned(), serde_json::json!({"disable": true}));
+    }
     Some(config.to_string())
 }
 
-/// The `OPENCODE_PERMISSION` for `mode`, `yes` being `--yes`. opencode matches a
-/// pattern against the path relative to its worktree, and the last pattern that matches
-/// decides, so `*` comes first and the exceptions after it (written out in order, not
-/// through a map that might sort them).
+/// The `OPENCODE_PERMISSION` of opencode kept for the loop in `mode`: its edits, shell
+/// commands and web fetches ask in `execute` (codecrew's policy answers, `--yes`
+/// included), and are off in `query`, where a refusal from codecrew would only end its
+/// turn. Its reads keep their patterns (it asks about a read without naming the file),
+/// and a folder outside the workspace stays out.
+fn kept_permission(mode: Mode) -> String {
+    let read = except(codecrew_policy::paths::sensitive_globs());
+    let own = match mode {
+        Mode::Query => "deny",
+        Mode::Execute => "ask",
+    };
+    format!(
+        "{{\"read\":{read},\"edit\":\"{own}\",\"bash\":\"{own}\",\"webfetch\":\"{own}\",\
+         \"external_directory\":\"deny\"}}"
+    )
+}
+
+/// A permission that allows everything but `globs`. opencode matches a pattern against
+/// the path relative to its worktree, and the last pattern that matches decides, so `*`
+/// comes first and the exceptions after it (written out in order, not through a map
+/// that might sort them).
+fn except(globs: Vec<String>) -> String {
+    let denied: Vec<String> = globs
+        .iter()
+        .map(|glob| format!("{}:\"deny\"", serde_json::Value::from(glob.as_str())))
+        .collect();
+    format!("{{\"*\":\"allow\",{}}}", denied.join(","))
+}
+
+/// The `OPENCODE_PERMISSION` of opencode run per turn in `mode`, `yes` being `--yes`.
 fn permission(mode: Mode, yes: bool) -> String {
     let approved = yes && mode == Mode::Execute;
-    let except = |globs: Vec<String>| {
-        let denied: Vec<String> = globs
-            .iter()
-            .map(|glob| format!("{}:\"deny\"", serde_json::Value::from(glob.as_str())))
-            .collect();
-        format!("{{\"*\":\"allow\",{}}}", denied.join(","))
-    };
     let read = if approved {
         "\"allow\"".to_owned()
     } else {
@@ -262,6 +341,43 @@ mod tests {
             ]
         );
         assert_eq!(spec.stdin.as_deref(), Some(&b"the prompt"[..]));
+    }
+
+    #[test]
+    fn kept_it_takes_its_model_over_acp_and_asks_before_its_own_tools_in_execute() {
+        let kept = |mode| {
+            provider("opencode").resident_command(
+                Path::new("opencode"),
+                &turn(None, mode),
+                Path::new("."),
+            )
+        };
+        let execute = kept(Mode::Execute);
+        assert_eq!(args(&execute), ["acp"]);
+        assert_eq!(
+            provider("opencode")
+                .acp_dialect(Some("anthropic/x"))
+                .model
+                .as_deref(),
+            Some("anthropic/x")
+        );
+        let permission: serde_json::Value =
+            serde_json::from_str(env(&execute, "OPENCODE_PERMISSION").unwrap()).unwrap();
+        for own in ["edit", "bash", "webfetch"] {
+            assert_eq!(permission[own], "ask", "{own}");
+        }
+        // What it asks about without naming the file stays a pattern.
+        assert_eq!(permission["read"][".env"], "deny");
+        assert_eq!(permission["external_directory"], "deny");
+        let query = kept(Mode::Query);
+        let permission: serde_json::Value =
+            serde_json::from_str(env(&query, "OPENCODE_PERMISSION").unwrap()).unwrap();
+        assert_eq!(permission["edit"], "deny");
+        assert_eq!(permission["bash"], "deny");
+        // No extra model request to title the session.
+        let config: serde_json::Value =
+            serde_json::from_str(env(&query, "OPENCODE_CONFIG_CONTENT").unwrap()).unwrap();
+        assert_eq!(config["agent"]["title"]["disable"], true);
     }
 
     fn permission_of(mode: Mode, yes: bool) -> serde_json::Value {

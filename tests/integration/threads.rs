@@ -412,10 +412,13 @@ fn real_clis_resume_their_session_across_invocations() {
         );
 
         // codecrew asked the CLI to resume the first session (`--resume <id>`, codex
-        // app-server's `thread/resume <id>`, Copilot's `--resume=<id>`, opencode's
-        // `-s <id>`, llm's `--cid <id>`)…
+        // app-server's `thread/resume <id>`, an ACP agent's `session/load <id>`, llm's
+        // `--cid <id>`)…
         assert!(
             second_run.stderr.contains(&format!("resume {session}"))
+                || second_run
+                    .stderr
+                    .contains(&format!("session/load {session}"))
                 || second_run.stderr.contains(&format!("--resume={session}"))
                 || second_run.stderr.contains(&format!("-s {session}"))
                 || second_run.stderr.contains(&format!("--cid {session}")),

@@ -1,12 +1,13 @@
-//! Copilot's own tools under codecrew.
+//! Copilot's own tools under codecrew, kept for the loop as `copilot --acp`.
 
 use super::*;
 
-/// Copilot cannot ask codecrew about its own tools, so the model is offered only its
-/// reading tools in either mode (without `--yes`): a model that reaches for Copilot's
-/// `bash` instead of codecrew's `run_command` runs nothing.
+/// In `query` the model is offered only Copilot's reading tools, and its shell is
+/// denied outright; in `execute` its shell asks codecrew, whose policy refuses a command
+/// it would ask the user about when there is nobody to ask: either way nothing runs, and
+/// the model reads why and goes on within the turn.
 #[test]
-fn copilot_own_tools_are_only_its_reading_tools_without_yes() {
+fn copilots_own_shell_runs_nothing_codecrew_would_not_run() {
     let shell = Reply::tool(
         "bash",
         json!({"command": "touch made-by-copilot-shell", "description": "touch",
@@ -16,6 +17,7 @@ fn copilot_own_tools_are_only_its_reading_tools_without_yes() {
     let script = Script::new()
         .on_tool_result("completed with exit code", Reply::text("The shell ran."))
         .on_tool_result("", Reply::text("The shell was refused."))
+        .on_prompt("codecrew's policy refused", Reply::text("Told why."))
         .on_prompt("E2E-COPILOT-TOOLS", shell);
     let Some(world) = World::new("e2e-copilot-tools", script) else {
         return;
@@ -41,16 +43,73 @@ fn copilot_own_tools_are_only_its_reading_tools_without_yes() {
             .iter()
             .map(|tool| tool["name"].as_str().unwrap())
             .collect();
-        assert_eq!(offered, ["view", "grep", "glob"], "{mode}");
-        let answered = requests[before..]
-            .iter()
-            .find(|r| r.tool_result.is_some())
-            .unwrap_or_else(|| panic!("{mode}: the model never got the tool's result"));
-        assert_eq!(
-            result(&doc)["response"],
-            "The shell was refused.",
-            "{mode}: {:?}",
-            answered.tool_result
-        );
+        let answer = match mode {
+            "query" => {
+                assert_eq!(offered, ["view", "grep", "glob"], "{mode}");
+                "The shell was refused."
+            }
+            _ => {
+                assert!(offered.contains(&"bash"), "{offered:?}");
+                assert!(!offered.contains(&"task"), "{offered:?}");
+                // Copilot stops at a refusal: codecrew told the model why.
+                "Told why."
+            }
+        };
+        assert_eq!(result(&doc)["response"], answer, "{mode}: {doc}");
     }
+}
+
+/// Kept, Copilot asks codecrew before its own edits: an ordinary file is written without
+/// `--yes`, a `.env` is refused (and its notice of disabled tools is not in the answer).
+#[test]
+fn copilots_own_edit_is_allowed_for_an_ordinary_file_and_refused_for_env() {
+    let Some(world) = World::new("e2e-copilot-edit", Script::new()) else {
+        return;
+    };
+    let ordinary = world.workspace().join("notes.txt");
+    let secret = world.workspace().join(".env");
+    world.server.set_script(
+        Script::new()
+            .on_tool_result("", Reply::text("Edited."))
+            .on_prompt(
+                "codecrew's policy refused",
+                Reply::text("Refused, told why."),
+            )
+            .on_prompt(
+                "E2E-COPILOT-EDIT-ENV",
+                Reply::tool(
+                    "create",
+                    json!({"path": secret, "file_text": "TOKEN=pwned\n"}),
+                ),
+            )
+            .on_prompt(
+                "E2E-COPILOT-EDIT",
+                Reply::tool(
+                    "create",
+                    json!({"path": ordinary, "file_text": "by copilot\n"}),
+                ),
+            ),
+    );
+    let (run, doc) = world.json("execute", &["@copilot E2E-COPILOT-EDIT"]);
+    run.assert_code(0);
+    assert_eq!(
+        std::fs::read_to_string(&ordinary).unwrap_or_default(),
+        "by copilot\n",
+        "{doc}"
+    );
+    assert_eq!(result(&doc)["response"], "Edited.", "{doc}");
+    assert_eq!(result(&doc)["usage"]["native_tool_calls"], 1, "{doc}");
+
+    let (run, doc) = world.json("execute", &["@copilot E2E-COPILOT-EDIT-ENV"]);
+    run.assert_code(0);
+    assert!(!secret.exists(), "Copilot wrote .env: {doc}");
+    assert_eq!(result(&doc)["response"], "Refused, told why.", "{doc}");
+    let told = world
+        .server
+        .model_requests()
+        .into_iter()
+        .filter_map(|r| r.prompt)
+        .find(|p| p.contains("codecrew's policy refused"))
+        .unwrap_or_default();
+    assert!(told.contains(".env"), "{told}");
 }

@@ -175,8 +175,7 @@ fn attack_script(agent: &str, targets: &[(PathBuf, &str)], command: &str) -> Scr
 
 /// In `execute` without `--yes` (and no terminal to ask on), a CLI's own write of each
 /// protected class and its own shell running a command codecrew would ask about change
-/// nothing; an ordinary edit of its own works (but Copilot's, which cannot ask codecrew
-/// and so has its writes off unless `--yes`).
+/// nothing; an ordinary edit of its own works.
 #[test]
 fn in_execute_native_writes_of_protected_files_and_asked_about_commands_change_nothing() {
     let Some(world) = World::new("e2e-native-execute", Script::new()) else {
@@ -220,8 +219,6 @@ fn in_execute_native_writes_of_protected_files_and_asked_about_commands_change_n
                     "{agent}: its own write changed {}: {doc}",
                     path.display()
                 );
-            } else if agent == "copilot" {
-                assert_eq!(now, "", "copilot's writes are off without --yes: {doc}");
             } else {
                 assert!(
                     now.contains("NATIVE-EDIT"),
@@ -278,10 +275,6 @@ fn with_yes_or_an_allow_rule_native_writes_and_commands_run() {
             last_results(&world)
         );
         std::fs::remove_file(&marker).unwrap();
-        // Copilot and opencode cannot ask codecrew, so no rule reaches them: only --yes.
-        if matches!(agent, "copilot" | "opencode") {
-            continue;
-        }
         let run = world.codecrew_with(
             &allowing,
             &[

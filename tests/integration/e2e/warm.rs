@@ -1,5 +1,6 @@
 //! One CLI process for the whole tool loop (Claude's stream-json input, `codex
-//! app-server`, the ACP agents `gemini --acp` and `qwen --acp`): counted by a wrapper that logs every start of the real
+//! app-server`, the ACP agents `gemini --acp`, `qwen --acp`, `copilot --acp` and
+//! `opencode acp`): counted by a wrapper that logs every start of the real
 //! CLI; the per-turn resume still selectable; a kept CLI killed mid-loop; the CLIs' own
 //! requests for permission answered per mode.
 
@@ -7,7 +8,7 @@ use super::*;
 use crate::support::clis::Clis;
 
 /// The CLIs with a long-lived mode.
-const KEPT: [&str; 4] = ["claude", "codex", "gemini", "qwen"];
+const KEPT: [&str; 6] = ["claude", "codex", "gemini", "copilot", "opencode", "qwen"];
 
 /// A `cli` on PATH before the real one that logs each start, then runs it. The log is
 /// kept in a state folder of the CLI's own (`~/.claude/debug`, ...), which its wall lets it write.
@@ -26,6 +27,7 @@ impl Counted {
         let state = match cli {
             "claude" => world.home.home().join(".claude/debug"),
             "qwen" => world.home.home().join(".qwen/tmp"),
+            "opencode" => world.home.home().join(".local/share/opencode"),
             _ => world.home.home().join(format!(".{cli}")),
         };
         std::fs::create_dir_all(&state).unwrap();
