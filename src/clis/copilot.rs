@@ -24,7 +24,9 @@ use std::ffi::OsString;
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
-use super::{Cli, LongLived, TurnCommand, argv, drive, wall};
+use std::path::{Path, PathBuf};
+
+use super::{Cli, LongLived, Preparation, TurnCommand, argv, drive, wall};
 use crate::clis::drive::process::CommandSpec;
 use crate::config::ProviderKind;
 
@@ -49,9 +51,12 @@ impl Cli for Copilot {
     }
 
     /// `~/.copilot` (or `$COPILOT_HOME`) written whole, since Copilot keeps its session
-    /// database and locks beside its settings; its cache, `~/.cache/copilot`. What makes
-    /// it run programs later there is held as it was and put back after each command:
-    /// its settings (hooks), MCP servers, plugins, and the folders its config trusts.
+    /// database and locks beside its settings. What makes it run programs later there is
+    /// held as it was and put back after each command: its settings (hooks), MCP
+    /// servers, plugins, and the folders its config trusts. Its cache, `~/.cache/copilot`,
+    /// read only: Copilot runs its JavaScript from the package it unpacks there, so a
+    /// program in its wall could otherwise change what `copilot` runs next, outside
+    /// codecrew; a missing package is unpacked first ([`Copilot::preparation`]).
     fn state(&self) -> Option<wall::State> {
         let home = wall::dir_from_env("COPILOT_HOME", ".copilot")?;
         let whole = |name: &str| wall::Guarded {
@@ -71,10 +76,23 @@ impl Cli for Copilot {
                     hold: wall::Hold::Keys(&[&["trustedFolders"], &["trusted_folders"]]),
                 },
             ],
-            write: std::iter::once(home)
-                .chain(wall::xdg("XDG_CACHE_HOME", ".cache", "copilot"))
-                .collect(),
+            write: vec![home],
+            read: package_cache().into_iter().collect(),
             ..wall::State::default()
+        })
+    }
+
+    /// `copilot --version`, with its cache written, when the package of the installed
+    /// version is not unpacked there yet (a new install or an upgrade): Copilot unpacks
+    /// it before anything else, and that run takes no prompt.
+    fn preparation(&self, program: &Path) -> Option<Preparation> {
+        let cache = package_cache()?;
+        if unpacked(program, &cache) {
+            return None;
+        }
+        Some(Preparation {
+            args: vec!["--version".to_owned()],
+            write: vec![cache],
         })
     }
 
@@ -182,6 +200,45 @@ impl Cli for Copilot {
              COPILOT_PROVIDER_BASE_URL (see `codecrew query --help`)",
         )
     }
+}
+
+/// Where Copilot unpacks its package (`~/.cache/copilot`, as its loader finds it).
+fn package_cache() -> Option<PathBuf> {
+    wall::custom_dir("COPILOT_PKG_CACHE_HOME")
+        .or_else(|| wall::custom_dir("COPILOT_CACHE_HOME"))
+        .or_else(|| wall::xdg("XDG_CACHE_HOME", ".cache", "copilot"))
+}
+
+/// Whether the package of the Copilot installed as `program` is unpacked in `cache`:
+/// its version from the npm package beside the program (`@github/copilot`), the files
+/// its loader looks for. False when the version cannot be told (another kind of install).
+fn unpacked(program: &Path, cache: &Path) -> bool {
+    let Ok(program) = program.canonicalize() else {
+        return false;
+    };
+    let version = program.ancestors().skip(1).take(3).find_map(|dir| {
+        let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
+        let package: serde_json::Value = serde_json::from_str(&text).ok()?;
+        (package["name"] == "@github/copilot")
+            .then(|| package["version"].as_str().map(str::to_owned))?
+    });
+    let (Some(version), Some(platform)) = (version, platform()) else {
+        return false;
+    };
+    let unpacked = cache.join("pkg").join(platform).join(version);
+    ["index.js", "app.js", "cli-main.js"]
+        .iter()
+        .all(|file| unpacked.join(file).is_file())
+}
+
+/// Copilot's name for this machine's platform (`linux-x64`).
+fn platform() -> Option<String> {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        _ => return None,
+    };
+    Some(format!("{}-{arch}", std::env::consts::OS))
 }
 
 impl Copilot {
@@ -335,6 +392,39 @@ mod tests {
         );
         let dialect = provider("copilot").acp_dialect(None);
         assert!(dialect.loads_sessions && dialect.refusal_ends_turn);
+    }
+
+    #[test]
+    fn its_package_is_unpacked_first_when_the_installed_version_is_not() {
+        let root = tempfile::tempdir().unwrap();
+        let package = root.path().join("node_modules/@github/copilot");
+        std::fs::create_dir_all(&package).unwrap();
+        std::fs::write(
+            package.join("package.json"),
+            r#"{"name": "@github/copilot", "version": "9.8.7"}"#,
+        )
+        .unwrap();
+        let program = package.join("npm-loader.js");
+        std::fs::write(&program, "").unwrap();
+        let cache = root.path().join("cache");
+        assert!(!unpacked(&program, &cache));
+        let version = cache.join("pkg").join(platform().unwrap()).join("9.8.7");
+        std::fs::create_dir_all(&version).unwrap();
+        for file in ["index.js", "app.js"] {
+            std::fs::write(version.join(file), "").unwrap();
+        }
+        assert!(!unpacked(&program, &cache), "cli-main.js is missing");
+        std::fs::write(version.join("cli-main.js"), "").unwrap();
+        assert!(unpacked(&program, &cache));
+        // Another version installed: unpacked again.
+        std::fs::write(
+            package.join("package.json"),
+            r#"{"name": "@github/copilot", "version": "9.9.0"}"#,
+        )
+        .unwrap();
+        assert!(!unpacked(&program, &cache));
+        // An install codecrew cannot read the version of: always prepared.
+        assert!(!unpacked(Path::new("/bin/sh"), &cache));
     }
 
     #[test]

@@ -80,6 +80,16 @@ impl TurnCommand<'_> {
     }
 }
 
+/// A run of the CLI before its first turn, that fills a folder its wall then keeps read
+/// only ([`Cli::preparation`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preparation {
+    /// The CLI's arguments for a run that does nothing else (`--version`).
+    pub args: Vec<String>,
+    /// What that run may write, besides what the CLI's state grants.
+    pub write: Vec<PathBuf>,
+}
+
 /// How a CLI serves a whole tool loop from one process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LongLived {
@@ -183,6 +193,15 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
     /// that the CLI would run whatever codecrew tells it and the user has not trusted
     /// the project.
     fn refuses(&self, _cwd: &Path, _trusted: bool) -> Option<String> {
+        None
+    }
+
+    /// A run that must come before the CLI's first turn (the installed program being
+    /// `program`), when what the CLI would otherwise write on start-up into a folder it
+    /// runs code from is missing: its wall for the turns then keeps that folder read
+    /// only, so that nothing run inside it can plant code there that the CLI would run
+    /// later, outside codecrew (Copilot's unpacked package).
+    fn preparation(&self, _program: &Path) -> Option<Preparation> {
         None
     }
 
@@ -360,15 +379,47 @@ impl Provider {
         self.walled(spec, program, turn.mode, cwd, false)
     }
 
+    /// The run before the CLI's first turn in `cwd`, when it needs one
+    /// ([`Cli::preparation`]): inside the wall of a `query` turn that may also write what
+    /// the preparation fills.
+    pub fn preparation_command(&self, program: &Path, cwd: &Path) -> Option<CommandSpec> {
+        let preparation = self.cli.preparation(program)?;
+        let spec = CommandSpec {
+            program: program.to_path_buf(),
+            args: argv(preparation.args),
+            cwd: Some(cwd.to_path_buf()),
+            ..CommandSpec::default()
+        };
+        let state = self.cli.state().map(|mut state| {
+            state.read.retain(|dir| !preparation.write.contains(dir));
+            state.write.extend(preparation.write);
+            state
+        });
+        Some(self.walled_in(spec, program, Mode::Query, cwd, false, state))
+    }
+
     /// `spec` inside the CLI's wall for `mode`, where the CLI has one; `kept` for the
     /// process kept for the loop.
     fn walled(
+        &self,
+        spec: CommandSpec,
+        program: &Path,
+        mode: Mode,
+        cwd: &Path,
+        kept: bool,
+    ) -> CommandSpec {
+        self.walled_in(spec, program, mode, cwd, kept, self.cli.state())
+    }
+
+    /// `spec` inside the wall `state` makes for `mode` (none without a state).
+    fn walled_in(
         &self,
         mut spec: CommandSpec,
         program: &Path,
         mode: Mode,
         cwd: &Path,
         kept: bool,
+        state: Option<wall::State>,
     ) -> CommandSpec {
         let reads_sensitive = kept && self.cli.judges_own_reads();
         let untrusted = if self.trusted {
@@ -381,7 +432,7 @@ impl Provider {
         } else {
             &[]
         };
-        let confinement = self.cli.state().and_then(|mut state| {
+        let confinement = state.and_then(|mut state| {
             if mode == Mode::Execute {
                 state
                     .guarded

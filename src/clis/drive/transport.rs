@@ -21,6 +21,9 @@ use crate::clis::drive::resident::Resident;
 use crate::clis::{LongLived, Provider, Turn};
 use crate::run::usage::Usage;
 
+/// The longest a CLI's preparation may take (Copilot unpacks about 235 MB).
+const PREPARATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// What every command of a job is made from.
 pub struct Launch<'a> {
     pub provider: &'a Provider,
@@ -82,6 +85,8 @@ pub struct Transport<'a> {
     last_kept: Option<LongLived>,
     /// When the kept process started.
     kept_since: Option<SystemTime>,
+    /// Whether the CLI's preparation ran (or was not needed).
+    prepared: bool,
 }
 
 impl<'a> Transport<'a> {
@@ -94,6 +99,37 @@ impl<'a> Transport<'a> {
             cost_so_far: 0.0,
             last_kept: None,
             kept_since: None,
+            prepared: false,
+        }
+    }
+
+    /// Before the job's first CLI process: the CLI's preparation, where it needs one
+    /// ([`crate::clis::Cli::preparation`]). Its failure is the turn's to report: the
+    /// CLI then fails to start the same way.
+    async fn prepare(&mut self, limits: &RunLimits, cancel: watch::Receiver<bool>) {
+        if std::mem::replace(&mut self.prepared, true) {
+            return;
+        }
+        let Launch {
+            provider,
+            program,
+            workspace,
+            env,
+            reads,
+            ..
+        } = self.launch;
+        let Some(mut spec) = provider.preparation_command(program, workspace) else {
+            return;
+        };
+        spec.env.extend(env.iter().cloned());
+        spec.read_also(reads);
+        tracing::info!(agent = %provider.agent_id, command = %spec.display(), "preparing");
+        let limits = RunLimits {
+            timeout: limits.timeout.min(PREPARATION_TIMEOUT),
+            ..*limits
+        };
+        if let Err(error) = process::run(&spec, &limits, cancel, |_| {}).await {
+            tracing::warn!(agent = %provider.agent_id, "its preparation did not run: {error}");
         }
     }
 
@@ -148,6 +184,7 @@ impl<'a> Transport<'a> {
             gate,
             reads,
         } = self.launch;
+        self.prepare(limits, cancel.clone()).await;
         if self.keep_alive && self.continues_stored_session_per_turn(turn) {
             tracing::info!(agent = %provider.agent_id, "continuing a stored session: one process per turn");
             self.keep_alive = false;

@@ -113,3 +113,58 @@ fn copilots_own_edit_is_allowed_for_an_ordinary_file_and_refused_for_env() {
         .unwrap_or_default();
     assert!(told.contains(".env"), "{told}");
 }
+
+/// Copilot runs its JavaScript from the package it unpacks into `~/.cache/copilot`: a
+/// command its own shell runs under codecrew (approved here with `--yes`) cannot change
+/// what `copilot` runs next, outside codecrew. A fresh home gets the package unpacked
+/// first, by a run that takes no prompt.
+#[test]
+fn a_program_in_copilots_wall_cannot_plant_code_in_its_unpacked_package() {
+    let Some(world) = World::new("e2e-copilot-package", Script::new()) else {
+        return;
+    };
+    let cache = world.home.home().join(".cache/copilot/pkg");
+    assert!(!cache.exists(), "a fresh home");
+    let plant = "for f in $(find ~/.cache/copilot/pkg -name app.js); do \
+                 echo 'PLANTED' >> \"$f\"; done; touch shell-ran";
+    world.server.set_script(
+        Script::new()
+            .on_tool_result("", Reply::text("Tried."))
+            .on_prompt(
+                "E2E-COPILOT-PLANT",
+                Reply::tool(
+                    "bash",
+                    json!({"command": plant, "description": "plant", "mode": "sync",
+                           "initial_wait": 30}),
+                ),
+            ),
+    );
+    let (run, doc) = world.json("execute", &["--yes", "@copilot E2E-COPILOT-PLANT"]);
+    run.assert_code(0);
+    assert!(
+        world.workspace().join("shell-ran").exists(),
+        "the shell ran: {doc}"
+    );
+    let unpacked: Vec<std::path::PathBuf> = walk(&cache)
+        .into_iter()
+        .filter(|path| path.ends_with("app.js"))
+        .collect();
+    assert!(!unpacked.is_empty(), "the package was unpacked first");
+    for app in unpacked {
+        let text = std::fs::read_to_string(&app).unwrap();
+        assert!(!text.contains("PLANTED"), "{} was changed", app.display());
+    }
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
