@@ -80,15 +80,24 @@ pub struct Confinement {
     pub temp: Option<Arc<tempfile::TempDir>>,
     /// Checked, and put back, when the last command holding them is dropped.
     pub guards: Vec<Arc<guard::Guard>>,
+    /// Node's compile cache for the CLI ([`compile_cache`]).
+    pub compile_cache: Option<PathBuf>,
 }
 
 impl Confinement {
     /// The variables the command needs on top of its environment.
     pub fn env(&self) -> Vec<(OsString, OsString)> {
-        self.temp
+        let temp = self
+            .temp
             .iter()
-            .map(|temp| (OsString::from("TMPDIR"), temp.path().as_os_str().to_owned()))
-            .collect()
+            .map(|temp| (OsString::from("TMPDIR"), temp.path().as_os_str().to_owned()));
+        let cache = self.compile_cache.iter().map(|dir| {
+            (
+                OsString::from("NODE_COMPILE_CACHE"),
+                dir.as_os_str().to_owned(),
+            )
+        });
+        temp.chain(cache).collect()
     }
 }
 
@@ -153,6 +162,9 @@ pub fn confinement(
         .map(|guarded| Arc::new(guard::Guard::new(guarded, &cli)))
         .collect();
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let compile_cache =
+        compile_cache(&cli, mode, &workspace).filter(|dir| std::fs::create_dir_all(dir).is_ok());
+    writable.extend(compile_cache.clone());
     let writes_workspace = mode == Mode::Execute;
     let temp = tempfile::Builder::new()
         .prefix("codecrew-cli-")
@@ -175,6 +187,30 @@ pub fn confinement(
         },
         temp,
         guards,
+        compile_cache,
+    })
+}
+
+/// Where Node keeps the compiled code of the CLI `cli` run in `mode` in `workspace`
+/// (`NODE_COMPILE_CACHE`), across runs: a Node CLI that caches its compiled code
+/// (Copilot, Qwen Code) does so in the temporary folder, which is new for every run
+/// inside its wall, and would compile its whole program again each time (about 300 ms
+/// for Copilot). Compiled code is code: what a program inside one wall writes there runs
+/// only in a wall like its own — the same CLI, mode and workspace — never in the CLI
+/// run outside codecrew, which keeps its own cache.
+fn compile_cache(cli: &str, mode: Mode, workspace: &Path) -> Option<PathBuf> {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(workspace.as_os_str().as_encoded_bytes());
+    let key: String = digest
+        .iter()
+        .take(8)
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    xdg("XDG_CACHE_HOME", ".cache", "codecrew").map(|dir| {
+        dir.join("node-compile-cache")
+            .join(cli)
+            .join(mode.name())
+            .join(key)
     })
 }
 
@@ -210,8 +246,8 @@ mod tests {
         };
         let temp = query.temp.clone().unwrap();
         assert_eq!(
-            query.env(),
-            [(OsString::from("TMPDIR"), temp.path().into())]
+            query.env()[0],
+            (OsString::from("TMPDIR"), temp.path().into())
         );
         assert!(!query.wall.writes_workspace);
         assert!(!query.wall.reads_sensitive, "never in query");
@@ -235,7 +271,21 @@ mod tests {
         )
         .unwrap();
         assert!(state.is_dir() && !file.exists());
-        assert_eq!(execute.wall.state, [state, file]);
+        assert_eq!(execute.wall.state[..2], [state, file]);
+        // Node's compile cache, apart per CLI, mode and workspace.
+        let cache = execute.compile_cache.clone().unwrap();
+        assert_eq!(execute.wall.state[2], cache);
+        assert!(cache.is_dir());
+        assert!(
+            cache
+                .to_string_lossy()
+                .contains("/node-compile-cache/sh/execute/")
+        );
+        assert_ne!(Some(cache), query.compile_cache, "query and execute apart");
+        assert!(execute.env().contains(&(
+            OsString::from("NODE_COMPILE_CACHE"),
+            execute.compile_cache.clone().unwrap().into()
+        )));
         assert_eq!(execute.wall.settings, [settings]);
         assert!(execute.wall.writes_workspace);
         assert!(!execute.wall.reads_sensitive);

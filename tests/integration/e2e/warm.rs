@@ -37,7 +37,7 @@ impl Counted {
         std::fs::write(
             &wrapper,
             format!(
-                "#!/bin/sh\necho start >> '{}'\nexec '{}' \"$@\"\n",
+                "#!/bin/sh\necho \"start $*\" >> '{}'\nexec '{}' \"$@\"\n",
                 log.display(),
                 real.display()
             ),
@@ -57,10 +57,13 @@ impl Counted {
         }
     }
 
+    /// The CLI's starts for turns: not Copilot's `--version` run that unpacks its
+    /// package in a fresh home before the first turn.
     fn starts(&self) -> usize {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
+            .filter(|line| *line != "start --version")
             .count()
     }
 }
