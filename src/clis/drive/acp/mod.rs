@@ -53,6 +53,11 @@ const NEW_SESSION: u64 = 1;
 const SET_MODEL: u64 = 2;
 const FIRST_PROMPT: u64 = 3;
 
+/// How many times in one turn codecrew tells the model of a refusal and lets it go on
+/// ([`Dialect::refusal_ends_turn`]): a model that keeps reaching for a refused tool then
+/// ends its turn with what it has.
+const MAX_REFUSAL_PROMPTS: usize = 3;
+
 /// The protocol version codecrew speaks (ACP's first, the one Gemini CLI answers with).
 const PROTOCOL_VERSION: u64 = 1;
 
@@ -95,6 +100,8 @@ pub struct Acp {
     /// The agent's tool calls codecrew refused this turn, with why (for a dialect whose
     /// agent ends its turn at a refusal). Filled by the answers to its questions.
     refused: Arc<Mutex<Vec<String>>>,
+    /// The prompts codecrew sent this turn to tell the model of a refusal.
+    refusal_prompts: usize,
     lines: JsonLines,
 }
 
@@ -161,6 +168,7 @@ impl Acp {
             held: None,
             total_before: CallUsage::default(),
             refused: Arc::default(),
+            refusal_prompts: 0,
             lines: JsonLines::default(),
         }
     }
@@ -186,6 +194,7 @@ impl Acp {
     /// What starts a turn with `prompt`: the handshake first, for the first turn.
     pub fn start_turn(&mut self, prompt: &str) -> Vec<u8> {
         self.at_message_start = true;
+        self.refusal_prompts = 0;
         match self.session.clone() {
             Some(session) => line(&self.prompt_request(&session, prompt)),
             None => {
@@ -340,8 +349,10 @@ impl Acp {
             Some(id) if self.prompt == Some(id) => {
                 self.prompt = None;
                 let refused = std::mem::take(&mut *lock(&self.refused));
-                if let (false, Some(session)) = (refused.is_empty(), self.session.clone()) {
+                let retell = !refused.is_empty() && self.refusal_prompts < MAX_REFUSAL_PROMPTS;
+                if let (true, Some(session)) = (retell, self.session.clone()) {
                     // The agent stopped at a refusal: the model reads why and goes on.
+                    self.refusal_prompts += 1;
                     self.flush_held(decoded);
                     self.at_message_start = true;
                     let prompt = refusal_prompt(&refused);

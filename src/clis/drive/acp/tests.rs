@@ -1,5 +1,6 @@
 use super::*;
 use crate::clis::drive::json_lines::parse_lines as lines;
+use crate::clis::drive::native::Verdict;
 
 fn feed(acp: &mut Acp, message: Value) -> (Vec<Value>, Vec<Value>, bool) {
     let (decoded, outbox, over) = feed_outbox(acp, message);
@@ -291,4 +292,43 @@ fn a_loaded_session_s_earlier_cost_is_not_this_process_s() {
     );
     let spent = decoded[0]["stats"]["total_cost_usd"].as_f64().unwrap();
     assert!((spent - 0.2).abs() < 1e-9, "{spent}");
+}
+
+#[test]
+fn a_model_that_keeps_reaching_for_a_refused_tool_ends_its_turn() {
+    let mut acp = Acp::new("copilot --acp", "/ws".to_owned()).speaking(Dialect {
+        refusal_ends_turn: true,
+        ..Dialect::default()
+    });
+    acp.start_turn("hello");
+    feed(&mut acp, json!({"jsonrpc": "2.0", "id": 0, "result": {}}));
+    feed(
+        &mut acp,
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "S1"}}),
+    );
+    let mut prompts = 0;
+    for id in 3.. {
+        // Each time: a question about an edit, refused, and the agent's turn ends.
+        let (_, outbox, _) = feed_outbox(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "id": 0, "method": "session/request_permission",
+                   "params": {"toolCall": {"toolCallId": "t", "kind": "edit",
+                              "locations": [{"path": "/ws/.env"}]},
+                              "options": [{"optionId": "no", "kind": "reject_once"}]}}),
+        );
+        for pending in outbox.pending {
+            pending.answer_now(&Verdict::Deny("protected".into()));
+        }
+        let (decoded, replies, over) = feed(
+            &mut acp,
+            json!({"jsonrpc": "2.0", "id": id, "result": {"stopReason": "end_turn"}}),
+        );
+        if over {
+            assert_eq!(decoded[0]["status"], "success");
+            break;
+        }
+        assert_eq!(replies[0]["method"], "session/prompt");
+        prompts += 1;
+    }
+    assert_eq!(prompts, MAX_REFUSAL_PROMPTS);
 }
