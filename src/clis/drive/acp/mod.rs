@@ -39,8 +39,10 @@ use serde_json::{Value, json};
 
 mod dialect;
 mod permission;
+mod usage;
 
 pub use dialect::Dialect;
+use usage::CallUsage;
 
 use super::json_lines::{JsonLines, line};
 use super::native::Outbox;
@@ -103,49 +105,6 @@ pub struct Acp {
     /// The prompts codecrew sent this turn to tell the model of a refusal.
     refusal_prompts: usize,
     lines: JsonLines,
-}
-
-/// Token counts summed over a turn's model calls.
-#[derive(Debug, Default, Clone, Copy)]
-struct CallUsage {
-    input: Option<u64>,
-    output: Option<u64>,
-    cached: Option<u64>,
-}
-
-impl CallUsage {
-    /// Adds one call's ACP-style counts (`inputTokens`, `outputTokens`, `thoughtTokens`,
-    /// `cachedReadTokens`).
-    fn add(&mut self, usage: &Value) {
-        let field = |name: &str| usage.get(name).and_then(Value::as_u64);
-        let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-        };
-        self.input = sum(self.input, field("inputTokens"));
-        self.output = sum(
-            self.output,
-            sum(field("outputTokens"), field("thoughtTokens")),
-        );
-        self.cached = sum(self.cached, field("cachedReadTokens"));
-    }
-
-    /// What was used since `before`, both running totals.
-    fn since(&self, before: &CallUsage) -> CallUsage {
-        let less =
-            |now: Option<u64>, then: Option<u64>| now.map(|n| n.saturating_sub(then.unwrap_or(0)));
-        CallUsage {
-            input: less(self.input, before.input),
-            output: less(self.output, before.output),
-            cached: less(self.cached, before.cached),
-        }
-    }
-
-    /// The counts as ACP's `usage` names them.
-    fn as_acp(&self) -> Value {
-        json!({"inputTokens": self.input, "outputTokens": self.output,
-               "cachedReadTokens": self.cached})
-    }
 }
 
 impl Acp {
@@ -346,51 +305,55 @@ impl Acp {
                     self.send_pending(&session, outbox);
                 }
             }
-            Some(id) if self.prompt == Some(id) => {
-                self.prompt = None;
-                let refused = std::mem::take(&mut *lock(&self.refused));
-                let retell = !refused.is_empty() && self.refusal_prompts < MAX_REFUSAL_PROMPTS;
-                if let (true, Some(session)) = (retell, self.session.clone()) {
-                    // The agent stopped at a refusal: the model reads why and goes on.
-                    self.refusal_prompts += 1;
-                    self.flush_held(decoded);
-                    self.at_message_start = true;
-                    let prompt = refusal_prompt(&refused);
-                    outbox
-                        .bytes
-                        .extend(line(&self.prompt_request(&session, &prompt)));
-                    return false;
-                }
-                if let Some(error) = self.held.take() {
-                    if !dialect::has_usage(result) {
-                        self.calls = CallUsage::default();
-                        decoded.extend(line(&failed(&format!("{}: {error}", self.agent))));
-                        return true;
-                    }
-                    decoded.extend(line(&chunk_event(&error)));
-                }
-                let mut calls = std::mem::take(&mut self.calls);
-                let mut result = result.clone();
-                if self.dialect.usage_is_running_total && dialect::has_usage(&result) {
-                    let mut total = CallUsage::default();
-                    total.add(&result["usage"]);
-                    result["usage"] = total.since(&self.total_before).as_acp();
-                    self.total_before = total;
-                    calls = CallUsage::default();
-                }
-                let cost = match self.cost_before {
-                    Some(before) => self.cost.map(|cost| cost - before),
-                    None => {
-                        self.cost_before = self.cost;
-                        None
-                    }
-                };
-                decoded.extend(line(&finished(&self.agent, &result, calls, cost)));
-                return true;
-            }
+            Some(id) if self.prompt == Some(id) => return self.answered(result, decoded, outbox),
             _ => {}
         }
         false
+    }
+
+    /// The prompt's response: the turn's end, unless the agent stopped at a refusal the
+    /// model is to read first ([`Dialect::refusal_ends_turn`]).
+    fn answered(&mut self, result: &Value, decoded: &mut Vec<u8>, outbox: &mut Outbox) -> bool {
+        self.prompt = None;
+        let refused = std::mem::take(&mut *lock(&self.refused));
+        let retell = !refused.is_empty() && self.refusal_prompts < MAX_REFUSAL_PROMPTS;
+        if let (true, Some(session)) = (retell, self.session.clone()) {
+            // The agent stopped at a refusal: the model reads why and goes on.
+            self.refusal_prompts += 1;
+            self.flush_held(decoded);
+            self.at_message_start = true;
+            let prompt = refusal_prompt(&refused);
+            outbox
+                .bytes
+                .extend(line(&self.prompt_request(&session, &prompt)));
+            return false;
+        }
+        if let Some(error) = self.held.take() {
+            if !dialect::has_usage(result) {
+                self.calls = CallUsage::default();
+                decoded.extend(line(&failed(&format!("{}: {error}", self.agent))));
+                return true;
+            }
+            decoded.extend(line(&chunk_event(&error)));
+        }
+        let mut calls = std::mem::take(&mut self.calls);
+        let mut result = result.clone();
+        if self.dialect.usage_is_running_total && dialect::has_usage(&result) {
+            let mut total = CallUsage::default();
+            total.add(&result["usage"]);
+            result["usage"] = total.since(&self.total_before).as_acp();
+            self.total_before = total;
+            calls = CallUsage::default();
+        }
+        let cost = match self.cost_before {
+            Some(before) => self.cost.map(|cost| cost - before),
+            None => {
+                self.cost_before = self.cost;
+                None
+            }
+        };
+        decoded.extend(line(&finished(&self.agent, &result, calls, cost)));
+        true
     }
 
     /// The prompt that waited for the handshake.
