@@ -123,18 +123,12 @@ impl Cli for Opencode {
         args.extend(command.extra.iter().cloned());
         let mut spec = command.spec();
         spec.args = argv(args);
-        spec.env.push((
-            "OPENCODE_PERMISSION".into(),
-            permission(turn.mode, turn.assume_yes).into(),
-        ));
-        if !command.trusted {
-            spec.env
-                .push(("OPENCODE_DISABLE_PROJECT_CONFIG".into(), "1".into()));
-        }
-        if let Some(config) = inline_config(command.cwd, command.trusted, false) {
-            spec.env
-                .push(("OPENCODE_CONFIG_CONTENT".into(), config.into()));
-        }
+        with_environment(
+            &mut spec,
+            command,
+            permission(turn.mode, turn.assume_yes),
+            false,
+        );
         // opencode reads a piped stdin as the message.
         spec.stdin = Some(turn.prompt.as_bytes().to_vec());
         spec
@@ -149,18 +143,7 @@ impl Cli for Opencode {
     fn kept_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let mut spec = command.spec();
         spec.args = argv(["acp"]);
-        spec.env.push((
-            "OPENCODE_PERMISSION".into(),
-            kept_permission(command.turn.mode).into(),
-        ));
-        if !command.trusted {
-            spec.env
-                .push(("OPENCODE_DISABLE_PROJECT_CONFIG".into(), "1".into()));
-        }
-        if let Some(config) = inline_config(command.cwd, command.trusted, true) {
-            spec.env
-                .push(("OPENCODE_CONFIG_CONTENT".into(), config.into()));
-        }
+        with_environment(&mut spec, command, kept_permission(command.turn.mode), true);
         spec
     }
 
@@ -174,6 +157,27 @@ impl Cli for Opencode {
             refusal_ends_turn: true,
             ..drive::acp::Dialect::default()
         }
+    }
+}
+
+/// What every opencode command is told by environment: `permission` for its own tools,
+/// and, in a project the user has not trusted, to leave the project's configuration out;
+/// the inline config ([`inline_config`], `untitled` for a kept agent).
+fn with_environment(
+    spec: &mut CommandSpec,
+    command: &TurnCommand<'_>,
+    permission: String,
+    untitled: bool,
+) {
+    spec.env
+        .push(("OPENCODE_PERMISSION".into(), permission.into()));
+    if !command.trusted {
+        spec.env
+            .push(("OPENCODE_DISABLE_PROJECT_CONFIG".into(), "1".into()));
+    }
+    if let Some(config) = inline_config(command.cwd, command.trusted, untitled) {
+        spec.env
+            .push(("OPENCODE_CONFIG_CONTENT".into(), config.into()));
     }
 }
 
