@@ -57,8 +57,13 @@ impl Verified {
                     == Some(*stamp)
             })
         };
-        let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        if threads < 2 || self.stamps.len() < PARALLEL_FROM {
+        // Asked only for a large plan: the answer reads the cgroup's files.
+        let threads = if self.stamps.len() < PARALLEL_FROM {
+            1
+        } else {
+            std::thread::available_parallelism().map_or(1, usize::from)
+        };
+        if threads < 2 {
             return check(&self.stamps);
         }
         let chunk = self.stamps.len().div_ceil(threads);
