@@ -61,13 +61,48 @@ impl Cli for Claude {
         Some(wall::State {
             write: WRITTEN.iter().map(|name| dir.join(name)).collect(),
             files: vec![dir.join(".credentials.json"), global.clone()],
-            read: vec![dir],
-            guarded: vec![wall::Guarded {
-                path: global,
-                hold: wall::Hold::Keys(GUARDED),
-            }],
+            read: vec![dir.clone()],
+            guarded: vec![
+                wall::Guarded {
+                    path: global,
+                    hold: wall::Hold::Keys(GUARDED),
+                },
+                // A session's environment scripts, which Claude pastes before every
+                // command of its shell when that session is resumed, outside codecrew
+                // too (`<session>/sessionstart-hook-0.sh` …).
+                wall::Guarded {
+                    path: dir.join("session-env"),
+                    hold: wall::Hold::Whole,
+                },
+            ],
             made: Vec::new(),
         })
+    }
+
+    /// Its auto-memory for the workspace's project (`projects/<path>/memory/`, the path
+    /// with every other character than a letter or digit made `-`, for the workspace and
+    /// for the repository it is in): Claude gives `MEMORY.md` to every new session there
+    /// as the user's own words, so what a program in its wall wrote there would instruct
+    /// Claude later, outside codecrew. What Claude itself remembers during the run is
+    /// put back too.
+    fn held_for(&self, cwd: &Path) -> Vec<wall::Guarded> {
+        let Some(projects) = self.state().and_then(|state| state.read.into_iter().next()) else {
+            return Vec::new();
+        };
+        let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+        let root = cwd.ancestors().find(|dir| dir.join(".git").exists());
+        let mut held: Vec<wall::Guarded> = std::iter::once(cwd.as_path())
+            .chain(root)
+            .map(|dir| wall::Guarded {
+                path: projects
+                    .join("projects")
+                    .join(project_name(dir))
+                    .join("memory"),
+                hold: wall::Hold::Whole,
+            })
+            .collect();
+        held.dedup_by(|a, b| a.path == b.path);
+        held
     }
 
     /// Kept, every call of its own asks codecrew first (its `PreToolUse` hook).
@@ -158,6 +193,15 @@ const UNJUDGED_PER_TURN: &str =
 
 /// The folders of `~/.claude` Claude writes during a run (found with strace on the
 /// real CLI): nothing in them makes it run a program later.
+/// Claude's name for a project's folder under `projects/`: its path with every other
+/// character than an ASCII letter or digit made `-` (`/work/main` → `-work-main`).
+fn project_name(dir: &Path) -> String {
+    dir.to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
 const WRITTEN: &[&str] = &[
     "projects",
     "sessions",
@@ -277,6 +321,12 @@ mod tests {
 
     use super::super::testing::*;
     use super::*;
+
+    #[test]
+    fn its_auto_memory_is_held_for_the_workspace_and_its_repository() {
+        assert_eq!(project_name(Path::new("/work/main")), "-work-main");
+        assert_eq!(project_name(Path::new("/home/a b/x.y")), "-home-a-b-x-y");
+    }
 
     #[test]
     fn a_turn_resumes_its_session_and_keeps_claudes_writes_out_of_query() {

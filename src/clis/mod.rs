@@ -170,6 +170,13 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
     /// unconfined: a user-declared command whose needs codecrew does not know.
     fn state(&self) -> Option<wall::State>;
 
+    /// What of the CLI's state for the workspace `cwd` is held as it was for the run,
+    /// besides [`Cli::state`]'s own: what the CLI keeps per project and feeds to a later
+    /// session (Claude's auto-memory).
+    fn held_for(&self, _cwd: &Path) -> Vec<wall::Guarded> {
+        Vec::new()
+    }
+
     /// The configuration a checkout can ship for this CLI (paths relative to the
     /// workspace, files or folders) that can make it run a program or widen what its
     /// tools may do. Unless the user trusts the project ([`TurnCommand::trusted`]) the
@@ -433,6 +440,7 @@ impl Provider {
             &[]
         };
         let confinement = state.and_then(|mut state| {
+            state.guarded.extend(self.cli.held_for(cwd));
             if mode == Mode::Execute {
                 state
                     .guarded

@@ -93,6 +93,7 @@ mod interrupt;
 mod live;
 mod native_policy;
 mod native_tools;
+mod plants;
 mod query_commands;
 mod runs;
 mod tool_loop;

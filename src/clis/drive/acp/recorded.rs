@@ -430,3 +430,24 @@ fn a_loaded_opencode_session_answers_without_its_replayed_history() {
     // The cost before the load is not this turn's.
     assert!(replay.result(0)["stats"].get("total_cost_usd").is_none());
 }
+
+#[test]
+fn every_file_of_an_opencode_patch_is_judged() {
+    // opencode gives GPT models `apply_patch` instead of `edit`: one question for a patch
+    // that adds sub/b.txt, changes a.txt and deletes .env.
+    let refuse = |_: &str| Verdict::Deny(".env is protected".to_owned());
+    let replay = replay("opencode/apply_patch_reject.jsonl", opencode(None), refuse);
+    assert_eq!(replay.asked.len(), 1, "{:?}", replay.asked);
+    for file in ["/sub/b.txt\"", "/a.txt\"", "/.env\""] {
+        assert!(
+            replay
+                .judged
+                .iter()
+                .any(|call| call.starts_with("write_file ") && call.contains(file)),
+            "{file}: {:?}",
+            replay.judged
+        );
+    }
+    // (Its `rawInput.filepath` lists the same files, relative and joined by commas: judged
+    // as one more path, which can only add a refusal.)
+}
