@@ -145,7 +145,7 @@ fn a_program_in_copilots_wall_cannot_plant_code_in_its_unpacked_package() {
         world.workspace().join("shell-ran").exists(),
         "the shell ran: {doc}"
     );
-    let unpacked: Vec<std::path::PathBuf> = walk(&cache)
+    let unpacked: Vec<std::path::PathBuf> = files_under(&cache)
         .into_iter()
         .filter(|path| path.ends_with("app.js"))
         .collect();
@@ -154,17 +154,4 @@ fn a_program_in_copilots_wall_cannot_plant_code_in_its_unpacked_package() {
         let text = std::fs::read_to_string(&app).unwrap();
         assert!(!text.contains("PLANTED"), "{} was changed", app.display());
     }
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(walk(&path));
-        } else {
-            found.push(path);
-        }
-    }
-    found
 }

@@ -99,3 +99,17 @@ mod runs;
 mod tool_loop;
 mod usage;
 mod warm;
+
+/// Every file beneath `dir` (none when it is missing).
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_under(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}

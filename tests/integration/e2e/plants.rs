@@ -12,19 +12,6 @@ fn project_name(dir: &Path) -> String {
         .collect()
 }
 
-fn files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(files(&path));
-        } else {
-            found.push(path);
-        }
-    }
-    found
-}
-
 /// Claude pastes a session's `session-env/<id>/sessionstart-hook-N.sh` before every
 /// command of its shell when that session is resumed, and gives every new session of a
 /// project its `projects/<project>/memory/MEMORY.md` as the user's own words: a command
@@ -65,7 +52,7 @@ fn a_program_in_claudes_wall_leaves_no_session_script_or_memory_for_a_later_clau
         world.workspace().join("shell-ran").exists(),
         "the shell ran: {doc}"
     );
-    let left: Vec<_> = files(&config.join("session-env"))
+    let left: Vec<_> = files_under(&config.join("session-env"))
         .into_iter()
         .filter(|path| path.to_string_lossy().contains("hook"))
         .collect();
