@@ -65,6 +65,8 @@ impl Cli for Copilot {
         };
         Some(wall::State {
             guarded: vec![
+                // Its global instructions, given to every session.
+                whole("copilot-instructions.md"),
                 whole("settings.json"),
                 whole("mcp-config.json"),
                 whole("installed-plugins"),

@@ -161,12 +161,16 @@ fn distrust_untrusted_checkout(spec: &mut CommandSpec, command: &TurnCommand<'_>
     }
 }
 
-/// What of `~/.gemini` makes Gemini run programs later, held whole ([`Gemini::state`]).
+/// What of `~/.gemini` makes Gemini run programs later, or tells every session what to
+/// do, held whole ([`Gemini::state`]).
 /// (`.env` is loaded into Gemini's environment, and its shell's, where the workspace has
 /// none.)
 const HELD: &[&str] = &[
     "trustedFolders.json",
     ".env",
+    // Its global context (what its memory tool saves too), given to every session.
+    "GEMINI.md",
+    "AGENTS.md",
     "extensions",
     "commands",
     "agents",

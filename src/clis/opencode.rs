@@ -181,8 +181,11 @@ fn with_environment(
     }
 }
 
-/// What of `~/.config/opencode` makes opencode run programs later ([`Opencode::state`]).
+/// What of `~/.config/opencode` makes opencode run programs later, or tells every session
+/// what to do ([`Opencode::state`]).
 const HELD: &[&str] = &[
+    // Its global instructions, given to every session.
+    "AGENTS.md",
     "opencode.json",
     "opencode.jsonc",
     "config.json",
