@@ -199,41 +199,31 @@ impl Manager {
         let config = var("XDG_CONFIG_HOME").or_else(|| in_home(".config"));
         let data_dir = |name: &str| data.as_ref().map(|dir| dir.join(name));
         let config_dir = |name: &str| config.as_ref().map(|dir| dir.join(name));
-        let one = |dir: Option<PathBuf>| dir.into_iter().collect::<Vec<_>>();
         let managers = [
             // asdf: its shims run `asdf exec`, which reads the version files.
             Manager {
-                dirs: [
+                dirs: present([
                     var("ASDF_DATA_DIR").or_else(|| in_home(".asdf")),
                     var("ASDF_DIR"),
-                ]
-                .into_iter()
-                .flatten()
-                .collect(),
-                files: [
+                ]),
+                files: present([
                     var("ASDF_CONFIG_FILE").or_else(|| in_home(".asdfrc")),
                     in_home(".tool-versions"),
-                ]
-                .into_iter()
-                .flatten()
-                .collect(),
+                ]),
                 installs: &["installs/*/*/bin/{name}"],
             },
             // mise: its shims are links to the `mise` program.
             Manager {
-                dirs: [
+                dirs: present([
                     var("MISE_DATA_DIR").or_else(|| data_dir("mise")),
                     var("MISE_CONFIG_DIR").or_else(|| config_dir("mise")),
-                ]
-                .into_iter()
-                .flatten()
-                .collect(),
-                files: one(in_home(".tool-versions")),
+                ]),
+                files: present([in_home(".tool-versions")]),
                 installs: &["installs/*/*/bin/{name}"],
             },
             // Volta: its shims are copies of `volta-shim`, which runs `tools/image/...`.
             Manager {
-                dirs: one(var("VOLTA_HOME").or_else(|| in_home(".volta"))),
+                dirs: present([var("VOLTA_HOME").or_else(|| in_home(".volta"))]),
                 files: Vec::new(),
                 installs: &[
                     "tools/image/packages/{name}/bin/{name}",
@@ -242,62 +232,53 @@ impl Manager {
             },
             // pyenv: its shims run `pyenv exec`.
             Manager {
-                dirs: one(var("PYENV_ROOT").or_else(|| in_home(".pyenv"))),
-                files: one(in_home(".python-version")),
+                dirs: present([var("PYENV_ROOT").or_else(|| in_home(".pyenv"))]),
+                files: present([in_home(".python-version")]),
                 installs: &["versions/*/bin/{name}"],
             },
             Manager {
-                dirs: one(var("NVM_DIR").or_else(|| in_home(".nvm"))),
+                dirs: present([var("NVM_DIR").or_else(|| in_home(".nvm"))]),
                 files: Vec::new(),
                 installs: &["versions/node/*/bin/{name}"],
             },
             Manager {
-                dirs: one(var("FNM_DIR").or_else(|| data_dir("fnm"))),
+                dirs: present([var("FNM_DIR").or_else(|| data_dir("fnm"))]),
                 files: Vec::new(),
                 installs: &["node-versions/*/installation/bin/{name}"],
             },
             // pnpm's global bin holds scripts that run its store's packages.
             Manager {
-                dirs: one(var("PNPM_HOME").or_else(|| data_dir("pnpm"))),
+                dirs: present([var("PNPM_HOME").or_else(|| data_dir("pnpm"))]),
                 files: Vec::new(),
                 installs: &[],
             },
             Manager {
-                dirs: one(var("BUN_INSTALL").or_else(|| in_home(".bun"))),
+                dirs: present([var("BUN_INSTALL").or_else(|| in_home(".bun"))]),
                 files: Vec::new(),
                 installs: &[],
             },
             // Homebrew on Linux: its programs link against its own libraries.
             Manager {
-                dirs: [
+                dirs: present([
                     var("HOMEBREW_PREFIX"),
                     Some(PathBuf::from("/home/linuxbrew/.linuxbrew")),
                     in_home(".linuxbrew"),
-                ]
-                .into_iter()
-                .flatten()
-                .collect(),
+                ]),
                 files: Vec::new(),
                 installs: &[],
             },
             // uv's tools and the Pythons it installs; pipx's venvs.
             Manager {
-                dirs: [
+                dirs: present([
                     var("UV_TOOL_DIR"),
                     var("UV_PYTHON_INSTALL_DIR"),
                     data_dir("uv"),
-                ]
-                .into_iter()
-                .flatten()
-                .collect(),
+                ]),
                 files: Vec::new(),
                 installs: &[],
             },
             Manager {
-                dirs: [var("PIPX_HOME"), data_dir("pipx"), in_home(".local/pipx")]
-                    .into_iter()
-                    .flatten()
-                    .collect(),
+                dirs: present([var("PIPX_HOME"), data_dir("pipx"), in_home(".local/pipx")]),
                 files: Vec::new(),
                 installs: &[],
             },
@@ -359,6 +340,11 @@ impl Manager {
         }
         found
     }
+}
+
+/// The paths of `candidates` that are known (a variable set, a home directory).
+fn present<const N: usize>(candidates: [Option<PathBuf>; N]) -> Vec<PathBuf> {
+    candidates.into_iter().flatten().collect()
 }
 
 #[cfg(test)]
