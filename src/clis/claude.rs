@@ -3,7 +3,7 @@
 //! `--input-format stream-json`.
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
@@ -50,11 +50,8 @@ impl Cli for Claude {
     /// in place (beside the folder, or in it with `$CLAUDE_CONFIG_DIR`), whose MCP
     /// servers and per-project trust are put back after each command.
     fn state(&self) -> Option<wall::State> {
-        let custom = wall::custom_dir("CLAUDE_CONFIG_DIR");
-        let dir = custom
-            .clone()
-            .or_else(|| wall::home().map(|home| home.join(".claude")))?;
-        let global = match custom {
+        let dir = config_dir()?;
+        let global = match wall::custom_dir("CLAUDE_CONFIG_DIR") {
             Some(dir) => dir.join(".claude.json"),
             None => wall::home()?.join(".claude.json"),
         };
@@ -86,15 +83,14 @@ impl Cli for Claude {
     /// Claude later, outside codecrew. What Claude itself remembers during the run is
     /// put back too.
     fn held_for(&self, cwd: &Path) -> Vec<wall::Guarded> {
-        let Some(projects) = self.state().and_then(|state| state.read.into_iter().next()) else {
+        let Some(config) = config_dir() else {
             return Vec::new();
         };
         let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-        let root = cwd.ancestors().find(|dir| dir.join(".git").exists());
         let mut held: Vec<wall::Guarded> = std::iter::once(cwd.as_path())
-            .chain(root)
+            .chain(super::repository_root(&cwd))
             .map(|dir| wall::Guarded {
-                path: projects
+                path: config
                     .join("projects")
                     .join(project_name(dir))
                     .join("memory"),
@@ -193,6 +189,11 @@ const UNJUDGED_PER_TURN: &str =
 
 /// The folders of `~/.claude` Claude writes during a run (found with strace on the
 /// real CLI): nothing in them makes it run a program later.
+/// Claude's own folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+fn config_dir() -> Option<PathBuf> {
+    wall::custom_dir("CLAUDE_CONFIG_DIR").or_else(|| wall::home().map(|home| home.join(".claude")))
+}
+
 /// Claude's name for a project's folder under `projects/`: its path with every other
 /// character than an ASCII letter or digit made `-` (`/work/main` → `-work-main`).
 fn project_name(dir: &Path) -> String {

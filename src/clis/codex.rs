@@ -133,7 +133,7 @@ fn project_trust(cwd: &Path, trusted: bool) -> [String; 2] {
     let level = if trusted { "trusted" } else { "untrusted" };
     let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     let mut roots = vec![cwd.clone()];
-    if let Some(repository) = cwd.ancestors().find(|dir| dir.join(".git").exists())
+    if let Some(repository) = super::repository_root(&cwd)
         && repository != cwd
     {
         roots.push(repository.to_path_buf());

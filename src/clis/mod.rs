@@ -505,6 +505,11 @@ pub fn locate(provider: &Provider) -> Option<PathBuf> {
     crate::clis::wall::install::find_program(&program)
 }
 
+/// The repository `dir` lies in: its nearest ancestor (itself included) with a `.git`.
+fn repository_root(dir: &Path) -> Option<&Path> {
+    dir.ancestors().find(|dir| dir.join(".git").exists())
+}
+
 /// Turns argument strings into a command's argv.
 fn argv<I, S>(args: I) -> Vec<OsString>
 where
