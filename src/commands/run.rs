@@ -104,15 +104,24 @@ pub async fn run(
 
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let (cancel_tx, cancel) = watch::channel(false);
+    // Each job's report arrives as soon as its answer is final; its task ends once its
+    // CLI has shut down, which the answer does not wait for.
+    let (answers_tx, mut answers) = mpsc::unbounded_channel();
     let mut tasks = JoinSet::new();
     let count = runs.len();
     for run in runs {
         let index = run.index;
         let events_tx = events_tx.clone();
+        let answers_tx = answers_tx.clone();
         let cancel = cancel.clone();
-        tasks.spawn(async move { (index, run.run(events_tx, cancel).await) });
+        tasks.spawn(async move {
+            run.run_reporting(events_tx, cancel, |report| {
+                let _ = answers_tx.send((index, report));
+            })
+            .await;
+        });
     }
-    drop(events_tx);
+    drop((events_tx, answers_tx));
 
     let colors = options.colors;
     // At a terminal: a status line per running agent on stderr, below the text.
@@ -137,8 +146,12 @@ pub async fn run(
     let mut interrupted: Option<u8> = None;
     let signal = super::interrupted();
     tokio::pin!(signal);
+    let mut answered = 0;
+    // Until every job has answered (or ended without): events, answers, ticks, signals.
     loop {
         tokio::select! {
+            // Events a job sent before its answer are rendered before it.
+            biased;
             Some((index, event)) = events.recv() => {
                 renderer.event(index, &event)?;
                 if let Some(view) = &mut live {
@@ -147,57 +160,52 @@ pub async fn run(
                     view.set_wanted(many || args.raw || renderer.at_line_start());
                 }
             }
+            Some((index, report)) = answers.recv() => {
+                if let Some(view) = &mut live {
+                    view.done(index);
+                }
+                if let (false, codecrew::cli::RunOutput::Text, Some(error)) =
+                    (report.success, args.output, &report.error)
+                {
+                    let failed = format!("@{} failed:", report.agent);
+                    let failed = colors.stderr.paint(ERROR, failed);
+                    let line = format!("codecrew: {failed} {error}");
+                    match &live {
+                        Some(view) => view.suspend(|| eprintln!("{line}")),
+                        None => eprintln!("{line}"),
+                    }
+                }
+                renderer.done(index, &report)?;
+                if let (Some((store, name, _)), true) = (&continued, report.success) {
+                    let exchange = Exchange::from_report(&tasks_of[index], &report, thread::now());
+                    let (store, name) = (store.clone(), name.clone());
+                    // Saved as soon as the job ends, so an interrupt later keeps it; the
+                    // store's lock may wait for another process, so off the runtime.
+                    saves.spawn_blocking(move || {
+                        store.update(&name, thread::now(), |thread| thread.record(exchange))
+                    });
+                }
+                reports[index] = Some(report);
+                answered += 1;
+                if answered == count {
+                    break;
+                }
+            }
+            code = &mut signal, if interrupted.is_none() => {
+                interrupted = Some(stop_on_signal(code, &cancel_tx));
+            }
             _ = ticks.tick(), if live.is_some() => {
                 if let Some(view) = &mut live {
                     view.tick();
                 }
             }
+            // Only a job that stopped abnormally ends before its answer (the answers
+            // channel is read first): with every job ended, nothing more will come.
             joined = tasks.join_next() => match joined {
-                Some(Ok((index, report))) => {
-                    // Events the job sent before it ended come first.
-                    while let Ok((index, event)) = events.try_recv() {
-                        renderer.event(index, &event)?;
-                    }
-                    if let Some(view) = &mut live {
-                        view.done(index);
-                    }
-                    if let (false, codecrew::cli::RunOutput::Text, Some(error)) =
-                        (report.success, args.output, &report.error)
-                    {
-                        let failed = format!("@{} failed:", report.agent);
-                        let failed = colors.stderr.paint(ERROR, failed);
-                        let line = format!("codecrew: {failed} {error}");
-                        match &live {
-                            Some(view) => view.suspend(|| eprintln!("{line}")),
-                            None => eprintln!("{line}"),
-                        }
-                    }
-                    renderer.done(index, &report)?;
-                    if let (Some((store, name, _)), true) = (&continued, report.success) {
-                        let exchange = Exchange::from_report(&tasks_of[index], &report, thread::now());
-                        let (store, name) = (store.clone(), name.clone());
-                        // Saved as soon as the job ends, so an interrupt later keeps it; the
-                        // store's lock may wait for another process, so off the runtime.
-                        saves.spawn_blocking(move || {
-                            store.update(&name, thread::now(), |thread| thread.record(exchange))
-                        });
-                    }
-                    reports[index] = Some(report);
-                }
-                Some(Err(error)) => {
-                    tracing::error!("a job stopped abnormally: {error}");
-                }
+                Some(Ok(())) => {}
+                Some(Err(error)) => tracing::error!("a job stopped abnormally: {error}"),
                 None => break,
             },
-            code = &mut signal, if interrupted.is_none() => {
-                interrupted = Some(code);
-                let _ = cancel_tx.send(true);
-                // A second signal ends the process at once (main's exit sweeps the groups).
-                tokio::spawn(async move {
-                    let code = super::interrupted().await;
-                    std::process::exit(i32::from(code));
-                });
-            }
         }
     }
     if let Some(view) = &live {
@@ -208,6 +216,20 @@ pub async fn run(
     renderer.finish(&reports)?;
     if args.output == codecrew::cli::RunOutput::Text && !args.quiet {
         print_usage(&reports, colors.stderr);
+    }
+    // The answers are out (`finish` flushes); now the CLIs kept for the loop shut down
+    // (a signal still stops them, and a second one ends codecrew at once).
+    loop {
+        tokio::select! {
+            joined = tasks.join_next() => match joined {
+                Some(Ok(())) => {}
+                Some(Err(error)) => tracing::error!("a job stopped abnormally: {error}"),
+                None => break,
+            },
+            code = &mut signal, if interrupted.is_none() => {
+                interrupted = Some(stop_on_signal(code, &cancel_tx));
+            }
+        }
     }
     let mut code = exit_code(&reports, interrupted, count);
     while let Some(saved) = saves.join_next().await {
@@ -225,6 +247,17 @@ pub async fn run(
     // The MCP servers exit cleanly (dropping the toolbox would only signal them).
     toolbox.shutdown().await;
     Ok(ExitCode::from(code))
+}
+
+/// The first interrupt: every job is told to stop. A second one ends the process at
+/// once (main's exit sweeps the groups).
+fn stop_on_signal(code: u8, cancel: &watch::Sender<bool>) -> u8 {
+    let _ = cancel.send(true);
+    tokio::spawn(async move {
+        let code = super::interrupted().await;
+        std::process::exit(i32::from(code));
+    });
+    code
 }
 
 /// One line per agent on stderr: what it used (and the sum, for more than one). A job

@@ -3,6 +3,7 @@
 // Test code may unwrap and panic (the crate-wide lints deny them in library code).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod answer_first;
 mod commands;
 mod config;
 mod doctor;

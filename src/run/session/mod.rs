@@ -215,15 +215,33 @@ impl JobRun {
 
     /// Runs the job to its end. Never fails: every failure is in the report.
     pub async fn run(self, events: EventSender, cancel: watch::Receiver<bool>) -> JobReport {
+        let mut answer = None;
+        self.run_reporting(events, cancel, |report| answer = Some(report))
+            .await;
+        answer.unwrap_or_else(|| self.report(Instant::now()))
+    }
+
+    /// Runs the job to its end, giving `answered` the report as soon as the answer is
+    /// final, before the CLI kept for the loop has shut down: a CLI takes tens of
+    /// milliseconds to exit once its input is closed (Claude about 40), which the answer
+    /// need not wait for. Returns once the CLI is gone.
+    pub async fn run_reporting(
+        &self,
+        events: EventSender,
+        cancel: watch::Receiver<bool>,
+        answered: impl FnOnce(JobReport),
+    ) {
         let started = Instant::now();
-        let mut report = self.run_turns(&events, cancel, started).await;
-        report.duration_ms = elapsed_ms(started);
-        report.usage.turns = report.turns;
-        report.usage.tool_calls = u32::try_from(report.tool_calls.len()).unwrap_or(u32::MAX);
-        report.usage.native_tool_calls =
-            u32::try_from(self.executor.authorized_calls()).unwrap_or(u32::MAX);
-        report.usage.duration_ms = report.duration_ms;
-        report
+        let finish = |mut report: JobReport| {
+            report.duration_ms = elapsed_ms(started);
+            report.usage.turns = report.turns;
+            report.usage.tool_calls = u32::try_from(report.tool_calls.len()).unwrap_or(u32::MAX);
+            report.usage.native_tool_calls =
+                u32::try_from(self.executor.authorized_calls()).unwrap_or(u32::MAX);
+            report.usage.duration_ms = report.duration_ms;
+            answered(report);
+        };
+        self.run_turns(&events, cancel, started, finish).await;
     }
 
     async fn run_turns(
@@ -231,12 +249,14 @@ impl JobRun {
         events: &EventSender,
         cancel: watch::Receiver<bool>,
         started: Instant,
-    ) -> JobReport {
+        answered: impl FnOnce(JobReport),
+    ) {
         let mut report = self.report(started);
         let Some(program) = clis::locate(&self.provider) else {
             report.error = Some(clis::describe_missing(&self.provider));
             report.missing_cli = true;
-            return report;
+            answered(report);
+            return;
         };
         let catalog = self.executor.catalog();
         let mut prompt = prompt::render_task(catalog, self.settings.mode, &self.job.task);
@@ -474,8 +494,8 @@ impl JobRun {
             }
             prompt = prompt::render_results(&lines.join("\n"));
         }
+        answered(report);
         transport.close().await;
-        report
     }
 }
 
