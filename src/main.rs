@@ -47,6 +47,7 @@ fn main() -> ExitCode {
     });
     drop(runtime);
     process::kill_all();
+    codecrew::clis::wall::finish_sweep();
     match result {
         Ok(code) => code,
         Err(error) => {

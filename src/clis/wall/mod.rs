@@ -8,8 +8,11 @@
 //! without `TMPDIR` find `/var/tmp` first, which the wall keeps them out of (SQLite's
 //! migrations in Codex's state failed there).
 
+mod abandoned;
 pub mod guard;
 pub mod install;
+
+pub use abandoned::finish_sweep;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -166,8 +169,9 @@ pub fn confinement(
         compile_cache(&cli, mode, &workspace).filter(|dir| std::fs::create_dir_all(dir).is_ok());
     writable.extend(compile_cache.clone());
     let writes_workspace = mode == Mode::Execute;
+    abandoned::sweep_in_background();
     let temp = tempfile::Builder::new()
-        .prefix("codecrew-cli-")
+        .prefix(&abandoned::prefix())
         .tempdir()
         .ok()
         .map(Arc::new);

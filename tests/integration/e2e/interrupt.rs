@@ -123,7 +123,21 @@ fn nothing_outlives_a_codecrew_killed_mid_turn() {
                 .collect::<Vec<_>>()
         );
     }
-    assert!(!running_in(&workspace, "claude").is_empty(), "claude runs");
+    let claude = running_in(&workspace, "claude");
+    assert!(!claude.is_empty(), "claude runs");
+    // Its private temporary directory, which nothing removes at a `kill -9`.
+    let temp = claude
+        .iter()
+        .filter_map(|pid| std::fs::read(format!("/proc/{pid}/environ")).ok())
+        .flat_map(|environ| {
+            environ
+                .split(|byte| *byte == 0)
+                .filter_map(|pair| pair.strip_prefix(b"TMPDIR="))
+                .map(|dir| std::path::PathBuf::from(String::from_utf8_lossy(dir).into_owned()))
+                .collect::<Vec<_>>()
+        })
+        .next()
+        .expect("the kept claude has a TMPDIR of its own");
     child.kill().unwrap();
     let _ = child.wait();
     let killed = std::time::Instant::now();
@@ -138,5 +152,14 @@ fn nothing_outlives_a_codecrew_killed_mid_turn() {
         left,
         Vec::<String>::new(),
         "processes outlived a killed codecrew"
+    );
+    // The next codecrew to start a CLI removes the directory the killed one left.
+    assert!(temp.is_dir(), "{} was removed already", temp.display());
+    let next = world.codecrew(&["query", "@claude E2E-SWEEP hello"]);
+    assert!(
+        !temp.exists(),
+        "{} outlived the next run: {}",
+        temp.display(),
+        next.stderr
     );
 }
