@@ -64,7 +64,8 @@ pub fn installation(program: &Path) -> Installation {
     if let Some(name) = program.file_name()
         && let Ok(more) = which::which_all(name)
     {
-        programs.extend(more);
+        // The program itself is usually the first found: followed once.
+        programs.extend(more.filter(|found| found != program));
     }
     for program in programs {
         follow(&program, home.as_deref(), &managers, &mut found, 0);
