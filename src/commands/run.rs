@@ -250,11 +250,14 @@ pub async fn run(
 }
 
 /// The first interrupt: every job is told to stop. A second one ends the process at
-/// once (main's exit sweeps the groups).
+/// once, dropping nothing: the CLIs' groups are killed first, then what their walls hold
+/// is put back (which dropping their commands would have done).
 fn stop_on_signal(code: u8, cancel: &watch::Sender<bool>) -> u8 {
     let _ = cancel.send(true);
     tokio::spawn(async move {
         let code = super::interrupted().await;
+        codecrew_policy::process::kill_all();
+        codecrew::clis::wall::guard::restore_all_now();
         std::process::exit(i32::from(code));
     });
     code

@@ -14,6 +14,7 @@ mod install_shapes;
 mod layering;
 mod mcp_client;
 mod mcp_server;
+mod second_interrupt;
 mod security;
 mod security_git;
 mod support;

@@ -162,7 +162,7 @@ pub fn confinement(
     let guards = state
         .guarded
         .iter()
-        .map(|guarded| Arc::new(guard::Guard::new(guarded, &cli)))
+        .map(|guarded| guard::hold(guarded, &cli))
         .collect();
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     let compile_cache =

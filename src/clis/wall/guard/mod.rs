@@ -17,6 +17,7 @@
 //! is removed and made again.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
 
 use serde_json::Value;
 
@@ -27,6 +28,34 @@ mod keys;
 
 use files::{Files, files, put_entry, put_file, read_regular, remove_entry};
 use keys::collect;
+
+/// Every guard of a command still running: put back at once by [`restore_all_now`] when
+/// codecrew must end before its commands are dropped.
+static LIVE: Mutex<Vec<Weak<Guard>>> = Mutex::new(Vec::new());
+
+/// Notes what `guarded` holds now ([`Guard::new`]), as a guard [`restore_all_now`] can
+/// reach.
+pub fn hold(guarded: &Guarded, cli: &str) -> Arc<Guard> {
+    let guard = Arc::new(Guard::new(guarded, cli));
+    if let Ok(mut live) = LIVE.lock() {
+        live.retain(|guard| guard.strong_count() > 0);
+        live.push(Arc::downgrade(&guard));
+    }
+    guard
+}
+
+/// Puts back what every live guard holds, now: for an exit that drops nothing (a second
+/// Ctrl-C ends codecrew at once), which would otherwise leave what a CLI changed there
+/// in place. The CLIs' groups must be killed first, so that none writes after.
+pub fn restore_all_now() {
+    let live: Vec<Arc<Guard>> = LIVE
+        .lock()
+        .map(|live| live.iter().filter_map(Weak::upgrade).collect())
+        .unwrap_or_default();
+    for guard in live {
+        guard.restore_and_warn();
+    }
+}
 
 /// What is held of one path, as the command found it.
 #[derive(Debug)]
@@ -185,18 +214,8 @@ impl Guard {
 }
 
 impl Guard {
-    /// The file of a held folder, or the held file itself (the empty name).
-    fn file(&self, name: &Path) -> PathBuf {
-        if name.as_os_str().is_empty() {
-            self.path.clone()
-        } else {
-            self.path.join(name)
-        }
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
+    /// [`Guard::restore`], saying on stderr what changed.
+    fn restore_and_warn(&self) {
         let changed = self.restore();
         if !changed.is_empty() {
             let mut named = changed
@@ -215,6 +234,21 @@ impl Drop for Guard {
                 self.path.display()
             );
         }
+    }
+
+    /// The file of a held folder, or the held file itself (the empty name).
+    fn file(&self, name: &Path) -> PathBuf {
+        if name.as_os_str().is_empty() {
+            self.path.clone()
+        } else {
+            self.path.join(name)
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.restore_and_warn();
     }
 }
 

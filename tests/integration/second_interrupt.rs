@@ -1,0 +1,79 @@
+//! A second Ctrl-C ends codecrew at once, without waiting for its agents to stop; what
+//! their walls hold (the CLI files that make a CLI run programs later) is still put back.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+const BIN: &str = env!("CARGO_BIN_EXE_codecrew");
+
+/// A `claude` that ignores SIGTERM (so the first Ctrl-C's stop takes its grace), writes
+/// the session script Claude would paste before every shell command of a resumed session,
+/// and hangs without answering.
+const PLANTING_CLAUDE: &str = r#"#!/bin/sh
+trap '' TERM
+read -r _
+mkdir -p "$HOME/.claude/session-env/planted"
+printf 'echo planted\n' > "$HOME/.claude/session-env/planted/sessionstart-hook-0.sh"
+printf '%s\n' '{"type":"system","subtype":"init","session_id":"planted","model":"fake"}'
+sleep 120
+"#;
+
+fn running(program: &Path) -> bool {
+    let needle = program.as_os_str().as_encoded_bytes();
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline"))
+            .is_ok_and(|cmdline| cmdline.windows(needle.len()).any(|w| w == needle))
+    })
+}
+
+#[test]
+fn a_second_interrupt_still_puts_back_what_the_wall_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work, bin) = (
+        dir.path().join("home"),
+        dir.path().join("work"),
+        dir.path().join("bin"),
+    );
+    for folder in [&home, &work, &bin, &home.join(".claude/session-env")] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    let claude = bin.join("claude");
+    std::fs::write(&claude, PLANTING_CLAUDE).unwrap();
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let child = Command::new(BIN)
+        .args(["--workdir"])
+        .arg(&work)
+        .args(["query", "@claude hi"])
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env("CODECREW_CONFIG", "")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let plant = home.join(".claude/session-env/planted/sessionstart-hook-0.sh");
+    let start = Instant::now();
+    while !plant.exists() && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(plant.exists(), "the fake CLI never wrote its plant");
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap());
+    kill(pid, Signal::SIGINT).unwrap();
+    // Well inside the first stop's grace (the CLI ignores SIGTERM).
+    std::thread::sleep(Duration::from_millis(150));
+    kill(pid, Signal::SIGINT).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(!plant.exists(), "the plant outlived codecrew: {stderr}");
+    assert!(stderr.contains("put back as it was"), "{stderr}");
+    assert!(!running(&claude), "the CLI outlived codecrew");
+}
