@@ -47,7 +47,7 @@ fn main() -> ExitCode {
     });
     drop(runtime);
     process::kill_all();
-    codecrew::clis::wall::finish_sweep();
+    codecrew::clis::wall::finish_housekeeping();
     match result {
         Ok(code) => code,
         Err(error) => {

@@ -8,11 +8,12 @@
 //! without `TMPDIR` find `/var/tmp` first, which the wall keeps them out of (SQLite's
 //! migrations in Codex's state failed there).
 
-mod abandoned;
+mod compile_cache;
 pub mod guard;
+mod housekeeping;
 pub mod install;
 
-pub use abandoned::finish_sweep;
+pub use housekeeping::finish as finish_housekeeping;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -165,13 +166,12 @@ pub fn confinement(
         .map(|guarded| guard::hold(guarded, &cli))
         .collect();
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-    let compile_cache =
-        compile_cache(&cli, mode, &workspace).filter(|dir| std::fs::create_dir_all(dir).is_ok());
+    let compile_cache = compile_cache::for_run(&cli, mode, &workspace);
     writable.extend(compile_cache.clone());
     let writes_workspace = mode == Mode::Execute;
-    abandoned::sweep_in_background();
+    housekeeping::start();
     let temp = tempfile::Builder::new()
-        .prefix(&abandoned::prefix())
+        .prefix(&housekeeping::temp_prefix())
         .tempdir()
         .ok()
         .map(Arc::new);
@@ -192,29 +192,6 @@ pub fn confinement(
         temp,
         guards,
         compile_cache,
-    })
-}
-
-/// Where Node keeps the compiled code of the CLI `cli` run in `mode` in `workspace`
-/// (`NODE_COMPILE_CACHE`), across runs: a Node CLI that caches its compiled code
-/// (Copilot, Qwen Code) does so in the temporary folder, which is new for every run
-/// inside its wall, and would compile its whole program again each time (about 300 ms
-/// for Copilot). Compiled code is code: what a program inside one wall writes there runs
-/// only in a wall like its own — the same CLI, mode and workspace — never in the CLI
-/// run outside codecrew, which keeps its own cache.
-fn compile_cache(cli: &str, mode: Mode, workspace: &Path) -> Option<PathBuf> {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(workspace.as_os_str().as_encoded_bytes());
-    let key: String = digest
-        .iter()
-        .take(8)
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
-    xdg("XDG_CACHE_HOME", ".cache", "codecrew").map(|dir| {
-        dir.join("node-compile-cache")
-            .join(cli)
-            .join(mode.name())
-            .join(key)
     })
 }
 

@@ -1,11 +1,14 @@
-//! The temporary directories of CLIs whose codecrew was killed.
+//! What codecrew tidies up beside a run, in a thread of its own started with the first
+//! wall a codecrew builds and joined before it exits ([`finish`]), so that it is not cut
+//! short:
 //!
-//! Each CLI gets a temporary directory of its own (its `TMPDIR`), removed when its
-//! command ends. A `kill -9` (or the OOM killer) gives codecrew no chance to: the
-//! watchdog kills the CLI, but its directory, with whatever the CLI left there, stays.
-//! So the directory's name carries the pid of the codecrew that made it, and the next
-//! codecrew to start a CLI removes those whose codecrew is gone, in a thread of its own
-//! beside the run, joined before it exits ([`finish_sweep`]).
+//! - **The temporary directories of CLIs whose codecrew was killed.** Each CLI gets a
+//!   temporary directory of its own (its `TMPDIR`), removed when its command ends. A
+//!   `kill -9` (or the OOM killer, or a second Ctrl-C) gives codecrew no chance to: the
+//!   watchdog kills the CLI, but its directory, with whatever the CLI left there, stays.
+//!   So the directory's name carries the pid of the codecrew that made it
+//!   ([`temp_prefix`]), and those whose codecrew is gone are removed.
+//! - **Node compile caches no run has used for a month** ([`super::compile_cache`]).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -18,29 +21,33 @@ use nix::unistd::Pid;
 
 const PREFIX: &str = "codecrew-cli-";
 
-static SWEEP: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
+static RUNNING: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
 
 /// The prefix of this codecrew's CLI directories: `codecrew-cli-<pid>-`.
-pub fn prefix() -> String {
+pub fn temp_prefix() -> String {
     format!("{PREFIX}{}-", std::process::id())
 }
 
-/// Starts the sweep of the temporary folder, once per codecrew.
-pub fn sweep_in_background() {
+/// Starts the housekeeping thread, once per codecrew.
+pub fn start() {
     static STARTED: Once = Once::new();
     STARTED.call_once(|| {
         let started = std::thread::Builder::new()
-            .name("codecrew-temp-sweep".into())
-            .spawn(|| sweep(&std::env::temp_dir()));
-        if let (Ok(handle), Ok(mut slot)) = (started, SWEEP.lock()) {
+            .name("codecrew-housekeeping".into())
+            .spawn(|| {
+                sweep_abandoned_temps(&std::env::temp_dir());
+                super::compile_cache::prune_unused();
+            });
+        if let (Ok(handle), Ok(mut slot)) = (started, RUNNING.lock()) {
             *slot = Some(handle);
         }
     });
 }
 
-/// Waits for the sweep, when one was started, so that it is not cut short by the exit.
-pub fn finish_sweep() {
-    let handle = SWEEP.lock().ok().and_then(|mut slot| slot.take());
+/// Waits for the housekeeping, when it was started, so that the exit does not cut it
+/// short.
+pub fn finish() {
+    let handle = RUNNING.lock().ok().and_then(|mut slot| slot.take());
     if let Some(handle) = handle {
         let _ = handle.join();
     }
@@ -48,7 +55,7 @@ pub fn finish_sweep() {
 
 /// Removes the CLI directories in `temp` left by a codecrew that is gone: named for a
 /// pid that no longer runs, real directories (not links), owned by this user.
-fn sweep(temp: &Path) {
+fn sweep_abandoned_temps(temp: &Path) {
     let Ok(entries) = std::fs::read_dir(temp) else {
         return;
     };
@@ -85,14 +92,14 @@ mod tests {
         let temp = tempfile::tempdir().unwrap();
         // No process has pid 2^22 + 1 (above the kernel's pid_max limit).
         let gone = temp.path().join(format!("{PREFIX}4194305-abc123"));
-        let mine = temp.path().join(format!("{}abc123", prefix()));
+        let mine = temp.path().join(format!("{}abc123", temp_prefix()));
         let other = temp.path().join("codecrew-other-4194305");
         let link = temp.path().join(format!("{PREFIX}4194306-link"));
         for dir in [&gone, &mine, &other] {
             std::fs::create_dir_all(dir.join("inside")).unwrap();
         }
         std::os::unix::fs::symlink(&other, &link).unwrap();
-        sweep(temp.path());
+        sweep_abandoned_temps(temp.path());
         assert!(!gone.exists(), "a gone codecrew's directory stays");
         assert!(
             mine.join("inside").exists(),
