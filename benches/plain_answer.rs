@@ -8,7 +8,8 @@
 //! exit, then codecrew's exit sweep.
 //!
 //! `cargo bench --bench plain_answer [-- CLI...] [--rounds N]` (needs
-//! `.ci/install-clis`; default: claude, 20 rounds). Figures from this machine are in
+//! `.ci/install-clis`; the CLIs with a kept mode: claude, codex, gemini, copilot, opencode,
+//! qwen; default: claude, 20 rounds). Figures from this machine are in
 //! docs/PERFORMANCE.md.
 
 // The test suite's own support code (the fake model server, the CLIs' setup) is built
@@ -115,7 +116,10 @@ fn main() {
         &per_turn_config,
         "[agents.claude]\nprovider = \"claude\"\nkeep_alive = false\n\
          [agents.codex]\nprovider = \"codex\"\nkeep_alive = false\n\
-         [agents.gemini]\nprovider = \"gemini\"\nkeep_alive = false\n",
+         [agents.gemini]\nprovider = \"gemini\"\nkeep_alive = false\n\
+         [agents.copilot]\nprovider = \"copilot\"\nkeep_alive = false\n\
+         [agents.opencode]\nprovider = \"opencode\"\nkeep_alive = false\n\
+         [agents.qwen]\nprovider = \"qwen\"\nkeep_alive = false\n",
     );
     let per_turn_env = env.clone().with("CODECREW_CONFIG", &per_turn_config);
     let codecrew_prompt = {
@@ -141,9 +145,15 @@ fn main() {
     let direct = |cli: Cli| {
         let mut command = clis.command(cli, &env);
         match cli {
+            // Each in its own headless mode, the prompt on stdin (as `tool_loop` runs them).
             Cli::Codex => command.args(["exec", "--json", "--skip-git-repo-check", "-"]),
             Cli::Gemini => command.args(["--output-format", "stream-json"]),
-            _ => command.args(["-p", "--output-format", "stream-json", "--verbose"]),
+            Cli::Qwen => command.args(["--output-format", "stream-json", "--safe-mode"]),
+            Cli::Copilot => command.args(["--output-format", "json", "--no-auto-update"]),
+            Cli::Opencode => command.args(["run", "--format", "json", "--title", "bench"]),
+            Cli::Claude | Cli::Llm => {
+                command.args(["-p", "--output-format", "stream-json", "--verbose"])
+            }
         };
         command
     };
@@ -151,6 +161,9 @@ fn main() {
         (Cli::Claude, "claude"),
         (Cli::Codex, "codex"),
         (Cli::Gemini, "gemini"),
+        (Cli::Copilot, "copilot"),
+        (Cli::Opencode, "opencode"),
+        (Cli::Qwen, "qwen"),
     ] {
         let wanted = if named.is_empty() {
             name == "claude"
