@@ -169,8 +169,7 @@ pub async fn run(
     }
     let ending = match stop {
         Some(ending) => {
-            group.kill().await;
-            let _ = child.wait().await;
+            group.stop(&mut child).await;
             ending
         }
         None => wait_for_exit(&mut child, &mut deadline, &mut cancel, &group).await,
@@ -285,14 +284,12 @@ pub(crate) async fn wait_for_exit(
                 };
             }
             () = deadline.as_mut() => {
-                group.kill().await;
-                let _ = child.wait().await;
+                group.stop(child).await;
                 return Ending::TimedOut;
             }
             changed = cancel.changed() => {
                 if changed.is_err() || *cancel.borrow() {
-                    group.kill().await;
-                    let _ = child.wait().await;
+                    group.stop(child).await;
                     return Ending::Cancelled;
                 }
             }
@@ -310,15 +307,18 @@ impl GroupGuard {
         i32::try_from(id).ok().map(nix::unistd::Pid::from_raw)
     }
 
-    /// SIGTERM, a short grace, then SIGKILL.
-    pub(crate) async fn kill(&self) {
+    /// Stops the group led by `child`: SIGTERM, then SIGKILL to whatever is left once
+    /// the leader has exited or after a short grace; the leader reaped. (The grace is not
+    /// waited out for a CLI that ends at once: Ctrl-C is that much quicker.)
+    pub(crate) async fn stop(&self, child: &mut Child) {
         use nix::sys::signal::{Signal, killpg};
-        if let Some(pgid) = self.pgid() {
-            if killpg(pgid, Signal::SIGTERM).is_ok() {
-                tokio::time::sleep(GRACE).await;
-            }
-            let _ = killpg(pgid, Signal::SIGKILL);
+        if let Some(pgid) = self.pgid()
+            && killpg(pgid, Signal::SIGTERM).is_ok()
+        {
+            let _ = tokio::time::timeout(GRACE, child.wait()).await;
         }
+        self.kill_now();
+        let _ = child.wait().await;
     }
 
     pub(crate) fn kill_now(&self) {
@@ -408,11 +408,23 @@ mod tests {
             .parse()
             .expect("int");
         // The grandchild is gone (or a zombie awaiting a reaper that is not us).
-        let status = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        assert!(
-            status.is_empty() || status.contains(") Z "),
-            "grandchild alive: {status}"
-        );
+        let alive = still_alive(&pid.to_string()).await;
+        assert_eq!(alive, None, "grandchild alive");
+    }
+
+    /// `/proc/<pid>/stat` of a process that is neither gone nor a zombie after up to 5 s:
+    /// SIGKILL is delivered asynchronously, so a killed process may be on its way out.
+    async fn still_alive(pid: &str) -> Option<String> {
+        let alive = || {
+            let status = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
+            let status = status.unwrap_or_default();
+            (!status.is_empty() && !status.contains(") Z ")).then_some(status)
+        };
+        for _ in 0..100 {
+            alive()?;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        alive()
     }
 
     #[tokio::test]
@@ -424,6 +436,32 @@ mod tests {
         tx.send(true).expect("send");
         let outcome = task.await.expect("joins").expect("spawns");
         assert_eq!(outcome.ending, Ending::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn a_stopped_cli_gets_sigterm_first_and_nothing_of_its_group_survives() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (said, pid_file) = (dir.path().join("said"), dir.path().join("pid"));
+        // The leader says goodbye on SIGTERM; a child of its ignores SIGTERM.
+        let spec = spec(&format!(
+            "trap 'echo bye > {said}; exit 0' TERM; (trap '' TERM; sleep 60) & echo $! > {pid}; \
+             echo started; sleep 60 & wait",
+            said = said.display(),
+            pid = pid_file.display()
+        ));
+        let (tx, rx) = watch::channel(false);
+        let task = tokio::spawn(async move { run(&spec, &limits(60_000), rx, |_| {}).await });
+        while !pid_file.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        tx.send(true).expect("send");
+        let outcome = task.await.expect("joins").expect("spawns");
+        assert_eq!(outcome.ending, Ending::Cancelled);
+        assert_eq!(std::fs::read_to_string(&said).unwrap_or_default(), "bye\n");
+        let pid = std::fs::read_to_string(&pid_file).expect("pid");
+        let alive = still_alive(&pid).await;
+        assert_eq!(alive, None, "the child ignoring SIGTERM survived");
     }
 
     #[tokio::test]

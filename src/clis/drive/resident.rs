@@ -184,8 +184,7 @@ impl Resident {
     async fn stop(&mut self) {
         self.stdin = None;
         self.stdout = None;
-        self.group.kill().await;
-        let _ = self.child.wait().await;
+        self.group.stop(&mut self.child).await;
     }
 }
 
