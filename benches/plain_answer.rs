@@ -111,17 +111,7 @@ fn main() {
     let env = clis
         .env_for_all(&home, &server.url())
         .with("CODECREW_CONFIG", "");
-    let per_turn_config = home.root().join("per-turn.toml");
-    let _ = std::fs::write(
-        &per_turn_config,
-        "[agents.claude]\nprovider = \"claude\"\nkeep_alive = false\n\
-         [agents.codex]\nprovider = \"codex\"\nkeep_alive = false\n\
-         [agents.gemini]\nprovider = \"gemini\"\nkeep_alive = false\n\
-         [agents.copilot]\nprovider = \"copilot\"\nkeep_alive = false\n\
-         [agents.opencode]\nprovider = \"opencode\"\nkeep_alive = false\n\
-         [agents.qwen]\nprovider = \"qwen\"\nkeep_alive = false\n",
-    );
-    let per_turn_env = env.clone().with("CODECREW_CONFIG", &per_turn_config);
+    let per_turn_env = env.per_turn(&home);
     let codecrew_prompt = {
         let mut command = Command::new(codecrew);
         env.apply(&mut command);

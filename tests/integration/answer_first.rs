@@ -4,13 +4,10 @@
 //! started outlives it).
 
 use std::io::{BufRead, BufReader};
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_codecrew");
+use crate::support::scripted_claude::ScriptedClaude;
 
 /// A `claude` that answers its first message in Claude's stream-json, reads on to the
 /// end of its input, and then does not exit until the test lets it (a file `go` in the
@@ -25,49 +22,24 @@ n=0
 while [ ! -e go ] && [ "$n" -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
 "#;
 
-/// Whether a process whose command line names `program` is running.
-fn running(program: &Path) -> bool {
-    let needle = program.as_os_str().as_encoded_bytes();
-    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
-        std::fs::read(entry.path().join("cmdline"))
-            .is_ok_and(|cmdline| cmdline.windows(needle.len()).any(|w| w == needle))
-    })
-}
-
 #[test]
 fn the_answer_is_out_before_the_kept_cli_has_exited() {
-    let dir = tempfile::tempdir().unwrap();
-    let (home, work, bin) = (
-        dir.path().join("home"),
-        dir.path().join("work"),
-        dir.path().join("bin"),
-    );
-    for folder in [&home, &work, &bin] {
-        std::fs::create_dir_all(folder).unwrap();
-    }
-    let claude = bin.join("claude");
-    std::fs::write(&claude, SLOW_TO_EXIT_CLAUDE).unwrap();
-    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let machine = ScriptedClaude::new(SLOW_TO_EXIT_CLAUDE);
+    let go = machine.workspace().join("go");
     for output in ["json", "text"] {
-        let _ = std::fs::remove_file(work.join("go"));
-        let mut child = Command::new(BIN)
-            .args(["--workdir"])
-            .arg(&work)
-            .args(["query", "--output", output, "@claude hi"])
-            .env_clear()
-            .env("HOME", &home)
-            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-            .env("CODECREW_CONFIG", "")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+        let _ = std::fs::remove_file(&go);
+        let mut child = machine
+            .codecrew(&["query", "--output", output, "@claude hi"])
+            .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let first = lines.next().unwrap().unwrap();
         // The CLI is still there, held by the test: the answer did not wait for it.
-        assert!(running(&claude), "{output}: the CLI had already exited");
+        assert!(
+            machine.claude_runs(),
+            "{output}: the CLI had already exited"
+        );
         match output {
             "json" => {
                 let doc: Value = serde_json::from_str(&first).unwrap();
@@ -75,10 +47,13 @@ fn the_answer_is_out_before_the_kept_cli_has_exited() {
             }
             _ => assert_eq!(first, "Answered before the exit."),
         }
-        std::fs::write(work.join("go"), "").unwrap();
+        std::fs::write(&go, "").unwrap();
         let status = child.wait().unwrap();
         assert!(status.success(), "{output}: {status}");
         // codecrew waited for its CLI: nothing of it is left.
-        assert!(!running(&claude), "{output}: the CLI outlived codecrew");
+        assert!(
+            !machine.claude_runs(),
+            "{output}: the CLI outlived codecrew"
+        );
     }
 }

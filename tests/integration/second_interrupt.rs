@@ -1,15 +1,12 @@
 //! A second Ctrl-C ends codecrew at once, without waiting for its agents to stop; what
 //! their walls hold (the CLI files that make a CLI run programs later) is still put back.
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-const BIN: &str = env!("CARGO_BIN_EXE_codecrew");
+use crate::support::scripted_claude::ScriptedClaude;
 
 /// A `claude` that ignores SIGTERM (so the first Ctrl-C's stop takes its grace), writes
 /// the session script Claude would paste before every shell command of a resumed session,
@@ -23,43 +20,14 @@ printf '%s\n' '{"type":"system","subtype":"init","session_id":"planted","model":
 sleep 120
 "#;
 
-fn running(program: &Path) -> bool {
-    let needle = program.as_os_str().as_encoded_bytes();
-    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
-        std::fs::read(entry.path().join("cmdline"))
-            .is_ok_and(|cmdline| cmdline.windows(needle.len()).any(|w| w == needle))
-    })
-}
-
 #[test]
 fn a_second_interrupt_still_puts_back_what_the_wall_holds() {
-    let dir = tempfile::tempdir().unwrap();
-    let (home, work, bin) = (
-        dir.path().join("home"),
-        dir.path().join("work"),
-        dir.path().join("bin"),
-    );
-    for folder in [&home, &work, &bin, &home.join(".claude/session-env")] {
-        std::fs::create_dir_all(folder).unwrap();
-    }
-    let claude = bin.join("claude");
-    std::fs::write(&claude, PLANTING_CLAUDE).unwrap();
-    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let child = Command::new(BIN)
-        .args(["--workdir"])
-        .arg(&work)
-        .args(["query", "@claude hi"])
-        .env_clear()
-        .env("HOME", &home)
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .env("CODECREW_CONFIG", "")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let plant = home.join(".claude/session-env/planted/sessionstart-hook-0.sh");
+    let machine = ScriptedClaude::new(PLANTING_CLAUDE);
+    std::fs::create_dir_all(machine.home().join(".claude/session-env")).unwrap();
+    let child = machine.codecrew(&["query", "@claude hi"]).spawn().unwrap();
+    let plant = machine
+        .home()
+        .join(".claude/session-env/planted/sessionstart-hook-0.sh");
     let start = Instant::now();
     while !plant.exists() && start.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(20));
@@ -75,5 +43,5 @@ fn a_second_interrupt_still_puts_back_what_the_wall_holds() {
     assert_eq!(output.status.code(), Some(130), "{stderr}");
     assert!(!plant.exists(), "the plant outlived codecrew: {stderr}");
     assert!(stderr.contains("put back as it was"), "{stderr}");
-    assert!(!running(&claude), "the CLI outlived codecrew");
+    assert!(!machine.claude_runs(), "the CLI outlived codecrew");
 }

@@ -295,6 +295,21 @@ impl CliEnv {
         .without(COMMON_REMOVE)
     }
 
+    /// The same, with a user config (written into `home`) that runs every CLI of the
+    /// seven per turn (`keep_alive = false`).
+    pub fn per_turn(&self, home: &TestHome) -> CliEnv {
+        let config = home.root().join("per-turn.toml");
+        let agents: String = Cli::ALL
+            .iter()
+            .map(|cli| {
+                let name = cli.bin_name();
+                format!("[agents.{name}]\nprovider = \"{name}\"\nkeep_alive = false\n")
+            })
+            .collect();
+        std::fs::write(&config, agents).unwrap();
+        self.clone().with("CODECREW_CONFIG", &config)
+    }
+
     /// Sets a variable (and stops removing it).
     pub fn with(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> CliEnv {
         let key = key.as_ref().to_os_string();

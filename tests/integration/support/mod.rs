@@ -8,3 +8,4 @@ pub mod binary;
 pub mod clis;
 pub mod fake_model;
 pub mod git;
+pub mod scripted_claude;
