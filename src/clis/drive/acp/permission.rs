@@ -58,6 +58,29 @@ pub(super) fn question(
     }
 }
 
+/// Whether `field` is a comma-joined list of paths, relative to one folder, that
+/// `located` (the call's absolute paths) already names: opencode's `apply_patch` question
+/// says its files so, relative to its project, which codecrew does not know.
+fn lists_located(field: &str, located: &[&str]) -> bool {
+    let parts: Vec<&str> = field.split(", ").map(str::trim).collect();
+    let (Some(first), true) = (parts.first(), parts.len() > 1) else {
+        return false;
+    };
+    // Each folder the first part may be relative to: every part must be found there.
+    located
+        .iter()
+        .filter_map(|path| path.strip_suffix(first))
+        .filter(|root| root.ends_with('/'))
+        .any(|root| {
+            parts.iter().all(|part| {
+                !part.is_empty()
+                    && located
+                        .iter()
+                        .any(|path| path.strip_prefix(root) == Some(part))
+            })
+        })
+}
+
 /// What one of the agent's own tool calls amounts to: `program` names the agent.
 fn native(program: &str, call: &Value) -> Native {
     let id = call["toolCallId"].as_str().unwrap_or("");
@@ -66,7 +89,7 @@ fn native(program: &str, call: &Value) -> Native {
         .as_str()
         .or(call["kind"].as_str())
         .unwrap_or("tool");
-    let mut paths: Vec<&str> = call["locations"]
+    let located: Vec<&str> = call["locations"]
         .as_array()
         .into_iter()
         .flatten()
@@ -79,21 +102,22 @@ fn native(program: &str, call: &Value) -> Native {
                 .filter(|content| content["type"] == "diff")
                 .filter_map(|content| content["path"].as_str()),
         )
-        .chain(
-            // Gemini, Copilot, Qwen Code; opencode's question says `filepath`, its
-            // tool's input `filePath`.
-            [
-                "file_path",
-                "fileName",
-                "filepath",
-                "filePath",
-                "path",
-                "absolute_path",
-            ]
-            .iter()
-            .filter_map(|field| raw[*field].as_str()),
-        )
         .collect();
+    let mut paths: Vec<&str> = [
+        // Gemini, Copilot, Qwen Code; opencode's question says `filepath`, its tool's
+        // input `filePath`.
+        "file_path",
+        "fileName",
+        "filepath",
+        "filePath",
+        "path",
+        "absolute_path",
+    ]
+    .iter()
+    .filter_map(|field| raw[*field].as_str())
+    .filter(|path| !lists_located(path, &located))
+    .chain(located.iter().copied())
+    .collect();
     paths.sort_unstable();
     paths.dedup();
     let each = |make: fn(&str, &str, &str, &str) -> CallRequest| {
@@ -164,6 +188,19 @@ fn option(options: &Value, verdict: &Verdict) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_comma_list_is_left_out_only_when_the_locations_name_every_part() {
+        let located = ["/w/sub/b.txt", "/w/a.txt"];
+        assert!(lists_located("sub/b.txt, a.txt", &located));
+        // A part the locations do not name: the field is judged as it is.
+        assert!(!lists_located("sub/b.txt, ../../etc/passwd", &located));
+        assert!(
+            !lists_located("sub/b.txt, b.txt", &located),
+            "b.txt is not /w/b.txt"
+        );
+        assert!(!lists_located("a.txt", &located), "not a list");
+    }
     use crate::clis::drive::json_lines::parse_lines as lines;
 
     const OPTIONS: &str = r#"[{"optionId": "proceed_always", "kind": "allow_always"},

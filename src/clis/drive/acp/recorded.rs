@@ -448,6 +448,11 @@ fn every_file_of_an_opencode_patch_is_judged() {
             replay.judged
         );
     }
-    // (Its `rawInput.filepath` lists the same files, relative and joined by commas: judged
-    // as one more path, which can only add a refusal.)
+    // Its `rawInput.filepath` lists the same files, relative and joined by commas: not
+    // judged as one more path.
+    let writes = replay
+        .judged
+        .iter()
+        .filter(|call| call.starts_with("write_file "));
+    assert_eq!(writes.count(), 3, "{:?}", replay.judged);
 }
