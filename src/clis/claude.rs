@@ -44,6 +44,14 @@ impl Cli for Claude {
         Format::Claude
     }
 
+    fn failure_hint(&self, said: &str) -> Option<&'static str> {
+        // Its own words send a user of `claude -p` to its interactive `/login`.
+        said.contains("Not logged in").then_some(
+            "sign in by running `claude` once in a terminal (its /login), or set \
+             ANTHROPIC_API_KEY",
+        )
+    }
+
     /// `~/.claude` (or `$CLAUDE_CONFIG_DIR`) read only: its settings, hooks, skills,
     /// agents, commands, plugins and `CLAUDE.md`. Written: its transcripts and session
     /// records, backups, shell snapshots, to-dos and plans; its sign-in and `.claude.json`
@@ -322,6 +330,13 @@ mod tests {
 
     use super::super::testing::*;
     use super::*;
+
+    #[test]
+    fn not_signed_in_says_how_to_sign_in() {
+        let hint = Claude.failure_hint("Not logged in · Please run /login\n");
+        assert!(hint.is_some_and(|hint| hint.contains("ANTHROPIC_API_KEY")));
+        assert_eq!(Claude.failure_hint("the CLI exited with code 1"), None);
+    }
 
     #[test]
     fn its_auto_memory_is_held_for_the_workspace_and_its_repository() {

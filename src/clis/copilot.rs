@@ -195,8 +195,8 @@ impl Cli for Copilot {
         spec
     }
 
-    fn failure_hint(&self, stderr: &str) -> Option<&'static str> {
-        stderr.contains("authenticate").then_some(
+    fn failure_hint(&self, said: &str) -> Option<&'static str> {
+        said.contains("authenticate").then_some(
             "sign in with `copilot login` (or set COPILOT_GITHUB_TOKEN), or run Copilot \
              offline against a local model with COPILOT_OFFLINE=true and \
              COPILOT_PROVIDER_BASE_URL (see `codecrew query --help`)",

@@ -64,9 +64,8 @@ impl Cli for Gemini {
         PROJECT_FILES
     }
 
-    fn failure_hint(&self, stderr: &str) -> Option<&'static str> {
-        stderr
-            .contains("not running in a trusted directory")
+    fn failure_hint(&self, said: &str) -> Option<&'static str> {
+        said.contains("not running in a trusted directory")
             .then_some(
                 "this checkout ships Gemini settings (.gemini/) and you have not trusted the \
              project, so codecrew runs Gemini as in a folder it does not trust, where it \

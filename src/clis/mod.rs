@@ -155,8 +155,9 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
         false
     }
 
-    /// What to do about a failed turn, when the CLI's stderr says it is not signed in.
-    fn failure_hint(&self, _stderr: &str) -> Option<&'static str> {
+    /// What to do about a failed turn, when what the CLI said (its error, then its
+    /// stderr) shows it is not signed in.
+    fn failure_hint(&self, _said: &str) -> Option<&'static str> {
         None
     }
 
@@ -290,8 +291,8 @@ impl Provider {
         self.cli.reports_session_usage()
     }
 
-    pub fn failure_hint(&self, stderr: &str) -> Option<&'static str> {
-        self.cli.failure_hint(stderr)
+    pub fn failure_hint(&self, said: &str) -> Option<&'static str> {
+        self.cli.failure_hint(said)
     }
 
     pub fn after_kept(&self, started: std::time::SystemTime, session: Option<&str>) {

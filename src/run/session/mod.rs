@@ -381,7 +381,8 @@ impl JobRun {
                         refused::advice(&program, &outcome.stderr_tail)
                     )
                 } else {
-                    match self.provider.failure_hint(&outcome.stderr_tail) {
+                    let said = format!("{error}\n{}", outcome.stderr_tail);
+                    match self.provider.failure_hint(&said) {
                         Some(hint) => format!("{error}; {hint}"),
                         None => error,
                     }
