@@ -6,7 +6,7 @@
 //! [`JobEvent`]s (for live display) and returns a [`JobReport`].
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -232,32 +232,41 @@ impl JobRun {
         answered: impl FnOnce(JobReport),
     ) {
         let started = Instant::now();
-        let finish = |mut report: JobReport| {
-            report.duration_ms = elapsed_ms(started);
-            report.usage.turns = report.turns;
-            report.usage.tool_calls = u32::try_from(report.tool_calls.len()).unwrap_or(u32::MAX);
-            report.usage.native_tool_calls =
-                u32::try_from(self.executor.authorized_calls()).unwrap_or(u32::MAX);
-            report.usage.duration_ms = report.duration_ms;
-            answered(report);
+        let program = clis::locate(&self.provider);
+        let (mut report, transport) = match &program {
+            Some(program) => {
+                let (report, transport) = self.run_turns(program, &events, cancel, started).await;
+                (report, Some(transport))
+            }
+            None => {
+                let mut report = self.report(started);
+                report.error = Some(clis::describe_missing(&self.provider));
+                report.missing_cli = true;
+                (report, None)
+            }
         };
-        self.run_turns(&events, cancel, started, finish).await;
+        report.duration_ms = elapsed_ms(started);
+        report.usage.turns = report.turns;
+        report.usage.tool_calls = u32::try_from(report.tool_calls.len()).unwrap_or(u32::MAX);
+        report.usage.native_tool_calls =
+            u32::try_from(self.executor.authorized_calls()).unwrap_or(u32::MAX);
+        report.usage.duration_ms = report.duration_ms;
+        answered(report);
+        if let Some(transport) = transport {
+            transport.close().await;
+        }
     }
 
-    async fn run_turns(
-        &self,
+    /// The turns of the job with the CLI `program`: its report, and the transport still
+    /// to close.
+    async fn run_turns<'a>(
+        &'a self,
+        program: &'a Path,
         events: &EventSender,
         cancel: watch::Receiver<bool>,
         started: Instant,
-        answered: impl FnOnce(JobReport),
-    ) {
+    ) -> (JobReport, Transport<'a>) {
         let mut report = self.report(started);
-        let Some(program) = clis::locate(&self.provider) else {
-            report.error = Some(clis::describe_missing(&self.provider));
-            report.missing_cli = true;
-            answered(report);
-            return;
-        };
         let catalog = self.executor.catalog();
         let mut prompt = prompt::render_task(catalog, self.settings.mode, &self.job.task);
         if let Some(system) = &self.provider.agent.system_prompt {
@@ -287,7 +296,7 @@ impl JobRun {
         let mut transport = Transport::new(
             Launch {
                 provider: &self.provider,
-                program: &program,
+                program,
                 workspace: &self.settings.workspace,
                 env: &self.settings.env,
                 gate: Some(self.executor.as_ref()),
@@ -378,7 +387,7 @@ impl JobRun {
                     report.error_code = Some(refused::CODE);
                     format!(
                         "{error}; {}",
-                        refused::advice(&program, &outcome.stderr_tail)
+                        refused::advice(program, &outcome.stderr_tail)
                     )
                 } else {
                     let said = format!("{error}\n{}", outcome.stderr_tail);
@@ -495,8 +504,7 @@ impl JobRun {
             }
             prompt = prompt::render_results(&lines.join("\n"));
         }
-        answered(report);
-        transport.close().await;
+        (report, transport)
     }
 }
 
