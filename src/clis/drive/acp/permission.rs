@@ -102,20 +102,34 @@ fn native(program: &str, call: &Value) -> Native {
                 .filter(|content| content["type"] == "diff")
                 .filter_map(|content| content["path"].as_str()),
         )
+        .chain(
+            // opencode's patch: each file it touches, and where a file it moves goes
+            // (`*** Move to:`), which its question's other paths leave out.
+            raw["files"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|file| [&file["filePath"], &file["movePath"]])
+                .filter_map(Value::as_str),
+        )
         .collect();
     let mut paths: Vec<&str> = [
-        // Gemini, Copilot, Qwen Code; opencode's question says `filepath`, its tool's
-        // input `filePath`.
+        // Gemini, Copilot, Qwen Code; opencode's tool input says `filePath`.
         "file_path",
         "fileName",
-        "filepath",
         "filePath",
         "path",
         "absolute_path",
     ]
     .iter()
     .filter_map(|field| raw[*field].as_str())
-    .filter(|path| !lists_located(path, &located))
+    // opencode's question says `filepath`: for a patch, its files relative to its
+    // project and joined by commas.
+    .chain(
+        raw["filepath"]
+            .as_str()
+            .filter(|list| !lists_located(list, &located)),
+    )
     .chain(located.iter().copied())
     .collect();
     paths.sort_unstable();
@@ -189,18 +203,6 @@ fn option(options: &Value, verdict: &Verdict) -> Option<String> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_comma_list_is_left_out_only_when_the_locations_name_every_part() {
-        let located = ["/w/sub/b.txt", "/w/a.txt"];
-        assert!(lists_located("sub/b.txt, a.txt", &located));
-        // A part the locations do not name: the field is judged as it is.
-        assert!(!lists_located("sub/b.txt, ../../etc/passwd", &located));
-        assert!(
-            !lists_located("sub/b.txt, b.txt", &located),
-            "b.txt is not /w/b.txt"
-        );
-        assert!(!lists_located("a.txt", &located), "not a list");
-    }
     use crate::clis::drive::json_lines::parse_lines as lines;
 
     const OPTIONS: &str = r#"[{"optionId": "proceed_always", "kind": "allow_always"},
@@ -219,6 +221,38 @@ mod tests {
         );
         assert!(outbox.bytes.is_empty());
         outbox.pending.pop().unwrap()
+    }
+
+    #[test]
+    fn a_comma_list_is_left_out_only_when_the_locations_name_every_part() {
+        let located = ["/w/sub/b.txt", "/w/a.txt"];
+        assert!(lists_located("sub/b.txt, a.txt", &located));
+        // A part the locations do not name: the field is judged as it is.
+        assert!(!lists_located("sub/b.txt, ../../etc/passwd", &located));
+        assert!(
+            !lists_located("sub/b.txt, b.txt", &located),
+            "b.txt is not /w/b.txt"
+        );
+        assert!(!lists_located("a.txt", &located), "not a list");
+    }
+    /// A model that has read hostile text writes a patch that "updates" an ordinary file
+    /// and moves it over a git hook: the hook is judged, not only the file.
+    #[test]
+    fn a_patch_that_moves_a_file_is_judged_where_it_lands() {
+        let question = ask(json!({
+            "toolCallId": "p1", "title": "1 file", "kind": "edit",
+            "locations": [{"path": "/ws/a.txt"}],
+            "rawInput": {"filepath": "a.txt", "files": [{
+                "filePath": "/ws/a.txt", "relativePath": ".git/hooks/pre-commit",
+                "type": "move", "movePath": "/ws/.git/hooks/pre-commit"}]},
+        }));
+        let judged: Vec<&Value> = question.calls.iter().map(|c| &c.input["path"]).collect();
+        assert!(
+            judged.contains(&&json!("/ws/.git/hooks/pre-commit")),
+            "{judged:?}"
+        );
+        assert!(judged.contains(&&json!("/ws/a.txt")), "{judged:?}");
+        assert!(question.calls.iter().all(|call| call.tool == "write_file"));
     }
 
     #[test]
