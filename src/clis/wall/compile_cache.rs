@@ -55,11 +55,25 @@ fn workspace_key(workspace: &Path) -> String {
         .collect()
 }
 
-/// Removes the folders no run has marked used for [`UNUSED_FOR`].
+/// How often the folders are looked over: not at every CLI start.
+const PRUNED_EVERY: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Removes the folders no run has marked used for [`UNUSED_FOR`], at most once every
+/// [`PRUNED_EVERY`] (the time of a stamp file beside them says when last).
 pub fn prune_unused() {
-    if let Some(root) = root() {
-        prune(&root, SystemTime::now(), UNUSED_FOR);
+    let Some(root) = root() else {
+        return;
+    };
+    let stamp = root.join(".pruned");
+    let now = SystemTime::now();
+    let recent = std::fs::metadata(&stamp)
+        .and_then(|meta| meta.modified())
+        .is_ok_and(|last| now.duration_since(last).is_ok_and(|ago| ago < PRUNED_EVERY));
+    if recent {
+        return;
     }
+    prune(&root, now, UNUSED_FOR);
+    let _ = std::fs::write(&stamp, b"");
 }
 
 /// Removes the `<cli>/<mode>/<workspace>` folders under `root` last marked used before

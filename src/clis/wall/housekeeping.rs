@@ -8,7 +8,8 @@
 //!   watchdog kills the CLI, but its directory, with whatever the CLI left there, stays.
 //!   So the directory's name carries the pid of the codecrew that made it
 //!   ([`temp_prefix`]), and those whose codecrew is gone are removed.
-//! - **Node compile caches no run has used for a month** ([`super::compile_cache`]).
+//! - **Node compile caches no run has used for a month** ([`super::compile_cache`]),
+//!   looked over once a day.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
