@@ -19,7 +19,7 @@ use tokio::sync::watch;
 const STDERR_TAIL: usize = 8 * 1024;
 /// Read buffer for stdout.
 const CHUNK: usize = 64 * 1024;
-/// Between SIGTERM and SIGKILL when stopping a group.
+/// The most a group being stopped gets between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_millis(500);
 
 /// A command to run.
@@ -408,20 +408,17 @@ mod tests {
             .parse()
             .expect("int");
         // The grandchild is gone (or a zombie awaiting a reaper that is not us).
-        let alive = still_alive(&pid.to_string()).await;
-        assert_eq!(alive, None, "grandchild alive");
+        assert!(!still_alive(pid).await, "grandchild alive");
     }
 
-    /// `/proc/<pid>/stat` of a process that is neither gone nor a zombie after up to 5 s:
+    /// Whether `pid` is still running (neither gone nor a zombie) after up to 5 s:
     /// SIGKILL is delivered asynchronously, so a killed process may be on its way out.
-    async fn still_alive(pid: &str) -> Option<String> {
-        let alive = || {
-            let status = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
-            let status = status.unwrap_or_default();
-            (!status.is_empty() && !status.contains(") Z ")).then_some(status)
-        };
+    async fn still_alive(pid: i32) -> bool {
+        let alive = || codecrew_policy::process::stat(pid).is_some_and(|stat| !stat.zombie);
         for _ in 0..100 {
-            alive()?;
+            if !alive() {
+                return false;
+            }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         alive()
@@ -460,8 +457,11 @@ mod tests {
         assert_eq!(outcome.ending, Ending::Cancelled);
         assert_eq!(std::fs::read_to_string(&said).unwrap_or_default(), "bye\n");
         let pid = std::fs::read_to_string(&pid_file).expect("pid");
-        let alive = still_alive(&pid).await;
-        assert_eq!(alive, None, "the child ignoring SIGTERM survived");
+        let pid = pid.trim().parse().expect("a pid");
+        assert!(
+            !still_alive(pid).await,
+            "the child ignoring SIGTERM survived"
+        );
     }
 
     #[tokio::test]
