@@ -73,6 +73,9 @@ impl Cli for Copilot {
                 whole("hooks"),
                 whole("agents"),
                 whole("skills"),
+                // Its loader also runs the newest package it finds here (where its own
+                // auto-update may unpack one), over the bundled one.
+                whole("pkg"),
                 wall::Guarded {
                     path: home.join("config.json"),
                     hold: wall::Hold::Keys(&[&["trustedFolders"], &["trusted_folders"]]),
@@ -93,7 +96,9 @@ impl Cli for Copilot {
             return None;
         }
         Some(Preparation {
-            args: vec!["--version".to_owned()],
+            // Without `--no-auto-update` the loader would run the newest package of any
+            // folder it searches, not unpack the bundled one.
+            args: vec!["--no-auto-update".to_owned(), "--version".to_owned()],
             write: vec![cache],
         })
     }
@@ -427,6 +432,27 @@ mod tests {
         assert!(!unpacked(&program, &cache));
         // An install codecrew cannot read the version of: always prepared.
         assert!(!unpacked(Path::new("/bin/sh"), &cache));
+    }
+
+    /// The run that unpacks the package writes Copilot's cache: nothing a checkout or a
+    /// program in the query wall left may run in it.
+    #[test]
+    fn the_preparation_runs_the_bundled_package_away_from_the_checkout() {
+        let program = Path::new("/opt/copilot/bin/copilot");
+        let Some(spec) = provider("copilot").preparation_command(program, Path::new("/work/ws"))
+        else {
+            return; // no home directory here: no cache to prepare
+        };
+        // Not the newest package of the folders its loader searches: the bundled one.
+        assert_eq!(spec.args, argv(["--no-auto-update", "--version"]));
+        // Not the checkout, whose `.tool-versions` a version manager's shim would read.
+        assert_eq!(spec.cwd.as_deref(), Some(Path::new("/opt/copilot/bin")));
+        assert!(
+            spec.env
+                .iter()
+                .all(|(name, _)| name != "NODE_COMPILE_CACHE"),
+            "the query wall's compile cache"
+        );
     }
 
     #[test]

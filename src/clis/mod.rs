@@ -389,13 +389,16 @@ impl Provider {
 
     /// The run before the CLI's first turn in `cwd`, when it needs one
     /// ([`Cli::preparation`]): inside the wall of a `query` turn that may also write what
-    /// the preparation fills.
+    /// the preparation fills. It runs in the program's own folder, not the checkout (whose
+    /// `.tool-versions` would pick the program a version manager's shim runs), and without
+    /// the compile cache programs in the query wall write (its code would run with the
+    /// preparation's wider rights).
     pub fn preparation_command(&self, program: &Path, cwd: &Path) -> Option<CommandSpec> {
         let preparation = self.cli.preparation(program)?;
         let spec = CommandSpec {
             program: program.to_path_buf(),
             args: argv(preparation.args),
-            cwd: Some(cwd.to_path_buf()),
+            cwd: program.parent().map(Path::to_path_buf),
             ..CommandSpec::default()
         };
         let state = self.cli.state().map(|mut state| {
@@ -403,7 +406,9 @@ impl Provider {
             state.write.extend(preparation.write);
             state
         });
-        Some(self.walled_in(spec, program, Mode::Query, cwd, false, state))
+        let mut spec = self.walled_in(spec, program, Mode::Query, cwd, false, state);
+        spec.env.retain(|(name, _)| name != "NODE_COMPILE_CACHE");
+        Some(spec)
     }
 
     /// `spec` inside the CLI's wall for `mode`, where the CLI has one; `kept` for the

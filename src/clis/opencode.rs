@@ -198,6 +198,13 @@ const HELD: &[&str] = &[
     "agents",
     "command",
     "commands",
+    "mode",
+    "modes",
+    "skill",
+    "skills",
+    // The terminal interface's own configuration, whose `plugin` list it loads.
+    "tui.json",
+    "tui.jsonc",
 ];
 
 /// The plugins opencode would import from `cwd` and the folders above it up to the

@@ -125,8 +125,12 @@ fn a_program_in_copilots_wall_cannot_plant_code_in_its_unpacked_package() {
     };
     let cache = world.home.home().join(".cache/copilot/pkg");
     assert!(!cache.exists(), "a fresh home");
+    // Its loader also runs the newest package under `~/.copilot/pkg`, over the bundled
+    // one: a newer version planted there would run at the next `copilot`.
     let plant = "for f in $(find ~/.cache/copilot/pkg -name app.js); do \
-                 echo 'PLANTED' >> \"$f\"; done; touch shell-ran";
+                 echo 'PLANTED' >> \"$f\"; done; \
+                 mkdir -p ~/.copilot/pkg/linux-x64/99.0.0 && \
+                 echo 'PLANTED' > ~/.copilot/pkg/linux-x64/99.0.0/index.js; touch shell-ran";
     world.server.set_script(
         Script::new()
             .on_tool_result("", Reply::text("Tried."))
@@ -154,4 +158,9 @@ fn a_program_in_copilots_wall_cannot_plant_code_in_its_unpacked_package() {
         let text = std::fs::read_to_string(&app).unwrap();
         assert!(!text.contains("PLANTED"), "{} was changed", app.display());
     }
+    let newer = world
+        .home
+        .home()
+        .join(".copilot/pkg/linux-x64/99.0.0/index.js");
+    assert!(!newer.exists(), "{} stays", newer.display());
 }
