@@ -21,8 +21,8 @@ mod clis;
 #[path = "../tests/integration/support/fake_model/mod.rs"]
 mod fake_model;
 
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::io::Read;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use clis::{Cli, CliEnv, Clis, TestHome};
@@ -44,17 +44,8 @@ struct Sample {
 /// Runs `command` (with `stdin` written and closed, or none), and times the answer's
 /// arrival on its stdout and its end; None when it failed or never answered.
 fn run(mut command: Command, stdin: Option<&str>) -> Option<Sample> {
-    command.stdout(Stdio::piped()).stderr(Stdio::null());
-    command.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    });
     let start = Instant::now();
-    let mut child = command.spawn().ok()?;
-    if let (Some(text), Some(mut input)) = (stdin, child.stdin.take()) {
-        let _ = input.write_all(text.as_bytes());
-    }
+    let mut child = clis::spawn_fed(&mut command, stdin).ok()?;
     let mut stdout = child.stdout.take()?;
     let mut seen = Vec::new();
     let mut chunk = [0u8; 8192];
@@ -147,14 +138,9 @@ fn main() {
         };
         command
     };
-    for (cli, name) in [
-        (Cli::Claude, "claude"),
-        (Cli::Codex, "codex"),
-        (Cli::Gemini, "gemini"),
-        (Cli::Copilot, "copilot"),
-        (Cli::Opencode, "opencode"),
-        (Cli::Qwen, "qwen"),
-    ] {
+    // llm has no kept mode to compare.
+    for cli in Cli::ALL.into_iter().filter(|cli| *cli != Cli::Llm) {
+        let name = cli.bin_name();
         let wanted = if named.is_empty() {
             name == "claude"
         } else {

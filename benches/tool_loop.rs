@@ -23,8 +23,7 @@ mod clis;
 #[path = "../tests/integration/support/fake_model/mod.rs"]
 mod fake_model;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -187,20 +186,11 @@ fn time_n(
     let mut samples = Vec::new();
     for _ in 0..runs {
         let (mut command, stdin) = command();
-        command.stdout(Stdio::piped()).stderr(Stdio::null());
-        command.stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        });
         let start = Instant::now();
-        let Ok(mut child) = command.spawn() else {
+        let Ok(child) = clis::spawn_fed(&mut command, stdin.as_deref()) else {
             println!("{label}: cannot start");
             return Duration::ZERO;
         };
-        if let (Some(text), Some(mut input)) = (stdin, child.stdin.take()) {
-            let _ = input.write_all(text.as_bytes());
-        }
         let Ok(output) = child.wait_with_output() else {
             continue;
         };
@@ -303,15 +293,8 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    for (cli, name) in [
-        (Cli::Claude, "claude"),
-        (Cli::Codex, "codex"),
-        (Cli::Gemini, "gemini"),
-        (Cli::Copilot, "copilot"),
-        (Cli::Opencode, "opencode"),
-        (Cli::Qwen, "qwen"),
-        (Cli::Llm, "llm"),
-    ] {
+    for cli in Cli::ALL {
+        let name = cli.bin_name();
         if !named.is_empty() && !named.iter().any(|n| n == name) {
             continue;
         }

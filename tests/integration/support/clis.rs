@@ -18,10 +18,10 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -688,4 +688,20 @@ pub fn run(command: &mut Command, timeout: Duration) -> CliRun {
         stderr: stderr.join().unwrap_or_default(),
         elapsed: start.elapsed(),
     }
+}
+
+/// Starts `command` with stdout piped and stderr dropped, its stdin `stdin` written and
+/// closed (or none): a CLI's headless run as the benches time it.
+pub fn spawn_fed(command: &mut Command, stdin: Option<&str>) -> std::io::Result<Child> {
+    command.stdout(Stdio::piped()).stderr(Stdio::null());
+    command.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    let mut child = command.spawn()?;
+    if let (Some(text), Some(mut input)) = (stdin, child.stdin.take()) {
+        let _ = input.write_all(text.as_bytes());
+    }
+    Ok(child)
 }
