@@ -70,6 +70,37 @@ pub fn files(path: &Path, except: &[&str]) -> Option<Files> {
     Some(found)
 }
 
+/// The names of everything but folders at or beneath `path` (the empty name for the
+/// path itself) but what is under the top-level names `except`, contents unread and
+/// without a limit: what stands in a held folder that [`files`] cannot hold (grown past
+/// its limits, or holding a FIFO), so that all that was not there before can go.
+pub fn names(path: &Path, except: &[&str]) -> Vec<PathBuf> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Vec::new();
+    };
+    if !meta.is_dir() {
+        return vec![PathBuf::new()];
+    }
+    let mut found = Vec::new();
+    let mut pending = vec![PathBuf::new()];
+    while let Some(relative) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(path.join(&relative)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = relative.join(entry.file_name());
+            if except.iter().any(|skip| name == Path::new(skip)) {
+                continue;
+            }
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => pending.push(name),
+                _ => found.push(name),
+            }
+        }
+    }
+    found
+}
+
 /// The bytes of the regular file at `path`, opened without following a link (none when
 /// it is missing; an error for a link, a FIFO or anything else).
 pub fn read_regular(path: &Path) -> std::io::Result<Option<Vec<u8>>> {

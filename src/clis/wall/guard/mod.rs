@@ -26,7 +26,7 @@ use super::{Guarded, Hold};
 mod files;
 mod keys;
 
-use files::{Files, files, put_entry, put_file, read_regular, remove_entry};
+use files::{Files, files, names, put_entry, put_file, read_regular, remove_entry};
 use keys::collect;
 
 /// Every guard of a command still running: put back at once by [`restore_all_now`] when
@@ -182,7 +182,7 @@ impl Guard {
 
     fn restore_files(&self, before: &Files) -> Vec<String> {
         let Some(after) = files(&self.path, self.except) else {
-            return vec![self.path.display().to_string()];
+            return self.restore_unreadable(before);
         };
         let mut changed = Vec::new();
         // What was added or changed first (a link in the place of the held folder goes
@@ -214,6 +214,30 @@ impl Guard {
 }
 
 impl Guard {
+    /// Puts a held folder back that cannot be read as a whole any more (flooded past the
+    /// limits, or holding a FIFO): everything that was not there before goes, and
+    /// everything that was is written again. Never left as it is, which would keep
+    /// whatever was planted beside the flood.
+    fn restore_unreadable(&self, before: &Files) -> Vec<String> {
+        let mut changed = vec![self.path.display().to_string()];
+        for name in names(&self.path, self.except) {
+            if !before.contains_key(&name) {
+                let file = self.file(&name);
+                if let Err(error) = remove_entry(&file) {
+                    tracing::warn!(file = %file.display(), %error, "could not remove");
+                }
+                changed.push(file.display().to_string());
+            }
+        }
+        for (name, entry) in before {
+            if let Err(error) = put_entry(&self.path, name, entry) {
+                let file = self.file(name);
+                tracing::warn!(file = %file.display(), %error, "could not put the file back");
+            }
+        }
+        changed
+    }
+
     /// [`Guard::restore`], saying on stderr what changed.
     fn restore_and_warn(&self) {
         let changed = self.restore();

@@ -93,6 +93,36 @@ fn a_whole_folder_held_loses_what_was_added_and_gets_back_what_changed() {
     assert!(rules.restore().is_empty() && config.restore().is_empty());
 }
 
+/// A program in the wall floods a held folder past what can be held, beside its plant,
+/// and leaves a FIFO there: the folder is put back all the same.
+#[test]
+fn a_held_folder_flooded_or_holding_a_fifo_is_put_back_all_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let held_dir = dir.path().join("session-env");
+    std::fs::create_dir_all(held_dir.join("mine")).unwrap();
+    std::fs::write(held_dir.join("mine/hook.sh"), "mine").unwrap();
+    let guard = held(&held_dir, Hold::Whole);
+    std::fs::write(held_dir.join("mine/hook.sh"), "evil").unwrap();
+    std::fs::create_dir_all(held_dir.join("plant/flood")).unwrap();
+    std::fs::write(held_dir.join("plant/sessionstart-hook-0.sh"), "evil").unwrap();
+    for n in 0..2_100 {
+        std::fs::write(held_dir.join(format!("plant/flood/{n}")), "x").unwrap();
+    }
+    nix::unistd::mkfifo(&held_dir.join("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    assert!(!guard.restore().is_empty());
+    assert_eq!(
+        std::fs::read_to_string(held_dir.join("mine/hook.sh")).unwrap(),
+        "mine"
+    );
+    assert!(!held_dir.join("plant/sessionstart-hook-0.sh").exists());
+    assert!(!held_dir.join("plant/flood/0").exists());
+    assert!(
+        held_dir.join("fifo").symlink_metadata().is_err(),
+        "the FIFO stays"
+    );
+    assert!(guard.restore().is_empty(), "all put back");
+}
+
 #[test]
 fn a_link_swapped_in_is_replaced_never_written_through() {
     let dir = tempfile::tempdir().unwrap();
