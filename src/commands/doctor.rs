@@ -312,6 +312,17 @@ async fn version_in_wall(
         max_stdout_bytes: 1024 * 1024,
     };
     let (_cancel, cancelled) = tokio::sync::watch::channel(false);
+    // A job prepares the CLI before its first turn (Copilot unpacks its package, which
+    // its wall then only reads); so does the check, or a fresh install would fail here
+    // where a job would not.
+    if let Some(mut prepare) = provider.preparation_command(path, workspace) {
+        prepare.read_also(reads);
+        let limits = clis::drive::process::RunLimits {
+            timeout: clis::drive::transport::PREPARATION_TIMEOUT,
+            ..limits
+        };
+        let _ = clis::drive::process::run(&prepare, &limits, cancelled.clone(), |_| {}).await;
+    }
     let mut printed = false;
     let outcome = clis::drive::process::run(&spec, &limits, cancelled, |bytes| {
         printed |= !bytes.is_empty();

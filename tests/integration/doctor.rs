@@ -36,7 +36,12 @@ impl World {
     }
 
     fn doctor(&self, args: &[&str], path: &Path) -> Output {
-        Command::new(BIN)
+        self.doctor_command(args, path).output().unwrap()
+    }
+
+    fn doctor_command(&self, args: &[&str], path: &Path) -> Command {
+        let mut command = Command::new(BIN);
+        command
             .arg("--workdir")
             .arg(self.path("ws"))
             .arg("doctor")
@@ -44,9 +49,8 @@ impl World {
             .env("CODECREW_CONFIG", self.path("user.toml"))
             .env("PATH", path)
             .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+            .stdin(Stdio::null());
+        command
     }
 }
 
@@ -172,7 +176,18 @@ fn the_real_clis_report_their_versions() {
         return;
     };
     let world = World::new("");
-    let output = world.doctor(&[], Path::new(&clis.path_var()));
+    // A fresh home, as a new user's: nothing of the CLIs' own there yet.
+    let home = world.path("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let output = world
+        .doctor_command(&[], Path::new(&clis.path_var()))
+        .env("HOME", &home)
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("COPILOT_HOME")
+        .env_remove("COPILOT_CACHE_HOME")
+        .env_remove("COPILOT_PKG_CACHE_HOME")
+        .output()
+        .unwrap();
     let report = text(&output);
     assert!(
         line(&report, "cli", "claude").contains("2.1.329"),
@@ -184,6 +199,13 @@ fn the_real_clis_report_their_versions() {
     );
     assert!(
         line(&report, "cli", "codex").contains("0.169.0"),
+        "{report}"
+    );
+    // A fresh home: Copilot's package is not unpacked yet. A job unpacks it before its
+    // first turn; the check does the same, and does not send the user to open the wall.
+    let copilot = line(&report, "cli", "copilot");
+    assert!(
+        copilot.starts_with("ok") && copilot.contains("starts inside its wall"),
         "{report}"
     );
 }

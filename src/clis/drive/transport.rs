@@ -22,7 +22,7 @@ use crate::clis::{LongLived, Provider, Turn};
 use crate::run::usage::Usage;
 
 /// The longest a CLI's preparation may take (Copilot unpacks about 235 MB).
-const PREPARATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+pub const PREPARATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// What every command of a job is made from.
 pub struct Launch<'a> {
