@@ -57,13 +57,13 @@ impl Counted {
         }
     }
 
-    /// The CLI's starts for turns: not Copilot's `--version` run that unpacks its
-    /// package in a fresh home before the first turn.
+    /// The CLI's starts for turns: not Copilot's `--no-auto-update --version` run that
+    /// unpacks its package in a fresh home before the first turn.
     fn starts(&self) -> usize {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
-            .filter(|line| *line != "start --version")
+            .filter(|line| *line != "start --no-auto-update --version")
             .count()
     }
 }
