@@ -26,6 +26,7 @@ pub mod external;
 pub mod mcp;
 pub mod middleware;
 pub mod registry;
+pub mod state_dir;
 pub mod toolbox;
 
 use std::future::Future;

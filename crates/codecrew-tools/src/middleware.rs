@@ -52,7 +52,7 @@ pub struct AuditLog {
 impl AuditLog {
     /// The audit log of a workspace.
     pub fn in_workspace(workspace: &std::path::Path) -> Self {
-        AuditLog::at(workspace.join(".codecrew").join("audit.jsonl"))
+        AuditLog::at(crate::state_dir::in_workspace(workspace).join("audit.jsonl"))
     }
 
     pub fn at(path: std::path::PathBuf) -> Self {
@@ -70,12 +70,9 @@ impl AuditLog {
             .map_err(|_| std::io::Error::other("audit log lock poisoned"))?;
         if guard.is_none() {
             if let Some(dir) = self.path.parent() {
-                std::fs::create_dir_all(dir)?;
+                crate::state_dir::create(dir)?;
             }
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&self.path)?;
+            let file = crate::state_dir::open_append(&self.path)?;
             *guard = Some(file);
         }
         match guard.as_mut() {

@@ -7,11 +7,12 @@
 //! The lock lives in its own file because the rename gives the document a new inode: a lock
 //! on the document itself would not be seen by the next writer.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{ErrorKind, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use codecrew_tools::state_dir;
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 
@@ -29,7 +30,7 @@ pub type Listed = (ThreadName, Result<Thread>);
 impl ThreadStore {
     /// `<workspace>/.codecrew/threads`.
     pub fn in_workspace(workspace: &Path) -> ThreadStore {
-        ThreadStore::at(workspace.join(".codecrew").join("threads"))
+        ThreadStore::at(state_dir::in_workspace(workspace).join("threads"))
     }
 
     pub fn at(dir: PathBuf) -> ThreadStore {
@@ -170,19 +171,13 @@ impl ThreadStore {
             path: path.clone(),
             source,
         };
-        std::fs::create_dir_all(&self.dir).map_err(|source| ThreadError::Io {
+        state_dir::create(&self.dir).map_err(|source| ThreadError::Io {
             action: "create",
             path: self.dir.clone(),
             source,
         })?;
         loop {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .map_err(|source| io("open", source))?;
+            let file = state_dir::open_rw(&path).map_err(|source| io("open", source))?;
             let locked = match Flock::lock(file, FlockArg::LockExclusive) {
                 Ok(locked) => locked,
                 Err((_, Errno::EINTR)) => continue,
