@@ -19,6 +19,10 @@
 //! [`config`] the settings they read; [`mcp_server`] is the front end that serves the
 //! same tools over MCP.
 
+// Everything printed passes through one door, `output::console` (std's stdout and stderr
+// are banned in clippy.toml for the same reason).
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod cli;
 pub mod clis;
 pub mod config;

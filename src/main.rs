@@ -1,13 +1,18 @@
 //! The `codecrew` binary: parses the command line, sets up logging and the runtime, and
 //! hands over to one command. Exit codes are documented in `codecrew --help`.
 
+// Everything printed passes through one door, `output::console` (std's stdout and stderr
+// are banned in clippy.toml for the same reason).
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod commands;
 
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 use codecrew::cli::{Cli, Command};
-use codecrew::output::color::{ColorChoice, Colors, Palette};
+use codecrew::output::color::{ColorChoice, Colors};
+use codecrew::output::console;
 use codecrew_policy::process;
 use codecrew_tools::Mode;
 
@@ -17,7 +22,8 @@ fn main() -> ExitCode {
     codecrew_policy::secrets::hide_initial_secrets();
     let cli = parse();
     let colors = Colors::detect(cli.color);
-    init_logging(cli.verbose, colors.stderr);
+    console::init(colors);
+    init_logging(cli.verbose);
     tracing::debug!(
         stdout = colors.stdout.enabled(),
         stderr = colors.stderr.enabled(),
@@ -30,7 +36,7 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("codecrew: cannot start the async runtime: {error}");
+            console::error(format_args!("cannot start the async runtime: {error}"));
             return ExitCode::from(1);
         }
     };
@@ -55,7 +61,7 @@ fn main() -> ExitCode {
                 // The reader went away (`codecrew ... | head`): not an error.
                 return ExitCode::SUCCESS;
             }
-            eprintln!("codecrew: {error:#}");
+            console::error(format_args!("{error:#}"));
             ExitCode::from(commands::EXIT_USAGE)
         }
     }
@@ -101,7 +107,9 @@ async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn init_logging(verbose: u8, stderr: Palette) {
+/// Logs go to stderr through the console, inert (a log may quote a CLI's output): so
+/// without tracing's own colours, which would be shown as text.
+fn init_logging(verbose: u8) {
     use tracing_subscriber::EnvFilter;
     let default = match verbose {
         0 => "warn",
@@ -112,8 +120,8 @@ fn init_logging(verbose: u8, stderr: Palette) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(stderr.enabled())
-        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_writer(console::LogWriter)
         .with_target(false)
         .without_time()
         .init();

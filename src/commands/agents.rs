@@ -1,11 +1,12 @@
 //! `codecrew agents list`: the agents of the merged configuration and the files it came from.
 
-use std::io::Write;
+use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
 use codecrew::cli::{AgentsCommand, OutputArg};
 use codecrew::config::{self, LoadedConfig, Origin, ProviderKind};
+use codecrew::output::console::{self, Text};
 use serde_json::{Value, json};
 
 use super::EXIT_USAGE;
@@ -24,20 +25,20 @@ fn list(output: OutputArg, workspace: &Path) -> anyhow::Result<ExitCode> {
     let (user_file, loaded) = match found {
         Ok(found) => found,
         Err(error) => {
-            eprintln!("codecrew: {error}");
+            console::error(error);
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     };
-    let mut out = std::io::stdout().lock();
     match output {
         OutputArg::Json => {
-            serde_json::to_writer_pretty(
-                &mut out,
-                &to_json(&loaded, user_file.as_deref(), workspace),
-            )?;
-            writeln!(out)?;
+            console::stdout().json_pretty(&to_json(&loaded, user_file.as_deref(), workspace))?;
         }
-        OutputArg::Text => write_text(&mut out, &loaded, user_file.as_deref(), workspace)?,
+        OutputArg::Text => {
+            // Agent names and models come from config files, a checkout's included.
+            let mut out = String::new();
+            write_text(&mut out, &loaded, user_file.as_deref(), workspace)?;
+            console::stdout().show(&Text::plain(&out))?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -70,11 +71,11 @@ fn rows(loaded: &LoadedConfig) -> Vec<Row> {
 }
 
 fn write_text(
-    out: &mut impl Write,
+    out: &mut String,
     loaded: &LoadedConfig,
     user_file: Option<&Path>,
     workspace: &Path,
-) -> std::io::Result<()> {
+) -> std::fmt::Result {
     let rows = rows(loaded);
     let width =
         |f: fn(&Row) -> usize, title: &str| rows.iter().map(f).max().unwrap_or(0).max(title.len());

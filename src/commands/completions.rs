@@ -1,19 +1,18 @@
 //! `codecrew completions <shell>`: the shell completion script, from the clap definitions.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::CommandFactory;
 use clap_complete::Shell;
 use codecrew::cli::{Cli, CompletionsArgs};
+use codecrew::output::console;
 
 pub fn run(args: &CompletionsArgs) -> anyhow::Result<ExitCode> {
     // Generated into memory first: clap_complete panics when its writer fails, and stdout
     // may be a closed pipe.
     let script = script(args.shell);
-    let mut out = std::io::stdout().lock();
-    out.write_all(&script)?;
-    out.flush()?;
+    // A script for the shell to read.
+    console::stdout().exact(&script)?;
     Ok(ExitCode::SUCCESS)
 }
 

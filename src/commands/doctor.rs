@@ -6,7 +6,7 @@
 //! `codecrew query` itself so that the check takes the same path as real use.
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::time::Duration;
@@ -15,6 +15,7 @@ use codecrew::cli::{DoctorArgs, OutputArg};
 use codecrew::clis::wall::install::find_program;
 use codecrew::clis::{self, Provider};
 use codecrew::config::{self, LoadedConfig, ProviderKind};
+use codecrew::output::console::{self, Text};
 use codecrew_policy::sandbox::{self, Support};
 use codecrew_tools::Mode;
 use serde::Serialize;
@@ -86,13 +87,11 @@ pub async fn run(args: DoctorArgs, workspace: &Path) -> anyhow::Result<ExitCode>
         live_checks(&args.agents, &loaded, &found, workspace, &mut checks).await;
     }
 
-    let mut out = std::io::stdout().lock();
     match args.output {
-        OutputArg::Json => {
-            serde_json::to_writer_pretty(&mut out, &checks)?;
-            writeln!(out)?;
-        }
+        OutputArg::Json => console::stdout().json_pretty(&checks)?,
         OutputArg::Text => {
+            // A check quotes what a CLI, a server or a tool program printed.
+            let mut out = String::new();
             writeln!(out, "codecrew {}", env!("CARGO_PKG_VERSION"))?;
             for check in &checks {
                 let status = match check.status {
@@ -110,6 +109,7 @@ pub async fn run(args: DoctorArgs, workspace: &Path) -> anyhow::Result<ExitCode>
                     writeln!(out, "{:14}→ {hint}", "")?;
                 }
             }
+            console::stdout().show(&Text::plain(&out))?;
         }
     }
     let failed = checks.iter().any(|check| check.status == Status::Fail);

@@ -1,5 +1,6 @@
 //! `codecrew init`: writes the commented starter `codecrew.toml` in the workspace.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -8,6 +9,7 @@ use anyhow::Context;
 use codecrew::cli::InitArgs;
 use codecrew::config::starter::STARTER;
 use codecrew::config::{PROJECT_FILE, find_project_file};
+use codecrew::output::console::{self, Text};
 
 use super::EXIT_USAGE;
 
@@ -36,7 +38,7 @@ pub fn run(args: &InitArgs, workspace: &Path) -> anyhow::Result<ExitCode> {
         return Err(error.error).with_context(|| format!("cannot write {}", path.display()));
     }
 
-    let mut out = std::io::stdout().lock();
+    let mut out = String::new();
     writeln!(out, "Wrote {}", path.display())?;
     if let Some(other) = shadowed {
         writeln!(
@@ -49,14 +51,15 @@ pub fn run(args: &InitArgs, workspace: &Path) -> anyhow::Result<ExitCode> {
         out,
         "Edit it, then check the result with `codecrew agents list`."
     )?;
+    console::stdout().show(&Text::plain(&out))?;
     Ok(ExitCode::SUCCESS)
 }
 
 fn refuse(path: &Path) -> ExitCode {
-    eprintln!(
-        "codecrew: {} already exists; edit it, or run `codecrew init --force` to replace it \
-         with the starter file",
+    console::error(format_args!(
+        "{} already exists; edit it, or run `codecrew init --force` to replace it with the \
+         starter file",
         path.display()
-    );
+    ));
     ExitCode::from(EXIT_USAGE)
 }

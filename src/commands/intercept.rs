@@ -1,12 +1,12 @@
 //! `codecrew intercept`: an LLM CLI's output on stdin; the calls in it found and run.
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use codecrew::cli::{InterceptArgs, OutputArg};
 use codecrew::output::color::{NOTICE, Palette, WARNING};
+use codecrew::output::console::{self, Inert, Out, Text};
 use codecrew_intercept::decode::{Event, Format};
 use codecrew_intercept::{
     Interceptor, Item, Rejection, ScannerLimits, Segment, ToolCall, neutralise_envelopes,
@@ -71,7 +71,9 @@ struct Report {
     open_line: bool,
     /// A message ended mid-line: the next text starts on a new line.
     needs_separator: bool,
-    stdout: std::io::Stdout,
+    stdout: Out<std::io::Stdout>,
+    /// The CLI's text as a stream, made inert for the terminal.
+    stream: Inert,
     /// Styles for codecrew's own lines in the text output.
     palette: Palette,
 }
@@ -94,7 +96,8 @@ impl Report {
             text: String::new(),
             open_line: false,
             needs_separator: false,
-            stdout: std::io::stdout(),
+            stdout: console::stdout(),
+            stream: Inert::default(),
             palette,
         }
     }
@@ -106,7 +109,7 @@ impl Report {
             Item::Segment(Segment::Rejected(rejection)) => {
                 if self.output == OutputArg::Text {
                     let line = format!("[codecrew] rejected: {}", rejection.reason);
-                    self.line(&self.palette.paint(WARNING, line).to_string())?;
+                    self.line(&Text::styled(self.palette, WARNING, &line))?;
                 }
                 self.rejected.push(rejection);
             }
@@ -116,7 +119,7 @@ impl Report {
                 self.rejected.push(Rejection { reason, raw });
             }
             Item::Event(Event::Error(message)) => {
-                eprintln!("codecrew: the CLI reported an error: {message}")
+                console::error(format_args!("the CLI reported an error: {message}"))
             }
             Item::Event(other) => tracing::debug!(event = ?other, "CLI event"),
         }
@@ -139,23 +142,24 @@ impl Report {
                 self.text.push_str(text);
             }
             OutputArg::Text => {
-                let mut out = self.stdout.lock();
-                out.write_all(separator.as_bytes())?;
-                out.write_all(text.as_bytes())?;
-                out.flush()?;
+                let mut shown = Text::plain(separator);
+                shown.push_streamed(&mut self.stream, text);
+                self.stdout.show(&shown)?;
             }
         }
         Ok(())
     }
 
-    fn line(&mut self, line: &str) -> anyhow::Result<()> {
-        let mut out = self.stdout.lock();
+    /// A line of codecrew's own, on a line of its own.
+    fn line(&mut self, line: &Text) -> anyhow::Result<()> {
+        let mut shown = Text::new();
+        shown.finish_stream(&mut self.stream);
         if std::mem::take(&mut self.open_line) {
-            out.write_all(b"\n")?;
+            shown.push("\n");
         }
         self.needs_separator = false;
-        writeln!(out, "{line}")?;
-        out.flush()?;
+        shown.append(line).push("\n");
+        self.stdout.show(&shown)?;
         Ok(())
     }
 
@@ -163,7 +167,7 @@ impl Report {
         if self.output == OutputArg::Text {
             let input = serde_json::to_string(&call.input)?;
             let line = format!("[codecrew] call {} {input}", call.name);
-            self.line(&self.palette.paint(NOTICE, line).to_string())?;
+            self.line(&Text::styled(self.palette, NOTICE, &line))?;
         }
         if let Some(executor) = &self.executor {
             let request = CallRequest {
@@ -179,8 +183,9 @@ impl Report {
                 error.message = neutralise_envelopes(&error.message);
             }
             if self.output == OutputArg::Text {
-                let rendered = serde_json::to_string_pretty(&result)?;
-                self.line(&neutralise_envelopes(&rendered))?;
+                let rendered =
+                    String::from_utf8_lossy(&console::json::to_vec_pretty(&result)?).into_owned();
+                self.line(&Text::plain(&neutralise_envelopes(&rendered)))?;
             }
             self.results.push(result);
         }
@@ -249,10 +254,12 @@ impl Report {
             } else {
                 json!({ "calls": calls, "text": self.text, "rejected": self.rejected })
             };
-            let mut out = self.stdout.lock();
-            serde_json::to_writer(&mut out, &document)?;
-            out.write_all(b"\n")?;
-            out.flush()?;
+            let mut stdout = self.stdout;
+            stdout.json_line(&document)?;
+        } else {
+            let mut stdout = self.stdout;
+            let mut stream = self.stream;
+            stdout.show(Text::new().finish_stream(&mut stream))?;
         }
         Ok(if failed {
             ExitCode::from(1)

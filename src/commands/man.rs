@@ -13,18 +13,21 @@ use anyhow::Context;
 use clap::CommandFactory;
 use clap_mangen::Man;
 use codecrew::cli::{Cli, ManArgs};
+use codecrew::output::console::{self, Text};
 
 pub fn run(args: &ManArgs) -> anyhow::Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
+    let mut out = console::stdout();
     match &args.dir {
         Some(dir) => {
+            let mut written = String::new();
             for path in write_pages(dir)? {
-                writeln!(out, "{}", path.display())?;
+                written.push_str(&format!("{}\n", path.display()));
             }
+            out.show(&Text::plain(&written))?;
         }
-        None => out.write_all(&page()?)?,
+        // roff, for `man` to read.
+        None => out.exact(&page()?)?,
     }
-    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 

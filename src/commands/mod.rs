@@ -18,6 +18,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use codecrew::config::LoadedConfig;
 use codecrew::output::ask::default_asker;
+use codecrew::output::console;
 use codecrew_policy::Policy;
 use codecrew_tools::middleware::{AuditLog, TracingLogger};
 use codecrew_tools::{Mode, ToolCatalog, ToolContext, ToolExecutor, ToolRegistry, Toolbox};
@@ -145,10 +146,10 @@ fn warn_blocked(loaded: &LoadedConfig) {
         } else {
             "a project's tools and MCP servers run programs"
         };
-        eprintln!(
-            "codecrew: warning: [{name}] in {file} is ignored: {why}, so it applies only \
-             when you trust the folder (trusted_projects in your user config)"
-        );
+        console::warn(format_args!(
+            "[{name}] in {file} is ignored: {why}, so it applies only when you trust the \
+             folder (trusted_projects in your user config)"
+        ));
     }
 }
 
@@ -175,18 +176,18 @@ pub fn warn_left_out<'a>(
         .as_deref()
         .and_then(Path::parent)
         .unwrap_or(workspace);
-    eprintln!(
-        "codecrew: note: this project is not trusted, so the agent CLIs start without the \
-         configuration it ships for them, which can run programs: {}; to load it, add \
-         {:?} to trusted_projects in your user config",
+    console::note(format_args!(
+        "this project is not trusted, so the agent CLIs start without the configuration it \
+         ships for them, which can run programs: {}; to load it, add {:?} to \
+         trusted_projects in your user config",
         said.join("; "),
         folder.display().to_string()
-    );
+    ));
 }
 
 fn warn(toolbox: Toolbox) -> Toolbox {
     for notice in toolbox.notices() {
-        eprintln!("codecrew: warning: {notice}");
+        console::warn(notice);
     }
     toolbox
 }
@@ -205,9 +206,7 @@ pub fn executor_for(
     context.exec.allow_network = policy.allow_network();
     context.exec.sandbox = codecrew::run::toolbox::sandbox_enabled();
     if !context.exec.sandbox {
-        eprintln!(
-            "codecrew: warning: CODECREW_SANDBOX=off: run_command runs without the OS sandbox"
-        );
+        console::warn("CODECREW_SANDBOX=off: run_command runs without the OS sandbox");
     }
     let mut executor = ToolExecutor::new(registry, catalog, context)
         .with_middleware(Arc::new(TracingLogger))
@@ -243,6 +242,8 @@ pub async fn interrupted() -> u8 {
         _ = term.recv() => 143,
         _ = hup.recv() => 129,
     };
-    eprintln!("\ncodecrew: interrupted; stopping the agents and commands it started");
+    console::line(&console::Text::plain(
+        "\ncodecrew: interrupted; stopping the agents and commands it started",
+    ));
     code
 }

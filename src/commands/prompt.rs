@@ -1,10 +1,10 @@
 //! `codecrew prompt`: the tool-augmented prompt, for scripts that feed any LLM CLI.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
 use codecrew::cli::PromptArgs;
+use codecrew::output::console;
 use codecrew::run::prompt;
 use codecrew_tools::{Mode, ToolCatalog};
 
@@ -16,8 +16,7 @@ pub async fn run(args: PromptArgs, workspace: &Path) -> anyhow::Result<ExitCode>
     let catalog = ToolCatalog::for_mode(toolbox.registry(), mode)?;
     let message = args.message.join(" ");
     let text = prompt::render_task(&catalog, mode, &message);
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()?;
+    // For another CLI to read: the user's task as given, byte for byte.
+    console::stdout().exact(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

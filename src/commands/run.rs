@@ -1,13 +1,13 @@
 //! `codecrew query` and `codecrew execute`: resolve the mentions, run every job at once,
 //! render as they go, and turn the reports into an exit code.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use std::sync::Arc;
 
 use codecrew::cli::RunArgs;
 use codecrew::output::color::{ERROR, NOTICE, Palette};
+use codecrew::output::console::{self, Text};
 use codecrew::output::live::LiveView;
 use codecrew::output::render::{JobLabel, Renderer};
 use codecrew::run::crew::{Crew, ExecutorFactory};
@@ -38,7 +38,7 @@ pub async fn run(
             match store.load(name) {
                 Ok(thread) => Some((store, name.clone(), thread)),
                 Err(error) => {
-                    eprintln!("codecrew: {error}");
+                    console::error(error);
                     return Ok(ExitCode::from(super::EXIT_USAGE));
                 }
             }
@@ -127,16 +127,17 @@ pub async fn run(
     // At a terminal: a status line per running agent on stderr, below the text.
     let mut live = (args.output == codecrew::cli::RunOutput::Text
         && !args.quiet
-        && std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        && console::stderr_is_terminal())
     .then(|| LiveView::new(labels.iter().map(status_title).collect()));
     let many = count > 1;
-    let stdout: Box<dyn Write + Send> = match &live {
+    let stdout: Box<dyn std::io::Write + Send> = match &live {
         Some(view) => {
             codecrew::output::ask::set_screen(Some(view.screen()));
+            console::set_live(Some(view.multi()));
             view.set_wanted(true);
             Box::new(view.stdout())
         }
-        None => Box::new(std::io::stdout()),
+        None => Box::new(console::stdout().into_inner()),
     };
     let mut ticks = tokio::time::interval(std::time::Duration::from_millis(120));
     let mut renderer =
@@ -167,13 +168,12 @@ pub async fn run(
                 if let (false, codecrew::cli::RunOutput::Text, Some(error)) =
                     (report.success, args.output, &report.error)
                 {
-                    let failed = format!("@{} failed:", report.agent);
-                    let failed = colors.stderr.paint(ERROR, failed);
-                    let line = format!("codecrew: {failed} {error}");
-                    match &live {
-                        Some(view) => view.suspend(|| eprintln!("{line}")),
-                        None => eprintln!("{line}"),
-                    }
+                    // The error may quote the CLI or the model's server.
+                    let mut line = Text::plain("codecrew: ");
+                    line.push_styled(colors.stderr, ERROR, &format!("@{} failed:", report.agent))
+                        .push(" ")
+                        .push(error);
+                    console::line(&line);
                 }
                 renderer.done(index, &report)?;
                 if let (Some((store, name, _)), true) = (&continued, report.success) {
@@ -211,6 +211,7 @@ pub async fn run(
     if let Some(view) = &live {
         view.clear();
         codecrew::output::ask::set_screen(None);
+        console::set_live(None);
     }
     let reports: Vec<JobReport> = reports.into_iter().flatten().collect();
     renderer.finish(&reports)?;
@@ -239,7 +240,7 @@ pub async fn run(
             Err(error) => error.to_string(),
         };
         // The answer was printed but the thread does not have it: not a success.
-        eprintln!("codecrew: the thread was not updated: {error}");
+        console::error(format_args!("the thread was not updated: {error}"));
         if code == 0 {
             code = 1;
         }
@@ -267,7 +268,6 @@ fn stop_on_signal(code: u8, cancel: &watch::Sender<bool>) -> u8 {
 /// that failed before its first turn (its CLI missing) used nothing: its error says all.
 fn print_usage(reports: &[JobReport], palette: Palette) {
     let reports: Vec<&JobReport> = reports.iter().filter(|r| r.usage.turns > 0).collect();
-    let mut err = std::io::stderr().lock();
     for report in &reports {
         let model = report
             .model
@@ -275,12 +275,12 @@ fn print_usage(reports: &[JobReport], palette: Palette) {
             .map(|m| format!(":{m}"))
             .unwrap_or_default();
         let line = format!("@{}{model}: {}", report.agent, report.usage.summary());
-        let _ = writeln!(err, "{}", palette.paint(NOTICE, line));
+        console::line(&Text::styled(palette, NOTICE, &line));
     }
     if reports.len() > 1 {
         let total = JobUsage::total(reports.iter().map(|r| &r.usage));
         let line = format!("total: {}", total.summary());
-        let _ = writeln!(err, "{}", palette.paint(NOTICE, line));
+        console::line(&Text::styled(palette, NOTICE, &line));
     }
 }
 

@@ -1,10 +1,11 @@
 //! `codecrew threads list|show|rm`: the conversations `--thread` keeps in the workspace.
 
-use std::io::Write;
+use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
 use codecrew::cli::{OutputArg, ThreadsCommand};
+use codecrew::output::console::{self, Text};
 use codecrew::run::thread::{Thread, ThreadError, ThreadName, ThreadStore};
 use serde_json::{Value, json};
 
@@ -21,11 +22,11 @@ fn list(store: &ThreadStore, output: OutputArg) -> anyhow::Result<ExitCode> {
     let listed = match store.list() {
         Ok(listed) => listed,
         Err(error) => {
-            eprintln!("codecrew: {error}");
+            console::error(error);
             return Ok(ExitCode::from(1));
         }
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = String::new();
     match output {
         OutputArg::Json => {
             let threads: Vec<Value> = listed
@@ -41,8 +42,7 @@ fn list(store: &ThreadStore, output: OutputArg) -> anyhow::Result<ExitCode> {
                     Err(error) => json!({"name": name.as_str(), "error": error.to_string()}),
                 })
                 .collect();
-            serde_json::to_writer_pretty(&mut out, &json!({ "threads": threads }))?;
-            writeln!(out)?;
+            console::stdout().json_pretty(&json!({ "threads": threads }))?;
         }
         OutputArg::Text if listed.is_empty() => writeln!(
             out,
@@ -89,10 +89,12 @@ fn list(store: &ThreadStore, output: OutputArg) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    // A thread's name is its file's, which may hold anything.
+    console::stdout().show(&Text::plain(&out))?;
     // An unreadable thread is listed, not hidden; its error goes to stderr too.
     for (_, thread) in &listed {
         if let Err(error) = thread {
-            eprintln!("codecrew: {error}");
+            console::error(error);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -117,11 +119,10 @@ fn show(store: &ThreadStore, name: &ThreadName, output: OutputArg) -> anyhow::Re
     let thread = match found {
         Ok(thread) => thread,
         Err(error) => {
-            eprintln!("codecrew: {error}");
+            console::error(error);
             return Ok(ExitCode::from(1));
         }
     };
-    let mut out = std::io::stdout().lock();
     match output {
         OutputArg::Json => {
             // The stored thread, with the sum of what its exchanges used beside it.
@@ -129,15 +130,19 @@ fn show(store: &ThreadStore, name: &ThreadName, output: OutputArg) -> anyhow::Re
             if let serde_json::Value::Object(map) = &mut value {
                 map.insert("usage".to_owned(), serde_json::to_value(thread.usage())?);
             }
-            serde_json::to_writer_pretty(&mut out, &value)?;
-            writeln!(out)?;
+            console::stdout().json_pretty(&value)?;
         }
-        OutputArg::Text => write_thread(&mut out, &thread)?,
+        OutputArg::Text => {
+            // A stored answer is the model's text: shown inert, as when it streamed.
+            let mut out = String::new();
+            write_thread(&mut out, &thread)?;
+            console::stdout().show(&Text::plain(&out))?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn write_thread(out: &mut impl Write, thread: &Thread) -> std::io::Result<()> {
+fn write_thread(out: &mut String, thread: &Thread) -> std::fmt::Result {
     writeln!(
         out,
         "Thread {}: {} exchanges, created {}, updated {}",
@@ -183,11 +188,11 @@ fn write_thread(out: &mut impl Write, thread: &Thread) -> std::io::Result<()> {
 fn remove(store: &ThreadStore, name: &ThreadName) -> anyhow::Result<ExitCode> {
     match store.remove(name) {
         Ok(()) => {
-            println!("Removed thread {name}.");
+            console::stdout().show(&Text::plain(&format!("Removed thread {name}.\n")))?;
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
-            eprintln!("codecrew: {error}");
+            console::error(error);
             Ok(ExitCode::from(1))
         }
     }

@@ -1,10 +1,11 @@
 //! `codecrew tools`: list, show and call tools directly.
 
-use std::io::Write;
+use std::fmt::Write;
 use std::process::ExitCode;
 
 use codecrew::cli::{OutputArg, ToolsCommand};
 use codecrew::output::color::LABEL;
+use codecrew::output::console::{self, Text};
 use codecrew_intercept::PREFIX;
 use codecrew_tools::executor::CallRequest;
 use codecrew_tools::{Mode, Status, ToolCatalog, ToolError, ToolResult, Toolbox};
@@ -35,7 +36,6 @@ async fn list(
     let toolbox = registry(options, mode).await?;
     let catalog = ToolCatalog::for_mode(toolbox.registry(), mode)?;
     let palette = options.colors.stdout;
-    let mut out = std::io::stdout().lock();
     match output {
         OutputArg::Json => {
             let tools: Vec<Value> = catalog
@@ -50,10 +50,11 @@ async fn list(
                     })
                 })
                 .collect();
-            serde_json::to_writer_pretty(&mut out, &tools)?;
-            writeln!(out)?;
+            console::stdout().json_pretty(&tools)?;
         }
         OutputArg::Text => {
+            // Descriptions come from MCP servers and tool programs too.
+            let mut out = Text::new();
             let width = catalog.names().map(str::len).max().unwrap_or(0) + PREFIX.len();
             for tool in catalog.tools() {
                 let access = if tool.readonly() || mode == Mode::Query {
@@ -64,9 +65,10 @@ async fn list(
                 let summary = first_sentence(tool.description_in(mode));
                 // Padded before it is styled: the escapes take no columns.
                 let name = format!("{:<width$}", format!("{PREFIX}{}", tool.name()));
-                let name = palette.paint(LABEL, name);
-                writeln!(out, "{name}  {access:<5}  {summary}")?;
+                out.push_styled(palette, LABEL, &name)
+                    .push(&format!("  {access:<5}  {summary}\n"));
             }
+            console::stdout().show(&out)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -100,7 +102,7 @@ async fn show(name: &str, options: &super::ToolOptions) -> anyhow::Result<ExitCo
             known.join(", ")
         );
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = String::new();
     writeln!(out, "{PREFIX}{}", tool.name())?;
     writeln!(out)?;
     writeln!(out, "{}", tool.description().trim())?;
@@ -115,8 +117,9 @@ async fn show(name: &str, options: &super::ToolOptions) -> anyhow::Result<ExitCo
         }
     )?;
     writeln!(out, "Input schema:")?;
-    serde_json::to_writer_pretty(&mut out, &tool.input_schema())?;
-    writeln!(out)?;
+    let mut console = console::stdout();
+    console.show(&Text::plain(&out))?;
+    console.json_pretty(&tool.input_schema())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -155,9 +158,7 @@ async fn call(
             duration_ms: 0,
         },
     };
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, &result)?;
-    writeln!(out)?;
+    console::stdout().json_pretty(&result)?;
     Ok(if result.is_ok() {
         ExitCode::SUCCESS
     } else {

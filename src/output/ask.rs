@@ -66,7 +66,7 @@ impl TerminalAsker {
     /// The terminal, when codecrew runs attached to one (its stdin or stderr is a
     /// terminal and `/dev/tty` opens); None otherwise. The prompt is styled with `palette`.
     pub fn open(palette: Palette) -> Option<Self> {
-        if !std::io::stdin().is_terminal() && !std::io::stderr().is_terminal() {
+        if !std::io::stdin().is_terminal() && !crate::output::console::stderr_is_terminal() {
             return None;
         }
         let tty = OpenOptions::new()

@@ -21,9 +21,10 @@
 
 use std::ffi::OsString;
 use std::fmt;
-use std::io::IsTerminal;
 
 use anstyle::{AnsiColor, Color, Style};
+
+use crate::output::console;
 
 /// Tool calls and their results in the text output: seen, but quieter than the answer.
 pub const NOTICE: Style = Style::new().dimmed();
@@ -120,8 +121,8 @@ impl Colors {
     pub fn detect(choice: ColorChoice) -> Self {
         let env = ColorEnv::from_process();
         Colors {
-            stdout: Palette::decide(choice, env, std::io::stdout().is_terminal()),
-            stderr: Palette::decide(choice, env, std::io::stderr().is_terminal()),
+            stdout: Palette::decide(choice, env, console::stdout_is_terminal()),
+            stderr: Palette::decide(choice, env, console::stderr_is_terminal()),
             // The prompt is only ever written to a terminal.
             tty: Palette::decide(choice, env, true),
         }

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::output::console::inert;
 use crate::run::session::JobEvent;
 use crate::run::usage::Usage;
 
@@ -97,9 +98,9 @@ impl LiveView {
         self.apply();
     }
 
-    /// Runs `write` (a line on stderr) with the status lines lifted.
-    pub fn suspend<R>(&self, write: impl FnOnce() -> R) -> R {
-        self.multi.suspend(write)
+    /// The lines' drawing, for the console to lift around what it writes on stderr.
+    pub fn multi(&self) -> MultiProgress {
+        self.multi.clone()
     }
 
     pub fn event(&mut self, index: usize, event: &JobEvent) {
@@ -164,7 +165,10 @@ impl LiveView {
         {
             parts.push(format!("{} tokens", input.saturating_add(output)));
         }
-        status.bar.set_message(parts.join(" · "));
+        // A tool's name is the model's to choose.
+        status
+            .bar
+            .set_message(inert(&parts.join(" · ")).into_owned());
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Visibility> {
@@ -223,6 +227,8 @@ impl Write for LiveStdout {
             apply(&self.multi, &mut visibility);
         }
         let written = self.multi.suspend(|| {
+            // Bytes reach this writer only as the console's `Text` or exact JSON.
+            #[allow(clippy::disallowed_methods)]
             let mut out = io::stdout().lock();
             out.write_all(buf)?;
             out.flush()?;
@@ -233,6 +239,7 @@ impl Write for LiveStdout {
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        #[allow(clippy::disallowed_methods)] // As in `write`.
         io::stdout().flush()
     }
 }

@@ -200,9 +200,9 @@ fn warn_once() {
     static WARNED: Once = Once::new();
     if sandbox::support() == Support::Unsupported {
         WARNED.call_once(|| {
-            eprintln!(
-                "codecrew: warning: this kernel has no Landlock, so the agent CLIs run \
-                 unconfined: their own tools can read and write outside the workspace"
+            crate::output::console::warn(
+                "this kernel has no Landlock, so the agent CLIs run unconfined: their own \
+                 tools can read and write outside the workspace",
             )
         });
     }

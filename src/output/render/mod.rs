@@ -4,6 +4,9 @@
 //! stderr. With one job, text streams as it arrives; with several, it streams too, a
 //! whole line at a time, each line under its agent's name (`[claude] …`), so lines of
 //! different agents never mix. `--raw` prints each final answer under a header.
+//!
+//! Text goes out as [`Text`]: the model's words made inert, codecrew's own lines styled
+//! (`output::console`); JSON goes out exact, its strings escaped.
 
 use std::io::{self, Write};
 
@@ -12,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::cli::RunOutput;
 use crate::output::color::{ERROR, LABEL, NOTICE, Palette, WARNING};
+use crate::output::console::{Inert, Out, Text};
 use crate::run::session::{JobEvent, JobReport, SubEvent};
 use crate::run::usage::JobUsage;
 use codecrew_tools::Status;
@@ -39,8 +43,11 @@ struct View {
     label: JobLabel,
     /// Sub-agents' text not yet ended by a newline, per sub-agent (its line prefix).
     sub_partial: Vec<(String, String)>,
-    /// Text output of a job while other jobs run.
-    buffer: Vec<u8>,
+    /// Text output of a job while other jobs run, not yet ended by a newline.
+    buffer: Text,
+    /// The job's text as a stream: a `\r` that ends one piece may end a line with the
+    /// next.
+    stream: Inert,
     at_line_start: bool,
 }
 
@@ -49,7 +56,7 @@ pub struct Renderer<W: Write> {
     output: RunOutput,
     raw: bool,
     views: Vec<View>,
-    out: W,
+    out: Out<W>,
     /// Styles for codecrew's own lines in the text output.
     palette: Palette,
 }
@@ -61,7 +68,8 @@ impl<W: Write> Renderer<W> {
             .map(|label| View {
                 label,
                 sub_partial: Vec::new(),
-                buffer: Vec::new(),
+                buffer: Text::new(),
+                stream: Inert::default(),
                 at_line_start: true,
             })
             .collect();
@@ -69,7 +77,7 @@ impl<W: Write> Renderer<W> {
             output,
             raw,
             views,
-            out,
+            out: Out::new(out),
             palette: Palette::PLAIN,
         }
     }
@@ -122,24 +130,33 @@ impl<W: Write> Renderer<W> {
     }
 
     fn text_event(&mut self, index: usize, event: &JobEvent) -> io::Result<()> {
-        let chunk: String = match event {
-            JobEvent::Text(text) => text.clone(),
-            JobEvent::Turn(_)
-            | JobEvent::TurnEnd { .. }
-            | JobEvent::MessageEnd
-            | JobEvent::Notice(_) => return Ok(()),
+        let chunk = match event {
+            JobEvent::Text(text) => return self.write_text(index, text),
+            JobEvent::MessageEnd => self.end_stream(index),
+            JobEvent::Turn(_) | JobEvent::TurnEnd { .. } | JobEvent::Notice(_) => {
+                return Ok(());
+            }
             JobEvent::Sub(sub) => self.sub_lines(index, sub),
             event => match call_line(event) {
                 Some((style, line)) => notice(index, self, style, &line),
                 None => return Ok(()),
             },
         };
-        self.write_text(index, &chunk)
+        self.write_shown(index, chunk)
+    }
+
+    /// A message ended: a `\r` its text still held is shown.
+    fn end_stream(&mut self, index: usize) -> Text {
+        let mut held = Text::new();
+        if let Some(view) = self.views.get_mut(index) {
+            held.finish_stream(&mut view.stream);
+        }
+        held
     }
 
     /// A sub-agent's event as whole lines nested under the call that started it: text
     /// waits for its newline, so concurrent sub-agents never interleave mid-line.
-    fn sub_lines(&mut self, index: usize, sub: &SubEvent) -> String {
+    fn sub_lines(&mut self, index: usize, sub: &SubEvent) -> Text {
         // The chain down to the agent that reported, and what it reported.
         let (mut sub, mut depth) = (sub, sub.depth);
         let mut path = format!("@{}", sub.agent);
@@ -151,7 +168,7 @@ impl<W: Write> Renderer<W> {
         let prefix = format!("{}{path}: ", "  │ ".repeat(depth as usize));
         let palette = self.palette;
         let Some(view) = self.views.get_mut(index) else {
-            return String::new();
+            return Text::new();
         };
         let slot = match view.sub_partial.iter().position(|(p, _)| *p == prefix) {
             Some(slot) => slot,
@@ -160,10 +177,10 @@ impl<W: Write> Renderer<W> {
                 view.sub_partial.len() - 1
             }
         };
-        let mut lines = String::new();
-        let flush = |partial: &mut String, lines: &mut String| {
+        let mut lines = Text::new();
+        let flush = |partial: &mut String, lines: &mut Text| {
             if !partial.trim().is_empty() {
-                lines.push_str(&format!("{prefix}{}\n", partial.trim_end()));
+                lines.push(&format!("{prefix}{}\n", partial.trim_end()));
             }
             partial.clear();
         };
@@ -181,24 +198,42 @@ impl<W: Write> Renderer<W> {
             JobEvent::Notice(message) => {
                 flush(partial, &mut lines);
                 let line = format!("{prefix}✗ {}", shorten(message, 200));
-                lines.push_str(&format!("{}\n", palette.paint(ERROR, line)));
+                lines.push_styled(palette, ERROR, &line).push("\n");
             }
             event => {
                 if let Some((style, line)) = call_line(event) {
                     flush(partial, &mut lines);
                     let line = format!("{prefix}{}", line.trim_start());
-                    lines.push_str(&format!("{}\n", palette.paint(style, line)));
+                    lines.push_styled(palette, style, &line).push("\n");
                 }
             }
         }
         if lines.is_empty() || view.at_line_start {
             lines
         } else {
-            format!("\n{lines}")
+            let mut ended = Text::plain("\n");
+            ended.append(&lines);
+            ended
         }
     }
 
+    /// A piece of the model's text, made inert as part of the job's stream.
     fn write_text(&mut self, index: usize, text: &str) -> io::Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        let mut shown = Text::new();
+        if let Some(view) = self.views.get_mut(index) {
+            shown.push_streamed(&mut view.stream, text);
+            // A held `\r` stands mid-line until the next piece says what it is.
+            view.at_line_start = text.ends_with('\n');
+        }
+        self.write_shown(index, shown)
+    }
+
+    /// Text of a job, live with one job; with several, whole lines only, each under its
+    /// agent's name, so that lines of different agents never mix.
+    fn write_shown(&mut self, index: usize, text: Text) -> io::Result<()> {
         if text.is_empty() {
             return Ok(());
         }
@@ -206,26 +241,23 @@ impl<W: Write> Renderer<W> {
         let Some(view) = self.views.get_mut(index) else {
             return Ok(());
         };
-        view.at_line_start = text.ends_with('\n');
+        if text.ends_with_newline() {
+            view.at_line_start = true;
+        }
         if live {
-            self.out.write_all(text.as_bytes())?;
-            return self.out.flush();
+            return self.out.show(&text);
         }
-        // Several agents: whole lines only, each under its agent's name, so that lines of
-        // different agents never mix.
-        view.buffer.extend_from_slice(text.as_bytes());
-        let mut lines = Vec::new();
-        while let Some(end) = view.buffer.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = view.buffer.drain(..=end).collect();
-            lines.extend_from_slice(&agent_prefix(palette, &view.label.agent));
-            lines.extend_from_slice(&line);
-        }
-        if lines.is_empty() {
+        view.buffer.append(&text);
+        let Some(whole) = view.buffer.take_lines() else {
             return Ok(());
+        };
+        let mut lines = Text::new();
+        for line in whole.split_lines() {
+            lines.append(&agent_prefix(palette, &view.label.agent));
+            lines.append(&line);
         }
         // One write per batch of lines: the terminal sees them whole.
-        self.out.write_all(&lines)?;
-        self.out.flush()
+        self.out.show(&lines)
     }
 
     /// A job ended.
@@ -242,33 +274,37 @@ impl<W: Write> Renderer<W> {
             }
             RunOutput::Text if self.raw => self.raw_done(index, report),
             RunOutput::Text if self.live() => {
-                // The text was written live; only the line may need ending.
-                if self.views.first().is_some_and(|view| !view.at_line_start) {
-                    self.out.write_all(b"\n")?;
-                }
+                // The text was written live; only a held `\r` and the line may be left.
+                let mut rest = self.end_stream(index);
                 if let Some(view) = self.views.first_mut() {
+                    if !view.at_line_start {
+                        rest.push("\n");
+                    }
                     view.at_line_start = true;
                 }
+                self.out.show(&rest)?;
                 self.out.flush()
             }
             RunOutput::Text => {
+                let held = self.end_stream(index);
                 let palette = self.palette;
                 let Some(view) = self.views.get_mut(index) else {
                     return Ok(());
                 };
-                let mut rest = Vec::new();
+                view.buffer.append(&held);
+                let mut rest = Text::new();
                 if !view.buffer.is_empty() {
-                    rest.extend_from_slice(&agent_prefix(palette, &view.label.agent));
-                    rest.append(&mut view.buffer);
-                    rest.push(b'\n');
+                    rest.append(&agent_prefix(palette, &view.label.agent));
+                    rest.append(&std::mem::take(&mut view.buffer));
+                    rest.push("\n");
                 }
                 view.at_line_start = true;
                 if let (false, Some(error)) = (report.success, &report.error) {
-                    rest.extend_from_slice(&agent_prefix(palette, &view.label.agent));
-                    writeln!(rest, "{}", palette.paint(ERROR, format!("✗ {error}")))?;
+                    rest.append(&agent_prefix(palette, &view.label.agent));
+                    rest.push_styled(palette, ERROR, &format!("✗ {error}"));
+                    rest.push("\n");
                 }
-                self.out.write_all(&rest)?;
-                self.out.flush()
+                self.out.show(&rest)
             }
         }
     }
@@ -280,23 +316,23 @@ impl<W: Write> Renderer<W> {
         let Some(view) = self.views.get(index) else {
             return Ok(());
         };
-        let mut section = Vec::new();
+        let mut section = Text::new();
         if many {
             let title = format!("━━ {} ━━", view.label.title());
-            writeln!(section, "{}", palette.paint(LABEL, title))?;
+            section.push_styled(palette, LABEL, &title).push("\n");
         }
-        section.extend_from_slice(report.response.as_bytes());
+        section.push(&report.response);
         if !report.response.is_empty() && !report.response.ends_with('\n') {
-            section.push(b'\n');
+            section.push("\n");
         }
         if let (true, false, Some(error)) = (many, report.success, &report.error) {
-            writeln!(section, "{}", palette.paint(ERROR, format!("✗ {error}")))?;
+            section.push_styled(palette, ERROR, &format!("✗ {error}"));
+            section.push("\n");
         }
         if many {
-            section.push(b'\n');
+            section.push("\n");
         }
-        self.out.write_all(&section)?;
-        self.out.flush()
+        self.out.show(&section)
     }
 
     /// Everything ended: the JSON document, when that is the format.
@@ -307,16 +343,13 @@ impl<W: Write> Renderer<W> {
                 "results": reports,
                 "usage": JobUsage::total(reports.iter().map(|r| &r.usage)),
             });
-            serde_json::to_writer(&mut self.out, &document)?;
-            self.out.write_all(b"\n")?;
+            self.out.json_line(&document)?;
         }
         self.out.flush()
     }
 
     fn line(&mut self, value: &Value) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, value)?;
-        self.out.write_all(b"\n")?;
-        self.out.flush()
+        self.out.json_line(value)
     }
 
     /// Whether the live output stands at the start of a line (where a spinner may draw).
@@ -325,7 +358,7 @@ impl<W: Write> Renderer<W> {
     }
 
     pub fn into_inner(self) -> W {
-        self.out
+        self.out.into_inner()
     }
 }
 
@@ -415,15 +448,18 @@ fn call_line(event: &JobEvent) -> Option<(Style, String)> {
 }
 
 /// `[claude] `: what starts each line of an agent when several print at once.
-fn agent_prefix(palette: Palette, agent: &str) -> Vec<u8> {
-    format!("{} ", palette.paint(LABEL, format!("[{agent}]"))).into_bytes()
+fn agent_prefix(palette: Palette, agent: &str) -> Text {
+    let mut prefix = Text::styled(palette, LABEL, &format!("[{agent}]"));
+    prefix.push(" ");
+    prefix
 }
 
 /// A one-line notice, on a line of its own.
-fn notice<W: Write>(index: usize, renderer: &Renderer<W>, style: Style, line: &str) -> String {
+fn notice<W: Write>(index: usize, renderer: &Renderer<W>, style: Style, line: &str) -> Text {
     let at_line_start = renderer.views.get(index).is_none_or(|v| v.at_line_start);
-    let lead = if at_line_start { "" } else { "\n" };
-    format!("{lead}{}\n", renderer.palette.paint(style, line))
+    let mut shown = Text::plain(if at_line_start { "" } else { "\n" });
+    shown.push_styled(renderer.palette, style, line).push("\n");
+    shown
 }
 
 fn status_name(status: Status) -> &'static str {

@@ -338,3 +338,82 @@ fn sub_agent_events_name_their_parent_and_depth_in_stream_json() {
                "parent": "gemini", "depth": 2})
     );
 }
+
+/// What the model writes, cut anywhere, reaches the output inert in every text form; JSON
+/// keeps it exact.
+#[test]
+fn the_models_text_is_inert_however_it_is_cut() {
+    let hostile = "a\u{1b}]52;c;eA==\u{7}b\r\nc\rd\u{9b}2J";
+    let pieces: Vec<(usize, JobEvent)> = hostile
+        .chars()
+        .map(|c| (0, JobEvent::Text(c.to_string())))
+        .chain([(0, JobEvent::MessageEnd)])
+        .collect();
+    let shown = "a^[]52;c;eA==^Gb\nc^Md\\u{9b}2J";
+    let live = render(
+        RunOutput::Text,
+        false,
+        &["claude"],
+        &pieces,
+        &[report("claude", true, hostile)],
+    );
+    assert_eq!(live, format!("{shown}\n"));
+    let raw = render(
+        RunOutput::Text,
+        true,
+        &["claude"],
+        &[],
+        &[report("claude", true, hostile)],
+    );
+    assert_eq!(raw, format!("{shown}\n"));
+    let mut two = pieces.clone();
+    two.push((1, JobEvent::Text("\u{1b}[2Jz\n".into())));
+    let many = render(
+        RunOutput::Text,
+        false,
+        &["claude", "gemini"],
+        &two,
+        &[report("claude", true, hostile), report("gemini", true, "z")],
+    );
+    assert!(many.contains("[claude] a^[]52;c;eA==^Gb\n"), "{many}");
+    assert!(many.contains("[claude] c^Md\\u{9b}2J\n"), "{many}");
+    assert!(many.contains("[gemini] ^[[2Jz\n"), "{many}");
+    let json = render(
+        RunOutput::Json,
+        false,
+        &["claude"],
+        &pieces,
+        &[report("claude", true, hostile)],
+    );
+    let document: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(document["results"][0]["response"], hostile);
+    assert!(!json.chars().any(|c| c.is_control() && c != '\n'), "{json}");
+}
+
+/// A failure's message (a CLI's or a server's words) and a sub-agent's lines are inert.
+#[test]
+fn errors_and_sub_agents_lines_are_inert() {
+    let mut failed = report("claude", false, "");
+    failed.error = Some("API Error \u{1b}]0;title\u{7}".into());
+    let text = render(
+        RunOutput::Text,
+        false,
+        &["claude", "gemini"],
+        &[],
+        &[failed, report("gemini", true, "")],
+    );
+    assert!(text.contains("✗ API Error ^[]0;title^G"), "{text}");
+    let sub = JobEvent::Sub(Box::new(SubEvent {
+        agent: "gemini".into(),
+        depth: 1,
+        event: JobEvent::Text("sub \u{1b}[2J line\n".into()),
+    }));
+    let text = render(
+        RunOutput::Text,
+        false,
+        &["claude"],
+        &[(0, sub)],
+        &[report("claude", true, "")],
+    );
+    assert!(text.contains("@gemini: sub ^[[2J line"), "{text}");
+}

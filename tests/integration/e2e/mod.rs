@@ -89,6 +89,7 @@ mod checkout_config;
 mod config;
 mod copilot;
 mod crew;
+mod escapes;
 mod interrupt;
 mod live;
 mod native_policy;
@@ -99,6 +100,7 @@ mod runs;
 mod tool_loop;
 mod usage;
 mod warm;
+mod workspace_state;
 
 /// Every file beneath `dir` (none when it is missing).
 fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {

@@ -251,12 +251,12 @@ impl Guard {
             if changed.len() > 5 {
                 named.push_str(&format!(" and {} more", changed.len() - 5));
             }
-            eprintln!(
-                "codecrew: warning: {named} changed while {} ran ({}), which can make it run \
-                 programs later; put back as it was",
+            crate::output::console::warn(format_args!(
+                "{named} changed while {} ran ({}), which can make it run programs later; put \
+                 back as it was",
                 self.cli,
                 self.path.display()
-            );
+            ));
         }
     }
 
