@@ -113,6 +113,13 @@ Examples:
   codecrew query --output json \"What does this project do?\"
   codecrew query --thread review \"@claude what would you change in src/cli.rs?\"
   codecrew query --thread review \"@claude show me the first change\"
+  git diff | codecrew query \"@claude review this\"       # piped input beside the task
+  codecrew query - < task.md                             # the task itself from stdin
+
+Piped input (stdin that is not a terminal) is given to every task as context, marked as
+input; with `-` as a task, or no task at all, it is the task. It must be text, at most
+1 MiB (the rest is cut, and the model told so). A stdin that gives nothing within
+--stdin-timeout (5s) is left unread, with a note; --no-stdin never reads it.
 
 A task is @agent or @agent:model followed by text; all mentions in one argument share its
 text, and each argument is its own task. Without a mention the default agent (claude) runs.
@@ -155,9 +162,17 @@ earlier tasks and answers at the start of the prompt.";
 /// Flags shared by `query` and `execute`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Tasks: "@agent[:model] text"; each argument is one task
-    #[arg(required = true, value_name = "TASK")]
+    /// Tasks: "@agent[:model] text"; each argument is one task. `-`, or none with a
+    /// pipe on stdin: the task is read from stdin
+    #[arg(value_name = "TASK")]
     pub tasks: Vec<String>,
+    /// Never read stdin, even when it is a pipe
+    #[arg(long)]
+    pub no_stdin: bool,
+    /// How long a piped stdin may give nothing before codecrew goes on without it,
+    /// e.g. 30s, 10m (for a slow command before the pipe) [default: 5s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub stdin_timeout: Option<std::time::Duration>,
     /// How to print the answers
     #[arg(long, value_enum, default_value_t = RunOutput::Text)]
     pub output: RunOutput,

@@ -12,6 +12,7 @@ use codecrew::output::live::LiveView;
 use codecrew::output::render::{JobLabel, Renderer};
 use codecrew::run::crew::{Crew, ExecutorFactory};
 use codecrew::run::mention;
+use codecrew::run::piped::{self, Piped};
 use codecrew::run::session::{JobReport, Settings, StopReason};
 use codecrew::run::thread::{self, Exchange, ThreadStore};
 use codecrew::run::usage::JobUsage;
@@ -27,7 +28,13 @@ pub async fn run(
     let workspace = options.workspace.clone();
     let (loaded, policy) = super::config_and_policy(&workspace)?;
     let config = &loaded.config;
-    let jobs = mention::jobs(&args.tasks, &config.default_agent);
+    let Some((tasks, piped)) = tasks_and_stdin(&args).await else {
+        return Ok(ExitCode::from(super::EXIT_USAGE));
+    };
+    let mut jobs = mention::jobs(&tasks, &config.default_agent);
+    for job in &mut jobs {
+        job.task = piped.beside(&job.task);
+    }
     // Before the toolbox starts any MCP server: a mistyped agent costs nothing (a usage
     // error: `main` prints it and exits 2).
     codecrew::run::jobs::check(&loaded, &jobs)?;
@@ -248,6 +255,57 @@ pub async fn run(
     // The MCP servers exit cleanly (dropping the toolbox would only signal them).
     toolbox.shutdown().await;
     Ok(ExitCode::from(code))
+}
+
+/// The command line's tasks, and what a pipe on stdin gives beside them (nothing when
+/// stdin was the task itself: `-`, or no task given). None after a usage error, said.
+async fn tasks_and_stdin(args: &RunArgs) -> Option<(Vec<String>, Piped)> {
+    use std::io::IsTerminal;
+    let stdin = std::io::stdin();
+    let piped = if args.no_stdin || stdin.is_terminal() {
+        Piped::Nothing
+    } else {
+        let wait = args.stdin_timeout.unwrap_or(piped::DEFAULT_WAIT);
+        let read = tokio::task::spawn_blocking(move || piped::read(stdin, wait)).await;
+        match read {
+            Ok(Ok(piped)) => piped,
+            Ok(Err(error)) => {
+                console::error(error);
+                return None;
+            }
+            Err(error) => {
+                console::error(format_args!("cannot read stdin: {error}"));
+                return None;
+            }
+        }
+    };
+    if let Some(notice) = piped.notice() {
+        console::warn(notice);
+    }
+    let wants_stdin = args.tasks.is_empty() || args.tasks.iter().any(|task| task == "-");
+    if !wants_stdin {
+        return Some((args.tasks.clone(), piped));
+    }
+    let Piped::Text { text, .. } = &piped else {
+        console::error(
+            "no task: give one as an argument (codecrew query \"@claude how does X work?\"), \
+             or pipe it on stdin (`-` reads the task from stdin)",
+        );
+        return None;
+    };
+    let tasks = if args.tasks.is_empty() {
+        vec![text.clone()]
+    } else {
+        let task = |given: &String| {
+            if given == "-" {
+                text.clone()
+            } else {
+                given.clone()
+            }
+        };
+        args.tasks.iter().map(task).collect()
+    };
+    Some((tasks, Piped::Nothing))
 }
 
 /// The first interrupt: every job is told to stop. A second one ends the process at

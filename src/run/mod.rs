@@ -9,6 +9,7 @@ pub mod crew;
 pub mod jobs;
 pub mod mcp_listing;
 pub mod mention;
+pub mod piped;
 pub mod prompt;
 pub mod session;
 pub mod thread;

@@ -94,6 +94,7 @@ mod interrupt;
 mod live;
 mod native_policy;
 mod native_tools;
+mod piped;
 mod plants;
 mod query_commands;
 mod runs;

@@ -637,9 +637,24 @@ impl CliRun {
 /// timeout, kills the group and panics with what was printed. When the main process exits, any
 /// process it left in its group is killed too, so a stray grandchild cannot hold the pipes.
 pub fn run(command: &mut Command, timeout: Duration) -> CliRun {
+    run_with_stdin(command, Stdio::null(), None, timeout)
+}
+
+/// [`run`] with `stdin` (a pipe: `feed` is written to it from a thread, then closed).
+pub fn run_with_stdin(
+    command: &mut Command,
+    stdin: Stdio,
+    feed: Option<Vec<u8>>,
+    timeout: Duration,
+) -> CliRun {
     let start = Instant::now();
+    let stdin = if feed.is_some() {
+        Stdio::piped()
+    } else {
+        stdin
+    };
     command
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
@@ -647,6 +662,11 @@ pub fn run(command: &mut Command, timeout: Duration) -> CliRun {
         .spawn()
         .unwrap_or_else(|e| panic!("cannot spawn {command:?}: {e}"));
     let pid = child.id();
+    if let (Some(feed), Some(mut input)) = (feed, child.stdin.take()) {
+        std::thread::spawn(move || {
+            let _ = input.write_all(&feed);
+        });
+    }
     let reader = |mut pipe: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
