@@ -149,6 +149,15 @@ pub async fn run(
     let mut ticks = tokio::time::interval(std::time::Duration::from_millis(120));
     let mut renderer =
         Renderer::new(args.output, args.raw, labels, stdout).with_palette(colors.stdout);
+    // People at a terminal read the answer rendered; a pipe, --raw, --color never and
+    // NO_COLOR get the model's markdown as it is.
+    if args.output == codecrew::cli::RunOutput::Text
+        && !args.raw
+        && colors.stdout.enabled()
+        && console::stdout_is_terminal()
+    {
+        renderer = renderer.with_markdown(codecrew::output::markdown::terminal_width());
+    }
     renderer.start()?;
     let mut reports: Vec<Option<JobReport>> = (0..count).map(|_| None).collect();
     let mut interrupted: Option<u8> = None;

@@ -7,4 +7,5 @@ pub mod ask;
 pub mod color;
 pub mod console;
 pub mod live;
+pub mod markdown;
 pub mod render;

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use crate::cli::RunOutput;
 use crate::output::color::{ERROR, LABEL, NOTICE, Palette, WARNING};
 use crate::output::console::{Inert, Out, Text};
+use crate::output::markdown::Markdown;
 use crate::run::session::{JobEvent, JobReport, SubEvent};
 use crate::run::usage::JobUsage;
 use codecrew_tools::Status;
@@ -48,6 +49,8 @@ struct View {
     /// The job's text as a stream: a `\r` that ends one piece may end a line with the
     /// next.
     stream: Inert,
+    /// The job's text rendered from markdown, at a terminal.
+    markdown: Option<Markdown>,
     at_line_start: bool,
 }
 
@@ -70,6 +73,7 @@ impl<W: Write> Renderer<W> {
                 sub_partial: Vec::new(),
                 buffer: Text::new(),
                 stream: Inert::default(),
+                markdown: None,
                 at_line_start: true,
             })
             .collect();
@@ -86,6 +90,18 @@ impl<W: Write> Renderer<W> {
     /// output with `palette`; the model's text and JSON are never styled.
     pub fn with_palette(mut self, palette: Palette) -> Self {
         self.palette = palette;
+        self
+    }
+
+    /// Renders each job's text from markdown, wrapped at `width` columns (less the
+    /// `[agent] ` prefix when several print at once): for a terminal that styles.
+    pub fn with_markdown(mut self, width: usize) -> Self {
+        let many = self.views.len() > 1;
+        let palette = self.palette;
+        for view in &mut self.views {
+            let prefix = if many { view.label.agent.len() + 3 } else { 0 };
+            view.markdown = Some(Markdown::new(palette, width.saturating_sub(prefix)));
+        }
         self
     }
 
@@ -136,20 +152,37 @@ impl<W: Write> Renderer<W> {
             JobEvent::Turn(_) | JobEvent::TurnEnd { .. } | JobEvent::Notice(_) => {
                 return Ok(());
             }
-            JobEvent::Sub(sub) => self.sub_lines(index, sub),
+            JobEvent::Sub(sub) => {
+                // What the answer held back goes out before the lines that interrupt it.
+                let held = self.end_stream(index);
+                self.write_shown(index, held)?;
+                self.sub_lines(index, sub)
+            }
             event => match call_line(event) {
-                Some((style, line)) => notice(index, self, style, &line),
+                Some((style, line)) => {
+                    let held = self.end_stream(index);
+                    self.write_shown(index, held)?;
+                    notice(index, self, style, &line)
+                }
                 None => return Ok(()),
             },
         };
         self.write_shown(index, chunk)
     }
 
-    /// A message ended: a `\r` its text still held is shown.
+    /// The job's text stops (its message ended, or a notice comes): what the stream
+    /// still holds (a `\r`, or the markdown not yet rendered) is shown.
     fn end_stream(&mut self, index: usize) -> Text {
         let mut held = Text::new();
         if let Some(view) = self.views.get_mut(index) {
-            held.finish_stream(&mut view.stream);
+            match &mut view.markdown {
+                Some(markdown) => {
+                    held.append(&markdown.finish());
+                }
+                None => {
+                    held.finish_stream(&mut view.stream);
+                }
+            }
         }
         held
     }
@@ -224,9 +257,17 @@ impl<W: Write> Renderer<W> {
         }
         let mut shown = Text::new();
         if let Some(view) = self.views.get_mut(index) {
-            shown.push_streamed(&mut view.stream, text);
-            // A held `\r` stands mid-line until the next piece says what it is.
-            view.at_line_start = text.ends_with('\n');
+            match &mut view.markdown {
+                // Rendered markdown goes out in whole lines.
+                Some(markdown) => {
+                    shown.append(&markdown.push(text));
+                }
+                None => {
+                    shown.push_streamed(&mut view.stream, text);
+                    // A held `\r` stands mid-line until the next piece says what it is.
+                    view.at_line_start = text.ends_with('\n');
+                }
+            };
         }
         self.write_shown(index, shown)
     }

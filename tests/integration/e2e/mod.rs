@@ -97,6 +97,7 @@ mod native_tools;
 mod piped;
 mod plants;
 mod query_commands;
+mod rendered;
 mod runs;
 mod tool_loop;
 mod usage;
