@@ -62,6 +62,10 @@ pub enum Command {
     /// within the permission policy
     #[command(after_help = RUN_EXAMPLES_EXECUTE)]
     Execute(RunArgs),
+    /// Talk with the agents at the terminal: each line is a task (mentions as in query),
+    /// every agent keeps its CLI and its conversation between lines
+    #[command(after_help = CHAT_HELP)]
+    Chat(ChatArgs),
     /// Print the tool-augmented prompt for a message, to feed any LLM CLI
     #[command(
         after_help = "Example:\n  codecrew prompt \"List the TODOs in src/\" | llm | codecrew intercept"
@@ -147,6 +151,23 @@ Examples:
 Tasks and mentions work as in `codecrew query`. codecrew:execute_agent (have another agent
 do a task) asks first unless `execute_agent` is allowed in [permissions].";
 
+const CHAT_HELP: &str = "\
+Examples:
+  codecrew chat
+  codecrew chat --thread review          # go on with the thread `review`
+  codecrew chat --mode execute           # agents may write and run commands (asked first)
+
+In the chat, each line is a task: `@claude what does src/main.rs do?`. A line without a
+mention goes to the agents last addressed. Each agent keeps its CLI running between lines,
+so a follow-up starts nothing, and goes on with its own conversation. A line that ends
+with `\\` (or Alt-Enter) goes on to the next; Tab completes @agents and /commands.
+
+Commands: /mode [query|execute], /agents, /thread, /usage, /new, /help, /exit.
+Ctrl-C stops the running answer; at the prompt, a second Ctrl-C or Ctrl-D on an empty line
+ends the chat. The chat is a thread (.codecrew/threads/): `codecrew threads show NAME`
+shows it, `--thread NAME` goes on with it. History: ~/.local/state/codecrew/chat_history.
+Without a terminal, use `codecrew query`.";
+
 const THREADS_HELP: &str = "\
 Examples:
   codecrew query --thread login \"@claude:haiku where is the login form handled?\"
@@ -158,6 +179,21 @@ Examples:
 A thread is kept in .codecrew/threads/<name>.json in the workspace. Each agent continues
 its own part of it: Claude, Gemini and Codex resume their CLI session, other CLIs get the
 earlier tasks and answers at the start of the prompt.";
+
+/// `codecrew chat`.
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// Go on with the thread NAME (else a new thread, named for the time it starts)
+    #[arg(long, value_name = "NAME", value_parser = parse_thread_name)]
+    pub thread: Option<ThreadName>,
+    /// What the agents may do at the start (/mode changes it)
+    #[arg(long, value_enum, default_value_t = ModeArg::Query)]
+    pub mode: ModeArg,
+    /// Time one CLI turn may take before its process group is killed, e.g. 90s, 10m
+    /// [default: 10m]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+}
 
 /// Flags shared by `query` and `execute`.
 #[derive(Debug, Args)]

@@ -17,12 +17,13 @@
 //! the only module that knows their order), [`output`] (what the user sees: the
 //! rendered results, the live status lines, colours, the terminal's questions) and
 //! [`config`] the settings they read; [`mcp_server`] is the front end that serves the
-//! same tools over MCP.
+//! same tools over MCP, and [`chat`] the parts of the conversation at the terminal.
 
 // Everything printed passes through one door, `output::console` (std's stdout and stderr
 // are banned in clippy.toml for the same reason).
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod chat;
 pub mod cli;
 pub mod clis;
 pub mod config;

@@ -42,7 +42,10 @@ fn main() -> ExitCode {
     };
     // Orphaned tool processes come back to codecrew, and are killed when it exits.
     process::become_subreaper();
-    let handles_signals = matches!(cli.command, Command::Query(_) | Command::Execute(_));
+    let handles_signals = matches!(
+        cli.command,
+        Command::Query(_) | Command::Execute(_) | Command::Chat(_)
+    );
     codecrew_policy::sandbox::protect_self();
     let result = runtime.block_on(async {
         tokio::select! {
@@ -94,6 +97,7 @@ async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Query(args) => commands::run::run(args, Mode::Query, options).await,
         Command::Execute(args) => commands::run::run(args, Mode::Execute, options).await,
+        Command::Chat(args) => commands::chat::run(args, options).await,
         Command::Prompt(args) => commands::prompt::run(args, &workdir).await,
         Command::Intercept(args) => commands::intercept::run(args, options).await,
         Command::Tools(command) => commands::tools::run(command, options).await,

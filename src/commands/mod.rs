@@ -1,6 +1,7 @@
 //! One module per command. Each prints its result on stdout and returns the exit code.
 
 pub mod agents;
+pub mod chat;
 pub mod completions;
 pub mod doctor;
 pub mod init;

@@ -133,6 +133,11 @@ impl<'a> Transport<'a> {
         }
     }
 
+    /// The CLI this transport runs.
+    pub fn program(&self) -> &'a Path {
+        self.launch.program
+    }
+
     pub fn keeps_alive(&self) -> bool {
         self.keep_alive
     }

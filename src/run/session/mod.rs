@@ -85,6 +85,26 @@ pub struct Continuation {
     pub session_usage: Usage,
 }
 
+/// Where one agent's conversation stands between two tasks (a chat's lines): the
+/// session its CLI resumes, what that session used, and the exchanges so far (resent to a
+/// CLI that cannot resume).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Conversation {
+    pub session_id: Option<String>,
+    pub session_usage: Usage,
+    pub earlier: Vec<(String, String)>,
+}
+
+impl From<&Continuation> for Conversation {
+    fn from(continuation: &Continuation) -> Self {
+        Conversation {
+            session_id: continuation.session_id.clone(),
+            session_usage: continuation.session_usage,
+            earlier: continuation.earlier.clone(),
+        }
+    }
+}
+
 /// What a running job reports, in order.
 #[derive(Debug, Clone)]
 pub enum JobEvent {
@@ -233,67 +253,41 @@ impl JobRun {
     ) {
         let started = Instant::now();
         let program = clis::locate(&self.provider);
-        let (mut report, transport) = match &program {
+        let (report, transport) = match &program {
             Some(program) => {
-                let (report, transport) = self.run_turns(program, &events, cancel, started).await;
+                let mut transport = self.transport(program);
+                let mut conversation = Conversation::from(&self.continuation);
+                let report = self
+                    .run_task(
+                        &self.job.task,
+                        &mut conversation,
+                        &mut transport,
+                        &events,
+                        cancel,
+                    )
+                    .await;
                 (report, Some(transport))
             }
-            None => {
-                let mut report = self.report(started);
-                report.error = Some(clis::describe_missing(&self.provider));
-                report.missing_cli = true;
-                (report, None)
-            }
+            None => (self.missing_cli(started), None),
         };
-        report.duration_ms = elapsed_ms(started);
-        report.usage.turns = report.turns;
-        report.usage.tool_calls = u32::try_from(report.tool_calls.len()).unwrap_or(u32::MAX);
-        report.usage.native_tool_calls =
-            u32::try_from(self.executor.authorized_calls()).unwrap_or(u32::MAX);
-        report.usage.duration_ms = report.duration_ms;
         answered(report);
         if let Some(transport) = transport {
             transport.close().await;
         }
     }
 
-    /// The turns of the job with the CLI `program`: its report, and the transport still
-    /// to close.
-    async fn run_turns<'a>(
-        &'a self,
-        program: &'a Path,
-        events: &EventSender,
-        cancel: watch::Receiver<bool>,
-        started: Instant,
-    ) -> (JobReport, Transport<'a>) {
+    /// The report of a job whose CLI is not installed.
+    pub fn missing_cli(&self, started: Instant) -> JobReport {
         let mut report = self.report(started);
-        let catalog = self.executor.catalog();
-        let mut prompt = prompt::render_task(catalog, self.settings.mode, &self.job.task);
-        if let Some(system) = &self.provider.agent.system_prompt {
-            prompt = format!("{}\n\n{prompt}", system.trim());
-        }
-        // A continued conversation goes on in the CLI's own session when it can resume
-        // one; otherwise its earlier exchanges start the transcript.
-        if self.provider.can_resume() {
-            report.session_id = self.continuation.session_id.clone();
-        }
-        // For CLIs that cannot resume: everything said so far, resent each turn.
-        let mut transcript = if report.session_id.is_some() {
-            String::new()
-        } else {
-            prompt::render_earlier(&self.continuation.earlier)
-        };
-        // The session's usage as last reported, for CLIs whose figures count the session.
-        let mut session_usage = if report.session_id.is_some() {
-            self.continuation.session_usage
-        } else {
-            Usage::default()
-        };
-        let limits = RunLimits {
-            timeout: self.settings.turn_timeout,
-            max_stdout_bytes: self.settings.max_stdout_bytes,
-        };
-        let mut transport = Transport::new(
+        report.error = Some(clis::describe_missing(&self.provider));
+        report.missing_cli = true;
+        self.finish_report(report, started)
+    }
+
+    /// How this job's turns reach the CLI `program`: kept for every task it runs, until
+    /// closed ([`Transport::close`], which also puts back what its wall held).
+    pub fn transport<'a>(&'a self, program: &'a Path) -> Transport<'a> {
+        Transport::new(
             Launch {
                 provider: &self.provider,
                 program,
@@ -303,7 +297,82 @@ impl JobRun {
                 reads: self.executor.policy().cli_read(),
             },
             self.settings.mode,
-        );
+        )
+    }
+
+    /// Runs `task` to its answer through `transport`, going on from `conversation`
+    /// (which then holds this exchange too). A chat runs each of its lines so, over one
+    /// transport: a kept CLI serves them all.
+    pub async fn run_task<'a>(
+        &'a self,
+        task: &str,
+        conversation: &mut Conversation,
+        transport: &mut Transport<'a>,
+        events: &EventSender,
+        cancel: watch::Receiver<bool>,
+    ) -> JobReport {
+        let started = Instant::now();
+        let report = self
+            .run_turns(task, conversation, transport, events, cancel, started)
+            .await;
+        if report.session_id.is_some() {
+            conversation.session_id = report.session_id.clone();
+        }
+        if report.success {
+            conversation
+                .earlier
+                .push((task.to_owned(), report.response.clone()));
+        }
+        self.finish_report(report, started)
+    }
+
+    fn finish_report(&self, mut report: JobReport, started: Instant) -> JobReport {
+        report.duration_ms = elapsed_ms(started);
+        report.usage.turns = report.turns;
+        report.usage.tool_calls = u32::try_from(report.tool_calls.len()).unwrap_or(u32::MAX);
+        report.usage.native_tool_calls =
+            u32::try_from(self.executor.authorized_calls()).unwrap_or(u32::MAX);
+        report.usage.duration_ms = report.duration_ms;
+        report
+    }
+
+    /// The turns of one task through `transport`, from where `conversation` stands.
+    async fn run_turns<'a>(
+        &'a self,
+        task: &str,
+        conversation: &mut Conversation,
+        transport: &mut Transport<'a>,
+        events: &EventSender,
+        cancel: watch::Receiver<bool>,
+        started: Instant,
+    ) -> JobReport {
+        let mut report = self.report(started);
+        let program = transport.program();
+        let catalog = self.executor.catalog();
+        let mut prompt = prompt::render_task(catalog, self.settings.mode, task);
+        if let Some(system) = &self.provider.agent.system_prompt {
+            prompt = format!("{}\n\n{prompt}", system.trim());
+        }
+        // A continued conversation goes on in the CLI's own session when it can resume
+        // one; otherwise its earlier exchanges start the transcript.
+        if self.provider.can_resume() {
+            report.session_id = conversation.session_id.clone();
+        }
+        // For CLIs that cannot resume: everything said so far, resent each turn.
+        let mut transcript = if report.session_id.is_some() {
+            String::new()
+        } else {
+            prompt::render_earlier(&conversation.earlier)
+        };
+        // The session's usage as last reported, for CLIs whose figures count the session.
+        let session_usage = &mut conversation.session_usage;
+        if report.session_id.is_none() {
+            *session_usage = Usage::default();
+        }
+        let limits = RunLimits {
+            timeout: self.settings.turn_timeout,
+            max_stdout_bytes: self.settings.max_stdout_bytes,
+        };
         loop {
             report.turns += 1;
             self.emit(events, JobEvent::Turn(report.turns));
@@ -350,8 +419,8 @@ impl JobRun {
             if let Some(usage) = &mut turn.usage {
                 if transport.reported_session_total() {
                     let whole = *usage;
-                    *usage = whole.since(&session_usage);
-                    session_usage = whole;
+                    *usage = whole.since(session_usage);
+                    *session_usage = whole;
                 } else if self.provider.reports_session_usage() {
                     // A kept turn reported its own part: the running total a later run
                     // per turn reports includes it.
@@ -429,10 +498,10 @@ impl JobRun {
                         )),
                     );
                     report.session_id = None;
-                    session_usage = Usage::default();
+                    *session_usage = Usage::default();
                     report.turns = 0;
                     transport.reset().await;
-                    transcript = prompt::render_earlier(&self.continuation.earlier);
+                    transcript = prompt::render_earlier(&conversation.earlier);
                     continue;
                 }
                 if outcome.ending == Ending::Cancelled {
@@ -504,7 +573,7 @@ impl JobRun {
             }
             prompt = prompt::render_results(&lines.join("\n"));
         }
-        (report, transport)
+        report
     }
 }
 

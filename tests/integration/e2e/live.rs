@@ -9,19 +9,29 @@ use crate::support::clis::ci;
 
 /// A tmux server of its own (its socket named after the test), running one command in a
 /// 150×40 window with the test's environment.
-struct Tmux {
+pub(super) struct Tmux {
     socket: String,
 }
 
 impl Tmux {
-    fn start(world: &World, socket: &str, shell_command: &str) -> Option<Tmux> {
+    pub(super) fn start(world: &World, socket: &str, shell_command: &str) -> Option<Tmux> {
+        Tmux::start_with(world, &world.env, socket, shell_command)
+    }
+
+    /// [`Tmux::start`] with the environment `env`.
+    pub(super) fn start_with(
+        world: &World,
+        env: &CliEnv,
+        socket: &str,
+        shell_command: &str,
+    ) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
             assert!(!ci(), "tmux is missing; .ci/run installs it");
-            eprintln!("note: skipping the live view test: tmux is not installed");
+            eprintln!("note: skipping a terminal test: tmux is not installed");
             return None;
         }
         let mut command = Command::new("tmux");
-        world.env.apply(&mut command);
+        env.apply(&mut command);
         command
             .args(["-L", socket, "-f", "/dev/null", "new-session", "-d"])
             .args(["-x", "150", "-y", "40", "-c"])
@@ -34,7 +44,7 @@ impl Tmux {
         })
     }
 
-    fn capture(&self) -> String {
+    pub(super) fn capture(&self) -> String {
         let output = Command::new("tmux")
             .args(["-L", &self.socket, "capture-pane", "-p"])
             .output()
@@ -42,8 +52,17 @@ impl Tmux {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
+    /// The screen with everything scrolled off it.
+    pub(super) fn history(&self) -> String {
+        let output = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-S", "-"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
     /// Types `keys` (tmux key names: `o`, `Enter`).
-    fn send_keys(&self, keys: &[&str]) {
+    pub(super) fn send_keys(&self, keys: &[&str]) {
         let status = Command::new("tmux")
             .args(["-L", &self.socket, "send-keys"])
             .args(keys)
@@ -53,7 +72,7 @@ impl Tmux {
     }
 
     /// The screen once `done` holds of it, or a panic with the last screen.
-    fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+    pub(super) fn wait_for(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
         let started = Instant::now();
         loop {
             let screen = self.capture();

@@ -85,6 +85,7 @@ fn result(document: &Value) -> &Value {
     &document["results"][0]
 }
 
+mod chat;
 mod checkout_config;
 mod config;
 mod copilot;

@@ -12,13 +12,13 @@ const KEPT: [&str; 6] = ["claude", "codex", "gemini", "copilot", "opencode", "qw
 
 /// A `cli` on PATH before the real one that logs each start, then runs it. The log is
 /// kept in a state folder of the CLI's own (`~/.claude/debug`, ...), which its wall lets it write.
-struct Counted {
-    env: CliEnv,
+pub(super) struct Counted {
+    pub(super) env: CliEnv,
     log: std::path::PathBuf,
 }
 
 impl Counted {
-    fn new(world: &World, env: &CliEnv, cli: &str) -> Counted {
+    pub(super) fn new(world: &World, env: &CliEnv, cli: &str) -> Counted {
         let clis = Clis::require("e2e::warm").unwrap();
         let dir = world.home.root().join("counting-bin");
         std::fs::create_dir_all(&dir).unwrap();
@@ -59,7 +59,7 @@ impl Counted {
 
     /// The CLI's starts for turns: not Copilot's `--no-auto-update --version` run that
     /// unpacks its package in a fresh home before the first turn.
-    fn starts(&self) -> usize {
+    pub(super) fn starts(&self) -> usize {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()

@@ -1,0 +1,138 @@
+//! `codecrew chat`: a conversation at the terminal. Each line is a task, with mentions as
+//! in `query`; a line without one goes to the agents last addressed. Every agent keeps
+//! its CLI between lines ([`worker`]) and goes on with its own conversation; the chat is
+//! a thread. Lines that start with `/` are the chat's own commands ([`Command`]).
+
+pub mod editor;
+pub mod worker;
+
+use crate::run::mention::{self, Job};
+
+/// What a line of the chat asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// Nothing (an empty line).
+    Empty,
+    /// A task for the agents it mentions, or the last ones.
+    Task(String),
+    Command(Command),
+}
+
+/// The chat's own commands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// `/mode [query|execute]`: show or change what the agents may do.
+    Mode(Option<String>),
+    /// `/agents`: the agents, and which are running.
+    Agents,
+    /// `/thread`: the thread the chat is recorded in.
+    Thread,
+    /// `/usage`: what the agents used so far.
+    Usage,
+    /// `/new`: a new conversation (a new thread; the CLIs start afresh).
+    New,
+    Help,
+    Exit,
+    /// A `/word` that is none of these.
+    Unknown(String),
+}
+
+/// The commands and what each does, for `/help` and completion.
+pub const COMMANDS: &[(&str, &str)] = &[
+    (
+        "/mode",
+        "show the mode, or change it: /mode query (read only) or /mode execute",
+    ),
+    ("/agents", "the agents you can address, and those running"),
+    ("/thread", "the thread this chat is recorded in"),
+    ("/usage", "what each agent has used so far"),
+    ("/new", "start a new conversation (a new thread)"),
+    ("/help", "this help"),
+    ("/exit", "end the chat (Ctrl-D on an empty line does too)"),
+];
+
+/// Reads one line of the chat.
+pub fn parse(line: &str) -> Input {
+    let line = line.trim();
+    if line.is_empty() {
+        return Input::Empty;
+    }
+    let Some(command) = line.strip_prefix('/') else {
+        return Input::Task(line.to_owned());
+    };
+    let mut words = command.split_whitespace();
+    let name = words.next().unwrap_or_default();
+    let argument = words.next().map(str::to_owned);
+    Input::Command(match name {
+        "mode" => Command::Mode(argument),
+        "agents" => Command::Agents,
+        "thread" => Command::Thread,
+        "usage" => Command::Usage,
+        "new" | "clear" => Command::New,
+        "help" | "?" => Command::Help,
+        "exit" | "quit" | "q" => Command::Exit,
+        other => Command::Unknown(other.to_owned()),
+    })
+}
+
+/// The jobs of a task line: its mentions, else the agents last addressed, else the
+/// default agent; and the agents now last addressed.
+pub fn jobs(line: &str, last: &[String], default_agent: &str) -> (Vec<Job>, Vec<String>) {
+    let task = mention::parse_task(line);
+    let agents: Vec<(String, Option<String>)> = if task.mentions.is_empty() {
+        if last.is_empty() {
+            vec![(default_agent.to_owned(), None)]
+        } else {
+            last.iter().map(|agent| (agent.clone(), None)).collect()
+        }
+    } else {
+        task.mentions
+            .into_iter()
+            .map(|mention| (mention.agent, mention.model))
+            .collect()
+    };
+    let addressed = agents.iter().map(|(agent, _)| agent.clone()).collect();
+    let jobs = agents
+        .into_iter()
+        .map(|(agent, model)| Job {
+            agent,
+            model,
+            task: task.text.clone(),
+        })
+        .collect();
+    (jobs, addressed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_tasks_or_commands() {
+        assert_eq!(parse("  "), Input::Empty);
+        assert_eq!(parse("@claude hi"), Input::Task("@claude hi".into()));
+        assert_eq!(
+            parse("/mode execute"),
+            Input::Command(Command::Mode(Some("execute".into())))
+        );
+        assert_eq!(parse("/quit"), Input::Command(Command::Exit));
+        assert_eq!(
+            parse("/nope"),
+            Input::Command(Command::Unknown("nope".into()))
+        );
+    }
+
+    #[test]
+    fn a_line_without_a_mention_goes_to_the_agents_last_addressed() {
+        let (jobs, last) = jobs("@claude @gemini:flash compare", &[], "claude");
+        assert_eq!(last, ["claude", "gemini"]);
+        assert_eq!(jobs[1].model.as_deref(), Some("flash"));
+        assert_eq!(jobs[0].task, "compare");
+        let (jobs, again) = self::jobs("and now?", &last, "claude");
+        assert_eq!(again, last);
+        assert_eq!(jobs.len(), 2);
+        assert_eq!(jobs[0].task, "and now?");
+        let (jobs, _) = self::jobs("first line", &[], "codex");
+        assert_eq!(jobs[0].agent, "codex");
+    }
+}

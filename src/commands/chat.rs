@@ -1,0 +1,527 @@
+//! `codecrew chat`: the conversation at the terminal. Reads a line (rustyline), runs it
+//! through the agents it addresses (each a [`Worker`] that keeps its CLI), renders their
+//! answers as `query` does, records each exchange in the chat's thread, and ends putting
+//! back everything the CLIs' walls held.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use codecrew::chat::editor::{ChatHelper, history_file, joined};
+use codecrew::chat::worker::{Request, Worker};
+use codecrew::chat::{self, COMMANDS, Command, Input};
+use codecrew::cli::{ChatArgs, RunOutput};
+use codecrew::config::LoadedConfig;
+use codecrew::output::color::{LABEL, NOTICE};
+use codecrew::output::console::{self, Text};
+use codecrew::output::markdown::terminal_width;
+use codecrew::output::render::{JobLabel, Renderer};
+use codecrew::run::crew::{Crew, ExecutorFactory};
+use codecrew::run::session::{Continuation, Conversation, JobReport, Settings};
+use codecrew::run::thread::{self, Exchange, ThreadName, ThreadStore};
+use codecrew::run::usage::JobUsage;
+use codecrew_policy::Policy;
+use codecrew_tools::{Mode, Toolbox};
+use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
+use rustyline::{Cmd, Editor, KeyCode, KeyEvent, Modifiers};
+use tokio::sync::{mpsc, oneshot, watch};
+
+type LineEditor = Editor<ChatHelper, DefaultHistory>;
+
+pub async fn run(args: ChatArgs, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
+    if !std::io::stdin().is_terminal() || !console::stdout_is_terminal() {
+        console::error(
+            "codecrew chat needs a terminal; from a script or a pipe, use `codecrew query` \
+             (with --thread NAME to go on with a conversation)",
+        );
+        return Ok(ExitCode::from(super::EXIT_USAGE));
+    }
+    let (loaded, policy) = super::config_and_policy(&options.workspace)?;
+    let store = ThreadStore::in_workspace(&options.workspace);
+    let name = match args.thread.clone() {
+        Some(name) => name,
+        None => new_thread_name()?,
+    };
+    let mut chat = Chat {
+        store,
+        name,
+        mode: Mode::from(args.mode),
+        stage: None,
+        workers: BTreeMap::new(),
+        conversations: BTreeMap::new(),
+        last: Vec::new(),
+        used: BTreeMap::new(),
+        loaded,
+        policy,
+        options,
+        timeout: args.timeout,
+    };
+    let stored = match chat.store.load(&chat.name) {
+        Ok(stored) => stored,
+        Err(error) => {
+            console::error(error);
+            return Ok(ExitCode::from(super::EXIT_USAGE));
+        }
+    };
+    let mut editor = editor(&chat.loaded)?;
+    chat.say_hello(stored.is_some());
+    let mut interrupted = false;
+    loop {
+        let prompt = format!("{}> ", chat.mode.name());
+        let (back, read) = tokio::task::spawn_blocking(move || {
+            let read = editor.readline(&prompt);
+            (editor, read)
+        })
+        .await?;
+        editor = back;
+        let line = match read {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) if !interrupted => {
+                interrupted = true;
+                chat.notice("Ctrl-C again, or Ctrl-D, ends the chat");
+                continue;
+            }
+            Err(ReadlineError::Interrupted | ReadlineError::Eof) => break,
+            Err(error) => {
+                console::error(format_args!("the line editor stopped: {error}"));
+                break;
+            }
+        };
+        interrupted = false;
+        let _ = editor.add_history_entry(line.as_str());
+        match chat::parse(&joined(&line)) {
+            Input::Empty => {}
+            Input::Task(task) => interrupted = chat.line(&task).await,
+            Input::Command(Command::Exit) => break,
+            Input::Command(command) => chat.command(command).await,
+        }
+    }
+    if let Some(path) = history_file() {
+        let saved = path
+            .parent()
+            .map_or(Ok(()), codecrew_tools::state_dir::create)
+            .map_err(|error| error.to_string())
+            .and_then(|()| {
+                editor
+                    .save_history(&path)
+                    .map_err(|error| error.to_string())
+            });
+        if let Err(error) = saved {
+            tracing::warn!(file = %path.display(), "the chat history was not saved: {error}");
+        }
+    }
+    chat.close_workers().await;
+    chat.summary();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the chat runs with in one mode: the tools (their MCP servers started in the
+/// mode's sandbox) and the crew that makes the agents' executors.
+struct Stage {
+    toolbox: Toolbox,
+    crew: Arc<Crew>,
+    settings: Settings,
+}
+
+struct Chat {
+    store: ThreadStore,
+    name: ThreadName,
+    mode: Mode,
+    stage: Option<Stage>,
+    /// The running agents, and the model each was started with.
+    workers: BTreeMap<String, (Worker, Option<String>)>,
+    /// Where each agent's conversation stood when its worker was closed (a mode change).
+    conversations: BTreeMap<String, Conversation>,
+    /// The agents the last task line addressed.
+    last: Vec<String>,
+    /// What each agent used, line by line.
+    used: BTreeMap<String, Vec<JobUsage>>,
+    loaded: LoadedConfig,
+    policy: Arc<Policy>,
+    options: super::ToolOptions,
+    timeout: Option<std::time::Duration>,
+}
+
+impl Chat {
+    fn notice(&self, line: &str) {
+        console::line(&Text::styled(console::colors().stderr, NOTICE, line));
+    }
+
+    fn say_hello(&self, resumed: bool) {
+        let going_on = if resumed { "going on with" } else { "new" };
+        self.notice(&format!(
+            "codecrew chat · {going_on} thread {} · mode {} · /help for commands, Ctrl-D to end",
+            self.name,
+            self.mode.name()
+        ));
+    }
+
+    /// Runs one task line; whether it was interrupted.
+    async fn line(&mut self, line: &str) -> bool {
+        let (jobs, addressed) = chat::jobs(line, &self.last, &self.loaded.config.default_agent);
+        if let Err(error) = codecrew::run::jobs::check(&self.loaded, &jobs) {
+            console::error(error);
+            return false;
+        }
+        self.last = addressed;
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let (answers_tx, mut answers) = mpsc::unbounded_channel();
+        let (cancel_tx, cancel) = watch::channel(false);
+        let mut labels = Vec::new();
+        let mut tasks = Vec::new();
+        for (index, job) in jobs.into_iter().enumerate() {
+            let label = match self.worker(&job.agent, job.model.as_deref()).await {
+                Ok(label) => label,
+                Err(error) => {
+                    console::error(error);
+                    return false;
+                }
+            };
+            let (answer, answered) = oneshot::channel();
+            let sent = self.workers.get(&job.agent).is_some_and(|(worker, _)| {
+                worker.send(Request {
+                    task: job.task.clone(),
+                    events: events_tx.clone(),
+                    index,
+                    cancel: cancel.clone(),
+                    answer,
+                })
+            });
+            if !sent {
+                console::error(format_args!("@{} is not running any more", job.agent));
+                continue;
+            }
+            let answers_tx = answers_tx.clone();
+            tokio::spawn(async move {
+                if let Ok(report) = answered.await {
+                    let _ = answers_tx.send((index, report));
+                }
+            });
+            labels.push(label);
+            tasks.push(job.task);
+        }
+        drop((events_tx, answers_tx));
+        let colors = console::colors();
+        let mut renderer = Renderer::new(
+            RunOutput::Text,
+            false,
+            labels,
+            console::stdout().into_inner(),
+        )
+        .with_palette(colors.stdout);
+        if colors.stdout.enabled() {
+            renderer = renderer.with_markdown(terminal_width());
+        }
+        let mut interrupted = false;
+        let mut waiting = tasks.len();
+        let stop = tokio::signal::ctrl_c();
+        tokio::pin!(stop);
+        while waiting > 0 {
+            tokio::select! {
+                biased;
+                Some((index, event)) = events.recv() => {
+                    let _ = renderer.event(index, &event);
+                }
+                Some((index, report)) = answers.recv() => {
+                    waiting -= 1;
+                    self.answered(&mut renderer, index, &tasks, report);
+                }
+                _ = &mut stop, if !interrupted => {
+                    interrupted = true;
+                    let _ = cancel_tx.send(true);
+                    console::line(&Text::plain("\ncodecrew: stopping the answer"));
+                }
+                else => break,
+            }
+        }
+        interrupted
+    }
+
+    fn answered(
+        &mut self,
+        renderer: &mut Renderer<std::io::Stdout>,
+        index: usize,
+        tasks: &[String],
+        report: JobReport,
+    ) {
+        if let (false, Some(error)) = (report.success, &report.error) {
+            let mut line = Text::plain("codecrew: ");
+            line.push_styled(
+                console::colors().stderr,
+                codecrew::output::color::ERROR,
+                &format!("@{} failed:", report.agent),
+            )
+            .push(" ")
+            .push(error);
+            console::line(&line);
+        }
+        let _ = renderer.done(index, &report);
+        self.used
+            .entry(report.agent.clone())
+            .or_default()
+            .push(report.usage);
+        if report.success
+            && let Some(task) = tasks.get(index)
+        {
+            let exchange = Exchange::from_report(task, &report, thread::now());
+            let saved = self
+                .store
+                .update(&self.name, thread::now(), |thread| thread.record(exchange));
+            if let Err(error) = saved {
+                console::error(format_args!("the thread was not updated: {error}"));
+            }
+        }
+    }
+
+    /// The worker of `agent` in the current mode (started if it is not running, or
+    /// started again for another model); its label.
+    async fn worker(&mut self, agent: &str, model: Option<&str>) -> anyhow::Result<JobLabel> {
+        let running_model = self.workers.get(agent).map(|(_, model)| model.clone());
+        let stale = match (&running_model, model) {
+            (Some(running), Some(asked)) => running.as_deref() != Some(asked),
+            _ => false,
+        };
+        if stale
+            && let Some((worker, _)) = self.workers.remove(agent)
+            && let Some(conversation) = worker.close().await
+        {
+            self.conversations.insert(agent.to_owned(), conversation);
+        }
+        if !self.workers.contains_key(agent) {
+            self.start_worker(agent, model).await?;
+        }
+        let provider = self
+            .loaded
+            .config
+            .agents
+            .get(agent)
+            .map(|config| config.provider.name())
+            .unwrap_or_default();
+        let model = self.workers.get(agent).and_then(|(_, model)| model.clone());
+        Ok(JobLabel {
+            agent: agent.to_owned(),
+            provider: provider.to_owned(),
+            model,
+            mode: self.mode.name(),
+        })
+    }
+
+    async fn start_worker(&mut self, agent: &str, model: Option<&str>) -> anyhow::Result<()> {
+        let mode = self.mode;
+        if self.stage.is_none() {
+            self.stage = Some(self.stage_for(mode).await);
+        }
+        let Some(stage) = &self.stage else {
+            return Ok(());
+        };
+        let job = codecrew::run::mention::Job {
+            agent: agent.to_owned(),
+            model: model.map(str::to_owned),
+            // Each line is handed to the worker; the plan only needs a task to check.
+            task: "(the chat's lines)".to_owned(),
+        };
+        let crew = stage.crew.clone();
+        let mut runs = codecrew::run::jobs::plan(
+            &self.loaded,
+            vec![job],
+            &stage.settings,
+            crew.registry(),
+            |catalog| crew.executor(mode, catalog),
+        )?;
+        let Some(mut run) = runs.pop() else {
+            return Ok(());
+        };
+        let kind = run.provider.kind().name();
+        // Where this agent's conversation stands: its worker of another mode, else the
+        // thread as stored.
+        let conversation = match self.conversations.remove(agent) {
+            Some(conversation) => conversation,
+            None => match self.store.load(&self.name) {
+                Ok(Some(thread)) => {
+                    if run.job.model.is_none() {
+                        run.job.model = thread.model_for(agent, kind);
+                    }
+                    Conversation::from(&thread.continuation(agent, kind))
+                }
+                Ok(None) => Conversation::default(),
+                Err(error) => return Err(error.into()),
+            },
+        };
+        run.continuation = Continuation {
+            session_id: conversation.session_id.clone(),
+            earlier: conversation.earlier.clone(),
+            session_usage: conversation.session_usage,
+        };
+        let model = run
+            .provider
+            .model(run.job.model.as_deref())
+            .map(str::to_owned);
+        super::warn_left_out(
+            &self.loaded,
+            &self.options.workspace,
+            std::iter::once((agent, &run.provider)),
+        );
+        self.workers
+            .insert(agent.to_owned(), (Worker::start(run, conversation), model));
+        Ok(())
+    }
+
+    async fn stage_for(&self, mode: Mode) -> Stage {
+        let workspace = &self.options.workspace;
+        let limits = &self.loaded.config.limits;
+        let settings = Settings {
+            turn_timeout: self.timeout.unwrap_or(limits.turn_timeout()),
+            depth: codecrew::run::crew::depth_from_env(),
+            ..Settings::new(mode, limits, workspace.clone())
+        };
+        let toolbox = super::toolbox_on_call(&self.loaded, workspace, mode).await;
+        let executor_for: ExecutorFactory = {
+            let (options, policy) = (self.options.clone(), self.policy.clone());
+            Arc::new(move |mode, registry, catalog| {
+                super::executor_for(registry, catalog, mode, &options, policy.clone())
+            })
+        };
+        let crew = Crew::new(
+            self.loaded.clone(),
+            toolbox.registry(),
+            settings.clone(),
+            executor_for,
+        );
+        Stage {
+            toolbox,
+            crew,
+            settings,
+        }
+    }
+
+    async fn command(&mut self, command: Command) {
+        match command {
+            Command::Mode(None) => self.notice(&format!("mode {}", self.mode.name())),
+            Command::Mode(Some(name)) => {
+                let mode = match name.as_str() {
+                    "query" => Mode::Query,
+                    "execute" => Mode::Execute,
+                    other => {
+                        console::error(format_args!(
+                            "no mode {other:?}: /mode query (read only) or /mode execute"
+                        ));
+                        return;
+                    }
+                };
+                if mode != self.mode {
+                    // The CLIs run in their mode's wall: they start again, resuming.
+                    self.close_workers().await;
+                    self.mode = mode;
+                }
+                self.notice(&format!("mode {}", self.mode.name()));
+            }
+            Command::Agents => {
+                let mut text = Text::new();
+                for (id, agent) in &self.loaded.config.agents {
+                    let running = match self.workers.get(id) {
+                        Some((_, model)) => format!(
+                            "  running{}",
+                            model
+                                .as_deref()
+                                .map(|m| format!(" ({m})"))
+                                .unwrap_or_default()
+                        ),
+                        None => String::new(),
+                    };
+                    text.push_styled(console::colors().stdout, LABEL, &format!("@{id}"))
+                        .push(&format!("  {}{running}\n", agent.provider.name()));
+                }
+                let _ = console::stdout().show(&text);
+            }
+            Command::Thread => self.notice(&format!(
+                "thread {} ({}); `codecrew threads show {}` shows it",
+                self.name,
+                self.store.path(&self.name).display(),
+                self.name
+            )),
+            Command::Usage => self.summary(),
+            Command::New => {
+                self.close_workers().await;
+                self.conversations.clear();
+                self.last.clear();
+                match new_thread_name() {
+                    Ok(name) => self.name = name,
+                    Err(error) => console::error(error),
+                }
+                self.say_hello(false);
+            }
+            Command::Help => {
+                let mut text = Text::plain(
+                    "Each line is a task: @agent or @agent:model, then the text; a line \
+                     without a mention goes to the agents last addressed. End a line with \\ \
+                     (or press Alt-Enter) to go on. Tab completes.\n",
+                );
+                for (name, what) in COMMANDS {
+                    text.push_styled(console::colors().stdout, LABEL, &format!("  {name:<8}"))
+                        .push(&format!(" {what}\n"));
+                }
+                let _ = console::stdout().show(&text);
+            }
+            Command::Unknown(name) => {
+                console::error(format_args!("no command /{name}; /help lists them"));
+            }
+            Command::Exit => {}
+        }
+    }
+
+    /// Ends every agent's CLI (what the walls held is put back), keeping where each
+    /// conversation stands, and the mode's tools.
+    async fn close_workers(&mut self) {
+        for (agent, (worker, _)) in std::mem::take(&mut self.workers) {
+            if let Some(conversation) = worker.close().await {
+                self.conversations.insert(agent, conversation);
+            }
+        }
+        if let Some(stage) = self.stage.take() {
+            stage.toolbox.shutdown().await;
+        }
+    }
+
+    /// What each agent used, and where the chat is kept.
+    fn summary(&self) {
+        let palette = console::colors().stderr;
+        for (agent, used) in &self.used {
+            let total = JobUsage::total(used.iter());
+            console::line(&Text::styled(
+                palette,
+                NOTICE,
+                &format!("@{agent}: {}", total.summary()),
+            ));
+        }
+        self.notice(&format!(
+            "thread {}: `codecrew threads show {}`, or go on with `codecrew chat --thread {}`",
+            self.name, self.name, self.name
+        ));
+    }
+}
+
+fn editor(loaded: &LoadedConfig) -> anyhow::Result<LineEditor> {
+    let mut editor = LineEditor::new()?;
+    editor.set_helper(Some(ChatHelper {
+        agents: loaded.config.agents.keys().cloned().collect(),
+    }));
+    editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
+    if let Some(path) = history_file() {
+        // No history yet is no error.
+        let _ = editor.load_history(&path);
+    }
+    Ok(editor)
+}
+
+/// `chat-20261127-131500`: a new chat's thread, named for when it starts.
+fn new_thread_name() -> anyhow::Result<ThreadName> {
+    let stamp: String = thread::now()
+        .chars()
+        .filter(char::is_ascii_digit)
+        .take(14)
+        .collect();
+    let (date, time) = stamp.split_at(stamp.len().min(8));
+    Ok(ThreadName::parse(&format!("chat-{date}-{time}"))?)
+}
