@@ -17,11 +17,13 @@
 //! the only module that knows their order), [`output`] (what the user sees: the
 //! rendered results, the live status lines, colours, the terminal's questions) and
 //! [`config`] the settings they read; [`mcp_server`] is the front end that serves the
-//! same tools over MCP.
+//! same tools over MCP; [`home`] keeps the commands that run tools out of a workspace
+//! that is the home directory or holds it.
 
 pub mod cli;
 pub mod clis;
 pub mod config;
+pub mod home;
 pub mod mcp_server;
 pub mod output;
 pub mod run;

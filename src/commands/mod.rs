@@ -177,10 +177,9 @@ pub fn warn_left_out<'a>(
         .unwrap_or(workspace);
     eprintln!(
         "codecrew: note: this project is not trusted, so the agent CLIs start without the \
-         configuration it ships for them, which can run programs: {}; to load it, add \
-         {:?} to trusted_projects in your user config",
+         configuration it ships for them, which can run programs: {}; {}",
         said.join("; "),
-        folder.display().to_string()
+        codecrew::home::trust_advice(folder)
     );
 }
 

@@ -6,6 +6,9 @@
 //! - *protected* files steer tools, shells or codecrew itself: writing one needs Ask, even
 //!   before it exists (sensitive files are protected too).
 //!
+//! In a workspace that holds the home directory (opted in), every hidden entry of the home
+//! is sensitive too ([`crate::home`]).
+//!
 //! Everything here is lexical: it looks at the path's components, never at the disk, so
 //! it works for files that do not exist yet and for paths named in shell commands. The
 //! caller resolves symlinks first and classifies both the path as written and the path it
@@ -268,6 +271,13 @@ fn same(run: &[String], names: &[&str]) -> bool {
 pub fn sensitive(path: &Path) -> Option<String> {
     let parts = components(path);
     let shown = path.display();
+    if let Some(entry) = crate::home::held().and_then(|home| home.hidden_entry(path)) {
+        return Some(format!(
+            "{shown} is in {}, a hidden entry of your home directory, where programs keep \
+             their sign-ins, keys and histories",
+            entry.display()
+        ));
+    }
     // A repository's config files (its own, a submodule's, a worktree's) may carry a
     // token in a remote's URL, and its objects hold every file ever committed, the
     // sensitive ones included (compressed, not hidden).
@@ -397,6 +407,11 @@ pub fn sensitive_globs() -> Vec<String> {
             "*/.git/objects/*",
         ]
         .map(String::from),
+    );
+    globs.extend(
+        crate::home::held()
+            .map(|home| home.globs())
+            .unwrap_or_default(),
     );
     both_cases(globs)
 }
