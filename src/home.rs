@@ -140,6 +140,40 @@ pub fn guard(command: &Command, workspace: &Path, allow_home: bool) -> Result<()
     Ok(())
 }
 
+/// What `doctor` says of a `workspace` that is not a project, as a detail and a hint; None
+/// for a project.
+pub fn doctor_note(workspace: &Path) -> Option<(String, String)> {
+    let canonical = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
+    let what = NotAProject::of(&canonical, &homes())?;
+    Some((
+        format!(
+            "{}, not a project: query, execute, tools call, intercept, mcp, doctor --live \
+             and init refuse to run here",
+            what.describe(&canonical)
+        ),
+        "cd into a project first, or name one with --workdir DIR; --allow-home runs here \
+         anyway, with the hidden files and folders of your home out of reach"
+            .to_owned(),
+    ))
+}
+
+/// How to load the configuration a checkout ships for the CLIs, for `doctor`'s hint:
+/// trust `folder`, unless it is the home directory or a folder above it.
+pub fn checkout_hint(folder: &Path) -> String {
+    let canonical = folder
+        .canonicalize()
+        .unwrap_or_else(|_| folder.to_path_buf());
+    if NotAProject::of(&canonical, &homes()).is_some() {
+        return "your home directory is not a project to trust: run codecrew in the \
+                project (cd into it, or --workdir DIR) and trust that folder"
+            .to_owned();
+    }
+    "if you trust this checkout, add its directory to trusted_projects in your user config"
+        .to_owned()
+}
+
 /// How to load the configuration a checkout ships for the CLIs, for the note that says it
 /// was left out: trust `folder`, unless it is the home directory or a folder above it,
 /// which is never a project to trust.

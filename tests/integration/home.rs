@@ -185,3 +185,26 @@ fn opted_in_no_credential_of_the_home_comes_back_from_a_tool() {
     assert_eq!(result["status"], "ok", "{result:#}");
     assert!(stdout.contains("hello from the project"));
 }
+
+#[test]
+fn doctor_in_the_home_says_it_is_no_project_and_never_advises_trusting_it() {
+    let home = Home::new();
+    // The user's own Claude folder, which in the home looks like a checkout's.
+    home.write(".claude/settings.json", "{}\n");
+    let output = home
+        .command(&["doctor"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("is your home directory, not a project"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("--workdir DIR"), "{stdout}");
+    assert!(stdout.contains("is not a project to trust"), "{stdout}");
+    assert!(
+        !stdout.contains("add its directory to trusted_projects"),
+        "{stdout}"
+    );
+}
