@@ -89,6 +89,7 @@ mod checkout_config;
 mod config;
 mod copilot;
 mod crew;
+mod home;
 mod interrupt;
 mod live;
 mod native_policy;
