@@ -46,6 +46,12 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub yes: bool,
 
+    /// Run tools and agents even where the workspace is your home directory, a folder
+    /// that holds it, or /; the hidden files and folders of the home (~/.config, ~/.ssh,
+    /// ...) still stay out of reach
+    #[arg(long, global = true)]
+    pub allow_home: bool,
+
     /// When to style the output: auto styles a terminal unless NO_COLOR is set
     /// (CLICOLOR_FORCE=1 styles a pipe too); JSON output is never styled
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]

@@ -17,7 +17,9 @@
 //! the only module that knows their order), [`output`] (what the user sees: the
 //! rendered results, the live status lines, colours, the terminal's questions) and
 //! [`config`] the settings they read; [`mcp_server`] is the front end that serves the
-//! same tools over MCP, and [`chat`] the parts of the conversation at the terminal.
+//! same tools over MCP, [`chat`] the parts of the conversation at the terminal, and
+//! [`home`] keeps the commands that run tools out of a workspace that is the home
+//! directory or holds it.
 
 // Everything printed passes through one door, `output::console` (std's stdout and stderr
 // are banned in clippy.toml for the same reason).
@@ -27,6 +29,7 @@ pub mod chat;
 pub mod cli;
 pub mod clis;
 pub mod config;
+pub mod home;
 pub mod mcp_server;
 pub mod output;
 pub mod run;

@@ -88,6 +88,7 @@ fn parse() -> Cli {
 
 async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
     let workdir = commands::workspace(cli.workdir.as_deref())?;
+    codecrew::home::guard(&cli.command, &workdir, cli.allow_home)?;
     let options = commands::ToolOptions {
         workspace: workdir.clone(),
         yes: cli.yes,

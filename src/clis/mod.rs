@@ -318,6 +318,14 @@ impl Provider {
         self.cli.state().is_some() && codecrew_policy::sandbox::enabled()
     }
 
+    /// Whether every read of the CLI's own tools is judged by codecrew's policy in
+    /// `mode`, or it has no tools of its own (llm, a declared command): where its wall
+    /// alone keeps files from it, the files it must read, its own sign-in among them, are
+    /// open to its tools too.
+    pub fn judges_every_read(&self, mode: Mode) -> bool {
+        self.cli.long_lived().is_none() || (self.keeps_alive(mode) && self.cli.judges_own_reads())
+    }
+
     /// Why the CLI must not start in `workspace` ([`Cli::refuses`]).
     pub fn refuses(&self, workspace: &Path) -> Option<String> {
         self.cli.refuses(workspace, self.trusted)
@@ -574,6 +582,24 @@ mod tests {
             assert!(!provider.install_hint().is_empty());
             assert!(provider.can_resume(), "{kind:?}");
         }
+    }
+
+    #[test]
+    fn only_claude_and_codex_kept_and_llm_have_every_read_judged() {
+        for mode in [Mode::Query, Mode::Execute] {
+            let judged: Vec<&str> = ProviderKind::BUILT_IN
+                .into_iter()
+                .filter(|kind| provider(kind.name()).judges_every_read(mode))
+                .map(ProviderKind::name)
+                .collect();
+            assert_eq!(judged, ["claude", "codex", "llm"], "{mode:?}");
+        }
+        let mut agent = crate::config::Config::default().agents["claude"].clone();
+        agent.keep_alive = Some(false);
+        assert!(
+            !Provider::new("claude", agent).judges_every_read(Mode::Query),
+            "run per turn, Claude's reads ask no one"
+        );
     }
 
     #[test]

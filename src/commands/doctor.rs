@@ -68,6 +68,10 @@ pub async fn run(args: DoctorArgs, workspace: &Path) -> anyhow::Result<ExitCode>
         Ok(loaded) => {
             checks.push(config_check(&loaded));
             checks.extend(checkout_check(&loaded, workspace));
+            checks.extend(
+                codecrew::home::doctor_note(workspace)
+                    .map(|(detail, hint)| Check::new("workspace", Status::Warn, detail).hint(hint)),
+            );
             loaded
         }
         Err(error) => {
@@ -147,9 +151,7 @@ fn checkout_check(loaded: &LoadedConfig, workspace: &Path) -> Option<Check> {
                 left_out.join("; ")
             ),
         )
-        .hint(
-            "if you trust this checkout, add its directory to trusted_projects in your user config",
-        ),
+        .hint(codecrew::home::checkout_hint(workspace)),
     )
 }
 

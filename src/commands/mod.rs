@@ -179,10 +179,9 @@ pub fn warn_left_out<'a>(
         .unwrap_or(workspace);
     console::note(format_args!(
         "this project is not trusted, so the agent CLIs start without the configuration it \
-         ships for them, which can run programs: {}; to load it, add {:?} to \
-         trusted_projects in your user config",
+         ships for them, which can run programs: {}; {}",
         said.join("; "),
-        folder.display().to_string()
+        codecrew::home::trust_advice(folder)
     ));
 }
 

@@ -27,6 +27,10 @@ pub enum PlanError {
     /// The checkout ships something the agent's CLI would run whatever it is told.
     #[error("@{agent} cannot start here: {why}")]
     UntrustedCheckout { agent: String, why: String },
+    /// The workspace holds the home directory, and the agent's CLI reads what its wall
+    /// lets it without asking.
+    #[error("@{agent} cannot start here: {why}")]
+    NotInTheHome { agent: String, why: String },
 }
 
 /// Checks every job: all agents known, then all allowed, then no empty task. Cheap, so
@@ -88,6 +92,12 @@ pub fn plan(
         let provider = Provider::new(&job.agent, agent).trusting_project(loaded.project_trusted);
         if let Some(why) = provider.refuses(&settings.workspace) {
             return Err(PlanError::UntrustedCheckout {
+                agent: job.agent,
+                why,
+            });
+        }
+        if let Some(why) = crate::home::refuses_agent(&provider, settings.mode) {
+            return Err(PlanError::NotInTheHome {
                 agent: job.agent,
                 why,
             });

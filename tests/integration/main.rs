@@ -10,6 +10,7 @@ mod doctor;
 mod e2e;
 mod external_tools;
 mod fake_model_clis;
+mod home;
 mod install_shapes;
 mod layering;
 mod mcp_client;

@@ -33,6 +33,7 @@ pub mod ask;
 mod config;
 mod context;
 pub mod git;
+pub mod home;
 pub mod lifeline;
 pub mod path;
 pub mod paths;

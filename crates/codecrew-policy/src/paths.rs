@@ -6,6 +6,9 @@
 //! - *protected* files steer tools, shells or codecrew itself: writing one needs Ask, even
 //!   before it exists (sensitive files are protected too).
 //!
+//! In a workspace that holds the home directory (opted in), every hidden entry of the home
+//! is sensitive too ([`crate::home`]).
+//!
 //! Everything here is lexical: it looks at the path's components, never at the disk, so
 //! it works for files that do not exist yet and for paths named in shell commands. The
 //! caller resolves symlinks first and classifies both the path as written and the path it
@@ -26,6 +29,38 @@ const SENSITIVE_DIRS: &[&str] = &[
     ".gcloud",
     "gcloud",
     ".password-store",
+    // Browser profiles (saved logins, cookies, their keys) and the mail client's.
+    ".mozilla",
+    ".thunderbird",
+    // Copilot's sign-in (`apps.json`, `hosts.json`).
+    "github-copilot",
+];
+
+/// Directory paths (a sequence of components, anywhere in a path) whose every file is
+/// sensitive, where the last name alone would also take a project's own folder
+/// (`chromium/` in a checkout of it).
+const SENSITIVE_DIR_PATHS: &[&[&str]] = &[
+    &[".config", "google-chrome"],
+    &[".config", "google-chrome-beta"],
+    &[".config", "chromium"],
+    &[".config", "BraveSoftware"],
+    &[".config", "microsoft-edge"],
+    &[".config", "vivaldi"],
+    &[".config", "opera"],
+    &["snap", "firefox"],
+    &["snap", "chromium"],
+    &[".pki", "nssdb"],
+    &[".local", "share", "keyrings"],
+];
+
+/// File paths (the last components of a path) that are sensitive where the file name
+/// alone is an ordinary project file (`settings.xml`, `gradle.properties`).
+const SENSITIVE_FILE_PATHS: &[&[&str]] = &[
+    &["gh", "hosts.yml"],
+    &["glab-cli", "config.yml"],
+    &[".config", "hub"],
+    &[".m2", "settings.xml"],
+    &[".gradle", "gradle.properties"],
 ];
 
 /// Whole file names that are sensitive.
@@ -63,6 +98,39 @@ const SENSITIVE_NAMES: &[&str] = &[
     ".sqlite_history",
     "token.json",
     "auth.json",
+    // Package registries' tokens (cargo, yarn, Maven, Terraform) and cloud sync keys.
+    "credentials.toml",
+    ".yarnrc",
+    ".yarnrc.yml",
+    "settings-security.xml",
+    "credentials.tfrc.json",
+    "rclone.conf",
+    // The agent CLIs' own sign-in (Gemini's and Qwen Code's; Claude's `.credentials.json`
+    // and Codex's and opencode's `auth.json` are named above).
+    "oauth_creds.json",
+    // What shells and interpreters remember: typed commands, passwords among them.
+    ".sh_history",
+    ".history",
+    ".histfile",
+    "fish_history",
+    ".node_repl_history",
+    ".ts_node_repl_history",
+    ".irb_history",
+    ".pry_history",
+    ".rediscli_history",
+    ".dbshell",
+    ".sqlplus_history",
+    ".lesshst",
+    ".viminfo",
+    // Browsers' saved logins and cookies, and their keys, wherever the profile lies.
+    "logins.json",
+    "signons.sqlite",
+    "key3.db",
+    "key4.db",
+    "cookies.sqlite",
+    // Chrome's, spelt as Chrome spells them for the globs; matched in any case.
+    "Login Data",
+    "Login Data For Account",
 ];
 
 /// Extensions of source code and documentation: `secrets.rs` or `service-account.md` is
@@ -190,10 +258,26 @@ fn components(path: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Whether the components `run` are the names `names`.
+fn same(run: &[String], names: &[&str]) -> bool {
+    run.len() == names.len()
+        && run
+            .iter()
+            .zip(names)
+            .all(|(part, name)| part.eq_ignore_ascii_case(name))
+}
+
 /// Why reading `path` needs a question, or None. `path` may be relative or absolute.
 pub fn sensitive(path: &Path) -> Option<String> {
     let parts = components(path);
     let shown = path.display();
+    if let Some(entry) = crate::home::held().and_then(|home| home.hidden_entry(path)) {
+        return Some(format!(
+            "{shown} is in {}, a hidden entry of your home directory, where programs keep \
+             their sign-ins, keys and histories",
+            entry.display()
+        ));
+    }
     // A repository's config files (its own, a submodule's, a worktree's) may carry a
     // token in a remote's URL, and its objects hold every file ever committed, the
     // sensitive ones included (compressed, not hidden).
@@ -216,6 +300,22 @@ pub fn sensitive(path: &Path) -> Option<String> {
     {
         return Some(format!("{shown} is inside {dir}/, which holds credentials"));
     }
+    let above = &parts[..parts.len().saturating_sub(1)];
+    if let Some(dir) = SENSITIVE_DIR_PATHS
+        .iter()
+        .find(|dir| above.windows(dir.len()).any(|run| same(run, dir)))
+    {
+        return Some(format!(
+            "{shown} is inside {}/, which holds credentials",
+            dir.join("/")
+        ));
+    }
+    if SENSITIVE_FILE_PATHS
+        .iter()
+        .any(|file| parts.len() >= file.len() && same(&parts[parts.len() - file.len()..], file))
+    {
+        return Some(format!("{shown} holds credentials (a sign-in or a token)"));
+    }
     let name = parts.last()?;
     // A backup of a sensitive file is as sensitive (`.netrc.bak`, `.pgpass~`).
     let name = &BACKUP_SUFFIXES
@@ -226,7 +326,9 @@ pub fn sensitive(path: &Path) -> Option<String> {
     if SENSITIVE_DIRS.contains(&name.as_str()) {
         return Some(format!("{shown} is a directory of credentials"));
     }
-    let matched = SENSITIVE_NAMES.contains(&name.as_str())
+    let matched = SENSITIVE_NAMES
+        .iter()
+        .any(|sensitive| sensitive.eq_ignore_ascii_case(name))
         || (SENSITIVE_PREFIXES
             .iter()
             .any(|prefix| name.starts_with(prefix))
@@ -280,8 +382,16 @@ pub fn sensitive_globs() -> Vec<String> {
     for dir in SENSITIVE_DIRS {
         globs.extend([format!("{dir}/*"), format!("*/{dir}/*")]);
     }
-    for name in SENSITIVE_NAMES {
-        globs.extend([(*name).to_owned(), format!("*/{name}")]);
+    for path in SENSITIVE_DIR_PATHS {
+        let path = path.join("/");
+        globs.extend([format!("{path}/*"), format!("*/{path}/*")]);
+    }
+    for name in SENSITIVE_NAMES
+        .iter()
+        .map(|name| (*name).to_owned())
+        .chain(SENSITIVE_FILE_PATHS.iter().map(|path| path.join("/")))
+    {
+        globs.extend([name.clone(), format!("*/{name}")]);
     }
     for prefix in SENSITIVE_PREFIXES {
         globs.extend([format!("{prefix}*"), format!("*/{prefix}*")]);
@@ -297,6 +407,11 @@ pub fn sensitive_globs() -> Vec<String> {
             "*/.git/objects/*",
         ]
         .map(String::from),
+    );
+    globs.extend(
+        crate::home::held()
+            .map(|home| home.globs())
+            .unwrap_or_default(),
     );
     both_cases(globs)
 }
@@ -319,8 +434,8 @@ pub fn protected_globs() -> Vec<String> {
     both_cases(globs)
 }
 
-/// `globs` in lower case, upper case, and upper case but the extension (`AGENTS.md`),
-/// without repeats.
+/// `globs` as written (`Login Data`, as Chrome spells it), in lower case, upper case, and
+/// upper case but the extension (`AGENTS.md`), without repeats.
 fn both_cases(globs: Vec<String>) -> Vec<String> {
     let shouted_stem = |glob: &str| match glob.rsplit_once('.') {
         Some((stem, extension)) if !extension.contains(['/', '*']) => {
@@ -330,7 +445,14 @@ fn both_cases(globs: Vec<String>) -> Vec<String> {
     };
     let mut all: Vec<String> = globs
         .iter()
-        .flat_map(|glob| [glob.to_lowercase(), glob.to_uppercase(), shouted_stem(glob)])
+        .flat_map(|glob| {
+            [
+                glob.clone(),
+                glob.to_lowercase(),
+                glob.to_uppercase(),
+                shouted_stem(glob),
+            ]
+        })
         .collect();
     let mut seen = std::collections::HashSet::new();
     all.retain(|glob| seen.insert(glob.clone()));
@@ -473,6 +595,102 @@ mod tests {
             "app/secrets.py",
             "docs/secrets.md",
             "service-account.md",
+        ] {
+            assert!(!is_sensitive(path), "{path} should not be sensitive");
+        }
+    }
+
+    /// What a home directory keeps its credentials in: each holds a token, a key, saved
+    /// logins or typed commands, and reached a model from a workspace that was the home.
+    const HOME_CREDENTIAL_STORES: &[&str] = &[
+        ".config/gh/hosts.yml",
+        ".config/glab-cli/config.yml",
+        ".config/hub",
+        ".cargo/credentials",
+        ".cargo/credentials.toml",
+        ".docker/config.json",
+        ".m2/settings.xml",
+        ".m2/settings-security.xml",
+        ".gradle/gradle.properties",
+        ".yarnrc.yml",
+        ".yarnrc",
+        ".config/rclone/rclone.conf",
+        ".bash_history",
+        ".zsh_history",
+        ".histfile",
+        ".local/share/fish/fish_history",
+        ".python_history",
+        ".psql_history",
+        ".mysql_history",
+        ".sqlite_history",
+        ".node_repl_history",
+        ".lesshst",
+        ".viminfo",
+        ".mozilla/firefox/abc.default-release/logins.json",
+        ".mozilla/firefox/abc.default-release/prefs.js",
+        "snap/firefox/common/.mozilla/firefox/p/key4.db",
+        "somewhere/profile/cookies.sqlite",
+        ".config/google-chrome/Default/Login Data",
+        ".config/google-chrome/Default/Cookies",
+        ".config/chromium/Default/Cookies",
+        ".config/BraveSoftware/Brave-Browser/Default/Login Data",
+        ".pki/nssdb/cert9.db",
+        ".local/share/keyrings/login.keyring",
+        ".gnupg/private-keys-v1.d/x.key",
+        ".password-store/email.gpg",
+        ".netrc",
+        ".pypirc",
+        ".git-credentials",
+        ".terraform.d/credentials.tfrc.json",
+        ".kube/config",
+        ".config/gcloud/application_default_credentials.json",
+        ".config/gcloud/access_tokens.db",
+        ".azure/msal_token_cache.json",
+        ".gemini/oauth_creds.json",
+        ".qwen/oauth_creds.json",
+        ".config/github-copilot/apps.json",
+        ".config/github-copilot/hosts.json",
+        ".claude/.credentials.json",
+        ".codex/auth.json",
+        ".local/share/opencode/auth.json",
+    ];
+
+    #[test]
+    fn the_homes_credential_stores_are_sensitive_wherever_they_lie() {
+        let globs = super::sensitive_globs();
+        for store in HOME_CREDENTIAL_STORES {
+            for path in [store.to_string(), format!("/home/u/{store}")] {
+                assert!(is_sensitive(&path), "{path} should be sensitive");
+                assert!(is_protected(&path), "{path} should be protected");
+            }
+            // As opencode is told, relative to its worktree (the home, or a folder above).
+            for path in [store.to_string(), format!("home/u/{store}")] {
+                assert!(
+                    globs.iter().any(|glob| glob_matches(glob, &path)),
+                    "{path} should match a sensitive glob"
+                );
+            }
+        }
+        // A project's own files of the same names are not stores of credentials.
+        for path in [
+            "settings.xml",
+            "src/main/resources/settings.xml",
+            "gradle.properties",
+            "android/gradle.properties",
+            "hosts.yml",
+            "ansible/inventory/hosts.yml",
+            "config.yml",
+            ".config/gh/config.yml",
+            "apps.json",
+            "hub",
+            "src/hub/mod.rs",
+            "chromium/src/main.cc",
+            "firefox/build.sh",
+            "keyrings/debian-archive-keyring.gpg.md",
+            "history.md",
+            "src/cookies.rs",
+            "Cargo.toml",
+            ".cargo/config.toml",
         ] {
             assert!(!is_sensitive(path), "{path} should not be sensitive");
         }

@@ -10,7 +10,7 @@ use super::*;
 const NATIVE: [&str; 6] = ["claude", "gemini", "codex", "copilot", "opencode", "qwen"];
 
 /// The agent's own tool that reads `path`.
-fn native_read(agent: &str, path: &Path) -> Reply {
+pub(super) fn native_read(agent: &str, path: &Path) -> Reply {
     match agent {
         "claude" => Reply::tool("Read", json!({"file_path": path})),
         "codex" => Reply::tool(
@@ -35,14 +35,14 @@ fn last_results(world: &World) -> Vec<String> {
 }
 
 /// A file holding `secret`, created with its folders.
-fn plant(path: &Path, secret: &str) {
+pub(super) fn plant(path: &Path, secret: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, format!("{secret}\n")).unwrap();
 }
 
 /// Whether a request the model got after the first `since` carries `text` (a tool
 /// result that held it).
-fn model_saw(world: &World, since: usize, text: &str) -> bool {
+pub(super) fn model_saw(world: &World, since: usize, text: &str) -> bool {
     world.server.requests()[since..]
         .iter()
         .any(|request| request.body.to_string().contains(text))

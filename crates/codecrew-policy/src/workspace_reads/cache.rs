@@ -101,6 +101,8 @@ pub(super) fn file_for(dir: &Path, workspace: &Path, withheld: &Withheld) -> Pat
     let mut hasher = std::hash::DefaultHasher::new();
     workspace.hash(&mut hasher);
     withheld.hash(&mut hasher);
+    // A plan made before the home's hidden entries were withheld is not this plan.
+    crate::home::held().hash(&mut hasher);
     dir.join(format!("{:016x}.json", hasher.finish()))
 }
 

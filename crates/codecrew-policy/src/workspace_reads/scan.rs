@@ -13,7 +13,9 @@ use super::Withheld;
 /// thousands of files, none of them the user's secrets, and walking them would cost
 /// every command that runs without asking. The repository's `.git` is granted whole
 /// too: git needs it (what it holds of a committed secret, the analysis checks:
-/// `crate::tracked`).
+/// `crate::tracked`). Not `.gradle`, which is also Gradle's user home, where its
+/// `gradle.properties` holds the registries' passwords. What the plan withholds (the home
+/// directory's `.cache`, in a workspace that holds the home) is withheld all the same.
 const NOT_LOOKED_INTO: &[&str] = &[
     ".git",
     "node_modules",
@@ -22,7 +24,6 @@ const NOT_LOOKED_INTO: &[&str] = &[
     "venv",
     "__pycache__",
     ".tox",
-    ".gradle",
     ".next",
     ".cache",
 ];
@@ -142,10 +143,10 @@ pub fn read(dir: &Path, relative: &Path, withheld: &Withheld, now: SystemTime) -
             continue;
         };
         let name = PathBuf::from(entry.file_name());
-        if kind.is_dir() && NOT_LOOKED_INTO.iter().any(|skip| name == Path::new(skip)) {
-            entries.whole.push(name);
-        } else if withheld.holds(&relative.join(&name)) {
+        if withheld.holds(&relative.join(&name)) {
             listing.withheld.push(name);
+        } else if kind.is_dir() && NOT_LOOKED_INTO.iter().any(|skip| name == Path::new(skip)) {
+            entries.whole.push(name);
         } else if kind.is_dir() {
             listing.subdirs.push(name);
         } else if !kind.is_symlink() {

@@ -240,3 +240,12 @@ fn a_kept_plan_is_reused_whole_and_a_garbled_one_is_not() {
         assert_eq!(reads.withheld, [PathBuf::from(".env")], "{garbage:?}");
     }
 }
+
+#[test]
+fn gradles_user_home_is_looked_into_for_its_passwords() {
+    let (_dir, root) = workspace(&[".gradle/gradle.properties", ".gradle/caches/x.bin"]);
+    let reads = sorted(plan_with_cache(&root, &Withheld::sensitive(), None));
+    assert_eq!(reads.withheld, [PathBuf::from(".gradle/gradle.properties")]);
+    assert_eq!(reads.trees, [root.join(".gradle/caches")]);
+    assert_eq!(reads.listed, [root.clone(), root.join(".gradle")]);
+}

@@ -1,0 +1,210 @@
+//! The home directory, and the folders above it, are not a project (issue 33): started
+//! there, the commands that run tools or agents stop with exit 2 and the fix; with
+//! `--allow-home` they run, and the home's credentials (named ones, and anything in a
+//! hidden entry of the home) still never come back from a tool.
+//!
+//! `HOME` is a temporary folder, set on the child only; the user's own config is off.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+use crate::support::binary::{BIN, assert_exit, output_with_stdin, text, tool_result};
+
+/// A token in each kind of place a home keeps one.
+const TOKEN: &str = "gho_codecrewHomeToken42";
+
+/// A home directory holding credentials, and a project beneath it.
+struct Home {
+    _dir: TempDir,
+    root: PathBuf,
+}
+
+impl Home {
+    fn new() -> Self {
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        std::fs::create_dir_all(base).unwrap();
+        let dir = TempDir::new_in(base).unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let home = Home { _dir: dir, root };
+        // A store named like one (the GitHub CLI's), one only a hidden entry of the home
+        // covers, one at the top of the home (yarn's), and a project with no secret.
+        home.write(".config/gh/hosts.yml", &format!("oauth_token: {TOKEN}\n"));
+        home.write(".someapp/session.txt", &format!("session {TOKEN}\n"));
+        home.write(".yarnrc.yml", &format!("npmAuthToken: {TOKEN}\n"));
+        home.write("proj/README.md", "hello from the project\n");
+        home
+    }
+
+    fn write(&self, relative: &str, content: &str) {
+        let path = self.root.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+
+    /// `codecrew ARGS` started in the home, with it as `HOME`.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(BIN);
+        command
+            .current_dir(&self.root)
+            .args(args)
+            .stdin(Stdio::null())
+            .env("HOME", &self.root)
+            .env("CODECREW_CONFIG", "")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CODECREW_SANDBOX");
+        command
+    }
+
+    fn output(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// `codecrew --allow-home tools call TOOL` in `mode`: the result, and the whole stdout.
+    fn call(&self, mode: &str, tool: &str, input: Value) -> (Value, String) {
+        let input = input.to_string();
+        let output = self.output(&[
+            "--allow-home",
+            "tools",
+            "call",
+            tool,
+            "--input",
+            &input,
+            "--mode",
+            mode,
+        ]);
+        (tool_result(&output), text(&output.stdout))
+    }
+}
+
+/// The run stopped before anything ran, with exit 2 and a message naming the fix.
+#[track_caller]
+fn refused(output: &Output, what: &str) {
+    assert_exit(output, 2);
+    let stderr = text(&output.stderr);
+    for fix in [
+        what,
+        "not a project",
+        "cd into a project",
+        "--workdir DIR",
+        "--allow-home",
+    ] {
+        assert!(stderr.contains(fix), "{fix:?} missing from: {stderr}");
+    }
+    assert!(output.stdout.is_empty(), "{}", text(&output.stdout));
+}
+
+#[test]
+fn the_commands_that_run_tools_refuse_the_home_and_what_holds_it() {
+    let home = Home::new();
+    let input = json!({"path": ".config/gh/hosts.yml"}).to_string();
+    let read = ["tools", "call", "read_file", "--input", input.as_str()];
+    let is_home = "is your home directory";
+    refused(&home.output(&["query", "hi"]), is_home);
+    refused(&home.output(&["execute", "hi"]), is_home);
+    refused(&home.output(&read), is_home);
+    refused(&home.output(&["mcp"]), is_home);
+    refused(&home.output(&["doctor", "--live"]), is_home);
+    refused(&home.output(&["init"]), is_home);
+    assert!(!home.root.join("codecrew.toml").exists());
+    let envelope = json!({"name": "codecrew:read_file", "input": {"path": ".yarnrc.yml"}});
+    refused(
+        &output_with_stdin(&mut home.command(&["intercept"]), &envelope.to_string()),
+        is_home,
+    );
+    // Named with --workdir: the home (as `cd ~` would give it), a folder above it, `/`.
+    let root = home.root.to_str().unwrap();
+    let mut workdir_home = vec!["--workdir", root];
+    workdir_home.extend(read);
+    refused(&home.output(&workdir_home), is_home);
+    let above = home.root.parent().unwrap().to_str().unwrap();
+    let mut workdir_above = vec!["--workdir", above];
+    workdir_above.extend(read);
+    refused(&home.output(&workdir_above), "holds your home directory");
+    let mut workdir_root = vec!["--workdir", "/"];
+    workdir_root.extend(read);
+    refused(&home.output(&workdir_root), "/ is the whole file system");
+
+    // What runs no tool still runs in the home; a project beneath it is a project.
+    assert_exit(&home.output(&["tools", "list"]), 0);
+    assert_exit(&home.output(&["prompt", "hi"]), 0);
+    let project = home.output(&[
+        "--workdir",
+        "proj",
+        "tools",
+        "call",
+        "read_file",
+        "--input",
+        r#"{"path":"README.md"}"#,
+    ]);
+    assert_exit(&project, 0);
+    assert!(text(&project.stdout).contains("hello from the project"));
+}
+
+#[test]
+fn opted_in_no_credential_of_the_home_comes_back_from_a_tool() {
+    let home = Home::new();
+    for mode in ["query", "execute"] {
+        for path in [
+            ".config/gh/hosts.yml",
+            ".someapp/session.txt",
+            ".yarnrc.yml",
+        ] {
+            let (result, stdout) = home.call(mode, "read_file", json!({ "path": path }));
+            assert_eq!(result["status"], "denied", "{mode} {path}: {result:#}");
+            assert!(!stdout.contains(TOKEN), "{mode} {path}: {stdout}");
+        }
+        let (result, stdout) = home.call(
+            mode,
+            "run_command",
+            json!({"command": "cat .someapp/session.txt"}),
+        );
+        assert_ne!(result["status"], "ok", "{mode}: {result:#}");
+        assert!(!stdout.contains(TOKEN), "{mode}: {stdout}");
+        // A search over the whole home finds the project's file (the control), and no
+        // credential.
+        for pattern in [TOKEN, "hello from"] {
+            let (result, stdout) = home.call(
+                mode,
+                "grep",
+                json!({"pattern": pattern, "output_mode": "content"}),
+            );
+            assert_eq!(result["status"], "ok", "{mode}: {result:#}");
+            assert!(!stdout.contains(TOKEN), "{mode}: {stdout}");
+            assert_eq!(
+                stdout.contains("proj/README.md"),
+                pattern == "hello from",
+                "{mode} {pattern}: {stdout}"
+            );
+        }
+    }
+    // The control: a file of the home that is no hidden entry is read.
+    let (result, stdout) = home.call("query", "read_file", json!({"path": "proj/README.md"}));
+    assert_eq!(result["status"], "ok", "{result:#}");
+    assert!(stdout.contains("hello from the project"));
+}
+
+#[test]
+fn doctor_in_the_home_says_it_is_no_project_and_never_advises_trusting_it() {
+    let home = Home::new();
+    // The user's own Claude folder, which in the home looks like a checkout's.
+    home.write(".claude/settings.json", "{}\n");
+    let output = home
+        .command(&["doctor"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("is your home directory, not a project"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("--workdir DIR"), "{stdout}");
+    assert!(stdout.contains("is not a project to trust"), "{stdout}");
+    assert!(
+        !stdout.contains("add its directory to trusted_projects"),
+        "{stdout}"
+    );
+}
