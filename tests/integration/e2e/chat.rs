@@ -33,6 +33,13 @@ fn script() -> Script {
             "E2E-CHAT-AFTER",
             Reply::text("Still here."),
         ))
+        .rule(Rule::on_prompt(
+            "E2E-CHAT-MARKDOWN",
+            Reply::text(
+                "## Plan\n\n- one step\n\n| Step | Cost |\n|---|---:|\n| a | 1 |\n\n\
+                 ```rust\nfn main() {}\n```\n",
+            ),
+        ))
 }
 
 #[test]
@@ -44,7 +51,7 @@ fn a_chat_keeps_each_agents_cli_asks_stops_and_leaves_a_thread() {
     let gemini = Counted::new(&world, &claude.env, "gemini");
     let codecrew = env!("CARGO_BIN_EXE_codecrew");
     let command =
-        format!("{codecrew} --color never chat --thread talk; echo CHAT-EXIT=$?; sleep 60");
+        format!("{codecrew} --color always chat --thread talk; echo CHAT-EXIT=$?; sleep 60");
     let Some(tmux) = Tmux::start_with(
         &world,
         &gemini.env,
@@ -81,6 +88,19 @@ fn a_chat_keeps_each_agents_cli_asks_stops_and_leaves_a_thread() {
         1,
         "gemini's second answer came from a new process"
     );
+    // The answer rendered: no markdown markup, the table drawn, the code indented.
+    ask("@claude rendered E2E-CHAT-MARKDOWN", "Step │ Cost");
+    let shown = tmux.history();
+    for expected in ["Plan", "• one step", "a    │    1", "  fn main() {}"] {
+        assert!(
+            shown.lines().any(|line| line.trim_end() == expected),
+            "{expected:?} not shown:\n{shown}"
+        );
+    }
+    assert!(
+        !shown.contains("## Plan") && !shown.contains("```"),
+        "{shown}"
+    );
 
     // Execute: the write of a protected file is asked about at the prompt, and answered.
     tmux.send_keys(&["-l", "/mode execute"]);
@@ -105,7 +125,7 @@ fn a_chat_keeps_each_agents_cli_asks_stops_and_leaves_a_thread() {
     tmux.send_keys(&["Enter"]);
     world
         .server
-        .wait_for_model_requests(7, Duration::from_secs(60));
+        .wait_for_model_requests(8, Duration::from_secs(60));
     tmux.send_keys(&["C-c"]);
     tmux.wait_for("the stop", |screen| {
         prompted(screen) && screen.contains("stopping the answer")
