@@ -95,9 +95,15 @@ fn nothing_outlives_a_codecrew_killed_mid_turn() {
             Reply::text(fenced(&[envelope("run_command", sleeper)])),
         ))
         .on_tool_result(FOLLOW_UP, Reply::hang());
-    let Some(world) = World::new("e2e-kill", script) else {
+    let Some(mut world) = World::new("e2e-kill", script) else {
         return;
     };
+    // A temporary folder of the test's own: any codecrew started meanwhile (another
+    // test's) sweeps the folders of the killed ones it finds in its own, and would
+    // remove this run's before the next run of this test could.
+    let private = world.home.root().join("tmp");
+    std::fs::create_dir_all(&private).unwrap();
+    world.env = world.env.clone().with("TMPDIR", &private);
     let workspace = world.workspace().canonicalize().unwrap();
     let mut child = spawn(&world, &["query", "@claude E2E-KILL"]);
     // Wait until the tool's command runs (both sleeps), the kept claude beside it.
@@ -134,6 +140,9 @@ fn nothing_outlives_a_codecrew_killed_mid_turn() {
                 .split(|byte| *byte == 0)
                 .filter_map(|pair| pair.strip_prefix(b"TMPDIR="))
                 .map(|dir| std::path::PathBuf::from(String::from_utf8_lossy(dir).into_owned()))
+                // Not codecrew's own (its command line names claude too).
+                .filter(|dir| dir.starts_with(&private))
+                .filter(|dir| dir != &private)
                 .collect::<Vec<_>>()
         })
         .next()
