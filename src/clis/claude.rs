@@ -56,7 +56,8 @@ impl Cli for Claude {
     /// agents, commands, plugins and `CLAUDE.md`. Written: its transcripts and session
     /// records, backups, shell snapshots, to-dos and plans; its sign-in and `.claude.json`
     /// in place (beside the folder, or in it with `$CLAUDE_CONFIG_DIR`), whose MCP
-    /// servers and per-project trust are put back after each command.
+    /// servers and per-project trust are put back after each command, as are its
+    /// sessions' environment scripts and the shell snapshots there were before.
     fn state(&self) -> Option<wall::State> {
         let dir = config_dir()?;
         let global = match wall::custom_dir("CLAUDE_CONFIG_DIR") {
@@ -78,6 +79,13 @@ impl Cli for Claude {
                 wall::Guarded {
                     path: dir.join("session-env"),
                     hold: wall::Hold::Whole,
+                },
+                // The shell snapshots of its sessions, each of which sources its own
+                // (`snapshot-<shell>-<time>-<random>.sh`) before every command: those of
+                // the sessions outside codecrew held; the one this run makes is its own.
+                wall::Guarded {
+                    path: dir.join("shell-snapshots"),
+                    hold: wall::Hold::Existing,
                 },
             ],
             made: Vec::new(),

@@ -63,6 +63,10 @@ pub enum Hold {
     /// Every file beneath a folder but those under the names given (what the CLI itself
     /// rewrites there: Codex's bundled `skills/.system`).
     WholeBut(&'static [&'static str]),
+    /// The files beneath a folder when the command starts; what the run adds is the
+    /// CLI's own (Claude's shell snapshot of this run, beside those of its sessions
+    /// outside codecrew, each of which sources its own file before every command).
+    Existing,
 }
 
 impl State {
