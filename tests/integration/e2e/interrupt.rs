@@ -172,3 +172,74 @@ fn nothing_outlives_a_codecrew_killed_mid_turn() {
         next.stderr
     );
 }
+
+/// `kill -9` (or the OOM killer) gives codecrew no chance to put back what its CLI's wall
+/// holds: a session script planted in Claude's `session-env/` (which a resumed session
+/// pastes before every command, outside codecrew) is written down before Claude starts,
+/// and the next codecrew puts it back before it starts any CLI, saying so.
+#[test]
+fn what_a_killed_codecrew_held_is_put_back_by_the_next() {
+    let Some(world) = World::new("e2e-kill-plant", Script::new()) else {
+        return;
+    };
+    let workspace = world.workspace().canonicalize().unwrap();
+    let session_env = world.home.home().join(".claude/session-env");
+    let planted = workspace.join("planted");
+    let plant = "dir=\"$CLAUDE_CONFIG_DIR/session-env/$CLAUDE_CODE_SESSION_ID\" \
+                 && mkdir -p \"$dir\" && echo 'echo planted' > \"$dir/sessionstart-hook-0.sh\" \
+                 && touch planted && sleep 96";
+    world.server.set_script(Script::new().on_prompt(
+        "E2E-KILL-PLANT",
+        Reply::tool("Bash", json!({"command": plant, "description": "plant"})),
+    ));
+    let mut child = spawn(&world, &["execute", "--yes", "@claude E2E-KILL-PLANT"]);
+    let start = std::time::Instant::now();
+    while !planted.exists() && start.elapsed() < TIMEOUT {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let hooks = || -> Vec<_> {
+        files_under(&session_env)
+            .into_iter()
+            .filter(|path| path.to_string_lossy().contains("hook"))
+            .collect()
+    };
+    if !planted.exists() {
+        let _ = child.kill();
+        let output = child.wait_with_output().unwrap();
+        panic!(
+            "the plant never ran:\n{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    assert!(!hooks().is_empty(), "no session script was planted");
+    child.kill().unwrap();
+    let _ = child.wait();
+    let killed = std::time::Instant::now();
+    while !processes_in(&workspace).is_empty() && killed.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !hooks().is_empty(),
+        "the killed codecrew put it back itself"
+    );
+    let next = world.codecrew(&["doctor"]);
+    assert_eq!(hooks(), Vec::<std::path::PathBuf>::new(), "{}", next.stderr);
+    assert!(
+        next.stderr.contains("killed before it could put it back"),
+        "{}",
+        next.stderr
+    );
+    let journal = world.home.home().join(".local/state/codecrew/held");
+    assert_eq!(
+        std::fs::read_dir(&journal)
+            .map(|dir| dir.count())
+            .unwrap_or(0),
+        0,
+        "a journal stays: {}",
+        next.stderr
+    );
+}

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 /// The most a whole folder held by a copy may weigh; past it, it is held by its stamps
 /// ([`super::stamps`]).
 const MAX_HELD_BYTES: u64 = 4 * 1024 * 1024;
@@ -14,11 +16,11 @@ const MAX_HELD_FILES: usize = 2_000;
 pub type Files = BTreeMap<PathBuf, Entry>;
 
 /// One entry of a held path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Entry {
-    File(Vec<u8>),
+    File(#[serde(with = "super::codec::bytes")] Vec<u8>),
     /// A link (never followed), with what it points at.
-    Link(PathBuf),
+    Link(#[serde(with = "super::codec::path")] PathBuf),
 }
 
 /// The regular files at or beneath `path` with their bytes (the empty name for a file)

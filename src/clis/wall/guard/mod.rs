@@ -19,11 +19,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Guarded, Hold};
 
+mod codec;
 mod files;
+mod journal;
 mod keys;
 mod stamps;
 mod warning;
@@ -37,10 +40,15 @@ pub use warning::Warning;
 /// codecrew must end before its commands are dropped.
 static LIVE: Mutex<Vec<Weak<Guard>>> = Mutex::new(Vec::new());
 
-/// Notes what `guarded` holds now ([`Guard::new`]), as a guard [`restore_all_now`] can
-/// reach.
+/// Notes what `guarded` holds now ([`Guard::new`]), written down in this codecrew's
+/// journal ([`journal`]) before the CLI starts, so that a later codecrew puts it back
+/// if this one is killed; as a guard [`restore_all_now`] can reach.
 pub fn hold(guarded: &Guarded, cli: &str) -> Arc<Guard> {
-    let guard = Arc::new(Guard::new(guarded, cli));
+    let guard = Guard::new(guarded, cli);
+    if let Ok(mut slot) = guard.journal.lock() {
+        *slot = journal::write(&guard);
+    }
+    let guard = Arc::new(guard);
     if let Ok(mut live) = LIVE.lock() {
         live.retain(|guard| guard.strong_count() > 0);
         live.push(Arc::downgrade(&guard));
@@ -61,18 +69,29 @@ pub fn restore_all_now() {
     }
 }
 
+/// Puts back what the journals of codecrews that were killed hold (a `kill -9`, the OOM
+/// killer), saying so on stderr: before any CLI of this command starts, so that none
+/// meets what a program in an earlier one's wall left ([`journal::recover`]).
+pub fn recover_abandoned() {
+    journal::recover(journal::root().as_deref());
+}
+
 /// What is held of one path, as the command found it.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Guard {
     /// The CLI that ran (`claude`), for the warning.
     cli: String,
+    #[serde(with = "codec::path")]
     path: PathBuf,
     /// Names under a held folder that are not held.
     except: Vec<String>,
     before: Before,
+    /// Its record in this codecrew's journal, removed once it is put back.
+    #[serde(skip)]
+    journal: Mutex<Option<PathBuf>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 enum Before {
     /// Some keys of a JSON file.
     Keys {
@@ -84,6 +103,7 @@ enum Before {
         held: Option<Vec<(Vec<String>, Value)>>,
         /// The file as it was (none when missing), put back whole if a link or anything
         /// but a regular file stands at its place afterwards.
+        #[serde(with = "codec::maybe_bytes")]
         whole: Option<Vec<u8>>,
     },
     /// A file, or the files beneath a folder.
@@ -96,12 +116,12 @@ enum Before {
 }
 
 /// How the files of a held path are held.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 enum Held {
     /// Their bytes (the empty name for the path itself): what changes is put back.
-    Copy(Files),
+    Copy(#[serde(with = "codec::by_path")] Files),
     /// Past the limits of a copy, their stamps: what changes is removed.
-    Stamps(Stamps),
+    Stamps(#[serde(with = "codec::by_path")] Stamps),
     /// Past even those: not held, which the warning at the start said.
     Nothing,
 }
@@ -162,6 +182,7 @@ impl Guard {
             path,
             except,
             before,
+            journal: Mutex::new(None),
         }
     }
 
@@ -345,9 +366,13 @@ impl Guard {
         changed
     }
 
-    /// [`Guard::restore`], saying on stderr what changed.
+    /// [`Guard::restore`], then its journal record removed: put back for good.
     fn release(&self) {
         self.restore_and_warn(false);
+        let record = self.journal.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(record) = record {
+            journal::remove(&record);
+        }
     }
 
     /// [`Guard::restore`], saying on stderr what changed; `abandoned` for what a killed

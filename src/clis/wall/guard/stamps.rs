@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 /// The most entries a folder held by its stamps may have: past it, it is not held.
 pub const MAX_STAMPED: usize = 200_000;
 
@@ -20,7 +22,7 @@ pub const MAX_STAMPED: usize = 200_000;
 pub type Stamps = BTreeMap<PathBuf, Stamp>;
 
 /// What the kernel says of one entry (not a folder).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
     dev: u64,
     ino: u64,
