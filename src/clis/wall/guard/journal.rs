@@ -46,10 +46,11 @@ fn own_name() -> Option<String> {
     Some(format!("{pid}-{}", stat.start))
 }
 
-/// Writes `guard` down in this codecrew's folder; the record's path, None when it could
-/// not be (logged: the guard still puts back what it holds when codecrew is not killed).
-pub fn write(guard: &Guard) -> Option<PathBuf> {
-    match write_in(&root()?, guard) {
+/// Writes `guard` down in this codecrew's folder under `root`; the record's path, None
+/// when it could not be (logged: the guard still puts back what it holds when codecrew
+/// is not killed).
+pub fn write(root: &Path, guard: &Guard) -> Option<PathBuf> {
+    match write_in(root, guard) {
         Ok(record) => Some(record),
         Err(error) => {
             tracing::warn!(%error, path = %guard.path.display(), "could not write down what is held");

@@ -43,10 +43,24 @@ static LIVE: Mutex<Vec<Weak<Guard>>> = Mutex::new(Vec::new());
 /// Notes what `guarded` holds now ([`Guard::new`]), written down in this codecrew's
 /// journal ([`journal`]) before the CLI starts, so that a later codecrew puts it back
 /// if this one is killed; as a guard [`restore_all_now`] can reach.
+///
+/// Where an earlier CLI of this codecrew, still running, holds the same path (a crew's
+/// sub-agent, several mentions of one CLI), what changed there since is put back first:
+/// the CLI about to start never meets what a program in the earlier one's wall left.
 pub fn hold(guarded: &Guarded, cli: &str) -> Arc<Guard> {
+    hold_in(guarded, cli, journal::root().as_deref())
+}
+
+/// [`hold`], with the journal's folder `journal` (none: not written down).
+fn hold_in(guarded: &Guarded, cli: &str, journal: Option<&Path>) -> Arc<Guard> {
+    for earlier in live() {
+        if earlier.path == guarded.path {
+            earlier.restore_and_warn(false);
+        }
+    }
     let guard = Guard::new(guarded, cli);
-    if let Ok(mut slot) = guard.journal.lock() {
-        *slot = journal::write(&guard);
+    if let (Some(root), Ok(mut slot)) = (journal, guard.journal.lock()) {
+        *slot = journal::write(root, &guard);
     }
     let guard = Arc::new(guard);
     if let Ok(mut live) = LIVE.lock() {
@@ -56,15 +70,18 @@ pub fn hold(guarded: &Guarded, cli: &str) -> Arc<Guard> {
     guard
 }
 
+/// Every guard still held.
+fn live() -> Vec<Arc<Guard>> {
+    LIVE.lock()
+        .map(|live| live.iter().filter_map(Weak::upgrade).collect())
+        .unwrap_or_default()
+}
+
 /// Puts back what every live guard holds, now: for an exit that drops nothing (a second
 /// Ctrl-C ends codecrew at once), which would otherwise leave what a CLI changed there
 /// in place. The CLIs' groups must be killed first, so that none writes after.
 pub fn restore_all_now() {
-    let live: Vec<Arc<Guard>> = LIVE
-        .lock()
-        .map(|live| live.iter().filter_map(Weak::upgrade).collect())
-        .unwrap_or_default();
-    for guard in live {
+    for guard in live() {
         guard.release();
     }
 }

@@ -301,3 +301,27 @@ fn snapshots_too_many_to_copy_keep_the_runs_own() {
     assert!(!snapshots.join("pkg/3.js").exists());
     assert!(snapshots.join("own.sh").exists());
 }
+
+/// A second CLI started while the first still runs (a crew's sub-agent) holding the same
+/// path: what the first one's wall changed there is put back before it starts, and the
+/// second holds it as it was.
+#[test]
+fn a_cli_started_during_the_run_meets_what_was_held_not_what_was_planted() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "mine").unwrap();
+    let whole = |path: &Path| Guarded {
+        path: path.to_path_buf(),
+        hold: Hold::Whole,
+    };
+    let first = hold_in(&whole(&config), "codex", None);
+    std::fs::write(&config, "[mcp_servers.evil]").unwrap();
+    let second = hold_in(&whole(&config), "codex", None);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "mine");
+    // Planted again during the second: both put it back, the second to what it held.
+    std::fs::write(&config, "[mcp_servers.evil]").unwrap();
+    drop(second);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "mine");
+    drop(first);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "mine");
+}
