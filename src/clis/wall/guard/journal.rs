@@ -47,13 +47,19 @@ fn own_name() -> Option<String> {
 }
 
 /// Writes `guard` down in this codecrew's folder under `root`; the record's path, None
-/// when it could not be (logged: the guard still puts back what it holds when codecrew
-/// is not killed).
+/// when it could not be (said once: the guard still puts back what it holds, unless
+/// codecrew is killed).
 pub fn write(root: &Path, guard: &Guard) -> Option<PathBuf> {
     match write_in(root, guard) {
         Ok(record) => Some(record),
         Err(error) => {
-            tracing::warn!(%error, path = %guard.path.display(), "could not write down what is held");
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                say(&Warning::Unrecorded {
+                    root: root.to_path_buf(),
+                    error: error.to_string(),
+                })
+            });
             None
         }
     }
@@ -67,11 +73,9 @@ fn write_in(root: &Path, guard: &Guard) -> std::io::Result<PathBuf> {
         .recursive(true)
         .mode(0o700)
         .create(root)?;
-    // The folders on the way must be the user's own, as a reader will check.
-    for dir in [root.parent(), Some(root)].into_iter().flatten() {
-        if let Err(why) = trusted(dir, true) {
-            return Err(std::io::Error::other(format!("{}: {why}", dir.display())));
-        }
+    // The user's own, as a reader will check.
+    if let Err(why) = trusted(root, true) {
+        return Err(std::io::Error::other(format!("{}: {why}", root.display())));
     }
     let dir = root.join(name);
     match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
@@ -142,14 +146,14 @@ pub fn recover(root: Option<&Path>) {
         return;
     }
     let _folder = FOLDER.lock();
-    for dir in [root.parent(), Some(root)].into_iter().flatten() {
-        if let Err(why) = trusted(dir, true) {
-            say(&Warning::Refused {
-                path: dir.to_path_buf(),
-                why,
-            });
-            return;
-        }
+    // The folders above need no check: whoever could replace `held` there could not
+    // make what stands in its place the user's own.
+    if let Err(why) = trusted(root, true) {
+        say(&Warning::Refused {
+            path: root.to_path_buf(),
+            why,
+        });
+        return;
     }
     let Ok(entries) = std::fs::read_dir(root) else {
         return;

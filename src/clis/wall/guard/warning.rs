@@ -21,6 +21,9 @@ pub enum Warning {
     Unheld { cli: String, path: PathBuf },
     /// A journal of what a codecrew held that is not trusted, and was not read.
     Refused { path: PathBuf, why: String },
+    /// What is held could not be written down under `root`: a `kill -9` of this codecrew
+    /// would leave what is planted in place.
+    Unrecorded { root: PathBuf, error: String },
 }
 
 /// The most changed files a warning names.
@@ -72,6 +75,12 @@ impl Warning {
                  smaller, or run {cli} outside codecrew only",
                 path.display(),
                 super::stamps::MAX_STAMPED
+            ),
+            Warning::Unrecorded { root, error } => format!(
+                "codecrew: warning: cannot write down what is held for the CLIs in {} \
+                 ({error}): it is put back when this command ends, but not if codecrew is \
+                 killed before",
+                root.display()
             ),
             Warning::Refused { path, why } => format!(
                 "codecrew: warning: not reading {} ({why}): it may not be codecrew's; look \
