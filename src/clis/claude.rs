@@ -93,7 +93,8 @@ impl Cli for Claude {
     }
 
     /// Its folder under `projects/` for the workspace and for the repository it is in
-    /// (transcripts, tool results, auto-memory), written; not the rest of `projects/`:
+    /// (transcripts, tool results, auto-memory; a linked worktree's memory is its main
+    /// repository's), written; not the rest of `projects/`:
     /// each project's `memory/MEMORY.md` is given to every new session there as the
     /// user's own words, so a program in its wall that could write another project's
     /// would instruct Claude later, outside codecrew. Made (0700) when missing, so that
@@ -104,8 +105,11 @@ impl Cli for Claude {
             return wall::State::default();
         };
         let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+        let repository = super::repository_root(&cwd);
+        let main = repository.and_then(main_repository);
         let mut names: Vec<String> = std::iter::once(cwd.as_path())
-            .chain(super::repository_root(&cwd))
+            .chain(repository)
+            .chain(main.as_deref())
             .map(project_name)
             .chain(named_project())
             .collect();
@@ -232,6 +236,24 @@ fn project_name(dir: &Path) -> String {
         return name;
     }
     format!("{}-{}", &name[..MAX_PROJECT_NAME], base36(java_hash(&path)))
+}
+
+/// The main repository of the linked worktree `root` (whose `.git` is a file naming
+/// `<main>/.git/worktrees/<name>`), where Claude keeps the worktree's auto-memory.
+fn main_repository(root: &Path) -> Option<PathBuf> {
+    let link = std::fs::read_to_string(root.join(".git")).ok()?;
+    let gitdir = root.join(link.trim().strip_prefix("gitdir:")?.trim());
+    let common = std::fs::read_to_string(gitdir.join("commondir")).ok()?;
+    let common = gitdir.join(common.trim()).canonicalize().ok()?;
+    let gitdir = gitdir.canonicalize().ok()?;
+    if gitdir.parent()? != common.join("worktrees") {
+        return None;
+    }
+    if common.file_name()? == ".git" {
+        common.parent().map(Path::to_path_buf)
+    } else {
+        Some(common)
+    }
 }
 
 /// The longest project folder name Claude leaves whole.
@@ -451,6 +473,28 @@ mod tests {
         );
         let held: Vec<_> = state.guarded.iter().map(|held| held.path.clone()).collect();
         assert_eq!(held[..2], [own.join("memory"), repository.join("memory")]);
+
+        // A linked worktree: its main repository's folder too, where its memory is.
+        let main = home.path().join("main");
+        std::fs::create_dir_all(main.join(".git/worktrees/wt")).unwrap();
+        std::fs::write(main.join(".git/worktrees/wt/commondir"), "../..\n").unwrap();
+        let worktree = home.path().join("wt");
+        std::fs::create_dir_all(&worktree).unwrap();
+        std::fs::write(
+            worktree.join(".git"),
+            format!("gitdir: {}\n", main.join(".git/worktrees/wt").display()),
+        )
+        .unwrap();
+        let main = main.canonicalize().unwrap();
+        let worktree = worktree.canonicalize().unwrap();
+        assert_eq!(main_repository(&worktree), Some(main.clone()));
+        assert_eq!(
+            Claude.state_for(&worktree).write[..2],
+            [
+                projects.join(project_name(&worktree)),
+                projects.join(project_name(&main))
+            ]
+        );
     }
 
     #[test]
