@@ -7,7 +7,7 @@ use crate::clis::wall::{Guarded, Hold};
 const GONE: &str = "4194305-1";
 
 /// A held folder with one file, its guard written down under `root` as a codecrew that
-/// is gone would have left it, and the file then changed: the record's folder.
+/// is gone would have left it, and the file then changed: the record, in its folder.
 fn abandoned(root: &Path, held: &Path) -> PathBuf {
     std::fs::create_dir_all(held).unwrap();
     std::fs::write(held.join("hook.sh"), "mine").unwrap();
@@ -28,7 +28,7 @@ fn abandoned(root: &Path, held: &Path) -> PathBuf {
     std::fs::rename(record.parent().unwrap(), &gone).unwrap();
     std::fs::write(held.join("hook.sh"), "evil").unwrap();
     std::fs::write(held.join("planted.sh"), "evil").unwrap();
-    gone
+    gone.join(record.file_name().unwrap())
 }
 
 #[test]
@@ -36,7 +36,7 @@ fn what_a_killed_codecrew_held_is_put_back_by_the_next_and_its_journal_removed()
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("state/codecrew/held");
     let held = dir.path().join("session-env");
-    let gone = abandoned(&root, &held);
+    let gone = abandoned(&root, &held).parent().unwrap().to_path_buf();
     // A running codecrew's folder (this one's) is left alone.
     let mine = root.join(own_name().unwrap());
     std::fs::create_dir(&mine).unwrap();
@@ -59,7 +59,9 @@ fn a_journal_through_a_link_or_writable_by_others_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("held");
     let held = dir.path().join("session-env");
-    let gone = abandoned(&root, &held);
+    let record = abandoned(&root, &held);
+    let gone = record.parent().unwrap().to_path_buf();
+    let name = record.file_name().unwrap();
     // The folder moved elsewhere and a link left in its place.
     let elsewhere = dir.path().join("elsewhere");
     std::fs::rename(&gone, &elsewhere).unwrap();
@@ -69,7 +71,7 @@ fn a_journal_through_a_link_or_writable_by_others_is_refused() {
         std::fs::read_to_string(held.join("hook.sh")).unwrap(),
         "evil"
     );
-    assert!(gone.symlink_metadata().is_ok() && elsewhere.join("0.json").exists());
+    assert!(gone.symlink_metadata().is_ok() && elsewhere.join(name).exists());
 
     // A real folder, but writable by the group.
     std::fs::remove_file(&gone).unwrap();
@@ -83,7 +85,6 @@ fn a_journal_through_a_link_or_writable_by_others_is_refused() {
 
     // A record writable by others, then a record that is a link.
     std::fs::set_permissions(&gone, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let record = gone.join("0.json");
     std::fs::set_permissions(&record, std::fs::Permissions::from_mode(0o666)).unwrap();
     recover(Some(&root));
     assert_eq!(
