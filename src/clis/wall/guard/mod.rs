@@ -15,6 +15,14 @@
 //! file goes back through a new file renamed over whatever stands at its place (a link
 //! swapped in is replaced, not written through); a folder on the way that became a link
 //! is removed and made again.
+//!
+//! A folder too large to copy (4 MiB, 2,000 files) is held by its stamps ([`stamps`]):
+//! what changed or was added there is removed, since it cannot be put back. Past 200,000
+//! entries it is not held, and stderr says so when the command starts. What is held is
+//! written down before the CLI starts ([`journal`]), so that the next codecrew puts it
+//! back when this one is killed before it could; and a CLI started while an earlier one
+//! holds the same path meets it as it was held, not as the earlier one's wall left it.
+//! Every warning's words are in [`warning`].
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
