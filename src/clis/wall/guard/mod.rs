@@ -16,13 +16,13 @@
 //! swapped in is replaced, not written through); a folder on the way that became a link
 //! is removed and made again.
 //!
-//! A folder too large to copy (4 MiB, 2,000 files) is held by its stamps ([`stamps`]):
+//! A folder too large to copy (4 MiB, 2,000 files) is held by its stamps (`stamps.rs`):
 //! what changed or was added there is removed, since it cannot be put back. Past 200,000
 //! entries it is not held, and stderr says so when the command starts. What is held is
-//! written down before the CLI starts ([`journal`]), so that the next codecrew puts it
+//! written down before the CLI starts (`journal.rs`), so that the next codecrew puts it
 //! back when this one is killed before it could; and a CLI started while an earlier one
 //! holds the same path meets it as it was held, not as the earlier one's wall left it.
-//! Every warning's words are in [`warning`].
+//! Every warning's words are in `warning.rs`.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
@@ -49,7 +49,7 @@ pub use warning::Warning;
 static LIVE: Mutex<Vec<Weak<Guard>>> = Mutex::new(Vec::new());
 
 /// Notes what `guarded` holds now ([`Guard::new`]), written down in this codecrew's
-/// journal ([`journal`]) before the CLI starts, so that a later codecrew puts it back
+/// journal (`journal.rs`) before the CLI starts, so that a later codecrew puts it back
 /// if this one is killed; as a guard [`restore_all_now`] can reach.
 ///
 /// Where an earlier CLI of this codecrew, still running, holds the same path (a crew's
@@ -96,7 +96,7 @@ pub fn restore_all_now() {
 
 /// Puts back what the journals of codecrews that were killed hold (a `kill -9`, the OOM
 /// killer), saying so on stderr: before any CLI of this command starts, so that none
-/// meets what a program in an earlier one's wall left ([`journal::recover`]).
+/// meets what a program in an earlier one's wall left (`journal.rs`).
 pub fn recover_abandoned() {
     journal::recover(journal::root().as_deref());
 }
