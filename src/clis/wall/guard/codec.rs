@@ -9,20 +9,27 @@ use std::path::PathBuf;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 fn encode(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        text.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+    }
+    text
 }
 
 fn decode<E: serde::de::Error>(text: &str) -> Result<Vec<u8>, E> {
     if !text.len().is_multiple_of(2) {
         return Err(E::custom("odd hex length"));
     }
-    (0..text.len())
-        .step_by(2)
-        .map(|at| {
-            text.get(at..at + 2)
-                .and_then(|pair| u8::from_str_radix(pair, 16).ok())
-                .ok_or_else(|| E::custom("not hex"))
-        })
+    let digit = |byte: u8| {
+        char::from(byte)
+            .to_digit(16)
+            .ok_or_else(|| E::custom("not hex"))
+    };
+    text.as_bytes()
+        .chunks_exact(2)
+        .map(|pair| Ok((digit(pair[0])? << 4 | digit(pair[1])?) as u8))
         .collect()
 }
 
@@ -100,5 +107,18 @@ pub mod by_path {
                 Ok((PathBuf::from(OsString::from_vec(bytes)), value))
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bytes_go_through_hex_unchanged() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        let text = super::encode(&bytes);
+        assert_eq!(&text[..6], "000102");
+        assert_eq!(super::decode::<serde_json::Error>(&text).unwrap(), bytes);
+        assert!(super::decode::<serde_json::Error>("0g").is_err());
+        assert!(super::decode::<serde_json::Error>("012").is_err());
     }
 }
