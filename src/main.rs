@@ -95,6 +95,14 @@ async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
         audit: cli.audit,
         colors,
     };
+    if matches!(
+        cli.command,
+        Command::Query(_) | Command::Execute(_) | Command::Mcp(_) | Command::Doctor(_)
+    ) {
+        // Before any CLI starts: what a killed codecrew held goes back first, so that no
+        // CLI meets what a program in its wall left.
+        codecrew::clis::wall::guard::recover_abandoned();
+    }
     match cli.command {
         Command::Query(args) => commands::run::run(args, Mode::Query, options).await,
         Command::Execute(args) => commands::run::run(args, Mode::Execute, options).await,

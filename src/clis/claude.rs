@@ -56,7 +56,8 @@ impl Cli for Claude {
     /// agents, commands, plugins and `CLAUDE.md`. Written: its transcripts and session
     /// records, backups, shell snapshots, to-dos and plans; its sign-in and `.claude.json`
     /// in place (beside the folder, or in it with `$CLAUDE_CONFIG_DIR`), whose MCP
-    /// servers and per-project trust are put back after each command.
+    /// servers and per-project trust are put back after each command, as are its
+    /// sessions' environment scripts and the shell snapshots there were before.
     fn state(&self) -> Option<wall::State> {
         let dir = config_dir()?;
         let global = match wall::custom_dir("CLAUDE_CONFIG_DIR") {
@@ -79,34 +80,52 @@ impl Cli for Claude {
                     path: dir.join("session-env"),
                     hold: wall::Hold::Whole,
                 },
+                // The shell snapshots of its sessions, each of which sources its own
+                // (`snapshot-<shell>-<time>-<random>.sh`) before every command: those of
+                // the sessions outside codecrew held; the one this run makes is its own.
+                wall::Guarded {
+                    path: dir.join("shell-snapshots"),
+                    hold: wall::Hold::Existing,
+                },
             ],
             made: Vec::new(),
         })
     }
 
-    /// Its auto-memory for the workspace's project (`projects/<path>/memory/`, the path
-    /// with every other character than a letter or digit made `-`, for the workspace and
-    /// for the repository it is in): Claude gives `MEMORY.md` to every new session there
-    /// as the user's own words, so what a program in its wall wrote there would instruct
-    /// Claude later, outside codecrew. What Claude itself remembers during the run is
-    /// put back too.
-    fn held_for(&self, cwd: &Path) -> Vec<wall::Guarded> {
+    /// Its folder under `projects/` for the workspace and for the repository it is in
+    /// (transcripts, tool results, auto-memory; a linked worktree's memory is its main
+    /// repository's), written; not the rest of `projects/`:
+    /// each project's `memory/MEMORY.md` is given to every new session there as the
+    /// user's own words, so a program in its wall that could write another project's
+    /// would instruct Claude later, outside codecrew. Made (0700) when missing, so that
+    /// the wall can grant it. The auto-memory of these two (`<project>/memory/`) is held
+    /// as it was: what Claude itself remembers during the run is put back too.
+    fn state_for(&self, cwd: &Path) -> wall::State {
         let Some(config) = config_dir() else {
-            return Vec::new();
+            return wall::State::default();
         };
         let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-        let mut held: Vec<wall::Guarded> = std::iter::once(cwd.as_path())
-            .chain(super::repository_root(&cwd))
-            .map(|dir| wall::Guarded {
-                path: config
-                    .join("projects")
-                    .join(project_name(dir))
-                    .join("memory"),
-                hold: wall::Hold::Whole,
-            })
+        let repository = super::repository_root(&cwd);
+        let main = repository.and_then(main_repository);
+        let mut names: Vec<String> = std::iter::once(cwd.as_path())
+            .chain(repository)
+            .chain(main.as_deref())
+            .map(project_name)
+            .chain(named_project())
             .collect();
-        held.dedup_by(|a, b| a.path == b.path);
-        held
+        names.dedup();
+        let projects = config.join("projects");
+        wall::State {
+            write: names.iter().map(|name| projects.join(name)).collect(),
+            guarded: names
+                .iter()
+                .map(|name| wall::Guarded {
+                    path: projects.join(name).join("memory"),
+                    hold: wall::Hold::Whole,
+                })
+                .collect(),
+            ..wall::State::default()
+        }
     }
 
     /// Kept, every call of its own asks codecrew first (its `PreToolUse` hook).
@@ -195,24 +214,100 @@ impl Claude {
 const UNJUDGED_PER_TURN: &str =
     "Bash,Edit,MultiEdit,Write,NotebookEdit,Read,NotebookRead,Grep,Glob,LS,WebFetch,WebSearch";
 
-/// The folders of `~/.claude` Claude writes during a run (found with strace on the
-/// real CLI): nothing in them makes it run a program later.
 /// Claude's own folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
 fn config_dir() -> Option<PathBuf> {
     wall::custom_dir("CLAUDE_CONFIG_DIR").or_else(|| wall::home().map(|home| home.join(".claude")))
 }
 
-/// Claude's name for a project's folder under `projects/`: its path with every other
-/// character than an ASCII letter or digit made `-` (`/work/main` → `-work-main`).
+/// Claude's name for a project's folder under `projects/`, as its JavaScript makes it:
+/// every UTF-16 unit of the path other than an ASCII letter or digit made `-`
+/// (`/work/main` → `-work-main`; a character beyond the BMP gives two), and a name
+/// longer than 200 cut there, followed by `-` and its path's hash in base 36.
 fn project_name(dir: &Path) -> String {
-    dir.to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect()
+    let path = dir.to_string_lossy();
+    let name: String = path
+        .encode_utf16()
+        .map(|unit| match char::from_u32(u32::from(unit)) {
+            Some(c) if c.is_ascii_alphanumeric() => c,
+            _ => '-',
+        })
+        .collect();
+    if name.len() <= MAX_PROJECT_NAME {
+        return name;
+    }
+    format!("{}-{}", &name[..MAX_PROJECT_NAME], base36(java_hash(&path)))
 }
 
+/// The main repository of the linked worktree `root` (whose `.git` is a file naming
+/// `<main>/.git/worktrees/<name>`), where Claude keeps the worktree's auto-memory.
+fn main_repository(root: &Path) -> Option<PathBuf> {
+    let link = std::fs::read_to_string(root.join(".git")).ok()?;
+    let gitdir = root.join(link.trim().strip_prefix("gitdir:")?.trim());
+    let common = std::fs::read_to_string(gitdir.join("commondir")).ok()?;
+    let common = gitdir.join(common.trim()).canonicalize().ok()?;
+    let gitdir = gitdir.canonicalize().ok()?;
+    if gitdir.parent()? != common.join("worktrees") {
+        return None;
+    }
+    if common.file_name()? == ".git" {
+        common.parent().map(Path::to_path_buf)
+    } else {
+        Some(common)
+    }
+}
+
+/// The longest project folder name Claude leaves whole.
+const MAX_PROJECT_NAME: usize = 200;
+
+/// `CLAUDE_CODE_PROJECT_DIR_NAME`, which Claude takes as the workspace's folder name
+/// instead of its path when `CLAUDE_CONFIG_DIR` is set and the name is a plain one.
+fn named_project() -> Option<String> {
+    wall::custom_dir("CLAUDE_CONFIG_DIR")?;
+    let name = std::env::var("CLAUDE_CODE_PROJECT_DIR_NAME").ok()?;
+    let plain = (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let reserved = {
+        let lower = name.to_ascii_lowercase();
+        ["con", "prn", "aux", "nul"].contains(&lower.as_str())
+            || ((lower.starts_with("com") || lower.starts_with("lpt"))
+                && lower.len() == 4
+                && lower.as_bytes()[3].is_ascii_digit())
+    };
+    (plain && !reserved).then_some(name)
+}
+
+/// The string hash Claude names long project folders by: `h = h * 31 + unit` over
+/// the UTF-16 units, in 32-bit two's complement, made positive.
+fn java_hash(text: &str) -> u64 {
+    let hash = text.encode_utf16().fold(0i32, |hash, unit| {
+        hash.wrapping_shl(5)
+            .wrapping_sub(hash)
+            .wrapping_add(i32::from(unit))
+    });
+    i64::from(hash).unsigned_abs()
+}
+
+fn base36(mut value: u64) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut digits = Vec::new();
+    loop {
+        digits.push(DIGITS[(value % 36) as usize]);
+        value /= 36;
+        if value == 0 {
+            break;
+        }
+    }
+    digits.reverse();
+    String::from_utf8_lossy(&digits).into_owned()
+}
+
+/// The folders of `~/.claude` Claude writes during a run (found with strace on the
+/// real CLI): nothing in them makes it run a program later (`session-env/` and
+/// `shell-snapshots/`, which do, are held). Of `projects/`, only the workspace's own
+/// folders ([`Claude::state_for`]).
 const WRITTEN: &[&str] = &[
-    "projects",
     "sessions",
     "backups",
     "session-env",
@@ -339,9 +434,67 @@ mod tests {
     }
 
     #[test]
-    fn its_auto_memory_is_held_for_the_workspace_and_its_repository() {
+    fn project_folders_are_named_as_claude_names_them() {
         assert_eq!(project_name(Path::new("/work/main")), "-work-main");
         assert_eq!(project_name(Path::new("/home/a b/x.y")), "-home-a-b-x-y");
+        // One `-` per UTF-16 unit: two for a character beyond the BMP.
+        assert_eq!(project_name(Path::new("/w/é😀x")), "-w----x");
+        // Past 200, cut and followed by the path's hash (Claude's own, run in node).
+        let long = format!("/home/u/{}/é😀x", "a".repeat(210));
+        let name = project_name(Path::new(&long));
+        assert_eq!(name.len(), 200 + 1 + 6);
+        assert!(name.starts_with("-home-u-aaa"));
+        assert!(name.ends_with("a-77tzmo"), "{name}");
+    }
+
+    #[test]
+    fn only_the_workspaces_project_folders_are_written_and_their_memory_held() {
+        let home = tempfile::tempdir().unwrap();
+        let workspace = home.path().join("repo/sub");
+        std::fs::create_dir_all(&workspace).unwrap();
+        std::fs::create_dir_all(home.path().join("repo/.git")).unwrap();
+        let workspace = workspace.canonicalize().unwrap();
+        let config = wall::custom_dir("CLAUDE_CONFIG_DIR")
+            .or_else(|| wall::home().map(|home| home.join(".claude")))
+            .unwrap();
+        let state = Claude.state_for(&workspace);
+        let projects = config.join("projects");
+        let own = projects.join(project_name(&workspace));
+        let repository = projects.join(project_name(workspace.parent().unwrap()));
+        assert_eq!(state.write[..2], [own.clone(), repository.clone()]);
+        assert!(
+            Claude
+                .state()
+                .unwrap()
+                .write
+                .iter()
+                .all(|dir| !dir.starts_with(&projects)),
+            "all of projects/ is written"
+        );
+        let held: Vec<_> = state.guarded.iter().map(|held| held.path.clone()).collect();
+        assert_eq!(held[..2], [own.join("memory"), repository.join("memory")]);
+
+        // A linked worktree: its main repository's folder too, where its memory is.
+        let main = home.path().join("main");
+        std::fs::create_dir_all(main.join(".git/worktrees/wt")).unwrap();
+        std::fs::write(main.join(".git/worktrees/wt/commondir"), "../..\n").unwrap();
+        let worktree = home.path().join("wt");
+        std::fs::create_dir_all(&worktree).unwrap();
+        std::fs::write(
+            worktree.join(".git"),
+            format!("gitdir: {}\n", main.join(".git/worktrees/wt").display()),
+        )
+        .unwrap();
+        let main = main.canonicalize().unwrap();
+        let worktree = worktree.canonicalize().unwrap();
+        assert_eq!(main_repository(&worktree), Some(main.clone()));
+        assert_eq!(
+            Claude.state_for(&worktree).write[..2],
+            [
+                projects.join(project_name(&worktree)),
+                projects.join(project_name(&main))
+            ]
+        );
     }
 
     #[test]

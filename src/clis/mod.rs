@@ -171,11 +171,12 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
     /// unconfined: a user-declared command whose needs codecrew does not know.
     fn state(&self) -> Option<wall::State>;
 
-    /// What of the CLI's state for the workspace `cwd` is held as it was for the run,
-    /// besides [`Cli::state`]'s own: what the CLI keeps per project and feeds to a later
-    /// session (Claude's auto-memory).
-    fn held_for(&self, _cwd: &Path) -> Vec<wall::Guarded> {
-        Vec::new()
+    /// What of the CLI's state belongs to the workspace `cwd`, besides [`Cli::state`]'s
+    /// own: the folder it keeps for that project alone (written, where the rest of its
+    /// projects' folders are not), and what of it is fed to a later session (Claude's
+    /// auto-memory, held).
+    fn state_for(&self, _cwd: &Path) -> wall::State {
+        wall::State::default()
     }
 
     /// The configuration a checkout can ship for this CLI (paths relative to the
@@ -454,7 +455,7 @@ impl Provider {
             &[]
         };
         let confinement = state.and_then(|mut state| {
-            state.guarded.extend(self.cli.held_for(cwd));
+            state.extend(self.cli.state_for(cwd));
             if mode == Mode::Execute {
                 state
                     .guarded

@@ -57,7 +57,8 @@ impl Cli for Opencode {
     /// and `~/.local/state/opencode` written; `~/.config/opencode` written too (opencode
     /// stops when it cannot write its `.gitignore` there, and installs its plugins'
     /// packages there), with what makes it run programs later held as it was and put
-    /// back after each command: its settings, plugins, tools, agents and commands.
+    /// back after each command: its settings, plugins, tools, agents and commands, and
+    /// the packages installed for its plugins (`node_modules`; by their stamps when too large to copy).
     /// `~/.cache/opencode` (the helper programs it downloads) read only.
     fn state(&self) -> Option<wall::State> {
         let dir = |(variable, default): (&str, &str)| wall::xdg(variable, default, "opencode");
@@ -205,6 +206,13 @@ const HELD: &[&str] = &[
     // The terminal interface's own configuration, whose `plugin` list it loads.
     "tui.json",
     "tui.jsonc",
+    // The packages its plugins import, installed there (by npm, or by the user with
+    // bun), and what says which: code it loads at every start. Large, they are held by
+    // their stamps; what changes there is removed.
+    "node_modules",
+    "package-lock.json",
+    "bun.lock",
+    "bun.lockb",
 ];
 
 /// The plugins opencode would import from `cwd` and the folders above it up to the

@@ -138,6 +138,9 @@ pub struct Stat {
     pub zombie: bool,
     pub ppid: i32,
     pub pgrp: i32,
+    /// When it started, in clock ticks after the boot: with the pid, which process it
+    /// is (a pid is reused, a pid and start time are not).
+    pub start: u64,
 }
 
 /// Reads `/proc/<pid>/stat`; `None` when the process is gone or the line is odd.
@@ -149,9 +152,12 @@ pub fn stat(pid: i32) -> Option<Stat> {
     let state = fields.next()?;
     let ppid = fields.next()?.parse().ok()?;
     let pgrp = fields.next()?.parse().ok()?;
+    // Field 22, `starttime`: 17 after the process group.
+    let start = fields.nth(16)?.parse().ok()?;
     Some(Stat {
         zombie: state == "Z",
         ppid,
         pgrp,
+        start,
     })
 }

