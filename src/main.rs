@@ -97,7 +97,11 @@ async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
     };
     if matches!(
         cli.command,
-        Command::Query(_) | Command::Execute(_) | Command::Mcp(_) | Command::Doctor(_)
+        Command::Query(_)
+            | Command::Execute(_)
+            | Command::Chat(_)
+            | Command::Mcp(_)
+            | Command::Doctor(_)
     ) {
         // Before any CLI starts: what a killed codecrew held goes back first, so that no
         // CLI meets what a program in its wall left.
