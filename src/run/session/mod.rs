@@ -281,7 +281,7 @@ impl JobRun {
         let mut report = self.report(started);
         report.error = Some(clis::describe_missing(&self.provider));
         report.missing_cli = true;
-        self.finish_report(report, started)
+        self.finish_report(report, started, 0)
     }
 
     /// How this job's turns reach the CLI `program`: kept for every task it runs, until
@@ -312,6 +312,8 @@ impl JobRun {
         cancel: watch::Receiver<bool>,
     ) -> JobReport {
         let started = Instant::now();
+        // The executor serves every task of a chat: this task's calls are those after now.
+        let authorized_before = self.executor.authorized_calls();
         let report = self
             .run_turns(task, conversation, transport, events, cancel, started)
             .await;
@@ -323,15 +325,25 @@ impl JobRun {
                 .earlier
                 .push((task.to_owned(), report.response.clone()));
         }
-        self.finish_report(report, started)
+        self.finish_report(report, started, authorized_before)
     }
 
-    fn finish_report(&self, mut report: JobReport, started: Instant) -> JobReport {
+    /// The report with its time and usage filled in; the CLI's own calls are those the
+    /// executor authorized after `authorized_before`.
+    fn finish_report(
+        &self,
+        mut report: JobReport,
+        started: Instant,
+        authorized_before: u64,
+    ) -> JobReport {
         report.duration_ms = elapsed_ms(started);
         report.usage.turns = report.turns;
         report.usage.tool_calls = u32::try_from(report.tool_calls.len()).unwrap_or(u32::MAX);
-        report.usage.native_tool_calls =
-            u32::try_from(self.executor.authorized_calls()).unwrap_or(u32::MAX);
+        let authorized = self
+            .executor
+            .authorized_calls()
+            .saturating_sub(authorized_before);
+        report.usage.native_tool_calls = u32::try_from(authorized).unwrap_or(u32::MAX);
         report.usage.duration_ms = report.duration_ms;
         report
     }

@@ -4,8 +4,8 @@
 //! reach the terminal as visible text, through every text output path and every CLI;
 //! `--output json` keeps the exact text for scripts.
 
+use super::live::Tmux;
 use super::*;
-use crate::support::clis::ci;
 
 /// What a model that read a hostile file may be made to write, cut into 3-character
 /// chunks by the fake so that each sequence is split across stream pieces.
@@ -136,17 +136,6 @@ fn at_a_terminal_the_clipboard_title_and_screen_stay_the_users() {
     let Some(world) = World::new("e2e-escapes-tty", hostile_script()) else {
         return;
     };
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(!ci(), "tmux is missing; .ci/run installs it");
-        return;
-    }
-    let socket = format!("codecrew-escapes-{}", std::process::id());
-    let tmux = |args: &[&str]| {
-        let mut command = Command::new("tmux");
-        world.env.apply(&mut command);
-        command.args(["-L", &socket, "-f", "/dev/null"]).args(args);
-        command.output().unwrap()
-    };
     let received = world.home.root().join("terminal.bytes");
     let codecrew = env!("CARGO_BIN_EXE_codecrew");
     let command = format!(
@@ -154,37 +143,19 @@ fn at_a_terminal_the_clipboard_title_and_screen_stay_the_users() {
          {codecrew} --color always query '@claude E2E-ESCAPES'; \
          {codecrew} threads show missing-thread; echo ESC-EXIT=$?; sleep 60"
     );
-    let workspace = world.workspace();
-    let started = tmux(&[
-        "new-session",
-        "-d",
-        "-x",
-        "150",
-        "-y",
-        "40",
-        "-c",
-        workspace.to_str().unwrap(),
-        &command,
-    ]);
-    assert!(started.status.success(), "{started:?}");
-    // Sequences from the program would reach tmux's own clipboard and the pane title.
-    tmux(&["set-option", "-g", "set-clipboard", "on"]);
-    tmux(&["set-option", "-g", "allow-rename", "on"]);
-    tmux(&["pipe-pane", "-o", &format!("cat >> {}", received.display())]);
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    let screen = loop {
-        let screen = String::from_utf8_lossy(&tmux(&["capture-pane", "-p"]).stdout).into_owned();
-        if screen.contains("ESC-EXIT=") {
-            break screen;
-        }
-        assert!(std::time::Instant::now() < deadline, "{screen}");
-        std::thread::sleep(Duration::from_millis(200));
+    let socket = format!("codecrew-escapes-{}", std::process::id());
+    let Some(tmux) = Tmux::start(&world, &socket, &command) else {
+        return;
     };
-    let title = tmux(&["display-message", "-p", "#{pane_title}"]);
-    let buffers = tmux(&["list-buffers"]);
-    let _ = tmux(&["kill-server"]);
+    // Sequences from the program would reach tmux's own clipboard and the pane title.
+    tmux.command(&["set-option", "-g", "set-clipboard", "on"]);
+    tmux.command(&["set-option", "-g", "allow-rename", "on"]);
+    tmux.command(&["pipe-pane", "-o", &format!("cat >> {}", received.display())]);
+    let screen = tmux.wait_for("the end", |screen| screen.contains("ESC-EXIT="));
+    let title = tmux.command(&["display-message", "-p", "#{pane_title}"]);
     let title = String::from_utf8_lossy(&title.stdout);
     assert!(!title.contains("pwned"), "the title was set: {title}");
+    let buffers = tmux.command(&["list-buffers"]);
     let buffers = String::from_utf8_lossy(&buffers.stdout);
     assert!(
         buffers.trim().is_empty(),

@@ -52,6 +52,15 @@ impl Tmux {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
+    /// `tmux <args>` on this server (set an option, read the pane's title, ...).
+    pub(super) fn command(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
     /// The screen with everything scrolled off it.
     pub(super) fn history(&self) -> String {
         let output = Command::new("tmux")
