@@ -23,6 +23,17 @@ fn main() -> ExitCode {
     let cli = parse();
     let colors = Colors::detect(cli.color);
     console::init(colors);
+    // A panic's message may quote what it was handling (a model's text): through the door.
+    std::panic::set_hook(Box::new(|info| {
+        let backtrace = std::backtrace::Backtrace::capture();
+        let trace = match backtrace.status() {
+            std::backtrace::BacktraceStatus::Captured => format!("\n{backtrace}"),
+            _ => String::new(),
+        };
+        console::error(format_args!(
+            "internal error, please report it: {info}{trace}"
+        ));
+    }));
     init_logging(cli.verbose);
     tracing::debug!(
         stdout = colors.stdout.enabled(),

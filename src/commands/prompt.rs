@@ -16,7 +16,12 @@ pub async fn run(args: PromptArgs, workspace: &Path) -> anyhow::Result<ExitCode>
     let catalog = ToolCatalog::for_mode(toolbox.registry(), mode)?;
     let message = args.message.join(" ");
     let text = prompt::render_task(&catalog, mode, &message);
-    // For another CLI to read: the user's task as given, byte for byte.
-    console::stdout().exact(text.as_bytes())?;
+    // For another CLI to read, byte for byte; shown at a terminal, inert (an MCP server
+    // writes its tools' descriptions).
+    if console::stdout_is_terminal() {
+        console::stdout().show(&console::Text::plain(&text))?;
+    } else {
+        console::stdout().exact(text.as_bytes())?;
+    }
     Ok(ExitCode::SUCCESS)
 }
