@@ -93,7 +93,7 @@ pub async fn run(args: ChatArgs, options: super::ToolOptions) -> anyhow::Result<
         let _ = editor.add_history_entry(line.as_str());
         match chat::parse(&joined(&line)) {
             Input::Empty => {}
-            Input::Task(task) => interrupted = chat.line(&task).await,
+            Input::Task(task) => chat.line(&task).await,
             Input::Command(Command::Exit) => break,
             Input::Command(command) => chat.command(command).await,
         }
@@ -158,12 +158,23 @@ impl Chat {
         ));
     }
 
-    /// Runs one task line; whether it was interrupted.
-    async fn line(&mut self, line: &str) -> bool {
+    /// Runs one task line: every agent it addresses is started first (none is asked
+    /// anything when one cannot start), then each is handed the line.
+    async fn line(&mut self, line: &str) {
         let (jobs, addressed) = chat::jobs(line, &self.last, &self.loaded.config.default_agent);
         if let Err(error) = codecrew::run::jobs::check(&self.loaded, &jobs) {
             console::error(error);
-            return false;
+            return;
+        }
+        let mut started = Vec::new();
+        for job in &jobs {
+            match self.worker(&job.agent, job.model.as_deref()).await {
+                Ok(label) => started.push(label),
+                Err(error) => {
+                    console::error(error);
+                    return;
+                }
+            }
         }
         self.last = addressed;
         let (events_tx, mut events) = mpsc::unbounded_channel();
@@ -171,14 +182,9 @@ impl Chat {
         let (cancel_tx, cancel) = watch::channel(false);
         let mut labels = Vec::new();
         let mut tasks = Vec::new();
-        for (index, job) in jobs.into_iter().enumerate() {
-            let label = match self.worker(&job.agent, job.model.as_deref()).await {
-                Ok(label) => label,
-                Err(error) => {
-                    console::error(error);
-                    return false;
-                }
-            };
+        for (job, label) in jobs.into_iter().zip(started) {
+            // The agent's place among those that run: its events and its answer say it.
+            let index = labels.len();
             let (answer, answered) = oneshot::channel();
             let sent = self.workers.get(&job.agent).is_some_and(|(worker, _)| {
                 worker.send(Request {
@@ -216,9 +222,8 @@ impl Chat {
         }
         let mut interrupted = false;
         let mut waiting = tasks.len();
-        let stop = tokio::signal::ctrl_c();
-        tokio::pin!(stop);
         while waiting > 0 {
+            let stop = tokio::signal::ctrl_c();
             tokio::select! {
                 biased;
                 Some((index, event)) = events.recv() => {
@@ -228,15 +233,24 @@ impl Chat {
                     waiting -= 1;
                     self.answered(&mut renderer, index, &tasks, report);
                 }
-                _ = &mut stop, if !interrupted => {
+                _ = stop => {
+                    if interrupted {
+                        // A second Ctrl-C: the chat ends now, as query does, with what
+                        // the CLIs' walls hold put back after their groups are killed.
+                        console::line(&Text::plain("\ncodecrew: ending the chat"));
+                        codecrew_policy::process::kill_all();
+                        codecrew::clis::wall::guard::restore_all_now();
+                        std::process::exit(130);
+                    }
                     interrupted = true;
                     let _ = cancel_tx.send(true);
-                    console::line(&Text::plain("\ncodecrew: stopping the answer"));
+                    console::line(&Text::plain(
+                        "\ncodecrew: stopping the answer (Ctrl-C again ends the chat)",
+                    ));
                 }
                 else => break,
             }
         }
-        interrupted
     }
 
     fn answered(
@@ -515,13 +529,21 @@ fn editor(loaded: &LoadedConfig) -> anyhow::Result<LineEditor> {
     Ok(editor)
 }
 
-/// `chat-20261127-131500`: a new chat's thread, named for when it starts.
+/// `chat-20261127-131500-4242`: a new chat's thread, named for when it starts and the
+/// process (two chats, or a `/new`, within one second get names of their own).
 fn new_thread_name() -> anyhow::Result<ThreadName> {
+    static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let stamp: String = thread::now()
         .chars()
         .filter(char::is_ascii_digit)
         .take(14)
         .collect();
     let (date, time) = stamp.split_at(stamp.len().min(8));
-    Ok(ThreadName::parse(&format!("chat-{date}-{time}"))?)
+    let count = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let process = std::process::id();
+    let name = match count {
+        0 => format!("chat-{date}-{time}-{process}"),
+        n => format!("chat-{date}-{time}-{process}-{n}"),
+    };
+    Ok(ThreadName::parse(&name)?)
 }
