@@ -49,6 +49,8 @@ pub struct Markdown {
     width: usize,
     /// The text after the last newline.
     partial: String,
+    /// How much of `partial` is known to hold no newline.
+    scanned: usize,
     /// The lines of a list, a quote or a table, until its end.
     block: Vec<String>,
     /// The fenced code block the lines are in.
@@ -74,6 +76,7 @@ impl Markdown {
             palette,
             width: width.max(20),
             partial: String::new(),
+            scanned: 0,
             block: Vec::new(),
             fence: None,
             blank: false,
@@ -85,10 +88,17 @@ impl Markdown {
     pub fn push(&mut self, piece: &str) -> Text {
         self.partial.push_str(piece);
         let mut lines = Vec::new();
-        while let Some(end) = self.partial.find('\n') {
-            let line: String = self.partial.drain(..=end).collect();
-            let line = line.trim_end_matches('\n').trim_end_matches('\r');
-            self.line(line, &mut lines);
+        // Only what came since the last look can hold a newline; the lines found are
+        // taken off in one drain (a long answer in small pieces stays linear).
+        let Some(last) = self.partial[self.scanned..].rfind('\n') else {
+            self.scanned = self.partial.len();
+            return Text::new();
+        };
+        let end = self.scanned + last + 1;
+        let complete: String = self.partial.drain(..end).collect();
+        self.scanned = 0;
+        for line in complete.split_terminator('\n') {
+            self.line(line.trim_end_matches('\r'), &mut lines);
         }
         to_text(&lines, self.palette)
     }
@@ -98,6 +108,7 @@ impl Markdown {
     pub fn finish(&mut self) -> Text {
         let mut lines = Vec::new();
         let partial = std::mem::take(&mut self.partial);
+        self.scanned = 0;
         if !partial.is_empty() {
             self.line(partial.trim_end_matches('\r'), &mut lines);
         }
@@ -138,9 +149,22 @@ impl Markdown {
         if starts_block(line) {
             self.block.push(line.to_owned());
         } else {
-            let lines = block::render(line, self.width);
+            let lines = self.render(line);
             self.emit(lines, out);
         }
+    }
+
+    /// `markdown` rendered; shown as it is where it renders to nothing (a link reference
+    /// definition, `[1]: https://…`, alone): no text of the model's is lost.
+    fn render(&self, markdown: &str) -> Vec<Line> {
+        let lines = block::render(markdown, self.width);
+        if !lines.is_empty() || markdown.trim().is_empty() {
+            return lines;
+        }
+        markdown
+            .lines()
+            .map(|line| vec![Span::new(anstyle::Style::new().dimmed(), line)])
+            .collect()
     }
 
     /// The list, quote or table collected so far, rendered.
@@ -149,7 +173,7 @@ impl Markdown {
             return;
         }
         let text = std::mem::take(&mut self.block).join("\n");
-        let lines = block::render(&text, self.width);
+        let lines = self.render(&text);
         self.emit(lines, out);
     }
 

@@ -80,3 +80,27 @@ fn the_rust_block_is_highlighted() {
     );
     assert_eq!(plain, "  fn main() { let x = 1; }\n");
 }
+
+#[test]
+fn a_line_that_renders_to_nothing_is_shown_as_it_is() {
+    let shown = rendered(
+        &["See [the docs][1].\n\n[1]: https://docs.example/x\n"],
+        Palette::PLAIN,
+    );
+    assert!(shown.contains("https://docs.example/x"), "{shown:?}");
+}
+
+#[test]
+fn a_huge_word_and_a_long_stream_in_small_pieces_lose_nothing() {
+    let word = "x".repeat(1024 * 1024);
+    let shown = rendered(&[&word, "\n"], Palette::PLAIN);
+    assert_eq!(shown.chars().filter(|c| *c == 'x').count(), word.len());
+    let many: String = (0..20_000).map(|n| format!("line {n}\n")).collect();
+    let pieces: Vec<&str> = many
+        .as_bytes()
+        .chunks(7)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    let shown = rendered(&pieces, Palette::PLAIN);
+    assert!(shown.contains("line 19999"));
+}

@@ -72,10 +72,12 @@ pub fn wrap(spans: &[Span], width: usize, first: &[Span], rest: &[Span]) -> Vec<
             used += space.width();
             line.push(space);
         }
-        // A word wider than a whole line is cut to fit.
+        // A word wider than a whole line is cut to fit (its width counted down as it is
+        // cut, not measured again: a word of a megabyte stays linear).
         let mut piece = piece.as_str();
-        while used + piece.width() > width && piece.width() > width.saturating_sub(indent) {
-            let cut = cut_at(piece, width.saturating_sub(used).max(1));
+        let mut piece_width = piece.width();
+        while used + piece_width > width && piece_width > width.saturating_sub(indent) {
+            let (cut, cut_width) = cut_at(piece, width.saturating_sub(used).max(1));
             line.push(Span {
                 style,
                 text: piece[..cut].to_owned(),
@@ -83,8 +85,9 @@ pub fn wrap(spans: &[Span], width: usize, first: &[Span], rest: &[Span]) -> Vec<
             lines.push(std::mem::replace(&mut line, rest.to_vec()));
             used = indent;
             piece = &piece[cut..];
+            piece_width = piece_width.saturating_sub(cut_width);
         }
-        used += piece.width();
+        used += piece_width;
         line.push(Span {
             style,
             text: piece.to_owned(),
@@ -126,17 +129,17 @@ fn words(spans: &[Span]) -> Vec<(Style, String)> {
 }
 
 /// The byte index where `text` is cut to be at most `columns` wide (at least one
-/// character).
-fn cut_at(text: &str, columns: usize) -> usize {
+/// character), and the width before it.
+fn cut_at(text: &str, columns: usize) -> (usize, usize) {
     let mut used = 0;
     for (index, c) in text.char_indices() {
         let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
         if used + w > columns && index > 0 {
-            return index;
+            return (index, used);
         }
         used += w;
     }
-    text.len()
+    (text.len(), used)
 }
 
 /// Lines as text for the terminal, each ended by a newline.

@@ -327,12 +327,14 @@ impl<W: Write> Renderer<W> {
                 self.out.flush()
             }
             RunOutput::Text => {
+                // What the stream held (a list, a `\r`) goes out as lines under the
+                // agent's name; what is left of a line waits in the buffer.
                 let held = self.end_stream(index);
+                self.write_shown(index, held)?;
                 let palette = self.palette;
                 let Some(view) = self.views.get_mut(index) else {
                     return Ok(());
                 };
-                view.buffer.append(&held);
                 let mut rest = Text::new();
                 if !view.buffer.is_empty() {
                     rest.append(&agent_prefix(palette, &view.label.agent));

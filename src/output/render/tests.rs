@@ -417,3 +417,17 @@ fn errors_and_sub_agents_lines_are_inert() {
     );
     assert!(text.contains("@gemini: sub ^[[2J line"), "{text}");
 }
+
+/// With several agents, what the markdown renderer still holds when a job ends without
+/// ending its message (Ctrl-C, a timeout) goes out line by line under the agent's name.
+#[test]
+fn held_markdown_ends_under_the_agents_name() {
+    let labels = vec![label("claude"), label("gemini")];
+    let mut renderer = Renderer::new(RunOutput::Text, false, labels, Vec::new()).with_markdown(80);
+    renderer
+        .event(0, &JobEvent::Text("- one\n- two\n".into()))
+        .unwrap();
+    renderer.done(0, &report("claude", true, "")).unwrap();
+    let text = String::from_utf8(renderer.into_inner()).unwrap();
+    assert_eq!(text, "[claude] • one\n[claude] • two\n");
+}
