@@ -214,3 +214,13 @@ fn logs_go_to_stderr_only() {
     assert_eq!(result["status"], "ok");
     assert!(!output.stderr.is_empty());
 }
+
+#[test]
+fn chat_without_a_terminal_says_to_use_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = codecrew(dir.path(), &["chat"], &[], b"@claude hello\n");
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    let said = text(&output.stderr);
+    assert!(said.contains("needs a terminal"), "{said}");
+    assert!(said.contains("codecrew query"), "{said}");
+}
