@@ -4,8 +4,9 @@
 //! `cargo bench --bench render` streams a 2 MB answer (prose, lists, a table and Rust
 //! blocks, repeated) in pieces of 16 bytes, as a CLI's deltas arrive, through:
 //! - `inert`: the console's stream filter alone (every answer at a pipe or `--raw`);
-//! - `markdown`: the renderer with codecrew's styles (an answer at a terminal);
-//! and prints MB/s, the median of five rounds. Figures are in docs/PERFORMANCE.md.
+//! - `markdown`: the renderer with codecrew's styles (an answer at a terminal).
+//!
+//! It prints MB/s, the median of five rounds. Figures are in docs/PERFORMANCE.md.
 
 use std::time::{Duration, Instant};
 
