@@ -22,7 +22,10 @@ use crate::run::mention::Job;
 use crate::run::prompt;
 
 pub mod caller;
+mod conversation;
 mod turn;
+
+pub use conversation::{Continuation, Conversation};
 
 use crate::run::usage::{JobUsage, Usage};
 use codecrew_intercept::{Interceptor, Rejection, ScannerLimits, ToolCall};
@@ -67,40 +70,6 @@ impl Settings {
             max_stdout_bytes: DEFAULT_MAX_STDOUT_BYTES,
             env: Vec::new(),
             depth: 0,
-        }
-    }
-}
-
-/// Where a job starts when it continues an earlier conversation (a thread). The default
-/// starts afresh.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Continuation {
-    /// The CLI session to resume, for CLIs that can.
-    pub session_id: Option<String>,
-    /// The earlier exchanges (task, answer), oldest first, resent when there is no session
-    /// to resume.
-    pub earlier: Vec<(String, String)>,
-    /// What the session to resume used before, for CLIs that report a session's usage
-    /// rather than a run's ([`Provider::reports_session_usage`]).
-    pub session_usage: Usage,
-}
-
-/// Where one agent's conversation stands between two tasks (a chat's lines): the
-/// session its CLI resumes, what that session used, and the exchanges so far (resent to a
-/// CLI that cannot resume).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Conversation {
-    pub session_id: Option<String>,
-    pub session_usage: Usage,
-    pub earlier: Vec<(String, String)>,
-}
-
-impl From<&Continuation> for Conversation {
-    fn from(continuation: &Continuation) -> Self {
-        Conversation {
-            session_id: continuation.session_id.clone(),
-            session_usage: continuation.session_usage,
-            earlier: continuation.earlier.clone(),
         }
     }
 }
