@@ -15,6 +15,10 @@ use super::{Cli, LongLived, TurnCommand, argv, wall};
 use crate::clis::drive::process::CommandSpec;
 use crate::config::ProviderKind;
 
+mod projects;
+
+use projects::{main_repository, named_project, project_name};
+
 /// Variables that make a CLI believe it runs inside another CLI session (set when
 /// codecrew itself is run from Claude Code); they break headless runs.
 const CLAUDE_MARKERS: [&str; 4] = [
@@ -217,90 +221,6 @@ const UNJUDGED_PER_TURN: &str =
 /// Claude's own folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
 fn config_dir() -> Option<PathBuf> {
     wall::custom_dir("CLAUDE_CONFIG_DIR").or_else(|| wall::home().map(|home| home.join(".claude")))
-}
-
-/// Claude's name for a project's folder under `projects/`, as its JavaScript makes it:
-/// every UTF-16 unit of the path other than an ASCII letter or digit made `-`
-/// (`/work/main` → `-work-main`; a character beyond the BMP gives two), and a name
-/// longer than 200 cut there, followed by `-` and its path's hash in base 36.
-fn project_name(dir: &Path) -> String {
-    let path = dir.to_string_lossy();
-    let name: String = path
-        .encode_utf16()
-        .map(|unit| match char::from_u32(u32::from(unit)) {
-            Some(c) if c.is_ascii_alphanumeric() => c,
-            _ => '-',
-        })
-        .collect();
-    if name.len() <= MAX_PROJECT_NAME {
-        return name;
-    }
-    format!("{}-{}", &name[..MAX_PROJECT_NAME], base36(java_hash(&path)))
-}
-
-/// The main repository of the linked worktree `root` (whose `.git` is a file naming
-/// `<main>/.git/worktrees/<name>`), where Claude keeps the worktree's auto-memory.
-fn main_repository(root: &Path) -> Option<PathBuf> {
-    let link = std::fs::read_to_string(root.join(".git")).ok()?;
-    let gitdir = root.join(link.trim().strip_prefix("gitdir:")?.trim());
-    let common = std::fs::read_to_string(gitdir.join("commondir")).ok()?;
-    let common = gitdir.join(common.trim()).canonicalize().ok()?;
-    let gitdir = gitdir.canonicalize().ok()?;
-    if gitdir.parent()? != common.join("worktrees") {
-        return None;
-    }
-    if common.file_name()? == ".git" {
-        common.parent().map(Path::to_path_buf)
-    } else {
-        Some(common)
-    }
-}
-
-/// The longest project folder name Claude leaves whole.
-const MAX_PROJECT_NAME: usize = 200;
-
-/// `CLAUDE_CODE_PROJECT_DIR_NAME`, which Claude takes as the workspace's folder name
-/// instead of its path when `CLAUDE_CONFIG_DIR` is set and the name is a plain one.
-fn named_project() -> Option<String> {
-    wall::custom_dir("CLAUDE_CONFIG_DIR")?;
-    let name = std::env::var("CLAUDE_CODE_PROJECT_DIR_NAME").ok()?;
-    let plain = (1..=64).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    let reserved = {
-        let lower = name.to_ascii_lowercase();
-        ["con", "prn", "aux", "nul"].contains(&lower.as_str())
-            || ((lower.starts_with("com") || lower.starts_with("lpt"))
-                && lower.len() == 4
-                && lower.as_bytes()[3].is_ascii_digit())
-    };
-    (plain && !reserved).then_some(name)
-}
-
-/// The string hash Claude names long project folders by: `h = h * 31 + unit` over
-/// the UTF-16 units, in 32-bit two's complement, made positive.
-fn java_hash(text: &str) -> u64 {
-    let hash = text.encode_utf16().fold(0i32, |hash, unit| {
-        hash.wrapping_shl(5)
-            .wrapping_sub(hash)
-            .wrapping_add(i32::from(unit))
-    });
-    i64::from(hash).unsigned_abs()
-}
-
-fn base36(mut value: u64) -> String {
-    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let mut digits = Vec::new();
-    loop {
-        digits.push(DIGITS[(value % 36) as usize]);
-        value /= 36;
-        if value == 0 {
-            break;
-        }
-    }
-    digits.reverse();
-    String::from_utf8_lossy(&digits).into_owned()
 }
 
 /// The folders of `~/.claude` Claude writes during a run (found with strace on the
