@@ -1,6 +1,7 @@
 //! The command line: every command, flag and help text. The built-in `help` tool renders
 //! its answers from these same definitions, so the model and the user read one text.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -86,8 +87,8 @@ pub enum Command {
     /// List, inspect and call codecrew's tools directly
     #[command(subcommand)]
     Tools(ToolsCommand),
-    /// Serve codecrew's tools, and other agents, over MCP on stdin/stdout for CLIs that
-    /// call MCP tools natively (Claude Code, Gemini CLI, Codex)
+    /// Serve codecrew's tools, and other agents, over MCP (on stdin/stdout, or over HTTP
+    /// with --http) for CLIs that call MCP tools natively (Claude Code, Gemini CLI, Codex)
     #[command(after_help = MCP_HELP)]
     Mcp(McpArgs),
     /// Write a commented starter codecrew.toml in the workspace
@@ -359,8 +360,29 @@ Codex, in ~/.codex/config.toml:
   args = [\"mcp\"]
 
 query_agent and execute_agent run one agent per call, as `codecrew query`/`execute` would
-(the limits of the config apply). Agents started this way may use codecrew mcp in turn;
-CODECREW_MCP_DEPTH counts the nesting and no agent is started beyond depth 2.";
+(the limits of the config apply), at most --max-agent-runs at once and --agent-queue more
+waiting; beyond that a call is refused (JSON-RPC error -32001). Agents started this way may
+use codecrew mcp in turn; CODECREW_MCP_DEPTH counts the nesting and no agent is started
+beyond depth 2.
+
+Over HTTP (--http): MCP's Streamable HTTP transport at http://<addr>/mcp, one server for
+many clients. Every request needs `Authorization: Bearer <token>`: the token is --token or
+CODECREW_MCP_TOKEN, else `[mcp_server] token` of the user config, else the one stored in
+~/.local/state/codecrew/mcp-token (generated, mode 0600, and shown once, on the first
+start). Only loopback addresses unless --allow-remote. A browser's request (with an
+Origin header) is refused unless --allow-origin names its origin. GET /health answers
+\"ok\" without a token. SIGTERM or Ctrl-C: no new requests, the calls in flight get --grace
+seconds, then the rest are cancelled (their CLIs stopped) before the server exits. A
+client that drops its connection mid-call cancels that call.
+
+  codecrew mcp --http                          # http://127.0.0.1:8765/mcp
+  export CODECREW_MCP_TOKEN=$(cat ~/.local/state/codecrew/mcp-token)
+  claude mcp add --transport http codecrew http://127.0.0.1:8765/mcp \\
+    --header \"Authorization: Bearer $CODECREW_MCP_TOKEN\"
+  Gemini CLI (settings.json): {\"mcpServers\": {\"codecrew\": {\"httpUrl\":
+    \"http://127.0.0.1:8765/mcp\", \"headers\": {\"Authorization\": \"Bearer <token>\"}}}}
+  Codex (config.toml): [mcp_servers.codecrew] url = \"http://127.0.0.1:8765/mcp\"
+    bearer_token_env_var = \"CODECREW_MCP_TOKEN\"";
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -371,6 +393,54 @@ pub struct McpArgs {
     /// Do not serve query_agent and execute_agent (only the workspace tools)
     #[arg(long)]
     pub no_agents: bool,
+    /// Serve over HTTP (MCP Streamable HTTP, endpoint /mcp) on ADDR instead of
+    /// stdin/stdout [default ADDR: 127.0.0.1:8765; port 0 picks a free one]
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = "127.0.0.1:8765",
+        help_heading = "HTTP"
+    )]
+    pub http: Option<SocketAddr>,
+    /// The bearer token clients must send. Other local users can read a flag in the
+    /// process list: prefer the environment variable or the user config
+    #[arg(
+        long,
+        env = "CODECREW_MCP_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN",
+        help_heading = "HTTP"
+    )]
+    pub token: Option<String>,
+    /// Let --http listen on an address other machines can reach (the token then travels
+    /// unencrypted: put the server behind TLS)
+    #[arg(long, requires = "http", help_heading = "HTTP")]
+    pub allow_remote: bool,
+    /// A browser origin allowed to call the server, as the browser sends it (e.g.
+    /// http://localhost:6274 for the MCP Inspector); repeat for several
+    #[arg(
+        long = "allow-origin",
+        value_name = "ORIGIN",
+        requires = "http",
+        help_heading = "HTTP"
+    )]
+    pub allow_origins: Vec<String>,
+    /// The most sessions (connected clients) served at once
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..), help_heading = "HTTP")]
+    pub max_sessions: u32,
+    /// The largest request body accepted, in bytes
+    #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024, help_heading = "HTTP")]
+    pub max_body: usize,
+    /// How long calls in flight may take to finish after SIGTERM, in seconds
+    #[arg(long, value_name = "SECS", default_value_t = 10, help_heading = "HTTP")]
+    pub grace: u64,
+    /// The most agent runs (query_agent, execute_agent) at once
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_agent_runs: u32,
+    /// How many more agent runs may wait for a place; beyond, a call is refused
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub agent_queue: u32,
 }
 
 #[derive(Debug, Args)]

@@ -53,15 +53,17 @@ fn main() -> ExitCode {
     };
     // Orphaned tool processes come back to codecrew, and are killed when it exits.
     process::become_subreaper();
-    let handles_signals = matches!(
-        cli.command,
-        Command::Query(_) | Command::Execute(_) | Command::Chat(_)
-    );
+    let handles_signals = match &cli.command {
+        Command::Query(_) | Command::Execute(_) | Command::Chat(_) => true,
+        // Over HTTP, a signal drains the server (see `mcp_server::http`).
+        Command::Mcp(args) => args.http.is_some(),
+        _ => false,
+    };
     codecrew_policy::sandbox::protect_self();
     let result = runtime.block_on(async {
         tokio::select! {
             result = run(cli, colors) => result,
-            // query and execute stop their agents themselves and print what arrived.
+            // query, execute, chat and `mcp --http` stop their agents themselves.
             code = commands::interrupted(), if !handles_signals => Ok(ExitCode::from(code)),
         }
     });

@@ -229,6 +229,15 @@ pub fn bare_name(name: &str) -> &str {
 /// Resolves on Ctrl-C, SIGTERM or SIGHUP with the exit code to use (130, 143, 129); the
 /// caller then stops what it runs, and `main` sweeps up whatever is left.
 pub async fn interrupted() -> u8 {
+    let code = interrupted_quietly().await;
+    console::line(&console::Text::plain(
+        "\ncodecrew: interrupted; stopping the agents and commands it started",
+    ));
+    code
+}
+
+/// [`interrupted`], without its message.
+pub async fn interrupted_quietly() -> u8 {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
         signal(SignalKind::interrupt()),
@@ -237,13 +246,9 @@ pub async fn interrupted() -> u8 {
     ) else {
         return std::future::pending().await;
     };
-    let code = tokio::select! {
+    tokio::select! {
         _ = int.recv() => 130,
         _ = term.recv() => 143,
         _ = hup.recv() => 129,
-    };
-    console::line(&console::Text::plain(
-        "\ncodecrew: interrupted; stopping the agents and commands it started",
-    ));
-    code
+    }
 }

@@ -238,6 +238,16 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
         "a list of absolute directory paths (user config file only)",
         r#"trusted_projects = ["/home/me/src/myproject"]"#,
     ),
+    (
+        "mcp_server",
+        "a table with the `token` of `codecrew mcp --http` (user config file only)",
+        r#"[mcp_server] token = "a-long-random-string""#,
+    ),
+    (
+        "mcp_server.token",
+        "a string of at least 16 printable characters (user config file only)",
+        r#"token = "a-long-random-string""#,
+    ),
 ];
 
 /// The valid provider names, for messages.

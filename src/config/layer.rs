@@ -41,6 +41,16 @@ pub(crate) struct FileLayer {
     pub(crate) mcp: BTreeMap<String, McpServerConfig>,
     /// User file only: projects whose config may loosen permissions.
     pub(crate) trusted_projects: Option<Vec<PathBuf>>,
+    /// User file only: `codecrew mcp --http`'s settings.
+    pub(crate) mcp_server: Option<McpServerLayer>,
+}
+
+/// `[mcp_server]`: how `codecrew mcp --http` serves. User file only: a checkout that named
+/// the token would know it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct McpServerLayer {
+    pub(crate) token: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -45,6 +45,8 @@ pub struct LoadedConfig {
     pub project_trusted: bool,
     /// The files read, in merge order (user, then project).
     pub sources: Vec<PathBuf>,
+    /// The user file's `[mcp_server] token`: the token of `codecrew mcp --http`.
+    pub mcp_token: Option<String>,
     /// The user file, when one was read.
     pub user_file: Option<PathBuf>,
     /// The project file, when one was found.
@@ -81,6 +83,7 @@ impl LoadedConfig {
             project_permissions: None,
             project_trusted: false,
             sources: Vec::new(),
+            mcp_token: None,
             user_file: None,
             project_file: None,
             agent_origins,
@@ -214,6 +217,10 @@ pub fn load_from(workspace: &Path, user_file: Option<&Path>) -> Result<LoadedCon
 
     let mut loaded = LoadedConfig::builtin();
     loaded.project_trusted = project_trusted;
+    loaded.mcp_token = user
+        .as_ref()
+        .and_then(|user| user.layer.mcp_server.as_ref())
+        .and_then(|server| server.token.clone());
     let mut default_set_by: Option<&ParsedFile> = None;
     for file in user.iter().chain(&project) {
         let layer = &file.layer;

@@ -16,6 +16,15 @@ pub(crate) fn file(file: &ParsedFile) -> Vec<Diagnostic> {
         diagnostics: Vec::new(),
     };
     let layer = &file.layer;
+    if layer.mcp_server.is_some() && file.kind == FileKind::Project {
+        check.report(
+            &[Seg::Key("mcp_server")],
+            Part::Key,
+            "mcp_server cannot be set in a project file",
+            "a checkout that set the MCP server's token would know it: move this table to \
+             your user config file ($CODECREW_CONFIG or ~/.config/codecrew/config.toml)",
+        );
+    }
     if let Some(trusted) = &layer.trusted_projects {
         match file.kind {
             FileKind::Project => check.report(

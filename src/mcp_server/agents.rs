@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use rmcp::RoleServer;
 use rmcp::model::{
     CallToolResult, ContentBlock, ProgressNotificationParam, ProgressToken, Tool as McpTool,
     ToolAnnotations,
 };
 use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
@@ -17,19 +17,28 @@ use crate::run::session::{JobEvent, JobReport};
 use codecrew_intercept::neutralise_envelopes;
 use codecrew_tools::{Mode, Status};
 
+use super::http::abandoned;
+use super::limits::{AgentLimits, AgentSlots};
 use super::{EXECUTE_AGENT, MAX_DEPTH, QUERY_AGENT, error_text, schema_object};
 
 /// What `query_agent` and `execute_agent` need to run a job: the crew of the server's
 /// run (the same job runner as the prompted tools of `codecrew query`/`execute`).
+#[derive(Clone)]
 pub struct Agents {
     crew: Arc<Crew>,
     depth: u32,
+    slots: AgentSlots,
 }
 
 impl Agents {
-    /// The agents of `crew`, for a server at `depth` (its [`crew::DEPTH_ENV`] value).
-    pub fn new(crew: Arc<Crew>, depth: u32) -> Self {
-        Agents { crew, depth }
+    /// The agents of `crew`, for a server at `depth` (its [`crew::DEPTH_ENV`] value),
+    /// running at most `limits` at once.
+    pub fn new(crew: Arc<Crew>, depth: u32, limits: AgentLimits) -> Self {
+        Agents {
+            crew,
+            depth,
+            slots: AgentSlots::new(limits),
+        }
     }
 
     /// Whether this server may still start agents.
@@ -57,19 +66,33 @@ impl Agents {
     }
 
     /// Runs one delegated job to its end, reporting its progress, and stops it when the
-    /// client cancels the call.
+    /// client cancels the call or goes away. Beyond the running limit it waits for a
+    /// place; beyond the queue's, it is refused with a JSON-RPC error.
     pub(super) async fn run(
         &self,
         mode: Mode,
         input: Value,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    ) -> Result<CallToolResult, ErrorData> {
         if !self.can_delegate() {
-            return error_text(crew::depth_refusal(self.depth));
+            return Ok(error_text(crew::depth_refusal(self.depth)));
         }
         let job = match crew::agent_job(input, self.crew.default_agent()) {
             Ok(job) => job,
-            Err(message) => return error_text(message),
+            Err(message) => return Ok(error_text(message)),
+        };
+        let admitted = self.slots.admit()?;
+        let abandoned = abandoned(context);
+        tokio::pin!(abandoned);
+        // Held until the run ends: the place of the next queued run.
+        let Some(_running) = (tokio::select! {
+            running = admitted.run() => running,
+            () = &mut abandoned => None,
+        }) else {
+            return Ok(error_text(format!(
+                "the call to @{} was cancelled before it started",
+                job.agent
+            )));
         };
         let agent = job.agent.clone();
         let mut progress = Progress::new(context);
@@ -90,17 +113,17 @@ impl Agents {
                         progress.report(message).await;
                     }
                 }
-                _ = context.ct.cancelled(), if !cancelled => {
+                () = &mut abandoned, if !cancelled => {
                     // The job stops its CLI's process group and ends with what arrived.
                     cancelled = true;
                     let _ = cancel_tx.send(true);
                 }
             }
         };
-        match report {
+        Ok(match report {
             Ok(report) => agent_result(&report),
             Err(message) => error_text(message),
-        }
+        })
     }
 }
 

@@ -15,6 +15,7 @@
 //! use `codecrew mcp`; [`DEPTH_ENV`] counts the nesting and delegation stops at
 //! [`MAX_DEPTH`], so agents cannot call each other without end.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -33,13 +34,19 @@ use codecrew_tools::{Mode, Status, Tool, ToolError, ToolExecutor, ToolResult};
 pub use crate::run::crew::{DEPTH_ENV, EXECUTE_AGENT, ExecutorFactory, MAX_DEPTH, QUERY_AGENT};
 
 mod agents;
+pub mod http;
+pub mod limits;
 
 pub use agents::Agents;
+use limits::InFlight;
 
-/// The MCP server of `codecrew mcp`.
+/// The MCP server of `codecrew mcp`. Over HTTP each session gets a clone: they share the
+/// executor, the agents' places and the count of calls in flight.
+#[derive(Clone)]
 pub struct McpServer {
     executor: Arc<ToolExecutor>,
     agents: Option<Agents>,
+    in_flight: Arc<InFlight>,
 }
 
 impl McpServer {
@@ -48,6 +55,7 @@ impl McpServer {
         McpServer {
             executor,
             agents: None,
+            in_flight: Arc::new(InFlight::default()),
         }
     }
 
@@ -55,6 +63,11 @@ impl McpServer {
     pub fn with_agents(mut self, agents: Agents) -> Self {
         self.agents = Some(agents);
         self
+    }
+
+    /// The calls this server (and every clone) is running.
+    pub fn in_flight(&self) -> Arc<InFlight> {
+        self.in_flight.clone()
     }
 
     pub fn mode(&self) -> Mode {
@@ -91,13 +104,13 @@ impl McpServer {
         tools
     }
 
-    /// Runs one call by its MCP name.
+    /// Runs one call by its MCP name; an error when the server is at a limit.
     async fn call(
         &self,
         name: &str,
         input: Value,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    ) -> Result<CallToolResult, ErrorData> {
         let delegated = match name {
             QUERY_AGENT => Some(Mode::Query),
             EXECUTE_AGENT => Some(Mode::Execute),
@@ -105,11 +118,11 @@ impl McpServer {
         };
         if let (Some(mode), Some(agents)) = (delegated, &self.agents) {
             if mode == Mode::Execute && self.mode() == Mode::Query {
-                return error_text(format!(
+                return Ok(error_text(format!(
                     "{EXECUTE_AGENT} is served only in execute mode; this server runs in \
                      query mode. Use {QUERY_AGENT}, or have the user start the server with \
                      `codecrew mcp --mode execute`"
-                ));
+                )));
             }
             return agents.run(mode, input, context).await;
         }
@@ -118,11 +131,13 @@ impl McpServer {
             tool: name.to_owned(),
             input,
         };
-        tokio::select! {
+        Ok(tokio::select! {
             result = self.executor.call(&call) => tool_result(result),
             // Dropping the call stops the tool (a command's process group is killed).
-            _ = context.ct.cancelled() => error_text(format!("the call to {name} was cancelled")),
-        }
+            () = http::abandoned(context) => {
+                error_text(format!("the call to {name} was cancelled"))
+            }
+        })
     }
 
     fn instructions(&self) -> String {
@@ -140,6 +155,17 @@ impl McpServer {
             ));
         }
         text
+    }
+
+    /// Serves MCP over HTTP on `server` until `stop` resolves, then drains; `hurry`
+    /// cuts the drain's grace period short.
+    pub async fn serve_http(
+        self,
+        server: http::HttpServer,
+        stop: impl Future<Output = ()>,
+        hurry: tokio_util::sync::CancellationToken,
+    ) {
+        server.serve(self, stop, hurry).await;
     }
 
     /// Serves MCP on stdin/stdout until the client closes them.
@@ -195,8 +221,9 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let _call = self.in_flight.start();
         let input = Value::Object(request.arguments.unwrap_or_default());
-        let result = self.call(&request.name, input, &context).await;
+        let result = self.call(&request.name, input, &context).await?;
         Ok(CallToolResponse::Complete(result))
     }
 }

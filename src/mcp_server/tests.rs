@@ -101,7 +101,11 @@ fn delegation_stops_at_the_maximum_depth() {
             settings,
             factory,
         );
-        Agents::new(crew, depth)
+        Agents::new(
+            crew,
+            depth,
+            crate::mcp_server::limits::AgentLimits::default(),
+        )
     };
     let top = server(Mode::Execute).with_agents(agents(0));
     let listed = names(&top);

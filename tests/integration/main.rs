@@ -14,6 +14,7 @@ mod home;
 mod install_shapes;
 mod layering;
 mod mcp_client;
+mod mcp_http;
 mod mcp_server;
 mod not_signed_in;
 mod second_interrupt;

@@ -199,6 +199,9 @@ pub(crate) fn spawn(spec: &CommandSpec, stdin: bool) -> Result<(Child, GroupGuar
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // The token of a `codecrew mcp --http` server: with it, an agent could call the server
+    // (in a mode above its own) from inside its wall.
+    command.env_remove(crate::mcp_server::http::TOKEN_ENV);
     for name in &spec.env_remove {
         command.env_remove(name);
     }

@@ -324,6 +324,28 @@ fn a_project_cannot_trust_itself() {
 }
 
 #[test]
+fn only_the_user_names_the_mcp_servers_token() {
+    let repo = Repo::new();
+    let (path, message) = repo.project_error(
+        "default_agent = \"claude\"\n[mcp_server]\ntoken = \"known-to-the-checkout\"\n",
+    );
+    assert_reported(
+        &message,
+        &path,
+        2,
+        2,
+        &[
+            "mcp_server cannot be set in a project file",
+            "user config file",
+        ],
+    );
+    std::fs::remove_file(path).unwrap();
+    repo.write_user("[mcp_server]\ntoken = \"the-users-own-token-123\"\n");
+    let loaded = repo.load().unwrap();
+    assert_eq!(loaded.mcp_token.as_deref(), Some("the-users-own-token-123"));
+}
+
+#[test]
 fn syntax_errors_point_at_the_place() {
     let repo = Repo::new();
     let (path, message) = repo.project_error("[agents.mine]\nprovider = \"claude\n");

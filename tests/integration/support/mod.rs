@@ -8,4 +8,5 @@ pub mod binary;
 pub mod clis;
 pub mod fake_model;
 pub mod git;
+pub mod http_server;
 pub mod scripted_claude;

@@ -1,0 +1,313 @@
+//! Every request to `codecrew mcp --http` passes here before rmcp's Streamable HTTP
+//! service sees it, in this order: the path (`/health` is answered without a token and
+//! says nothing but "ok"), a shutdown in progress, the `Origin` (a page in the user's
+//! browser, even through DNS rebinding), the bearer token, the body's size and the time
+//! it takes to arrive, and the number of sessions. A refusal is a JSON-RPC error in an
+//! HTTP error status, logged without the token; the server keeps serving.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use rmcp::model::ErrorCode;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde_json::{Value, json};
+
+use super::disconnect::Disconnect;
+use super::token::Token;
+use crate::mcp_server::McpServer;
+use crate::mcp_server::limits::BUSY;
+
+/// The MCP endpoint's path.
+pub const ENDPOINT: &str = "/mcp";
+/// The supervisors' path.
+pub const HEALTH: &str = "/health";
+/// How long a request body may take to arrive: a client that sends slowly holds one
+/// connection of its own, never the server.
+const BODY_DEADLINE: Duration = Duration::from_secs(30);
+
+pub type Reply = Response<BoxBody<Bytes, Infallible>>;
+
+/// What every request is checked against, and the MCP service behind.
+pub struct Gate {
+    pub(super) token: Token,
+    /// Where a client finds the token, for the refusal's message.
+    pub(super) token_hint: String,
+    /// Browser origins allowed, exactly as browsers send them.
+    pub(super) origins: Vec<String>,
+    pub(super) max_body: usize,
+    pub(super) max_sessions: usize,
+    pub(super) sessions: Arc<LocalSessionManager>,
+    /// Held while a session is opened, so that two at once cannot both take the last place.
+    pub(super) opening: tokio::sync::Mutex<()>,
+    pub(super) draining: AtomicBool,
+    pub(super) mcp: StreamableHttpService<McpServer, LocalSessionManager>,
+}
+
+impl Gate {
+    /// From now on, new requests are refused (the health check says so too).
+    pub fn drain(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    fn draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    pub async fn handle(
+        self: Arc<Self>,
+        request: Request<Incoming>,
+        peer: SocketAddr,
+    ) -> Result<Reply, Infallible> {
+        Ok(match request.uri().path() {
+            HEALTH => self.health(request.method()),
+            ENDPOINT => self.mcp(request, peer).await,
+            _ => plain(
+                StatusCode::NOT_FOUND,
+                "Not Found: the MCP endpoint is /mcp\n",
+            ),
+        })
+    }
+
+    fn health(&self, method: &Method) -> Reply {
+        if method != Method::GET && method != Method::HEAD {
+            return plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed\n");
+        }
+        if self.draining() {
+            plain(StatusCode::SERVICE_UNAVAILABLE, "draining\n")
+        } else {
+            plain(StatusCode::OK, "ok\n")
+        }
+    }
+
+    async fn mcp(&self, request: Request<Incoming>, peer: SocketAddr) -> Reply {
+        if self.draining() {
+            return refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                BUSY,
+                None,
+                "codecrew is shutting down; connect again when it is back",
+            );
+        }
+        if let Some(origin) = request.headers().get(header::ORIGIN)
+            && !self.origin_allowed(origin)
+        {
+            tracing::warn!(
+                %peer,
+                origin = %shown(origin),
+                "refused a request from a foreign Origin (allow one with --allow-origin)"
+            );
+            return refusal(
+                StatusCode::FORBIDDEN,
+                ErrorCode::INVALID_REQUEST,
+                None,
+                "requests from this Origin are refused (a web page may not use codecrew); \
+                 the user may allow it with `codecrew mcp --http --allow-origin <origin>`",
+            );
+        }
+        match self.presented_token(&request) {
+            Presented::Right => {}
+            Presented::Missing => {
+                tracing::warn!(%peer, "refused a request without a token");
+                return unauthorized(format!(
+                    "codecrew needs a token: send `Authorization: Bearer <token>`; {}",
+                    self.token_hint
+                ));
+            }
+            Presented::Wrong => {
+                tracing::warn!(%peer, "refused a request with a wrong token");
+                return unauthorized(format!("the token is wrong; {}", self.token_hint));
+            }
+        }
+        if request.method() != Method::POST {
+            return self.forward(request).await;
+        }
+        let (parts, body) = request.into_parts();
+        let body = match self.read_body(&parts.headers, body, peer).await {
+            Ok(body) => body,
+            Err(reply) => return reply,
+        };
+        let request = Request::from_parts(parts, Full::new(body.clone()));
+        if request.headers().contains_key("mcp-session-id") {
+            return self.forward(request).await;
+        }
+        // Without a session: an `initialize`, which opens one.
+        let _opening = self.opening.lock().await;
+        let open = self.sessions.sessions.read().await.len();
+        if open >= self.max_sessions {
+            tracing::warn!(%peer, open, "refused a new session: at the limit");
+            return refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                BUSY,
+                request_id(&body),
+                &format!(
+                    "codecrew serves at most {} sessions at once (--max-sessions); close one \
+                     (DELETE /mcp with its Mcp-Session-Id) or wait until an idle one expires",
+                    self.max_sessions
+                ),
+            );
+        }
+        self.forward(request).await
+    }
+
+    /// Hands the request to rmcp, and watches its answer for a client that goes away.
+    async fn forward<B>(&self, mut request: Request<B>) -> Reply
+    where
+        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B::Error: std::fmt::Display,
+    {
+        let disconnect = Disconnect::default();
+        request.extensions_mut().insert(disconnect.clone());
+        let response = self.mcp.handle(request).await;
+        response.map(|body| BoxBody::new(disconnect.watch(body)))
+    }
+
+    fn origin_allowed(&self, origin: &HeaderValue) -> bool {
+        let Ok(origin) = origin.to_str() else {
+            return false;
+        };
+        self.origins
+            .iter()
+            .any(|allowed| allowed.trim_end_matches('/').eq_ignore_ascii_case(origin))
+    }
+
+    fn presented_token<B>(&self, request: &Request<B>) -> Presented {
+        let Some(value) = request.headers().get(header::AUTHORIZATION) else {
+            return Presented::Missing;
+        };
+        let value = value.as_bytes();
+        let Some(token) = value
+            .get(..7)
+            .filter(|scheme| scheme.eq_ignore_ascii_case(b"bearer "))
+            .and_then(|_| value.get(7..))
+        else {
+            return Presented::Missing;
+        };
+        if self.token.matches(token.trim_ascii()) {
+            Presented::Right
+        } else {
+            Presented::Wrong
+        }
+    }
+
+    /// The whole body, at most `max_body` bytes, within [`BODY_DEADLINE`].
+    async fn read_body(
+        &self,
+        headers: &http::HeaderMap,
+        body: Incoming,
+        peer: SocketAddr,
+    ) -> Result<Bytes, Reply> {
+        let too_large = || {
+            tracing::warn!(%peer, limit = self.max_body, "refused a request body over the limit");
+            refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                ErrorCode::INVALID_REQUEST,
+                None,
+                &format!(
+                    "the request body is over codecrew's limit of {} bytes (--max-body)",
+                    self.max_body
+                ),
+            )
+        };
+        let declared = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.parse::<u64>().ok());
+        if declared.is_some_and(|length| length > self.max_body as u64) {
+            return Err(too_large());
+        }
+        let read = Limited::new(body, self.max_body).collect();
+        match tokio::time::timeout(BODY_DEADLINE, read).await {
+            Ok(Ok(collected)) => Ok(collected.to_bytes()),
+            Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+            Ok(Err(error)) => {
+                tracing::debug!(%peer, "a request body broke off: {error}");
+                Err(refusal(
+                    StatusCode::BAD_REQUEST,
+                    ErrorCode::PARSE_ERROR,
+                    None,
+                    "the request body could not be read",
+                ))
+            }
+            Err(_) => {
+                tracing::warn!(%peer, "refused a request whose body took too long");
+                Err(refusal(
+                    StatusCode::REQUEST_TIMEOUT,
+                    ErrorCode::INVALID_REQUEST,
+                    None,
+                    &format!(
+                        "the request body did not arrive within {} seconds",
+                        BODY_DEADLINE.as_secs()
+                    ),
+                ))
+            }
+        }
+    }
+}
+
+enum Presented {
+    Right,
+    Missing,
+    Wrong,
+}
+
+/// A header value as a log may show it: cut short, since a client chose it.
+fn shown(value: &HeaderValue) -> String {
+    let text = String::from_utf8_lossy(value.as_bytes());
+    text.chars().take(100).collect()
+}
+
+/// The id of a JSON-RPC request body, when it has one.
+fn request_id(body: &[u8]) -> Option<Value> {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|message| message.get("id").cloned())
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Reply {
+    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// A JSON-RPC error (id null when the request's is unknown) with an HTTP status.
+fn refusal(status: StatusCode, code: ErrorCode, id: Option<Value>, message: &str) -> Reply {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": id.unwrap_or(Value::Null),
+        "error": {"code": code.0, "message": message},
+    });
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn unauthorized(message: String) -> Reply {
+    let mut response = refusal(
+        StatusCode::UNAUTHORIZED,
+        ErrorCode::INVALID_REQUEST,
+        None,
+        &message,
+    );
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"codecrew\""),
+    );
+    response
+}

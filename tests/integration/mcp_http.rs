@@ -1,0 +1,664 @@
+//! `codecrew mcp --http`: the MCP Streamable HTTP transport, driven by rmcp's client (the
+//! official Rust SDK) and by raw HTTP for what a client should not send. Agents here are
+//! `command` agents (shell), so that these tests need no real CLI; the real CLIs over HTTP
+//! are in `e2e::mcp_http`.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use serde_json::{Value, json};
+
+use crate::support::http_server::{
+    Client, INITIALIZE, Served, TOKEN, mcp_headers, processes_with, raw, wait_until,
+};
+
+/// A workspace with a file of known lines and a secret.
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String = (1..=200).map(|i| format!("line-{i}\n")).collect();
+    std::fs::write(dir.path().join("lines.txt"), lines).unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "HTTP-CONTENT-8765\n").unwrap();
+    std::fs::write(dir.path().join(".env"), "API_TOKEN=hunter2\n").unwrap();
+    dir
+}
+
+/// A user config with `command` agents: `echo` answers with its task, `slow` after two
+/// seconds and a bit, `hang` never (their `sleep`s are marked by `marker`, so that a test
+/// finds its own among those of the tests running beside it).
+fn agents_config(dir: &Path, marker: u32) -> PathBuf {
+    let path = dir.join("user-config.toml");
+    std::fs::write(
+        &path,
+        format!(
+            r#"
+[agents.echo]
+provider = "command"
+command = {{ argv = ["sh", "-c", "printf 'echo says: '; cat; printf ' token=%s' \"${{CODECREW_MCP_TOKEN:-none}}\""] }}
+
+[agents.slow]
+provider = "command"
+command = {{ argv = ["sh", "-c", "cat >/dev/null; sleep 2.{marker}; echo slow done"] }}
+
+[agents.hang]
+provider = "command"
+command = {{ argv = ["sh", "-c", "cat >/dev/null; exec sleep {marker}"] }}
+"#
+        ),
+    )
+    .unwrap();
+    path
+}
+
+struct Setup {
+    dir: tempfile::TempDir,
+    _config_dir: tempfile::TempDir,
+    config: PathBuf,
+}
+
+fn setup(marker: u32) -> Setup {
+    let dir = workspace();
+    let config_dir = tempfile::tempdir().unwrap();
+    let config = agents_config(config_dir.path(), marker);
+    Setup {
+        dir,
+        _config_dir: config_dir,
+        config,
+    }
+}
+
+impl Setup {
+    fn serve(&self, args: &[&str], extra: &[&str]) -> Served {
+        let config = self.config.to_str().unwrap();
+        let command = Served::command(self.dir.path(), args, &[("CODECREW_CONFIG", config)]);
+        Served::start(command, extra)
+    }
+}
+
+async fn call(client: &Client, tool: &str, input: Value) -> Result<CallToolResult, String> {
+    let Value::Object(arguments) = input else {
+        panic!("the input must be an object")
+    };
+    let arguments: JsonObject = arguments;
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+        .await
+        .map_err(|error| error.to_string())
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| serde_json::to_value(block).ok())
+        .filter_map(|block| block["text"].as_str().map(str::to_owned))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn an_sdk_client_lists_and_calls_the_tools_and_an_agent_over_http() {
+    let setup = setup(40001);
+    let served = setup.serve(&[], &[]);
+    let client = served.client().await;
+    let info = client.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "codecrew");
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    for tool in ["read_file", "grep", "glob", "query_agent"] {
+        assert!(names.contains(&tool.to_owned()), "{names:?}");
+    }
+    assert!(!names.contains(&"write_file".to_owned()), "{names:?}");
+
+    let read = call(&client, "read_file", json!({"path": "notes.txt"}))
+        .await
+        .unwrap();
+    assert_eq!(read.is_error, Some(false));
+    assert!(text(&read).contains("HTTP-CONTENT-8765"), "{}", text(&read));
+    let grep = call(&client, "grep", json!({"pattern": "line-17\\b"}))
+        .await
+        .unwrap();
+    assert!(text(&grep).contains("lines.txt"), "{}", text(&grep));
+    // The same policy as on stdio: the secret stays unread.
+    let secret = call(&client, "read_file", json!({"path": ".env"}))
+        .await
+        .unwrap();
+    assert_eq!(secret.is_error, Some(true));
+    assert!(!text(&secret).contains("hunter2"), "{}", text(&secret));
+
+    let agent = call(
+        &client,
+        "query_agent",
+        json!({"task": "@echo HTTP-AGENT-1"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(agent.is_error, Some(false), "{}", text(&agent));
+    assert!(text(&agent).contains("echo says:"), "{}", text(&agent));
+    assert!(text(&agent).contains("HTTP-AGENT-1"), "{}", text(&agent));
+    // The server's token is not handed to the agents it starts.
+    assert!(text(&agent).contains("token=none"), "{}", text(&agent));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_missing_or_wrong_token_a_page_and_a_big_body_are_refused_and_serving_goes_on() {
+    let setup = setup(40002);
+    let served = setup.serve(&[], &["--max-body", "4096"]);
+    let addr = served.addr.clone();
+    let post = |headers: Vec<String>, body: &[u8]| {
+        let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+        raw(&addr, "POST", "/mcp", &headers, body)
+    };
+
+    // The health check needs no token and tells nothing.
+    let health = raw(&addr, "GET", "/health", &[], b"");
+    assert_eq!((health.status, health.body.as_str()), (200, "ok\n"));
+
+    let mut no_token = mcp_headers(TOKEN);
+    no_token.remove(0);
+    let missing = post(no_token, INITIALIZE.as_bytes());
+    assert_eq!(missing.status, 401, "{missing:?}");
+    assert!(missing.header("www-authenticate").is_some(), "{missing:?}");
+    let error = &missing.json()["error"];
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("Authorization: Bearer"),
+        "{error}"
+    );
+
+    let wrong = post(
+        mcp_headers("wrong-token-0123456789abcdef"),
+        INITIALIZE.as_bytes(),
+    );
+    assert_eq!(wrong.status, 401, "{wrong:?}");
+    assert!(
+        wrong.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("wrong")
+    );
+    // A token that is a prefix of the right one is just as wrong.
+    let prefix = post(mcp_headers(&TOKEN[..20]), INITIALIZE.as_bytes());
+    assert_eq!(prefix.status, 401, "{prefix:?}");
+
+    // A web page (even one the user opened, through DNS rebinding) sends an Origin.
+    let mut page = mcp_headers(TOKEN);
+    page.push("Origin: http://attacker.example".to_owned());
+    let foreign = post(page, INITIALIZE.as_bytes());
+    assert_eq!(foreign.status, 403, "{foreign:?}");
+    assert!(
+        foreign.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--allow-origin")
+    );
+    // A rebinding page also names its own host.
+    let mut rebound = mcp_headers(TOKEN);
+    rebound.push("Host: attacker.example".to_owned());
+    let rebound = raw(
+        &addr,
+        "POST",
+        "/mcp",
+        &rebound.iter().map(String::as_str).collect::<Vec<_>>(),
+        INITIALIZE.as_bytes(),
+    );
+    assert_eq!(rebound.status, 403, "{rebound:?}");
+
+    // Over the body limit: by its declared length, and sent in chunks without one.
+    let big = vec![b' '; 8192];
+    let oversized = post(mcp_headers(TOKEN), &big);
+    assert_eq!(oversized.status, 413, "{oversized:?}");
+    assert!(
+        oversized.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-body")
+    );
+    let mut chunked = mcp_headers(TOKEN);
+    chunked.push("Transfer-Encoding: chunked".to_owned());
+    let mut body = Vec::new();
+    for _ in 0..4 {
+        body.extend_from_slice(b"800\r\n");
+        body.extend_from_slice(&[b' '; 2048]);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(b"0\r\n\r\n");
+    let streamed = post(chunked, &body);
+    assert_eq!(streamed.status, 413, "{streamed:?}");
+
+    // Malformed JSON-RPC: an error, and nothing more.
+    let malformed = post(mcp_headers(TOKEN), b"{not json");
+    assert!((400..500).contains(&malformed.status), "{malformed:?}");
+
+    // None of that stopped the server.
+    let client = served.client().await;
+    let read = call(&client, "read_file", json!({"path": "notes.txt"}))
+        .await
+        .unwrap();
+    assert!(text(&read).contains("HTTP-CONTENT-8765"));
+    client.cancel().await.unwrap();
+    let log = served.stderr();
+    assert!(log.contains("wrong token"), "{log}");
+    assert!(log.contains("foreign Origin"), "{log}");
+    assert!(!log.contains(TOKEN), "the log shows no token: {log}");
+    assert!(!log.contains("wrong-token-0123456789abcdef"), "{log}");
+}
+
+#[tokio::test]
+async fn an_allowed_origin_is_served() {
+    let setup = setup(40003);
+    let served = setup.serve(&[], &["--allow-origin", "http://localhost:6274"]);
+    let mut headers = mcp_headers(TOKEN);
+    headers.push("Origin: http://localhost:6274".to_owned());
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let allowed = raw(
+        &served.addr,
+        "POST",
+        "/mcp",
+        &headers,
+        INITIALIZE.as_bytes(),
+    );
+    assert_eq!(allowed.status, 200, "{allowed:?}");
+    assert!(allowed.header("mcp-session-id").is_some(), "{allowed:?}");
+}
+
+#[test]
+fn a_generated_token_is_shown_once_and_kept_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let setup = setup(40004);
+    let state = tempfile::tempdir().unwrap();
+    let start = || {
+        let mut command = Served::command(
+            setup.dir.path(),
+            &[],
+            &[("XDG_STATE_HOME", state.path().to_str().unwrap())],
+        );
+        command.env_remove("CODECREW_MCP_TOKEN");
+        Served::start(command, &[])
+    };
+    let first = start();
+    assert!(wait_until(Duration::from_secs(5), || first
+        .stderr()
+        .contains("Bearer")));
+    let path = state.path().join("codecrew/mcp-token");
+    let token = std::fs::read_to_string(&path).unwrap().trim().to_owned();
+    assert_eq!(token.len(), 64);
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(first.stderr().contains(&token), "{}", first.stderr());
+    drop(first);
+    let second = start();
+    assert!(wait_until(Duration::from_secs(5), || second
+        .stderr()
+        .contains("mcp-token")));
+    let log = second.stderr();
+    assert!(!log.contains(&token), "shown only once: {log}");
+    assert!(log.contains("mcp-token"), "says where it is: {log}");
+    // And it is the token the server checks.
+    let mut headers = mcp_headers(&token);
+    headers.truncate(3);
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let served = raw(
+        &second.addr,
+        "POST",
+        "/mcp",
+        &headers,
+        INITIALIZE.as_bytes(),
+    );
+    assert_eq!(served.status, 200, "{served:?}");
+}
+
+#[test]
+fn only_loopback_unless_allowed_and_no_short_token() {
+    let setup = setup(40005);
+    let output = Served::command(setup.dir.path(), &["--http", "0.0.0.0:0"], &[])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("not a loopback address"), "{stderr}");
+    assert!(stderr.contains("--allow-remote"), "{stderr}");
+
+    let output = Served::command(setup.dir.path(), &["--http", "127.0.0.1:0"], &[])
+        .env("CODECREW_MCP_TOKEN", "short")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("at least 16"), "{stderr}");
+}
+
+#[tokio::test]
+async fn sessions_beyond_the_limit_are_refused_until_one_closes() {
+    let setup = setup(40006);
+    let served = setup.serve(&[], &["--max-sessions", "2"]);
+    let first = served.client().await;
+    let second = served.client().await;
+    let third = served.client_with(TOKEN).await;
+    let error = third.expect_err("a third session is refused");
+    assert!(
+        error.contains("--max-sessions") || error.contains("503"),
+        "{error}"
+    );
+    // A closed session frees its place.
+    first.cancel().await.unwrap();
+    let mut reopened = None;
+    for _ in 0..50 {
+        if let Ok(client) = served.client_with(TOKEN).await {
+            reopened = Some(client);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let reopened = reopened.expect("a place again once a session closed");
+    let read = call(&reopened, "read_file", json!({"path": "notes.txt"}))
+        .await
+        .unwrap();
+    assert!(text(&read).contains("HTTP-CONTENT-8765"));
+    second.cancel().await.unwrap();
+    reopened.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn agent_runs_beyond_the_limit_wait_and_beyond_the_queue_are_refused() {
+    let setup = setup(40007);
+    let served = setup.serve(&["--max-agent-runs", "1", "--agent-queue", "1"], &[]);
+    let client = served.client().await;
+    let started = Instant::now();
+    let (first, second, third) = tokio::join!(
+        call(&client, "query_agent", json!({"task": "@slow one"})),
+        async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            call(&client, "query_agent", json!({"task": "@slow two"})).await
+        },
+        async {
+            tokio::time::sleep(Duration::from_millis(600)).await;
+            call(&client, "query_agent", json!({"task": "@slow three"})).await
+        },
+    );
+    let first = first.unwrap();
+    let second = second.unwrap();
+    assert!(text(&first).contains("slow done"), "{}", text(&first));
+    assert!(text(&second).contains("slow done"), "{}", text(&second));
+    // One after the other: the second waited for the first's place.
+    assert!(
+        started.elapsed() >= Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    let refused = third.expect_err("the third is beyond the queue");
+    assert!(refused.contains("--max-agent-runs"), "{refused}");
+    assert!(refused.contains("-32001"), "{refused}");
+    client.cancel().await.unwrap();
+}
+
+/// An MCP session opened by hand, and a `tools/call` sent on it: the connection, which
+/// the test then drops as a killed client's would be.
+fn call_on_a_connection(addr: &str, call: &str) -> std::net::TcpStream {
+    use std::io::{Read, Write};
+    let opened = raw(addr, "POST", "/mcp", &[], b"");
+    assert_eq!(opened.status, 401);
+    let headers = mcp_headers(TOKEN);
+    let headers_ref: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let initialized = raw(addr, "POST", "/mcp", &headers_ref, INITIALIZE.as_bytes());
+    assert_eq!(initialized.status, 200, "{initialized:?}");
+    let session = initialized.header("mcp-session-id").unwrap();
+    let mut with_session = headers.clone();
+    with_session.push(format!("Mcp-Session-Id: {session}"));
+    with_session.push("MCP-Protocol-Version: 2025-06-18".to_owned());
+    let with_session_ref: Vec<&str> = with_session.iter().map(String::as_str).collect();
+    let notified = raw(
+        addr,
+        "POST",
+        "/mcp",
+        &with_session_ref,
+        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(notified.status, 202, "{notified:?}");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let mut request = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n");
+    for header in &with_session {
+        request.push_str(header);
+        request.push_str("\r\n");
+    }
+    request.push_str(&format!("Content-Length: {}\r\n\r\n{call}", call.len()));
+    stream.write_all(request.as_bytes()).unwrap();
+    // The stream has begun (its headers), the answer has not.
+    let mut first = [0u8; 12];
+    stream.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    stream
+}
+
+#[tokio::test]
+async fn a_client_gone_mid_call_stops_its_agent_run_and_serving_goes_on() {
+    let setup = setup(40008);
+    let served = setup.serve(&[], &[]);
+    let addr = served.addr.clone();
+    let marker = "sleep 40008";
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"query_agent","arguments":{"task":"@hang wait"}}}"#;
+    let connection = call_on_a_connection(&addr, call);
+    // The agent runs while the client is still there.
+    assert!(
+        wait_until(Duration::from_secs(20), || !processes_with(marker)
+            .is_empty()),
+        "the agent never started:\n{}",
+        served.stderr()
+    );
+    drop(connection);
+    assert!(
+        wait_until(Duration::from_secs(15), || processes_with(marker)
+            .is_empty()),
+        "the agent of a client that went away still runs: {:?}\n{}",
+        processes_with(marker),
+        served.stderr()
+    );
+    let client = served.client().await;
+    let read = call_tool_text(&client, "read_file", json!({"path": "notes.txt"})).await;
+    assert!(read.contains("HTTP-CONTENT-8765"), "{read}");
+    client.cancel().await.unwrap();
+}
+
+async fn call_tool_text(client: &Client, tool: &str, input: Value) -> String {
+    text(&call(client, tool, input).await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_calls_in_flight_finish_then_exits_leaving_nothing() {
+    let setup = setup(40009);
+    let mut served = setup.serve(&[], &[]);
+    let client = served.client().await;
+    let pending = tokio::spawn(async move {
+        let result = call(&client, "query_agent", json!({"task": "@slow drained"})).await;
+        (client, result)
+    });
+    assert!(
+        wait_until(Duration::from_secs(20), || !processes_with("sleep 2.40009")
+            .is_empty()),
+        "the agent never started"
+    );
+    let status = tokio::task::spawn_blocking(move || {
+        let status = served.stop(Signal::SIGTERM, Duration::from_secs(20));
+        (status, served)
+    })
+    .await
+    .unwrap();
+    let (status, served) = status;
+    assert!(status.success(), "{status}\n{}", served.stderr());
+    let (_client, result) = pending.await.unwrap();
+    let result = result.unwrap_or_else(|error| panic!("{error}\n{}", served.stderr()));
+    assert!(text(&result).contains("slow done"), "{}", text(&result));
+    assert!(served.stderr().contains("SIGTERM"), "{}", served.stderr());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_grace_period_sigterm_stops_the_agents_and_exits() {
+    let setup = setup(40010);
+    let mut served = setup.serve(&[], &["--grace", "1"]);
+    let client = served.client().await;
+    let marker = "sleep 40010";
+    let pending = tokio::spawn(async move {
+        let result = call(&client, "query_agent", json!({"task": "@hang forever"})).await;
+        (client, result)
+    });
+    assert!(
+        wait_until(Duration::from_secs(20), || !processes_with(marker)
+            .is_empty()),
+        "the agent never started"
+    );
+    let started = Instant::now();
+    let (status, served) = tokio::task::spawn_blocking(move || {
+        let status = served.stop(Signal::SIGTERM, Duration::from_secs(30));
+        (status, served)
+    })
+    .await
+    .unwrap();
+    assert!(status.success(), "{status}\n{}", served.stderr());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(processes_with(marker).is_empty(), "left running after exit");
+    let log = served.stderr();
+    assert!(log.contains("still running"), "{log}");
+    pending.abort();
+}
+
+/// The bounded load test: 16 clients × 200 tool calls and 8 agent runs at once, twice;
+/// every call answered once with its own answer, the server's memory steady between the
+/// rounds, nothing left after SIGTERM.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixteen_clients_and_eight_agents_at_once_lose_nothing() {
+    const CLIENTS: usize = 16;
+    const CALLS: usize = 200;
+    const AGENTS: usize = 8;
+    let setup = setup(40011);
+    let mut served = setup.serve(&[], &[]);
+    let pid = served.pid();
+    let mut rss = Vec::new();
+    for round in 0..2 {
+        let mut clients = Vec::new();
+        for _ in 0..CLIENTS {
+            clients.push(served.client().await);
+        }
+        let clients = std::sync::Arc::new(clients);
+        let mut tasks = Vec::new();
+        for c in 0..CLIENTS {
+            let clients = clients.clone();
+            tasks.push(tokio::spawn(async move {
+                let client = &clients[c];
+                let mut answered = Vec::new();
+                for i in 0..CALLS {
+                    // Each call asks for a line of its own: its answer says which.
+                    let line = (c * CALLS + i) % 200 + 1;
+                    let result = call(
+                        client,
+                        "read_file",
+                        json!({"path": "lines.txt", "offset": line, "limit": 1}),
+                    )
+                    .await
+                    .unwrap();
+                    let output = result.structured_content.unwrap();
+                    assert_eq!(
+                        output["content"],
+                        format!("{line:>6}\tline-{line}\n"),
+                        "call {c}/{i} for line {line}"
+                    );
+                    answered.push(line);
+                }
+                answered.len()
+            }));
+        }
+        let agents_client = served.client().await;
+        let agents_client = std::sync::Arc::new(agents_client);
+        let mut agent_tasks = Vec::new();
+        for a in 0..AGENTS {
+            let client = agents_client.clone();
+            agent_tasks.push(tokio::spawn(async move {
+                let task = format!("@echo AGENT-{round}-{a}");
+                let result = call(&client, "query_agent", json!({"task": task}))
+                    .await
+                    .unwrap();
+                let got = text(&result);
+                assert!(got.contains(&format!("AGENT-{round}-{a}")), "{got}");
+                // Only its own answer.
+                for other in (0..AGENTS).filter(|other| *other != a) {
+                    assert!(!got.contains(&format!("AGENT-{round}-{other}\n")), "{got}");
+                }
+            }));
+        }
+        let mut total = 0;
+        for task in tasks {
+            total += task.await.unwrap();
+        }
+        assert_eq!(total, CLIENTS * CALLS);
+        for task in agent_tasks {
+            task.await.unwrap();
+        }
+        for client in std::sync::Arc::try_unwrap(clients).ok().unwrap() {
+            client.cancel().await.unwrap();
+        }
+        std::sync::Arc::try_unwrap(agents_client)
+            .ok()
+            .unwrap()
+            .cancel()
+            .await
+            .unwrap();
+        rss.push(resident_kib(pid));
+    }
+    // Steady: the second round does not keep what the first one used (a generous bound,
+    // since an allocator keeps some of what it was given).
+    assert!(
+        rss[1] < rss[0] + rss[0] / 2,
+        "resident memory grew from {} KiB to {} KiB between two equal rounds",
+        rss[0],
+        rss[1]
+    );
+    let status = tokio::task::spawn_blocking(move || {
+        let status = served.stop(Signal::SIGTERM, Duration::from_secs(20));
+        (status, served)
+    })
+    .await
+    .unwrap();
+    assert!(status.0.success(), "{}", status.1.stderr());
+    // No child of the server is left.
+    assert!(children_of(pid).is_empty(), "{:?}", children_of(pid));
+}
+
+/// The resident memory of `pid`, in KiB.
+fn resident_kib(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+/// The processes whose parent is `pid`.
+fn children_of(pid: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|child| {
+            std::fs::read_to_string(format!("/proc/{child}/stat")).is_ok_and(|stat| {
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<i32>().ok())
+                    == Some(pid)
+            })
+        })
+        .collect()
+}
