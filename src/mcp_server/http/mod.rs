@@ -166,6 +166,10 @@ impl HttpServer {
                             continue;
                         }
                     };
+                    // Small JSON-RPC messages, each awaited by its client: send them now.
+                    if let Err(error) = stream.set_nodelay(true) {
+                        tracing::debug!(%peer, "cannot set TCP_NODELAY: {error}");
+                    }
                     let Ok(permit) = connections.clone().try_acquire_owned() else {
                         tracing::warn!(%peer, "refused a connection: at the connection limit");
                         continue;
