@@ -161,6 +161,20 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// Whether the CLI's processes share what the first of them sets up on a fresh data
+    /// folder, so that two starting at once may collide (opencode's database): its first
+    /// start in codecrew goes alone ([`drive::start`]).
+    fn shares_start_up(&self) -> bool {
+        false
+    }
+
+    /// Whether `stderr`, of a start that failed before it answered, shows it collided
+    /// with another of the CLI's processes setting up ([`Cli::shares_start_up`]): it is
+    /// then started again.
+    fn collided_at_start(&self, _stderr: &str) -> bool {
+        false
+    }
+
     /// A process kept for the loop, started at `started`, has ended; `session` is the
     /// session it served, where the protocol names one. Where the CLI's long-lived mode
     /// leaves something of its own start-up behind, it goes here.
@@ -294,6 +308,14 @@ impl Provider {
 
     pub fn failure_hint(&self, said: &str) -> Option<&'static str> {
         self.cli.failure_hint(said)
+    }
+
+    pub fn shares_start_up(&self) -> bool {
+        self.cli.shares_start_up()
+    }
+
+    pub fn collided_at_start(&self, stderr: &str) -> bool {
+        self.cli.collided_at_start(stderr)
     }
 
     pub fn after_kept(&self, started: std::time::SystemTime, session: Option<&str>) {

@@ -20,6 +20,11 @@
 //! agent turned off) spares the extra model request opencode otherwise makes to title
 //! each new session.
 //!
+//! opencode makes and migrates its SQLite database (`~/.local/share/opencode/opencode.db`)
+//! when a process first opens it, and two doing so at once collide: one stops before it
+//! answers, "database is locked" or a failed `CREATE TABLE` on its stderr. Its first start
+//! goes alone, and a start that failed so is made again ([`drive::start`]).
+//!
 //! In a project the user has not trusted, opencode starts with
 //! `OPENCODE_DISABLE_PROJECT_CONFIG` (no `opencode.json`, no `.opencode/` plugins,
 //! tools, agents or commands, nothing installed into the checkout), and its wall does
@@ -88,6 +93,14 @@ impl Cli for Opencode {
 
     fn project_files(&self) -> &'static [&'static str] {
         &[".opencode", "opencode.json", "opencode.jsonc"]
+    }
+
+    fn shares_start_up(&self) -> bool {
+        true
+    }
+
+    fn collided_at_start(&self, stderr: &str) -> bool {
+        collided(stderr)
     }
 
     /// opencode 1.18 imports a checkout's plugins whatever it is told
@@ -159,6 +172,19 @@ impl Cli for Opencode {
             ..drive::acp::Dialect::default()
         }
     }
+}
+
+/// Whether opencode's `stderr` shows its database set up by another process at the same
+/// moment: SQLite busy ("database is locked", opencode 1.18 setting the journal mode
+/// before its busy timeout), or a statement of its schema failing (the other process
+/// made the table first: opencode prints the failed query, not SQLite's reason).
+fn collided(stderr: &str) -> bool {
+    if stderr.contains("database is locked") || stderr.contains("SQLITE_BUSY") {
+        return true;
+    }
+    stderr
+        .split_once("Failed query:")
+        .is_some_and(|(_, query)| query.trim_start().starts_with("CREATE "))
 }
 
 /// What every opencode command is told by environment: `permission` for its own tools,
@@ -407,6 +433,29 @@ mod tests {
         turn.assume_yes = yes;
         let spec = provider("opencode").command(Path::new("opencode"), &turn, Path::new("."));
         serde_json::from_str(env(&spec, "OPENCODE_PERMISSION").unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_start_that_collided_on_its_database_is_recognised() {
+        // Both as opencode 1.18 printed them, four processes starting on a fresh folder.
+        let locked = "\u{1b}[91m\u{1b}[1mError: \u{1b}[0mUnexpected error\n\ndatabase is locked\n";
+        let made_first = "\u{1b}[91m\u{1b}[1mError: \u{1b}[0mUnexpected error\n\nFailed query: \n        \
+             CREATE TABLE `workspace` (\n          `id` text PRIMARY KEY,\n        );\n      \nparams: \n";
+        for stderr in [locked, made_first, "SqliteError: SQLITE_BUSY"] {
+            assert!(Opencode.collided_at_start(stderr), "{stderr}");
+        }
+        assert!(Opencode.shares_start_up());
+        for stderr in [
+            "",
+            "Error: Unexpected error\n\nFailed query: \n  INSERT INTO `session` (`id`) VALUES (?)",
+            "AI_APICallError: Cannot connect to API",
+            "Error: Model not found: anthropic/x",
+        ] {
+            assert!(!Opencode.collided_at_start(stderr), "{stderr}");
+        }
+        // The other CLIs start as they always have.
+        assert!(!provider("gemini").shares_start_up());
+        assert!(!provider("gemini").collided_at_start(locked));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! [`transport`] chooses between them per job; [`acp`], [`app_server`] and
 //! [`claude_control`] speak the long-lived JSON-RPC and control protocols (lines split by
 //! [`json_lines`]), [`native`] turns a CLI's question about its own tool into the codecrew
-//! calls it amounts to, and [`refused`] tells a start the CLI's wall refused.
+//! calls it amounts to, [`refused`] tells a start the CLI's wall refused, and [`start`]
+//! keeps the starts of a CLI whose processes share their set-up from colliding.
 //!
 //! It depends on the wall ([`super::wall`]), which a process enters before it runs; the
 //! wall depends on nothing here.
@@ -16,4 +17,5 @@ pub mod native;
 pub mod process;
 pub mod refused;
 pub mod resident;
+pub mod start;
 pub mod transport;

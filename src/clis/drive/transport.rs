@@ -18,6 +18,7 @@ use crate::clis::drive::claude_control::ClaudeControl;
 use crate::clis::drive::native::{NativeGate, Outbox};
 use crate::clis::drive::process::{self, Ending, Outcome, RunLimits, SpawnError};
 use crate::clis::drive::resident::Resident;
+use crate::clis::drive::start;
 use crate::clis::{LongLived, Provider, Turn};
 use crate::run::usage::Usage;
 
@@ -50,6 +51,15 @@ enum Protocol {
 }
 
 impl Protocol {
+    /// Whether the kept CLI is past its set-up, having printed something: an ACP agent
+    /// once its session is open (it may answer `initialize` before).
+    fn past_start_up(&self) -> bool {
+        match self {
+            Protocol::Acp(acp) => acp.session().is_some(),
+            Protocol::StreamJsonInput(_) | Protocol::AppServer(_) => true,
+        }
+    }
+
     /// For the JSON-RPC protocols, one chunk of stdout rewritten as the events of the
     /// CLI's headless mode (into `decoded`, with what codecrew answers into `replies`) and
     /// whether the turn is over; `None` where stdout is read as it is.
@@ -173,8 +183,51 @@ impl<'a> Transport<'a> {
     }
 
     /// Runs one turn, passing the CLI's stdout to `on_stdout`, which returns true once
-    /// the answer is complete.
+    /// the answer is complete. A start that collided with another process of its CLI
+    /// setting up, before it passed anything on, is made again ([`start`]).
     pub async fn turn(
+        &mut self,
+        turn: &Turn<'_>,
+        limits: &RunLimits,
+        cancel: watch::Receiver<bool>,
+        mut on_stdout: impl FnMut(&[u8]) -> bool,
+    ) -> Result<Outcome, SpawnError> {
+        let provider = self.launch.provider;
+        self.prepare(limits, cancel.clone()).await;
+        if self.keep_alive && self.continues_stored_session_per_turn(turn) {
+            tracing::info!(agent = %provider.agent_id, "continuing a stored session: one process per turn");
+            self.keep_alive = false;
+        }
+        let mut retries = 0;
+        loop {
+            let starts = !self.keep_alive || self.process.is_none();
+            let mut passed_on = false;
+            let outcome = self
+                .attempt(turn, limits, cancel.clone(), |bytes| {
+                    passed_on = true;
+                    on_stdout(bytes)
+                })
+                .await?;
+            let collided = starts && provider.collided_at_start(&outcome.stderr_tail);
+            if !start::again(collided, passed_on, &outcome.ending, retries) {
+                return Ok(outcome);
+            }
+            retries += 1;
+            tracing::debug!(
+                agent = %provider.agent_id,
+                retry = retries,
+                stderr = outcome.stderr_tail.trim(),
+                "the CLI collided with another of its processes setting up; starting it again"
+            );
+            if !start::pause(retries, cancel.clone()).await {
+                return Ok(outcome);
+            }
+        }
+    }
+
+    /// One start of the turn (or the turn in the kept process): a start of a CLI whose
+    /// processes share their set-up waits at its gate ([`start::Gates`]).
+    async fn attempt(
         &mut self,
         turn: &Turn<'_>,
         limits: &RunLimits,
@@ -189,18 +242,24 @@ impl<'a> Transport<'a> {
             gate,
             reads,
         } = self.launch;
-        self.prepare(limits, cancel.clone()).await;
-        if self.keep_alive && self.continues_stored_session_per_turn(turn) {
-            tracing::info!(agent = %provider.agent_id, "continuing a stored session: one process per turn");
-            self.keep_alive = false;
-        }
+        let starts = !self.keep_alive || self.process.is_none();
+        // Dropped before it is through (the start failed), it leaves the gate to the next.
+        let mut pass = if starts && provider.shares_start_up() {
+            start::GATES
+                .enter(&provider.program(), cancel.clone())
+                .await
+        } else {
+            start::Pass::default()
+        };
         self.last_kept = None;
         if !self.keep_alive {
             let mut spec = provider.command(program, turn, workspace);
             spec.env.extend(env.iter().cloned());
             spec.read_also(reads);
             tracing::info!(agent = %provider.agent_id, command = %spec.display(), "running");
+            // Run per turn, the CLI prints nothing before its set-up is done.
             return process::run(&spec, limits, cancel, |bytes| {
+                pass.through();
                 on_stdout(bytes);
             })
             .await;
@@ -255,13 +314,17 @@ impl<'a> Transport<'a> {
         let outcome = resident
             .turn(&message, limits, &mut cancel, gate, |bytes, outbox| {
                 decoded.clear();
-                match protocol.rewrite(bytes, &mut decoded, outbox) {
+                let over = match protocol.rewrite(bytes, &mut decoded, outbox) {
                     None => on_stdout(bytes),
                     Some(over) => {
                         let answered = !decoded.is_empty() && on_stdout(&decoded);
                         over || answered
                     }
+                };
+                if protocol.past_start_up() {
+                    pass.through();
                 }
+                over
             })
             .await;
         if outcome.ending != Ending::TurnEnded {

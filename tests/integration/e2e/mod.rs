@@ -91,6 +91,7 @@ mod config;
 mod copilot;
 mod crew;
 mod escapes;
+mod fresh_starts;
 mod home;
 mod interrupt;
 mod live;
