@@ -95,6 +95,7 @@ mod fresh_starts;
 mod home;
 mod interrupt;
 mod live;
+mod mcp_http;
 mod native_policy;
 mod native_tools;
 mod piped;

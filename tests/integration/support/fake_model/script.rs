@@ -9,6 +9,10 @@ use super::*;
 pub struct ToolCall {
     pub name: String,
     pub input: Value,
+    /// The OpenAI Responses `namespace` of the function (Codex offers an MCP server's
+    /// tools as the namespace `mcp__<server>` of functions named as the server names
+    /// them, and runs a call only with both); the other protocols have none.
+    pub namespace: Option<String>,
 }
 
 /// An HTTP error answer: the status and the message, wrapped in each protocol's error body.
@@ -82,6 +86,23 @@ impl Reply {
         self.tool_calls.push(ToolCall {
             name: name.into(),
             input,
+            namespace: None,
+        });
+        self
+    }
+
+    /// A native tool call of a function in an OpenAI Responses namespace (see
+    /// [`ToolCall::namespace`]); only that protocol sends the namespace.
+    pub fn with_namespaced_tool_call(
+        mut self,
+        namespace: impl Into<String>,
+        name: impl Into<String>,
+        input: Value,
+    ) -> Reply {
+        self.tool_calls.push(ToolCall {
+            name: name.into(),
+            input,
+            namespace: Some(namespace.into()),
         });
         self
     }

@@ -330,12 +330,16 @@ pub(super) fn openai_items(reply: &Reply, model: &str, input_tokens: u64) -> (Ve
             continue;
         }
         let arguments = call.input.to_string();
-        let done = json!({"type": "function_call", "id": id, "call_id": call_id,
+        let mut done = json!({"type": "function_call", "id": id, "call_id": call_id,
             "name": call.name, "arguments": arguments, "status": "completed"});
+        let mut added = json!({"type": "function_call", "id": id, "call_id": call_id,
+            "name": call.name, "arguments": "", "status": "in_progress"});
+        if let Some(namespace) = &call.namespace {
+            done["namespace"] = json!(namespace);
+            added["namespace"] = json!(namespace);
+        }
         events.push(
-            json!({"type": "response.output_item.added", "output_index": index,
-            "item": {"type": "function_call", "id": id, "call_id": call_id, "name": call.name,
-                     "arguments": "", "status": "in_progress"}}),
+            json!({"type": "response.output_item.added", "output_index": index, "item": added}),
         );
         events.push(
             json!({"type": "response.function_call_arguments.delta", "item_id": id,
