@@ -17,16 +17,20 @@ use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use crate::mcp_server::limits::Call;
+
 /// Cancelled when the request's response was dropped before its end.
 #[derive(Debug, Clone, Default)]
 pub struct Disconnect(CancellationToken);
 
 impl Disconnect {
-    /// The body to send: `body`, which cancels this token if dropped unfinished.
-    pub fn watch(&self, body: BoxBody<Bytes, Infallible>) -> Watched {
+    /// The body to send: `body`, which cancels this token if dropped unfinished, and
+    /// holds `open` (if any) until it is dropped.
+    pub fn watch(&self, body: BoxBody<Bytes, Infallible>, open: Option<Call>) -> Watched {
         Watched {
             inner: body,
             guard: Some(self.0.clone().drop_guard()),
+            _open: open,
         }
     }
 }
@@ -35,6 +39,8 @@ impl Disconnect {
 pub struct Watched {
     inner: BoxBody<Bytes, Infallible>,
     guard: Option<DropGuard>,
+    /// Counts this answer among those a shutdown waits for.
+    _open: Option<Call>,
 }
 
 impl Body for Watched {
@@ -89,13 +95,13 @@ mod tests {
     #[tokio::test]
     async fn a_body_dropped_before_its_end_cancels_and_a_finished_one_does_not() {
         let disconnect = Disconnect::default();
-        let body = disconnect.watch(Full::new(Bytes::from("done")).boxed());
+        let body = disconnect.watch(Full::new(Bytes::from("done")).boxed(), None);
         let collected = body.collect().await.unwrap().to_bytes();
         assert_eq!(collected, "done");
         assert!(!disconnect.0.is_cancelled());
 
         let disconnect = Disconnect::default();
-        let watched = disconnect.watch(Unfinished.boxed());
+        let watched = disconnect.watch(Unfinished.boxed(), None);
         drop(watched);
         assert!(disconnect.0.is_cancelled());
     }

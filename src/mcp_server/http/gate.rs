@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use super::disconnect::Disconnect;
 use super::token::Token;
 use crate::mcp_server::McpServer;
-use crate::mcp_server::limits::BUSY;
+use crate::mcp_server::limits::{BUSY, InFlight};
 
 /// The MCP endpoint's path.
 pub const ENDPOINT: &str = "/mcp";
@@ -49,6 +49,9 @@ pub struct Gate {
     /// Held while a session is opened, so that two at once cannot both take the last place.
     pub(super) opening: tokio::sync::Mutex<()>,
     pub(super) draining: AtomicBool,
+    /// The answers to POSTs not yet sent to their end: a shutdown lets them leave before
+    /// it ends the streams.
+    pub(super) answers: Arc<InFlight>,
     pub(super) mcp: StreamableHttpService<McpServer, LocalSessionManager>,
 }
 
@@ -136,10 +139,10 @@ impl Gate {
             Err(reply) => return reply,
         };
         let request = Request::from_parts(parts, Full::new(body.clone()));
-        if request.headers().contains_key("mcp-session-id") {
+        if request.headers().contains_key("mcp-session-id") || !is_initialize(&body) {
             return self.forward(request).await;
         }
-        // Without a session: an `initialize`, which opens one.
+        // An `initialize` without a session opens one.
         let _opening = self.opening.lock().await;
         let open = self.sessions.sessions.read().await.len();
         if open >= self.max_sessions {
@@ -166,8 +169,10 @@ impl Gate {
     {
         let disconnect = Disconnect::default();
         request.extensions_mut().insert(disconnect.clone());
+        // A GET is the client's standing stream, which ends only with the session.
+        let open = (request.method() == Method::POST).then(|| self.answers.start());
         let response = self.mcp.handle(request).await;
-        response.map(|body| BoxBody::new(disconnect.watch(body)))
+        response.map(|body| BoxBody::new(disconnect.watch(body, open)))
     }
 
     fn origin_allowed(&self, origin: &HeaderValue) -> bool {
@@ -265,6 +270,16 @@ fn shown(value: &HeaderValue) -> String {
     text.chars().take(100).collect()
 }
 
+/// Whether a JSON-RPC body is an `initialize` request (the one that opens a session).
+fn is_initialize(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<&'a str>,
+    }
+    serde_json::from_slice::<Method>(body).is_ok_and(|message| message.method == Some("initialize"))
+}
+
 /// The id of a JSON-RPC request body, when it has one.
 fn request_id(body: &[u8]) -> Option<Value> {
     serde_json::from_slice::<Value>(body)
@@ -310,4 +325,32 @@ fn unauthorized(message: String) -> Reply {
         HeaderValue::from_static("Bearer realm=\"codecrew\""),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_initialize_opens_a_session() {
+        assert!(is_initialize(
+            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#
+        ));
+        assert!(!is_initialize(
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}"#
+        ));
+        assert!(!is_initialize(br#"[{"method":"initialize"}]"#));
+        assert!(!is_initialize(b"{not json"));
+    }
+
+    #[test]
+    fn a_refusal_is_a_json_rpc_error_with_the_requests_id() {
+        let id = request_id(br#"{"jsonrpc":"2.0","id":7,"method":"initialize"}"#);
+        let reply = refusal(StatusCode::SERVICE_UNAVAILABLE, BUSY, id, "full");
+        assert_eq!(reply.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            reply.headers()[header::CONTENT_TYPE],
+            HeaderValue::from_static("application/json")
+        );
+    }
 }

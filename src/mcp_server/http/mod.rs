@@ -33,6 +33,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::McpServer;
+use super::limits::InFlight;
 
 mod disconnect;
 mod gate;
@@ -139,6 +140,7 @@ impl HttpServer {
             config = config.disable_allowed_hosts();
         }
         let sessions = Arc::new(LocalSessionManager::default());
+        let answers = Arc::new(InFlight::default());
         let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
         let gate = Arc::new(gate::Gate {
             token: settings.token,
@@ -149,6 +151,7 @@ impl HttpServer {
             sessions,
             opening: tokio::sync::Mutex::new(()),
             draining: AtomicBool::new(false),
+            answers: answers.clone(),
             mcp,
         });
         let connections = Arc::new(Semaphore::new(settings.max_connections));
@@ -202,11 +205,20 @@ impl HttpServer {
                 settings.grace.as_secs()
             ));
         }
-        let finished = tokio::select! {
-            finished = in_flight.wait_idle(settings.grace) => finished,
-            () = hurry.cancelled() => in_flight.count() == 0,
+        // The calls finish, then their answers leave (ending the streams earlier would
+        // lose an answer already given).
+        let drained = async {
+            in_flight.wait_idle(settings.grace).await && answers.wait_idle(settings.grace).await
         };
-        if !finished {
+        let finished = tokio::time::timeout(settings.grace, async {
+            tokio::select! {
+                finished = drained => finished,
+                () = hurry.cancelled() => false,
+            }
+        })
+        .await
+        .unwrap_or(false);
+        if !finished && in_flight.count() > 0 {
             crate::output::console::note(format!(
                 "stopping the {} call(s) still running",
                 in_flight.count()
