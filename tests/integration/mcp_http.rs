@@ -666,3 +666,96 @@ fn children_of(pid: i32) -> Vec<i32> {
         })
         .collect()
 }
+
+/// The MCP Inspector's CLI (pinned in tests/clis, installed by .ci/install-clis), an MCP
+/// client written by the protocol's authors, lists the tools, reads a file and runs an
+/// agent over HTTP.
+#[test]
+fn the_mcp_inspector_cli_lists_and_calls_the_tools() {
+    use crate::support::clis::{Clis, ci};
+    let test = "the_mcp_inspector_cli_lists_and_calls_the_tools";
+    let Some(clis) = Clis::require(test) else {
+        return;
+    };
+    let inspector = clis.bin_dir().join("mcp-inspector");
+    if !inspector.is_file() {
+        let why = format!("no {} (run .ci/install-clis)", inspector.display());
+        assert!(!ci(), "{test}: {why}; CI must run it");
+        eprintln!("note: skipping {test}: {why}");
+        return;
+    }
+    let setup = setup(40012);
+    let served = setup.serve(&[], &[]);
+    let home = tempfile::tempdir().unwrap();
+    let inspect = |args: &[&str], token: &str| {
+        let output = std::process::Command::new(&inspector)
+            .arg("--cli")
+            .arg(served.url())
+            .args(["--header", &format!("Authorization: Bearer {token}")])
+            .args(args)
+            .env("PATH", clis.path_var())
+            .env("HOME", home.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        (output.status, stdout, stderr)
+    };
+    let (status, listed, stderr) = inspect(&["--method", "tools/list"], TOKEN);
+    assert!(status.success(), "{listed}\n{stderr}");
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    assert!(names.contains(&"read_file"), "{names:?}");
+    assert!(names.contains(&"query_agent"), "{names:?}");
+
+    let (status, read, stderr) = inspect(
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "read_file",
+            "--tool-arg",
+            "path=notes.txt",
+        ],
+        TOKEN,
+    );
+    assert!(status.success(), "{read}\n{stderr}");
+    let read: Value = serde_json::from_str(&read).unwrap();
+    assert_eq!(read["isError"], false, "{read}");
+    assert_eq!(
+        read["structuredContent"]["content"],
+        "     1\tHTTP-CONTENT-8765\n"
+    );
+
+    let (status, agent, stderr) = inspect(
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "query_agent",
+            "--tool-arg",
+            "task=@echo INSPECTOR-7",
+        ],
+        TOKEN,
+    );
+    assert!(status.success(), "{agent}\n{stderr}");
+    let agent: Value = serde_json::from_str(&agent).unwrap();
+    assert_eq!(agent["structuredContent"]["success"], true, "{agent}");
+    assert!(
+        agent["structuredContent"]["answer"]
+            .as_str()
+            .unwrap()
+            .contains("INSPECTOR-7"),
+        "{agent}"
+    );
+
+    // With a wrong token it gets nothing.
+    let (_, refused, stderr) = inspect(&["--method", "tools/list"], "wrong-token-0123456789abcdef");
+    assert!(!refused.contains("read_file"), "{refused}\n{stderr}");
+}
