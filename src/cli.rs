@@ -333,16 +333,16 @@ pub enum ToolsCommand {
 }
 
 const MCP_HELP: &str = "\
-stdin and stdout carry the MCP protocol, so logs (-v) go to stderr. Nothing is asked on a
-terminal: a call that would need approval is denied with the rule or flag that allows it;
---yes allows such calls (never denied ones). The workspace is --workdir or the directory
-the client starts the server in.
+Without --http, stdin and stdout carry the MCP protocol, so logs (-v) go to stderr.
+Nothing is asked on a terminal: a call that would need approval is denied with the rule or
+flag that allows it; --yes allows such calls (never denied ones). The workspace is
+--workdir or the directory the client starts the server in.
 
 Tools: read_file, list_directory, glob, grep, help, the config's read-only [tools.*],
 query_agent (asks another agent) and run_command for reading commands (in a read-only
 sandbox, where the kernel has one); with --mode execute also write_file, edit_file, every
-command under the policy, the other config tools and execute_agent. Clients prefix the names with the
-server's: Claude shows mcp__codecrew__read_file.
+command under the policy, the other config tools and execute_agent. Clients prefix the
+names with the server's: Claude shows mcp__codecrew__read_file.
 
 Claude Code:
   claude mcp add codecrew -- codecrew mcp
