@@ -380,7 +380,8 @@ client that drops its connection mid-call cancels that call.
   claude mcp add --transport http codecrew http://127.0.0.1:8765/mcp \\
     --header \"Authorization: Bearer $CODECREW_MCP_TOKEN\"
   Gemini CLI (settings.json): {\"mcpServers\": {\"codecrew\": {\"httpUrl\":
-    \"http://127.0.0.1:8765/mcp\", \"headers\": {\"Authorization\": \"Bearer <token>\"}}}}
+    \"http://127.0.0.1:8765/mcp\", \"trust\": true,
+    \"headers\": {\"Authorization\": \"Bearer ${CODECREW_MCP_TOKEN}\"}}}}
   Codex (config.toml): [mcp_servers.codecrew] url = \"http://127.0.0.1:8765/mcp\"
     bearer_token_env_var = \"CODECREW_MCP_TOKEN\"";
 

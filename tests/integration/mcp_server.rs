@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use rmcp::model::{CallToolResult, Tool};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::support::clis::{CLI_TIMEOUT, Cli, Clis, TestHome, run};
 use crate::support::fake_model::{FakeModel, Reply, Rule, Script};
+use crate::support::mcp::{text, try_call};
 
 const BIN: &str = env!("CARGO_BIN_EXE_codecrew");
 
@@ -64,25 +65,7 @@ fn names(tools: &[Tool]) -> Vec<String> {
 }
 
 async fn call(client: &Client, tool: &str, input: Value) -> CallToolResult {
-    let Value::Object(arguments) = input else {
-        panic!("the input must be an object")
-    };
-    let arguments: JsonObject = arguments;
-    client
-        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
-        .await
-        .unwrap()
-}
-
-/// All the text content of a result, joined.
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|block| serde_json::to_value(block).ok())
-        .filter_map(|block| block["text"].as_str().map(str::to_owned))
-        .collect::<Vec<_>>()
-        .join("\n")
+    try_call(client, tool, input).await.unwrap()
 }
 
 #[tokio::test]

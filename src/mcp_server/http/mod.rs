@@ -129,7 +129,11 @@ impl HttpServer {
         let HttpServer { listener, settings } = self;
         let in_flight = server.in_flight();
         let stopping = CancellationToken::new();
+        // No SSE "priming" event (an empty `data:` line, for resumption, which needs an
+        // event store this server does not keep): Gemini CLI 0.61 parses it as JSON, fails,
+        // and drops the server with its tools.
         let mut config = StreamableHttpServerConfig::default()
+            .with_sse_retry(None)
             .with_cancellation_token(stopping.clone())
             .with_max_request_body_bytes(settings.max_body)
             .with_allowed_origins(settings.allowed_origins.clone())
@@ -139,7 +143,10 @@ impl HttpServer {
             // stand in for the Host check here.
             config = config.disable_allowed_hosts();
         }
-        let sessions = Arc::new(LocalSessionManager::default());
+        let mut manager = LocalSessionManager::default();
+        // The sessions' request streams prime too, unless told not to.
+        manager.session_config.sse_retry = None;
+        let sessions = Arc::new(manager);
         let answers = Arc::new(InFlight::default());
         let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
         let gate = Arc::new(gate::Gate {

@@ -295,16 +295,10 @@ fn assert_claude_read_it(over: &Over) {
     assert_eq!(result["permission_denials"], json!([]), "{result}");
 }
 
-/// Fails today, in codecrew's server: rmcp's Streamable HTTP server (its config and its
-/// `LocalSessionManager`'s `SessionConfig` both default `sse_retry` to 3 s) opens every SSE
-/// response with a "priming" event whose `data:` is empty, a 2025-11-25 feature, even to a
-/// client that negotiated 2025-06-18. Gemini CLI 0.61's MCP client `JSON.parse`s that empty
-/// data ("SyntaxError: Unexpected end of JSON input"), and any error once connected marks
-/// the server disconnected: the tools/list answer is dropped, the model is offered no
-/// codecrew tool and its call fails with "Tool \"mcp_codecrew_read_file\" not found".
-/// With `sse_retry: None` in both places the test passes.
+/// Gemini CLI 0.61's MCP client `JSON.parse`s every SSE event's data: an empty "priming"
+/// event (rmcp's default, for resumption) made it drop the server with its tools ("Tool
+/// \"mcp_codecrew_read_file\" not found"). The server sends none; this test failed before.
 #[test]
-#[ignore = "codecrew mcp --http sends SSE priming events that Gemini CLI 0.61 cannot parse"]
 fn gemini_reads_a_file_through_codecrew_over_http() {
     let setup = Setup::Gemini;
     let Some(over) = Over::run(setup, "e2e-mcp-http-gemini") else {

@@ -9,4 +9,5 @@ pub mod clis;
 pub mod fake_model;
 pub mod git;
 pub mod http_server;
+pub mod mcp;
 pub mod scripted_claude;
