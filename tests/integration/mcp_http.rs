@@ -749,3 +749,80 @@ fn the_mcp_inspector_cli_lists_and_calls_the_tools() {
     let (_, refused, stderr) = inspect(&["--method", "tools/list"], "wrong-token-0123456789abcdef");
     assert!(!refused.contains("read_file"), "{refused}\n{stderr}");
 }
+
+/// Clients that connect and say nothing, send a body a byte at a time, or flood the
+/// server with refused requests hold their own connections, not the others' calls; a
+/// silent connection is closed once the header deadline has passed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_slow_and_flooding_clients_do_not_stop_the_others() {
+    use std::io::{Read, Write};
+    let setup = setup(40013);
+    let served = setup.serve(&[], &[]);
+    let addr = served.addr.clone();
+    let silent: Vec<std::net::TcpStream> = (0..20)
+        .map(|_| std::net::TcpStream::connect(&addr).unwrap())
+        .collect();
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    let headers = mcp_headers(TOKEN).join("\r\n");
+    write!(
+        slow,
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{headers}\r\nContent-Length: 1000\r\n\r\n{{"
+    )
+    .unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flooders: Vec<_> = (0..4)
+        .map(|_| {
+            let addr = addr.clone();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut refused = 0;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    let response = raw(&addr, "POST", "/mcp", &[], INITIALIZE.as_bytes());
+                    assert_eq!(response.status, 401);
+                    refused += 1;
+                }
+                refused
+            })
+        })
+        .collect();
+
+    let client = served.client().await;
+    for i in 0..100 {
+        let line = i % 200 + 1;
+        let result = try_call(
+            &client,
+            "read_file",
+            json!({"path": "lines.txt", "offset": line, "limit": 1}),
+        )
+        .await
+        .unwrap();
+        let output = result.structured_content.unwrap();
+        assert_eq!(output["content"], format!("{line:>6}\tline-{line}\n"));
+    }
+    client.cancel().await.unwrap();
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let refused: usize = flooders.into_iter().map(|f| f.join().unwrap()).sum();
+    assert!(refused > 0);
+
+    // The silent connections are closed by the server once its header deadline passed.
+    let mut first = silent.into_iter().next().unwrap();
+    first
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let started = Instant::now();
+    let mut buffer = [0u8; 256];
+    let read = first.read(&mut buffer);
+    // Closed (end of stream, or reset), not timed out on our side.
+    let closed = match &read {
+        Ok(_) => true,
+        Err(error) => !matches!(
+            error.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+    };
+    assert!(
+        closed && started.elapsed() < Duration::from_secs(29),
+        "a silent connection stays open: {read:?}"
+    );
+    drop(slow);
+}
