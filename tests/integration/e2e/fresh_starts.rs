@@ -103,28 +103,19 @@ impl Colliding {
         let clis = Clis::require("e2e::fresh_starts").unwrap();
         let data = world.home.home().join(".local/share/opencode");
         std::fs::create_dir_all(&data).unwrap();
-        let dir = world.home.root().join("colliding-bin");
-        std::fs::create_dir_all(&dir).unwrap();
-        let wrapper = dir.join("opencode");
-        std::fs::write(
-            &wrapper,
-            format!(
-                "#!/bin/sh\ndata='{data}'\nif {refuse}; then\n  echo refused >> \"$data/starts.log\"\n  \
+        let real = clis.bin_dir().join("opencode");
+        let script = format!(
+            "#!/bin/sh\ndata='{data}'\nif {refuse}; then\n  echo refused >> \"$data/starts.log\"\n  \
                  printf '\\033[91m\\033[1mError: \\033[0mUnexpected error\\n\\ndatabase is locked\\n' >&2\n  \
                  exit 1\nfi\necho start >> \"$data/starts.log\"\nexec '{real}' \"$@\"\n",
-                data = data.display(),
-                real = clis.bin_dir().join("opencode").display(),
-            ),
-        )
-        .unwrap();
-        std::fs::set_permissions(
-            &wrapper,
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .unwrap();
-        let mut path = std::ffi::OsString::from(&dir);
-        path.push(":");
-        path.push(clis.path_var());
+            data = data.display(),
+            real = real.display(),
+        );
+        let path = clis.path_with_wrapper(
+            &world.home.root().join("colliding-bin"),
+            "opencode",
+            &script,
+        );
         Colliding {
             env: env.clone().with("PATH", path),
             data,

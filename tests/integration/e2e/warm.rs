@@ -21,7 +21,6 @@ impl Counted {
     pub(super) fn new(world: &World, env: &CliEnv, cli: &str) -> Counted {
         let clis = Clis::require("e2e::warm").unwrap();
         let dir = world.home.root().join("counting-bin");
-        std::fs::create_dir_all(&dir).unwrap();
         // A folder the CLI's wall lets it write: Claude's and Qwen Code's own folders are
         // read only but for their state.
         let state = match cli {
@@ -33,24 +32,12 @@ impl Counted {
         std::fs::create_dir_all(&state).unwrap();
         let log = state.join("codecrew-test-starts.log");
         let real = clis.bin_dir().join(cli);
-        let wrapper = dir.join(cli);
-        std::fs::write(
-            &wrapper,
-            format!(
-                "#!/bin/sh\necho \"start $*\" >> '{}'\nexec '{}' \"$@\"\n",
-                log.display(),
-                real.display()
-            ),
-        )
-        .unwrap();
-        std::fs::set_permissions(
-            &wrapper,
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .unwrap();
-        let mut path = std::ffi::OsString::from(&dir);
-        path.push(":");
-        path.push(clis.path_var());
+        let script = format!(
+            "#!/bin/sh\necho \"start $*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        );
+        let path = clis.path_with_wrapper(&dir, cli, &script);
         Counted {
             env: env.clone().with("PATH", path),
             log,

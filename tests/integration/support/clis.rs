@@ -170,6 +170,20 @@ impl Clis {
         std::env::join_paths(dirs).unwrap()
     }
 
+    /// Writes `script` as the executable `dir/name`, in front of the real program of that
+    /// name: the PATH that finds it first, then [`Clis::path_var`].
+    pub fn path_with_wrapper(&self, dir: &Path, name: &str, script: &str) -> OsString {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(dir).unwrap();
+        let wrapper = dir.join(name);
+        std::fs::write(&wrapper, script).unwrap();
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut path = OsString::from(dir);
+        path.push(":");
+        path.push(self.path_var());
+        path
+    }
+
     /// The environment for one CLI against `server_url`, with [`Clis::path_var`] as PATH.
     pub fn env_for(&self, cli: Cli, home: &TestHome, server_url: &str) -> CliEnv {
         let env = match cli {
