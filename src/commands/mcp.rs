@@ -22,10 +22,6 @@ use codecrew_policy::NonInteractive;
 use codecrew_tools::{Mode, ToolCatalog};
 use tokio_util::sync::CancellationToken;
 
-/// Connections served at once over HTTP: far above any set of real clients, far below the
-/// process's descriptors.
-const MAX_CONNECTIONS: usize = 512;
-
 pub async fn run(args: McpArgs, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
     let mode = Mode::from(args.mode);
     let workspace = options.workspace.clone();
@@ -42,11 +38,10 @@ pub async fn run(args: McpArgs, options: super::ToolOptions) -> anyhow::Result<E
                 allowed_origins: args.allow_origins.clone(),
                 max_body: args.max_body,
                 max_sessions: args.max_sessions as usize,
-                max_connections: MAX_CONNECTIONS,
                 grace: Duration::from_secs(args.grace),
             };
             let server = HttpServer::bind(settings).await?;
-            Some((server, token.source, token.shown))
+            Some((server, token.source))
         }
         None => None,
     };
@@ -76,8 +71,8 @@ pub async fn run(args: McpArgs, options: super::ToolOptions) -> anyhow::Result<E
         server = server.with_agents(Agents::new(crew, depth, limits));
     }
     let served = match http {
-        Some((http, source, shown)) => {
-            announce(&http, mode, &source, shown.as_deref(), args.allow_remote);
+        Some((http, source)) => {
+            announce(&http, mode, &source, args.allow_remote);
             let hurry = CancellationToken::new();
             server.serve_http(http, stop(hurry.clone()), hurry).await;
             Ok(())
@@ -98,7 +93,7 @@ fn token_hint(source: &Source) -> String {
     match source {
         Source::Given => format!("it is the server's --token or {TOKEN_ENV}"),
         Source::Config => "it is `[mcp_server] token` in the user's config file".to_owned(),
-        Source::Stored(path) | Source::Generated(path) => {
+        Source::Stored(path) | Source::Generated(path, _) => {
             format!("the user can read it in {}", path.display())
         }
     }
@@ -106,7 +101,7 @@ fn token_hint(source: &Source) -> String {
 
 /// The lines a person starting the server reads: where it listens, and the token when it
 /// was just generated (the only time it is shown).
-fn announce(http: &HttpServer, mode: Mode, source: &Source, shown: Option<&str>, remote: bool) {
+fn announce(http: &HttpServer, mode: Mode, source: &Source, remote: bool) {
     let addr = http.local_addr();
     console::note(format!(
         "serving MCP ({} mode) at http://{addr}{ENDPOINT} (health: http://{addr}{HEALTH}); \
@@ -119,19 +114,20 @@ fn announce(http: &HttpServer, mode: Mode, source: &Source, shown: Option<&str>,
              can use this workspace, and plain HTTP shows it to the network"
         ));
     }
-    match (source, shown) {
-        (Source::Generated(path), Some(text)) => console::note(format!(
-            "clients must send `Authorization: Bearer {text}` (shown only now; kept in {})",
+    match source {
+        Source::Generated(path, shown) => console::note(format!(
+            "clients must send `Authorization: Bearer {}` (shown only now; kept in {})",
+            shown.text(),
             path.display()
         )),
-        (Source::Stored(path), _) => console::note(format!(
+        Source::Stored(path) => console::note(format!(
             "clients must send the bearer token kept in {}",
             path.display()
         )),
-        (Source::Given, _) => console::note(format!(
+        Source::Given => console::note(format!(
             "clients must send the bearer token given by --token or {TOKEN_ENV}"
         )),
-        (Source::Config, _) | (Source::Generated(_), None) => console::note(
+        Source::Config => console::note(
             "clients must send the bearer token of `[mcp_server] token` in the user config",
         ),
     }

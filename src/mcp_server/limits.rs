@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use rmcp::ErrorData;
 use rmcp::model::ErrorCode;
@@ -68,10 +67,6 @@ impl AgentSlots {
         }
     }
 
-    pub fn limits(&self) -> AgentLimits {
-        self.limits
-    }
-
     /// A place in the queue, or the error a client gets when the queue is full.
     pub fn admit(&self) -> Result<Admitted, ErrorData> {
         let admitted = self.admitted.clone().try_acquire_owned().map_err(|_| {
@@ -94,11 +89,6 @@ impl AgentSlots {
             running: self.running.clone(),
         })
     }
-
-    /// Runs that have a place now (running, not queued).
-    pub fn running(&self) -> usize {
-        self.limits.running - self.running.available_permits()
-    }
 }
 
 impl Admitted {
@@ -113,7 +103,7 @@ impl Admitted {
 #[derive(Debug, Default)]
 pub struct InFlight {
     count: AtomicUsize,
-    idle: Notify,
+    emptied: Notify,
 }
 
 /// One call in flight, until dropped.
@@ -134,34 +124,33 @@ impl InFlight {
         self.count.load(Ordering::SeqCst)
     }
 
-    /// Waits until no call is in flight or `limit` has passed; true when none is left.
-    pub async fn wait_idle(&self, limit: Duration) -> bool {
-        let wait = async {
-            loop {
-                let idle = self.idle.notified();
-                tokio::pin!(idle);
-                // Registered before the count is read, so a call ending in between wakes it.
-                idle.as_mut().enable();
-                if self.count() == 0 {
-                    return;
-                }
-                idle.await;
+    /// Resolves once no call is in flight.
+    pub async fn idle(&self) {
+        loop {
+            let idle = self.emptied.notified();
+            tokio::pin!(idle);
+            // Registered before the count is read, so a call ending in between wakes it.
+            idle.as_mut().enable();
+            if self.count() == 0 {
+                return;
             }
-        };
-        tokio::time::timeout(limit, wait).await.is_ok()
+            idle.await;
+        }
     }
 }
 
 impl Drop for Call {
     fn drop(&mut self) {
         if self.in_flight.count.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.in_flight.idle.notify_waiters();
+            self.in_flight.emptied.notify_waiters();
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[tokio::test]
@@ -172,7 +161,6 @@ mod tests {
         });
         let first = slots.admit().unwrap();
         let running = first.run().await.unwrap();
-        assert_eq!(slots.running(), 1);
         let second = slots.admit().unwrap();
         let refused = slots.admit().unwrap_err();
         assert_eq!(refused.code, BUSY);
@@ -192,16 +180,19 @@ mod tests {
     #[tokio::test]
     async fn waiting_for_idle_ends_when_the_last_call_ends() {
         let in_flight = Arc::new(InFlight::default());
-        assert!(in_flight.wait_idle(Duration::from_millis(1)).await);
+        let idle = |limit| tokio::time::timeout(limit, in_flight.idle());
+        assert!(idle(Duration::from_millis(1)).await.is_ok());
         let call = in_flight.start();
-        assert!(!in_flight.wait_idle(Duration::from_millis(20)).await);
+        assert!(idle(Duration::from_millis(20)).await.is_err());
         let waiter = {
             let in_flight = in_flight.clone();
-            tokio::spawn(async move { in_flight.wait_idle(Duration::from_secs(5)).await })
+            tokio::spawn(async move {
+                tokio::time::timeout(Duration::from_secs(5), in_flight.idle()).await
+            })
         };
         tokio::time::sleep(Duration::from_millis(20)).await;
         drop(call);
-        assert!(waiter.await.unwrap());
+        assert!(waiter.await.unwrap().is_ok());
         assert_eq!(in_flight.count(), 0);
     }
 }

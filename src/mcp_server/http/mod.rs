@@ -45,6 +45,9 @@ pub use gate::{ENDPOINT, HEALTH};
 /// The environment variable of the token; never passed on to the CLIs codecrew starts.
 pub const TOKEN_ENV: &str = "CODECREW_MCP_TOKEN";
 
+/// Connections served at once: far above any set of real clients, far below the process's
+/// descriptors.
+const MAX_CONNECTIONS: usize = 512;
 /// How long a client may take to send a request's headers.
 const HEADER_DEADLINE: Duration = Duration::from_secs(10);
 /// How long cancelled calls get to stop their CLIs and put back what they held.
@@ -65,7 +68,6 @@ pub struct HttpSettings {
     pub allowed_origins: Vec<String>,
     pub max_body: usize,
     pub max_sessions: usize,
-    pub max_connections: usize,
     /// How long calls in flight may take to finish after SIGTERM.
     pub grace: Duration,
 }
@@ -161,7 +163,7 @@ impl HttpServer {
             answers: answers.clone(),
             mcp,
         });
-        let connections = Arc::new(Semaphore::new(settings.max_connections));
+        let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
         let graceful = GracefulShutdown::new();
         tokio::pin!(stop);
         loop {
@@ -215,16 +217,13 @@ impl HttpServer {
         // The calls finish, then their answers leave (ending the streams earlier would
         // lose an answer already given).
         let drained = async {
-            in_flight.wait_idle(settings.grace).await && answers.wait_idle(settings.grace).await
+            in_flight.idle().await;
+            answers.idle().await;
         };
-        let finished = tokio::time::timeout(settings.grace, async {
-            tokio::select! {
-                finished = drained => finished,
-                () = hurry.cancelled() => false,
-            }
-        })
-        .await
-        .unwrap_or(false);
+        let finished = tokio::select! {
+            finished = tokio::time::timeout(settings.grace, drained) => finished.is_ok(),
+            () = hurry.cancelled() => false,
+        };
         if !finished && in_flight.count() > 0 {
             crate::output::console::note(format!(
                 "stopping the {} call(s) still running",
@@ -233,7 +232,10 @@ impl HttpServer {
         }
         // Ends every session and SSE stream, and cancels the calls still running.
         stopping.cancel();
-        if !in_flight.wait_idle(CLEANUP).await {
+        if tokio::time::timeout(CLEANUP, in_flight.idle())
+            .await
+            .is_err()
+        {
             tracing::warn!(
                 left = in_flight.count(),
                 "calls did not stop in time; exiting anyway"

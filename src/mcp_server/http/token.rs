@@ -82,17 +82,32 @@ pub enum Source {
     Config,
     /// Stored by an earlier start.
     Stored(PathBuf),
-    /// Generated now and stored there: shown once, in `Resolved::shown`.
-    Generated(PathBuf),
+    /// Generated now and stored there, with its text: the only time codecrew has it to
+    /// show.
+    Generated(PathBuf, Shown),
 }
 
-/// The token the server checks, where it came from, and its text when it was just
-/// generated (the only time codecrew shows it).
+/// A generated token's text, for the one time it is shown; never in a debug print.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Shown(String);
+
+impl Shown {
+    pub fn text(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shown(..)")
+    }
+}
+
+/// The token the server checks, and where it came from.
 #[derive(Debug)]
 pub struct Resolved {
     pub token: Token,
     pub source: Source,
-    pub shown: Option<String>,
 }
 
 /// The stored token's place: `$XDG_STATE_HOME/codecrew/mcp-token`, else
@@ -108,14 +123,12 @@ pub fn resolve(given: Option<&str>, configured: Option<&str>) -> Result<Resolved
         return Ok(Resolved {
             token: Token::new(text)?,
             source: Source::Given,
-            shown: None,
         });
     }
     if let Some(text) = configured {
         return Ok(Resolved {
             token: Token::new(text)?,
             source: Source::Config,
-            shown: None,
         });
     }
     let path = stored_path().ok_or(TokenError::NoStateDir)?;
@@ -128,14 +141,12 @@ pub fn stored_or_generated(path: &Path) -> Result<Resolved, TokenError> {
         Some(text) => Ok(Resolved {
             token: Token::new(&text)?,
             source: Source::Stored(path.to_owned()),
-            shown: None,
         }),
         None => {
             let text = generate(path)?;
             Ok(Resolved {
                 token: Token::new(&text)?,
-                source: Source::Generated(path.to_owned()),
-                shown: Some(text),
+                source: Source::Generated(path.to_owned(), Shown(text)),
             })
         }
     }
@@ -249,7 +260,6 @@ mod tests {
         .unwrap();
         assert_eq!(given.source, Source::Given);
         assert!(given.token.matches(b"given-token-0123456789"));
-        assert!(given.shown.is_none());
         let configured = resolve(None, Some("config-token-0123456789")).unwrap();
         assert_eq!(configured.source, Source::Config);
         assert!(configured.token.matches(b"config-token-0123456789"));
@@ -260,9 +270,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state/codecrew/mcp-token");
         let first = stored_or_generated(&path).unwrap();
-        let shown = first.shown.clone().unwrap();
+        let Source::Generated(at, shown) = &first.source else {
+            panic!("generated: {:?}", first.source)
+        };
+        assert_eq!(at, &path);
+        let shown = shown.text().to_owned();
         assert_eq!(shown.len(), 64);
-        assert_eq!(first.source, Source::Generated(path.clone()));
+        assert!(
+            !format!("{:?}", first.source).contains(&shown),
+            "no debug print shows it"
+        );
         let mode = fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         let folder = fs::metadata(path.parent().unwrap())
@@ -271,8 +288,11 @@ mod tests {
             .mode();
         assert_eq!(folder & 0o777, 0o700);
         let second = stored_or_generated(&path).unwrap();
-        assert!(second.shown.is_none(), "shown only when generated");
-        assert_eq!(second.source, Source::Stored(path.clone()));
+        assert_eq!(
+            second.source,
+            Source::Stored(path.clone()),
+            "shown only when generated"
+        );
         assert!(second.token.matches(shown.as_bytes()));
     }
 
