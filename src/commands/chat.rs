@@ -16,7 +16,7 @@ use codecrew::config::LoadedConfig;
 use codecrew::output::color::{LABEL, NOTICE};
 use codecrew::output::console::{self, Text};
 use codecrew::output::markdown::terminal_width;
-use codecrew::output::render::{JobLabel, Renderer};
+use codecrew::output::render::{JobLabel, Renderer, failure_line};
 use codecrew::run::crew::{Crew, ExecutorFactory};
 use codecrew::run::session::{Continuation, Conversation, JobReport, Settings};
 use codecrew::run::thread::{self, Exchange, ThreadName, ThreadStore};
@@ -261,15 +261,11 @@ impl Chat {
         report: JobReport,
     ) {
         if let (false, Some(error)) = (report.success, &report.error) {
-            let mut line = Text::plain("codecrew: ");
-            line.push_styled(
+            console::line(&failure_line(
                 console::colors().stderr,
-                codecrew::output::color::ERROR,
-                &format!("@{} failed:", report.agent),
-            )
-            .push(" ")
-            .push(error);
-            console::line(&line);
+                &report.agent,
+                error,
+            ));
         }
         let _ = renderer.done(index, &report);
         self.used

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use codecrew::cli::RunArgs;
-use codecrew::output::color::{ERROR, NOTICE, Palette};
+use codecrew::output::color::{NOTICE, Palette};
 use codecrew::output::console::{self, Text};
 use codecrew::output::live::LiveView;
-use codecrew::output::render::{JobLabel, Renderer};
+use codecrew::output::render::{JobLabel, Renderer, failure_line};
 use codecrew::run::crew::{Crew, ExecutorFactory};
 use codecrew::run::mention;
 use codecrew::run::piped::{self, Piped};
@@ -184,12 +184,7 @@ pub async fn run(
                 if let (false, codecrew::cli::RunOutput::Text, Some(error)) =
                     (report.success, args.output, &report.error)
                 {
-                    // The error may quote the CLI or the model's server.
-                    let mut line = Text::plain("codecrew: ");
-                    line.push_styled(colors.stderr, ERROR, &format!("@{} failed:", report.agent))
-                        .push(" ")
-                        .push(error);
-                    console::line(&line);
+                    console::line(&failure_line(colors.stderr, &report.agent, error));
                 }
                 renderer.done(index, &report)?;
                 if let (Some((store, name, _)), true) = (&continued, report.success) {

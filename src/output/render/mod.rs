@@ -490,6 +490,16 @@ fn call_line(event: &JobEvent) -> Option<(Style, String)> {
     }
 }
 
+/// `codecrew: @claude failed: <error>`, the line on stderr for a job that failed (the
+/// error may quote the CLI or the model's server: it goes out inert).
+pub fn failure_line(palette: Palette, agent: &str, error: &str) -> Text {
+    let mut line = Text::plain("codecrew: ");
+    line.push_styled(palette, ERROR, &format!("@{agent} failed:"))
+        .push(" ")
+        .push(error);
+    line
+}
+
 /// `[claude] `: what starts each line of an agent when several print at once.
 fn agent_prefix(palette: Palette, agent: &str) -> Text {
     let mut prefix = Text::styled(palette, LABEL, &format!("[{agent}]"));
