@@ -826,3 +826,33 @@ async fn silent_slow_and_flooding_clients_do_not_stop_the_others() {
     );
     drop(slow);
 }
+
+/// What a client sends is quoted in the server's log only made inert: an `Origin` with a
+/// C1 control (the one-byte CSI, which HTTP lets through as text) and a peer that keeps
+/// trying do not style, retitle or clear the terminal the server's log goes to.
+#[test]
+fn a_clients_header_reaches_the_log_inert() {
+    let setup = setup(40014);
+    let served = setup.serve(&[], &[]);
+    let mut headers = mcp_headers(TOKEN);
+    headers.push("Origin: http://evil.example\u{9b}31m\u{9b}2J".to_owned());
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let refused = raw(
+        &served.addr,
+        "POST",
+        "/mcp",
+        &headers,
+        INITIALIZE.as_bytes(),
+    );
+    assert_eq!(refused.status, 403, "{refused:?}");
+    assert!(wait_until(Duration::from_secs(5), || {
+        served.stderr().contains("foreign Origin")
+    }));
+    let log = served.stderr();
+    assert!(
+        !log.contains('\u{9b}'),
+        "a raw CSI reached the log: {log:?}"
+    );
+    assert!(!log.contains('\u{1b}'), "{log:?}");
+    assert!(log.contains("evil.example"), "{log}");
+}
