@@ -149,13 +149,9 @@ pub async fn run(
     let mut ticks = tokio::time::interval(std::time::Duration::from_millis(120));
     let mut renderer =
         Renderer::new(args.output, args.raw, labels, stdout).with_palette(colors.stdout);
-    // People at a terminal read the answer rendered; a pipe, --raw, --color never and
-    // NO_COLOR get the model's markdown as it is.
-    if args.output == codecrew::cli::RunOutput::Text
-        && !args.raw
-        && colors.stdout.enabled()
-        && console::stdout_is_terminal()
-    {
+    // People at a terminal read the answer rendered; a pipe, --color never and NO_COLOR
+    // get the model's markdown as it is (as do JSON and --raw: the renderer knows those).
+    if colors.stdout.enabled() && console::stdout_is_terminal() {
         renderer = renderer.with_markdown(codecrew::output::markdown::terminal_width());
     }
     renderer.start()?;

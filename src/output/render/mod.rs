@@ -94,7 +94,9 @@ impl<W: Write> Renderer<W> {
     }
 
     /// Renders each job's text from markdown, wrapped at `width` columns (less the
-    /// `[agent] ` prefix when several print at once): for a terminal that styles.
+    /// `[agent] ` prefix when several print at once): for a terminal that styles. Only
+    /// streamed text is rendered: JSON and `--raw` keep the model's markdown as it is.
+    /// After [`Self::with_palette`], whose styles it draws in.
     pub fn with_markdown(mut self, width: usize) -> Self {
         let many = self.views.len() > 1;
         let palette = self.palette;
