@@ -208,3 +208,59 @@ fn doctor_in_the_home_says_it_is_no_project_and_never_advises_trusting_it() {
         "{stdout}"
     );
 }
+
+/// Opted in and in `execute`, a CLI's wall writes the workspace: the home's hidden
+/// entries stay out of it. A program inside Claude's wall (a hook, a misjudged command)
+/// appended to `~/.bashrc`, made `~/.profile`, and planted a record in codecrew's own
+/// journal (`~/.local/state/codecrew/held`), which the next codecrew would have written
+/// out from outside any wall. A file of a project in the home is still written (the
+/// control).
+#[test]
+fn opted_in_a_clis_wall_writes_no_hidden_entry_of_the_home() {
+    use codecrew_policy::sandbox::{Support, support};
+    if support() == Support::Unsupported {
+        eprintln!("skipped: this kernel has no Landlock");
+        return;
+    }
+    let home = Home::new();
+    home.write(".bashrc", "# rc\n");
+    let bin = TempDir::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let claude = bin.path().join("claude");
+    std::fs::write(
+        &claude,
+        "#!/bin/sh\n\
+         echo 'echo planted' >> \"$HOME/.bashrc\"\n\
+         echo 'echo planted' > \"$HOME/.profile\"\n\
+         mkdir -p \"$HOME/.local/state/codecrew/held/1-1\"\n\
+         echo '{}' > \"$HOME/.local/state/codecrew/held/1-1/0.json\"\n\
+         echo control > \"$HOME/proj/out.txt\"\n\
+         echo '{\"type\":\"result\",\"subtype\":\"success\",\"result\":\"ok\",\"is_error\":false}'\n",
+    )
+    .unwrap();
+    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&claude, executable).unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.path().display());
+    let output = home
+        .command(&["--allow-home", "execute", "@claude hi"])
+        .env("PATH", path)
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap();
+    let stderr = text(&output.stderr);
+    assert_eq!(
+        std::fs::read_to_string(home.root.join("proj/out.txt"))
+            .ok()
+            .as_deref(),
+        Some("control\n"),
+        "the CLI did not run: {stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.root.join(".bashrc")).unwrap(),
+        "# rc\n"
+    );
+    assert!(!home.root.join(".profile").exists(), "{stderr}");
+    assert!(
+        !home.root.join(".local/state/codecrew/held/1-1").exists(),
+        "{stderr}"
+    );
+}

@@ -19,7 +19,9 @@
 //! It may write its state, a private temporary directory ([`CliWall::temp`]),
 //! `/dev/null` and pseudo-terminals; in `execute` also the workspace, whose sensitive
 //! files it then reads only where its own reads are judged by the policy
-//! ([`CliWall::reads_sensitive`]). The network is open: the CLI talks to its model's API.
+//! ([`CliWall::reads_sensitive`]), and where the workspace holds the home
+//! (`--allow-home`) never writes the home's hidden entries (`~/.bashrc`, codecrew's
+//! journal) nor the sensitive files. The network is open: the CLI talks to its model's API.
 
 use std::path::{Path, PathBuf};
 
@@ -102,10 +104,31 @@ impl CliWall {
         // Not `/tmp`: it may hold files outside the workspace (a checkout under /tmp), and
         // the CLI has a temporary directory of its own. The workspace is written without
         // the right to read what the plan above withholds: Landlock adds rights up.
-        let workspace_writes: Vec<PathBuf> = if self.writes_workspace {
-            vec![self.workspace.clone()]
-        } else {
+        let workspace_writes: Vec<PathBuf> = if !self.writes_workspace {
             Vec::new()
+        } else if crate::home::held().is_some() {
+            // A workspace that holds the home (`--allow-home`): its hidden entries
+            // (`~/.bashrc`, `~/.profile`, each program's settings, codecrew's own journal
+            // in `~/.local/state`) run programs later, outside any wall, so nothing inside
+            // writes them, whatever it may read: only the trees and files of a plan that
+            // withholds them (and the other sensitive files) are written, never the
+            // folders that hold them, where a missing one could be made.
+            let planned;
+            let writes = if self.reads_sensitive {
+                planned = crate::workspace_reads::plan_withholding(
+                    &self.workspace,
+                    &crate::workspace_reads::Withheld {
+                        sensitive: true,
+                        paths: self.withheld.clone(),
+                    },
+                );
+                &planned
+            } else {
+                &workspace
+            };
+            writes.trees.iter().chain(&writes.files).cloned().collect()
+        } else {
+            vec![self.workspace.clone()]
         };
         let readable_files = SYSTEM_FILES
             .iter()
