@@ -39,12 +39,11 @@ impl CodeBlock {
     /// A block whose fence said `info` (`rust`, `py title="x"`, or nothing).
     pub fn new(info: &str) -> CodeBlock {
         let language = info.split_whitespace().next().unwrap_or_default();
-        let assets = assets();
-        let highlighter = (!language.is_empty())
-            .then(|| assets.syntaxes.find_syntax_by_token(language))
-            .flatten()
-            .zip(assets.theme.as_ref())
-            .map(|(syntax, theme)| HighlightLines::new(syntax, theme));
+        // A block with no language never loads the grammars.
+        let highlighter = (!language.is_empty()).then(assets).and_then(|assets| {
+            let syntax = assets.syntaxes.find_syntax_by_token(language)?;
+            Some(HighlightLines::new(syntax, assets.theme.as_ref()?))
+        });
         CodeBlock { highlighter }
     }
 
