@@ -43,13 +43,23 @@ impl HomeInWorkspace {
         self.absolute.is_empty()
     }
 
-    /// The hidden entry of a home that `path` (absolute, or relative to the workspace;
-    /// normalised) is or lies in, as the path names it.
+    /// The hidden entry of a home that `path` (absolute, or relative to the workspace)
+    /// is or lies in, as the path names it. A `..` is taken lexically (`proj/../.ssh` is
+    /// in `.ssh`): unlike the classes' names, a home's hidden entry is found by its place.
     pub fn hidden_entry(&self, path: &Path) -> Option<PathBuf> {
-        let path: PathBuf = path
-            .components()
-            .filter(|component| *component != Component::CurDir)
-            .collect();
+        let mut normal = PathBuf::new();
+        for component in path.components() {
+            match component {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    normal.pop();
+                }
+                Component::Normal(_) | Component::RootDir | Component::Prefix(_) => {
+                    normal.push(component);
+                }
+            }
+        }
+        let path = normal;
         let homes = if path.is_absolute() {
             &self.absolute
         } else {
@@ -120,6 +130,9 @@ mod tests {
             "./.bash_history",
             ".local",
             "/home/u/.mozilla/firefox/x/logins.json",
+            // Named through a folder and back, as an unnormalised caller would.
+            "proj/../.ssh/id_ed25519",
+            "/home/u/src/../.netrc",
         ] {
             assert!(held.hidden_entry(Path::new(path)).is_some(), "{path}");
         }
