@@ -128,13 +128,20 @@ fn make_private(file: &std::fs::File) -> io::Result<()> {
 }
 
 /// Makes `.codecrew/.gitignore` ignore everything: written when missing; one that does
-/// not (a user's, or a checkout's) gets the `*` line added.
+/// not (a user's, or a checkout's, whose `*` a later `!` line may take back) gets the `*`
+/// line added last.
 fn ignore_all(root: &Path) -> io::Result<()> {
     let path = root.join(".gitignore");
     let mut file = open_rw(&path)?;
     let mut said = String::new();
     file.read_to_string(&mut said)?;
-    if said.lines().any(|line| line.trim() == "*") {
+    // Git takes the last line that matches: a `*` followed by `!threads/` or `!*` (a
+    // checkout's) ignores nothing it names. Only a `*` last of all ignores everything.
+    let last = said
+        .lines()
+        .map(str::trim)
+        .rfind(|line| !line.is_empty() && !line.starts_with('#'));
+    if last == Some("*") {
         return Ok(());
     }
     let addition = if said.is_empty() || said.ends_with('\n') {
@@ -175,6 +182,16 @@ mod tests {
             std::fs::read_to_string(&ignore).unwrap(),
             format!("threads/\n{IGNORE_ALL}")
         );
+        // A checkout's that ignores everything, then takes some or all of it back: git
+        // takes the last line that matches, so the `*` goes after.
+        for shipped in ["*\n!threads/\n", "*\n!*\n# done\n"] {
+            std::fs::write(&ignore, shipped).unwrap();
+            create(&threads).unwrap();
+            assert_eq!(
+                std::fs::read_to_string(&ignore).unwrap(),
+                format!("{shipped}{IGNORE_ALL}")
+            );
+        }
     }
 
     #[test]
