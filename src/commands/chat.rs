@@ -222,8 +222,11 @@ impl Chat {
         }
         let mut interrupted = false;
         let mut waiting = tasks.len();
+        // One listener for the whole answer: a Ctrl-C that comes while an event is being
+        // shown is not lost between two loops.
+        let stop = tokio::signal::ctrl_c();
+        tokio::pin!(stop);
         while waiting > 0 {
-            let stop = tokio::signal::ctrl_c();
             tokio::select! {
                 biased;
                 Some((index, event)) = events.recv() => {
@@ -233,7 +236,7 @@ impl Chat {
                     waiting -= 1;
                     self.answered(&mut renderer, index, &tasks, report);
                 }
-                _ = stop => {
+                _ = &mut stop => {
                     if interrupted {
                         // A second Ctrl-C: the chat ends now, as query does, with what
                         // the CLIs' walls hold put back after their groups are killed.
@@ -243,6 +246,7 @@ impl Chat {
                         std::process::exit(130);
                     }
                     interrupted = true;
+                    stop.set(tokio::signal::ctrl_c());
                     let _ = cancel_tx.send(true);
                     console::line(&Text::plain(
                         "\ncodecrew: stopping the answer (Ctrl-C again ends the chat)",
