@@ -197,6 +197,28 @@ fn sensitive_reads_need_approval() {
     assert!(!ws.exists("leak.txt"));
 }
 
+/// A thread quotes every file the model read, the secrets the user approved once
+/// included: reading it again, or the audit log, asks as the secret itself would (and so
+/// `query`, which never asks, denies it), and a search skips them.
+#[test]
+fn codecrews_own_threads_are_read_only_with_a_question() {
+    let ws = Ws::new();
+    ws.write(".codecrew/threads/review.json", SECRET);
+    ws.write(".codecrew/audit.jsonl", SECRET);
+    for path in [".codecrew/threads/review.json", ".codecrew/audit.jsonl"] {
+        denied(&ws.call("read_file", json!({ "path": path })));
+        let (result, _) = ws.call_in("query", false, "read_file", json!({ "path": path }));
+        denied(&result);
+        denied(&ws.run(&format!("cat {path}")));
+    }
+    let result = ws.call(
+        "grep",
+        json!({"pattern": "sk-codecrew", "output_mode": "content"}),
+    );
+    assert!(!result.to_string().contains(SECRET), "{result:#}");
+    denied(&ws.run("grep -r sk-codecrew ."));
+}
+
 #[test]
 fn protected_writes_need_approval_even_before_they_exist() {
     let ws = Ws::new();

@@ -363,6 +363,9 @@ mod tests {
             ".npmrc",
             ".env~",
             ".env-prod",
+            // A thread quotes the secrets the user approved once.
+            ".codecrew/threads/review.json",
+            "app/.codecrew/audit.jsonl",
         ] {
             assert!(is_sensitive(path), "{path} should be sensitive");
         }

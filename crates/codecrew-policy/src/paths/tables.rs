@@ -17,6 +17,10 @@ pub(super) const SENSITIVE_DIRS: &[&str] = &[
     ".thunderbird",
     // Copilot's sign-in (`apps.json`, `hosts.json`).
     "github-copilot",
+    // codecrew's own threads and audit log: a thread quotes every file the model read,
+    // the secrets the user approved included, which would otherwise come back later
+    // without a question (and in `query`, where none is asked).
+    ".codecrew",
 ];
 
 /// Directory paths (a sequence of components, anywhere in a path) whose every file is
