@@ -405,9 +405,21 @@ mod tests {
             format!("gitdir: {}\n", main.join(".git/worktrees/wt").display()),
         )
         .unwrap();
+        // Git's name for it, back in the main repository.
+        std::fs::write(
+            main.join(".git/worktrees/wt/gitdir"),
+            format!("{}\n", worktree.join(".git").display()),
+        )
+        .unwrap();
         let main = main.canonicalize().unwrap();
         let worktree = worktree.canonicalize().unwrap();
         assert_eq!(main_repository(&worktree), Some(main.clone()));
+        // A checkout whose `.git` names that repository's worktree is not it: no write
+        // to the other repository's folder.
+        let impostor = home.path().join("impostor");
+        std::fs::create_dir_all(&impostor).unwrap();
+        std::fs::copy(worktree.join(".git"), impostor.join(".git")).unwrap();
+        assert_eq!(main_repository(&impostor.canonicalize().unwrap()), None);
         assert_eq!(
             Claude.state_for(&worktree).write[..2],
             [

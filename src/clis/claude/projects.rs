@@ -36,6 +36,14 @@ pub(super) fn main_repository(root: &Path) -> Option<PathBuf> {
     if gitdir.parent()? != common.join("worktrees") {
         return None;
     }
+    // Git names the worktree back in `<main>/.git/worktrees/<name>/gitdir`: a checkout
+    // whose `.git` names another repository's worktree is not that worktree, and gets
+    // no write to that repository's folder (its memory, its sessions).
+    let back = std::fs::read_to_string(gitdir.join("gitdir")).ok()?;
+    let back = Path::new(back.trim()).canonicalize().ok()?;
+    if back != root.join(".git").canonicalize().ok()? {
+        return None;
+    }
     if common.file_name()? == ".git" {
         common.parent().map(Path::to_path_buf)
     } else {
