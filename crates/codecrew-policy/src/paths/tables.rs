@@ -48,6 +48,8 @@ pub(super) const SENSITIVE_FILE_PATHS: &[&[&str]] = &[
     &[".config", "hub"],
     &[".m2", "settings.xml"],
     &[".gradle", "gradle.properties"],
+    // The bearer token of `codecrew mcp --http` (`$XDG_STATE_HOME/codecrew/mcp-token`).
+    &["codecrew", "mcp-token"],
 ];
 
 /// Whole file names that are sensitive.
