@@ -33,3 +33,4 @@ pub mod home;
 pub mod mcp_server;
 pub mod output;
 pub mod run;
+pub mod secret_file;

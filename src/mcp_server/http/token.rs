@@ -5,10 +5,10 @@
 //! token stored by an earlier start, else a new one, generated from the OS's random source,
 //! stored where only the user can read it and shown once.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::secret_file::{self, SecretFileError};
 
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -152,81 +152,31 @@ pub fn stored_or_generated(path: &Path) -> Result<Resolved, TokenError> {
     }
 }
 
-/// The stored token, if there is one. A file that is a link, is not the user's, or that
-/// others may read or write is refused: its token could be known to someone else.
+/// The stored token, if there is one ([`secret_file::read`]: refused when others could
+/// know it).
 fn read_stored(path: &Path) -> Result<Option<String>, TokenError> {
-    let io_error = |source| TokenError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let unsafe_file = |reason: &str| TokenError::Unsafe {
-        path: path.to_owned(),
-        reason: reason.to_owned(),
-    };
-    let file = match OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(path)
-    {
-        Ok(file) => file,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(error) if error.raw_os_error() == Some(nix::libc::ELOOP) => {
-            return Err(unsafe_file("it is a symbolic link"));
-        }
-        Err(error) => return Err(io_error(error)),
-    };
-    let metadata = file.metadata().map_err(io_error)?;
-    if !metadata.is_file() {
-        return Err(unsafe_file("it is not a regular file"));
-    }
-    if metadata.uid() != nix::unistd::getuid().as_raw() {
-        return Err(unsafe_file("it belongs to another user"));
-    }
-    if metadata.permissions().mode() & 0o077 != 0 {
-        return Err(unsafe_file(
-            "others may read or write it (its mode must be 0600)",
-        ));
-    }
-    let mut text = String::new();
-    file.take(1024)
-        .read_to_string(&mut text)
-        .map_err(io_error)?;
-    Ok(Some(text.trim().to_owned()))
+    secret_file::read(path).map_err(TokenError::from)
 }
 
-/// A new token (32 random bytes as hex), written to `path` with mode 0600; its folder is
-/// made private when codecrew creates it.
+/// A new token (32 random bytes as hex), stored at `path` where only the user can read it.
 fn generate(path: &Path) -> Result<String, TokenError> {
-    let io_error = |source| TokenError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|error| io_error(io::Error::other(error.to_string())))?;
-    let text: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
-    if let Some(dir) = path.parent() {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(io_error)?;
+    secret_file::create(path, 32).map_err(TokenError::from)
+}
+
+impl From<SecretFileError> for TokenError {
+    fn from(error: SecretFileError) -> Self {
+        match error {
+            SecretFileError::Unsafe { path, reason } => TokenError::Unsafe { path, reason },
+            SecretFileError::Io { path, source } => TokenError::Io { path, source },
+        }
     }
-    // `create_new` with O_NOFOLLOW: never through a planted link, never over a file that
-    // appeared since it was looked for.
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(io_error)?;
-    file.write_all(format!("{text}\n").as_bytes())
-        .map_err(io_error)?;
-    Ok(text)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
+
     use super::*;
 
     #[test]
