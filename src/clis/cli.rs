@@ -7,6 +7,7 @@ use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
 use super::drive;
+use super::identifiers::SessionShape;
 use super::wall;
 use crate::clis::drive::process::CommandSpec;
 use crate::config::ProviderKind;
@@ -93,6 +94,12 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
     /// sends the transcript so far.
     fn can_resume(&self) -> bool {
         true
+    }
+
+    /// The shape of the session ids the CLI gives: a stored or reported id of another
+    /// shape is never passed to it ([`super::identifiers`]).
+    fn session_shape(&self) -> SessionShape {
+        SessionShape::Word
     }
 
     /// Whether `--version` prints the CLI's version (`doctor` shows it).

@@ -10,6 +10,7 @@ use codecrew_intercept::decode::Format;
 
 use super::{Cli, LongLived, TurnCommand, argv, wall};
 use crate::clis::drive::process::CommandSpec;
+use crate::clis::identifiers::SessionShape;
 use crate::config::ProviderKind;
 
 #[derive(Debug)]
@@ -26,6 +27,10 @@ impl Cli for Codex {
 
     fn install_hint(&self) -> String {
         "npm install -g @openai/codex".to_owned()
+    }
+
+    fn session_shape(&self) -> SessionShape {
+        SessionShape::Uuid
     }
 
     fn format(&self) -> Format {
@@ -73,14 +78,16 @@ impl Cli for Codex {
             .map(String::from)
             .to_vec();
         if let Some(model) = command.model {
-            args.extend(["-m".to_owned(), model.to_owned()]);
+            args.push(format!("--model={model}"));
         }
         args.extend(["--sandbox", "read-only", "--disable", "shell_tool"].map(String::from));
         args.extend(project_trust(command.cwd, command.trusted));
         args.extend(command.extra.iter().cloned());
-        // Exec options come before `resume`; `-` reads the prompt from stdin.
+        // Exec options come before `resume`; `-` reads the prompt from stdin. The id
+        // comes after `--`: `resume` takes it as a positional argument, which codex's
+        // parser would otherwise read as one of its flags if it looked like one.
         if let Some(session) = turn.session {
-            args.extend(["resume".to_owned(), session.to_owned()]);
+            args.extend(["resume".to_owned(), "--".to_owned(), session.to_owned()]);
         }
         args.push("-".to_owned());
         let mut spec = command.spec();
@@ -177,8 +184,7 @@ mod tests {
                 "exec",
                 "--json",
                 "--skip-git-repo-check",
-                "-m",
-                "haiku",
+                "--model=haiku",
                 "--sandbox",
                 "read-only",
                 "--disable",
@@ -186,6 +192,7 @@ mod tests {
                 "-c",
                 &trust,
                 "resume",
+                "--",
                 "t1",
                 "-"
             ]

@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Cli, LongLived, Preparation, TurnCommand, argv, drive, wall};
 use crate::clis::drive::process::CommandSpec;
+use crate::clis::identifiers::SessionShape;
 use crate::config::ProviderKind;
 
 #[derive(Debug)]
@@ -44,6 +45,10 @@ impl Cli for Copilot {
 
     fn install_hint(&self) -> String {
         "npm install -g @github/copilot".to_owned()
+    }
+
+    fn session_shape(&self) -> SessionShape {
+        SessionShape::Uuid
     }
 
     fn format(&self) -> Format {
@@ -128,7 +133,7 @@ impl Cli for Copilot {
     fn kept_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let mut args: Vec<String> = ["--acp", "--no-auto-update"].map(String::from).to_vec();
         if let Some(model) = command.model {
-            args.extend(["--model".to_owned(), model.to_owned()]);
+            args.push(format!("--model={model}"));
         }
         match command.turn.mode {
             Mode::Query => args.extend(
@@ -172,7 +177,7 @@ impl Cli for Copilot {
             .to_vec();
         args.extend(["-C".to_owned(), command.cwd.display().to_string()]);
         if let Some(model) = command.model {
-            args.extend(["--model".to_owned(), model.to_owned()]);
+            args.push(format!("--model={model}"));
         }
         if let Some(session) = turn.session {
             // `=`: --resume takes an optional value.
@@ -318,15 +323,14 @@ mod tests {
             provider("copilot").command(Path::new("copilot"), &turn(Some("s1"), Mode::Query), cwd);
         let args = args(&query);
         assert_eq!(
-            args[..10],
+            args[..9],
             [
                 "--output-format",
                 "json",
                 "--no-auto-update",
                 "-C",
                 "/work/space",
-                "--model",
-                "haiku",
+                "--model=haiku",
                 "--resume=s1",
                 "--available-tools=view,grep,glob",
                 "--deny-tool=write,shell",
@@ -370,12 +374,11 @@ mod tests {
         };
         let query = kept(Mode::Query);
         assert_eq!(
-            query[..6],
+            query[..5],
             [
                 "--acp",
                 "--no-auto-update",
-                "--model",
-                "haiku",
+                "--model=haiku",
                 "--available-tools=view,grep,glob",
                 "--deny-tool=write,shell"
             ]

@@ -11,6 +11,7 @@ use codecrew_intercept::decode::Format;
 
 use super::{Cli, LongLived, TurnCommand, argv, wall};
 use crate::clis::drive::process::CommandSpec;
+use crate::clis::identifiers::SessionShape;
 use crate::config::ProviderKind;
 
 #[derive(Debug)]
@@ -27,6 +28,10 @@ impl Cli for Gemini {
 
     fn install_hint(&self) -> String {
         "npm install -g @google/gemini-cli".to_owned()
+    }
+
+    fn session_shape(&self) -> SessionShape {
+        SessionShape::Uuid
     }
 
     fn format(&self) -> Format {
@@ -81,10 +86,10 @@ impl Cli for Gemini {
             .map(String::from)
             .to_vec();
         if let Some(model) = command.model {
-            args.extend(["-m".to_owned(), model.to_owned()]);
+            args.push(format!("--model={model}"));
         }
         if let Some(session) = turn.session {
-            args.extend(["--resume".to_owned(), session.to_owned()]);
+            args.push(format!("--resume={session}"));
         }
         args.extend(command.extra.iter().cloned());
         let mut spec = command.spec();
@@ -105,7 +110,7 @@ impl Cli for Gemini {
     fn kept_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let mut args = vec![OsString::from("--acp")];
         if let Some(model) = command.model {
-            args.extend(argv(["-m", model]));
+            args.push(OsString::from(format!("--model={model}")));
         }
         let mut spec = command.spec();
         match policy_file() {
@@ -322,7 +327,7 @@ mod tests {
         );
         assert_eq!(
             args(&spec),
-            ["--output-format", "stream-json", "-m", "haiku"]
+            ["--output-format", "stream-json", "--model=haiku"]
         );
         assert!(spec.stdin.is_some());
     }
@@ -335,12 +340,12 @@ mod tests {
             Path::new("."),
         );
         let args = args(&spec);
-        assert_eq!(args[..4], ["--acp", "-m", "haiku", "--policy"]);
+        assert_eq!(args[..3], ["--acp", "--model=haiku", "--policy"]);
         assert!(
             !args.iter().any(|a| a == "--approval-mode"),
             "its default mode asks"
         );
-        let policy = std::fs::read_to_string(&args[4]).unwrap();
+        let policy = std::fs::read_to_string(&args[3]).unwrap();
         assert!(policy.contains("run_shell_command") && policy.contains("ask_user"));
         // Per turn its edits and shell are off: headless, what would ask is not offered.
         let spec = provider("gemini").command(

@@ -44,10 +44,10 @@ impl Cli for Llm {
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let mut args: Vec<String> = ["prompt", "--json"].map(String::from).to_vec();
         if let Some(model) = command.model {
-            args.extend(["-m".to_owned(), model.to_owned()]);
+            args.push(format!("--model={model}"));
         }
         if let Some(conversation) = command.turn.session {
-            args.extend(["--cid".to_owned(), conversation.to_owned()]);
+            args.push(format!("--cid={conversation}"));
         }
         args.extend(command.extra.iter().cloned());
         let mut spec = command.spec();
@@ -75,7 +75,7 @@ mod tests {
         );
         assert_eq!(
             args(&spec),
-            ["prompt", "--json", "-m", "haiku", "--cid", "01abc"]
+            ["prompt", "--json", "--model=haiku", "--cid=01abc"]
         );
         assert_eq!(spec.stdin.as_deref(), Some(&b"the prompt"[..]));
         assert!(!provider("llm").keeps_alive(Mode::Execute));

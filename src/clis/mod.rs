@@ -27,6 +27,7 @@ mod qwen;
 
 mod cli;
 pub mod drive;
+pub mod identifiers;
 pub mod wall;
 
 pub use cli::{Cli, LongLived, Preparation, Turn, TurnCommand};
@@ -100,6 +101,19 @@ impl Provider {
 
     pub fn can_resume(&self) -> bool {
         self.cli.can_resume()
+    }
+
+    /// `id` when it has the shape of the CLI's session ids, else why not.
+    pub fn checked_session<'a>(&self, id: &'a str) -> Result<&'a str, String> {
+        let shape = self.cli.session_shape();
+        if shape.fits(id) {
+            Ok(id)
+        } else {
+            Err(format!(
+                "the session id {id:?} is not {shape}, the shape {} gives its sessions",
+                self.cli.kind().name()
+            ))
+        }
     }
 
     pub fn reports_version(&self) -> bool {

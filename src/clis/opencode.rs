@@ -129,10 +129,10 @@ impl Cli for Opencode {
             .to_vec();
         if let Some(model) = command.model {
             // opencode names a model `provider/model`.
-            args.extend(["-m".to_owned(), model.to_owned()]);
+            args.push(format!("--model={model}"));
         }
         if let Some(session) = turn.session {
-            args.extend(["-s".to_owned(), session.to_owned()]);
+            args.push(format!("--session={session}"));
         }
         args.extend(command.extra.iter().cloned());
         let mut spec = command.spec();
@@ -385,7 +385,7 @@ mod tests {
         assert_eq!(
             args(&spec),
             [
-                "run", "--format", "json", "--title", "codecrew", "-m", "haiku", "-s", "ses_1"
+                "run", "--format", "json", "--title", "codecrew", "--model=haiku", "--session=ses_1"
             ]
         );
         assert_eq!(spec.stdin.as_deref(), Some(&b"the prompt"[..]));

@@ -23,6 +23,7 @@ use codecrew_tools::Mode;
 
 use super::{Cli, LongLived, TurnCommand, argv, wall};
 use crate::clis::drive::process::CommandSpec;
+use crate::clis::identifiers::SessionShape;
 use crate::config::ProviderKind;
 
 #[derive(Debug)]
@@ -39,6 +40,10 @@ impl Cli for Qwen {
 
     fn install_hint(&self) -> String {
         "npm install -g @qwen-code/qwen-code".to_owned()
+    }
+
+    fn session_shape(&self) -> SessionShape {
+        SessionShape::Uuid
     }
 
     fn format(&self) -> Format {
@@ -77,10 +82,10 @@ impl Cli for Qwen {
             .map(String::from)
             .to_vec();
         if let Some(model) = command.model {
-            args.extend(["-m".to_owned(), model.to_owned()]);
+            args.push(format!("--model={model}"));
         }
         if let Some(session) = turn.session {
-            args.extend(["--resume".to_owned(), session.to_owned()]);
+            args.push(format!("--resume={session}"));
         }
         args.extend([
             "--approval-mode".to_owned(),
@@ -102,7 +107,7 @@ impl Cli for Qwen {
     fn kept_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let mut args = ["--acp", "--extensions", "none"].map(String::from).to_vec();
         if let Some(model) = command.model {
-            args.extend(["-m".to_owned(), model.to_owned()]);
+            args.push(format!("--model={model}"));
         }
         args.extend([
             "--approval-mode".to_owned(),
@@ -213,10 +218,8 @@ mod tests {
                 "stream-json",
                 "--extensions",
                 "none",
-                "-m",
-                "haiku",
-                "--resume",
-                "s1",
+                "--model=haiku",
+                "--resume=s1",
                 "--approval-mode",
                 "plan"
             ]
@@ -241,8 +244,7 @@ mod tests {
                 "--acp",
                 "--extensions",
                 "none",
-                "-m",
-                "haiku",
+                "--model=haiku",
                 "--approval-mode",
                 "plan"
             ]

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::clis::Provider;
+use crate::clis::{Provider, identifiers};
 use crate::config::{ConfigError, LoadedConfig};
 use crate::run::mention::Job;
 use crate::run::session::{Continuation, JobRun, Settings};
@@ -31,6 +31,9 @@ pub enum PlanError {
     /// lets it without asking.
     #[error("@{agent} cannot start here: {why}")]
     NotInTheHome { agent: String, why: String },
+    /// A model that its CLI could read as something else (an option, say).
+    #[error("@{agent}: {why}")]
+    NotAModel { agent: String, why: String },
 }
 
 /// Checks every job: all agents known, then all allowed, then no empty task. Cheap, so
@@ -49,11 +52,36 @@ pub fn check(loaded: &LoadedConfig, jobs: &[Job]) -> Result<(), PlanError> {
     }
     for job in jobs {
         loaded.check_agent_allowed(&job.agent)?;
+        check_models(loaded, job)?;
     }
     if let Some(empty) = jobs.iter().find(|job| job.task.trim().is_empty()) {
         return Err(PlanError::EmptyTask {
             agent: empty.agent.clone(),
         });
+    }
+    Ok(())
+}
+
+/// The job's model (its mention's) and its agent's configured one are models' names:
+/// either may come from a file the user did not write (a task piped in, a project's
+/// `codecrew.toml`), and goes on the CLI's command line.
+fn check_models(loaded: &LoadedConfig, job: &Job) -> Result<(), PlanError> {
+    let configured = loaded
+        .config
+        .agents
+        .get(&job.agent)
+        .and_then(|agent| agent.model.as_deref());
+    let chosen = [
+        (job.model.as_deref(), "from the mention"),
+        (configured, "from the agent's configuration"),
+    ];
+    for (model, from) in chosen {
+        if let Some(model) = model.filter(|model| !identifiers::is_model_name(model)) {
+            return Err(PlanError::NotAModel {
+                agent: job.agent.clone(),
+                why: identifiers::model_error(model, from),
+            });
+        }
     }
     Ok(())
 }

@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::drive::native::{self, Native};
 use super::{Cli, LongLived, TurnCommand, argv, wall};
 use crate::clis::drive::process::CommandSpec;
+use crate::clis::identifiers::SessionShape;
 use crate::config::ProviderKind;
 
 mod projects;
@@ -42,6 +43,10 @@ impl Cli for Claude {
 
     fn install_hint(&self) -> String {
         "npm install -g @anthropic-ai/claude-code".to_owned()
+    }
+
+    fn session_shape(&self) -> SessionShape {
+        SessionShape::Uuid
     }
 
     fn format(&self) -> Format {
@@ -185,10 +190,10 @@ impl Claude {
         }
         args.extend(["--output-format", "stream-json", "--verbose"].map(String::from));
         if let Some(model) = command.model {
-            args.extend(["--model".to_owned(), model.to_owned()]);
+            args.push(format!("--model={model}"));
         }
         if let Some(session) = turn.session {
-            args.extend(["--resume".to_owned(), session.to_owned()]);
+            args.push(format!("--resume={session}"));
         }
         let disallowed = match (turn.mode, kept) {
             (_, false) => Some(UNJUDGED_PER_TURN),
@@ -443,10 +448,8 @@ mod tests {
                 "--output-format",
                 "stream-json",
                 "--verbose",
-                "--model",
-                "haiku",
-                "--resume",
-                "s1",
+                "--model=haiku",
+                "--resume=s1",
                 "--disallowedTools",
                 UNJUDGED_PER_TURN,
                 "--setting-sources",

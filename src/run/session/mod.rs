@@ -178,6 +178,23 @@ impl JobRun {
         let _ = events.send((self.index, event));
     }
 
+    /// A session id (`stored`: from a thread or an earlier line of a chat; `reported`: by
+    /// the CLI) when it has the shape of the CLI's ids. Another is never put on the CLI's
+    /// command line, where it could be read as an option: the conversation then goes on
+    /// from its transcript, and the user is told.
+    fn usable_session(&self, id: &str, origin: &str) -> Option<String> {
+        match self.provider.checked_session(id) {
+            Ok(id) => Some(id.to_owned()),
+            Err(why) => {
+                tracing::warn!(
+                    agent = %self.provider.agent_id,
+                    "{why}: the {origin} session is not resumed"
+                );
+                None
+            }
+        }
+    }
+
     fn report(&self, started: Instant) -> JobReport {
         JobReport {
             agent: self.job.agent.clone(),
@@ -337,7 +354,10 @@ impl JobRun {
         // A continued conversation goes on in the CLI's own session when it can resume
         // one; otherwise its earlier exchanges start the transcript.
         if self.provider.can_resume() {
-            report.session_id = conversation.session_id.clone();
+            report.session_id = conversation
+                .session_id
+                .as_deref()
+                .and_then(|id| self.usable_session(id, "stored"));
         }
         // For CLIs that cannot resume: everything said so far, resent each turn.
         let mut transcript = if report.session_id.is_some() {
@@ -391,7 +411,11 @@ impl JobRun {
             for item in items.drain(..) {
                 turn.take(item, |event| self.emit(events, event));
             }
-            if let Some(id) = turn.session.take() {
+            if let Some(id) = turn
+                .session
+                .take()
+                .and_then(|id| self.usable_session(&id, "reported"))
+            {
                 report.session_id = Some(id);
             }
             if let Some(usage) = &mut turn.usage {
