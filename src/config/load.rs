@@ -241,6 +241,12 @@ pub fn load_from(workspace: &Path, user_file: Option<&Path>) -> Result<LoadedCon
                 agent.keep_alive = None;
                 loaded.blocked.push(format!("agents.{id}.keep_alive"));
             }
+            // Text set before codecrew's own prompt speaks to the model with codecrew's
+            // voice: a checkout the user has not trusted does not get it.
+            if file.kind == FileKind::Project && !project_trusted && agent.system_prompt.is_some() {
+                agent.system_prompt = None;
+                loaded.blocked.push(format!("agents.{id}.system_prompt"));
+            }
             loaded.config.agents.insert(id.clone(), agent);
             loaded.agent_origins.insert(id.clone(), origin);
         }
