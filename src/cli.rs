@@ -475,6 +475,14 @@ pub enum ThreadsCommand {
         #[arg(long, value_enum, default_value_t = OutputArg::Text)]
         output: OutputArg,
     },
+    /// Take a thread as yours, so that `--thread` continues it: for a thread written
+    /// before codecrew sealed threads, or one that came with the checkout and that you
+    /// have read (`threads show`). Its agents then resume the sessions and models it names
+    Adopt {
+        /// The thread's name
+        #[arg(value_parser = parse_thread_name)]
+        name: ThreadName,
+    },
     /// Remove a thread (its CLI sessions stay with the CLIs)
     Rm {
         /// The thread's name

@@ -385,7 +385,13 @@ mod tests {
         assert_eq!(
             args(&spec),
             [
-                "run", "--format", "json", "--title", "codecrew", "--model=haiku", "--session=ses_1"
+                "run",
+                "--format",
+                "json",
+                "--title",
+                "codecrew",
+                "--model=haiku",
+                "--session=ses_1"
             ]
         );
         assert_eq!(spec.stdin.as_deref(), Some(&b"the prompt"[..]));

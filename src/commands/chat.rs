@@ -58,7 +58,10 @@ pub async fn run(args: ChatArgs, options: super::ToolOptions) -> anyhow::Result<
         options,
         timeout: args.timeout,
     };
-    let stored = match chat.store.load(&chat.name) {
+    let stored = match chat
+        .store
+        .load_to_continue(&chat.name, chat.loaded.project_trusted)
+    {
         Ok(stored) => stored,
         Err(error) => {
             console::error(error);
@@ -352,7 +355,10 @@ impl Chat {
         // thread as stored.
         let conversation = match self.conversations.remove(agent) {
             Some(conversation) => conversation,
-            None => match self.store.load(&self.name) {
+            None => match self
+                .store
+                .load_to_continue(&self.name, self.loaded.project_trusted)
+            {
                 Ok(Some(thread)) => {
                     if run.job.model.is_none() {
                         run.job.model = thread.model_for(agent, kind);

@@ -42,7 +42,7 @@ pub async fn run(
     let continued = match &args.thread {
         Some(name) => {
             let store = ThreadStore::in_workspace(&workspace);
-            match store.load(name) {
+            match store.load_to_continue(name, loaded.project_trusted) {
                 Ok(thread) => Some((store, name.clone(), thread)),
                 Err(error) => {
                     console::error(error);

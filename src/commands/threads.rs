@@ -1,4 +1,4 @@
-//! `codecrew threads list|show|rm`: the conversations `--thread` keeps in the workspace.
+//! `codecrew threads list|show|adopt|rm`: the conversations `--thread` keeps in the workspace.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -14,6 +14,7 @@ pub fn run(command: &ThreadsCommand, workspace: &Path) -> anyhow::Result<ExitCod
     match command {
         ThreadsCommand::List { output } => list(&store, *output),
         ThreadsCommand::Show { name, output } => show(&store, name, *output),
+        ThreadsCommand::Adopt { name } => adopt(&store, name),
         ThreadsCommand::Rm { name } => remove(&store, name),
     }
 }
@@ -142,6 +143,19 @@ fn show(store: &ThreadStore, name: &ThreadName, output: OutputArg) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
+/// Where each agent of the thread goes on from.
+fn write_agents(out: &mut String, thread: &Thread) -> std::fmt::Result {
+    for (id, state) in &thread.agents {
+        let model = state.model.as_deref().unwrap_or("default model");
+        let continues = match &state.session_id {
+            Some(session) => format!("resumes session {session}"),
+            None => "continues from the transcript".to_owned(),
+        };
+        writeln!(out, "  @{id} ({}, {model}): {continues}", state.provider)?;
+    }
+    Ok(())
+}
+
 fn write_thread(out: &mut String, thread: &Thread) -> std::fmt::Result {
     writeln!(
         out,
@@ -154,14 +168,7 @@ fn write_thread(out: &mut String, thread: &Thread) -> std::fmt::Result {
     if thread.exchanges.iter().any(|e| e.usage.is_some()) {
         writeln!(out, "  used: {}", thread.usage().summary())?;
     }
-    for (id, state) in &thread.agents {
-        let model = state.model.as_deref().unwrap_or("default model");
-        let continues = match &state.session_id {
-            Some(session) => format!("resumes session {session}"),
-            None => "continues from the transcript".to_owned(),
-        };
-        writeln!(out, "  @{id} ({}, {model}): {continues}", state.provider)?;
-    }
+    write_agents(out, thread)?;
     for exchange in &thread.exchanges {
         let model = exchange
             .model
@@ -183,6 +190,22 @@ fn write_thread(out: &mut String, thread: &Thread) -> std::fmt::Result {
         writeln!(out, "{}", exchange.answer.trim())?;
     }
     Ok(())
+}
+
+/// Seals the thread with the user's key, and says what its agents will now resume.
+fn adopt(store: &ThreadStore, name: &ThreadName) -> anyhow::Result<ExitCode> {
+    let thread = match store.adopt(name) {
+        Ok(thread) => thread,
+        Err(error) => {
+            console::error(error);
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let mut out = format!("Thread {name} is yours now; `--thread {name}` continues it.\n");
+    write_agents(&mut out, &thread)?;
+    // The thread's values are a file's: shown inert.
+    console::stdout().show(&Text::plain(&out))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn remove(store: &ThreadStore, name: &ThreadName) -> anyhow::Result<ExitCode> {

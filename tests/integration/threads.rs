@@ -413,15 +413,15 @@ fn real_clis_resume_their_session_across_invocations() {
 
         // codecrew asked the CLI to resume the first session (`--resume <id>`, codex
         // app-server's `thread/resume <id>`, an ACP agent's `session/load <id>`, llm's
-        // `--cid <id>`)…
+        // `--cid=<id>`)…
         assert!(
             second_run.stderr.contains(&format!("resume {session}"))
                 || second_run
                     .stderr
                     .contains(&format!("session/load {session}"))
                 || second_run.stderr.contains(&format!("--resume={session}"))
-                || second_run.stderr.contains(&format!("-s {session}"))
-                || second_run.stderr.contains(&format!("--cid {session}")),
+                || second_run.stderr.contains(&format!("--session={session}"))
+                || second_run.stderr.contains(&format!("--cid={session}")),
             "{agent}: {}",
             second_run.stderr
         );
@@ -492,6 +492,11 @@ fn a_lost_session_starts_over_from_the_transcript() {
         let mut thread: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         thread["agents"][agent]["session_id"] = json!("0b7e6a52-1f3c-4d2e-9a41-5c0de0000000");
         std::fs::write(&path, serde_json::to_vec(&thread).unwrap()).unwrap();
+        // Changed by hand, the thread is the user's again once they say so.
+        let mut adopt = Command::new(BIN);
+        env.apply(&mut adopt);
+        adopt.args(["threads", "adopt", "t"]);
+        run(&mut adopt, std::time::Duration::from_secs(30)).assert_code(0);
 
         let before = server.model_requests().len();
         let second = codecrew(&format!("@{agent} LOST-SECOND go on"));
@@ -512,4 +517,151 @@ fn a_lost_session_starts_over_from_the_transcript() {
             "{agent}: the transcript carries the first exchange"
         );
     }
+}
+
+/// A `claude` that records its arguments and its first message (in a folder of Claude's
+/// state that its wall lets it write), and answers in a session of its own.
+const RECORDING_CLAUDE: &str = r#"#!/bin/sh
+records="$HOME/.claude/todos"
+mkdir -p "$records"
+printf '%s\n' "$@" > "$records/argv.$$"
+while read -r message; do
+    case "$message" in *'"type":"user"'*) break ;; esac
+done
+printf '%s\n' "$message" > "$records/message.$$"
+printf '%s\n' '{"type":"system","subtype":"init","session_id":"6c44634d-5dd0-4df1-a3a5-64e422fced4e","model":"fake"}'
+printf '%s\n' '{"type":"assistant","message":{"content":[{"type":"text","text":"Going on."}]},"session_id":"6c44634d-5dd0-4df1-a3a5-64e422fced4e"}'
+printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"Going on.","session_id":"6c44634d-5dd0-4df1-a3a5-64e422fced4e"}'
+cat > /dev/null
+"#;
+
+/// What every start of the recording `claude` was given: (arguments, first message).
+fn recorded(home: &std::path::Path) -> Vec<(Vec<String>, String)> {
+    let records = home.join(".claude/todos");
+    let mut starts = Vec::new();
+    let Ok(entries) = std::fs::read_dir(&records) else {
+        return starts;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = name.strip_prefix("argv.") {
+            let argv = std::fs::read_to_string(entry.path()).unwrap();
+            let message =
+                std::fs::read_to_string(records.join(format!("message.{pid}"))).unwrap_or_default();
+            starts.push((argv.lines().map(str::to_owned).collect(), message));
+        }
+    }
+    starts
+}
+
+/// A checkout that ships `.codecrew/threads/review.json` naming a "session" and a "model"
+/// that are options: codecrew does not continue it until the user adopts it, and even
+/// then neither reaches Claude's command line; the thread is the user's from then on.
+#[test]
+fn a_shipped_thread_is_data_and_its_values_never_become_options() {
+    use crate::support::scripted_claude::ScriptedClaude;
+
+    let machine = ScriptedClaude::new(RECORDING_CLAUDE);
+    let threads = machine.workspace().join(".codecrew/threads");
+    std::fs::create_dir_all(&threads).unwrap();
+    let shipped = json!({
+        "version": 1,
+        "name": "review",
+        "created": "2026-01-01T00:00:00Z",
+        "updated": "2026-01-01T00:00:00Z",
+        "agents": {"claude": {
+            "provider": "claude",
+            "model": "--settings=/tmp/planted.json",
+            "session_id": "--dangerously-skip-permissions"
+        }},
+        "exchanges": [{
+            "agent": "claude", "provider": "claude", "model": null, "mode": "query",
+            "task": "SHIPPED-TASK", "answer": "SHIPPED-ANSWER",
+            "time": "2026-01-01T00:00:00Z", "session_id": "--dangerously-skip-permissions"
+        }]
+    });
+    std::fs::write(threads.join("review.json"), shipped.to_string()).unwrap();
+    let run = |args: &[&str]| machine.codecrew(args).output().unwrap();
+
+    // Not continued: the user is told why and what to do, and Claude never starts.
+    let refused = run(&["query", "--thread", "review", "@claude go on"]);
+    assert_exit(&refused, 2);
+    let said = text(&refused.stderr);
+    assert!(said.contains("was not written by your codecrew"), "{said}");
+    assert!(said.contains("codecrew threads adopt review"), "{said}");
+    assert!(recorded(&machine.home()).is_empty(), "Claude started");
+    // It is still there to read.
+    assert_exit(&run(&["threads", "show", "review"]), 0);
+
+    // Adopted, it continues from its transcript: its session and model are not a
+    // Claude session's and a model's shape, and are said to be left out.
+    let adopted = run(&["threads", "adopt", "review"]);
+    assert_exit(&adopted, 0);
+    assert!(text(&adopted.stdout).contains("review is yours now"));
+    let continued = run(&["query", "--thread", "review", "@claude go on"]);
+    assert_exit(&continued, 0);
+    let said = text(&continued.stderr);
+    assert!(said.contains("is not a UUID"), "{said}");
+    assert!(said.contains("not a model's name"), "{said}");
+    let starts = recorded(&machine.home());
+    assert_eq!(starts.len(), 1, "{starts:?}");
+    let (argv, message) = &starts[0];
+    for arg in argv {
+        assert!(
+            !arg.starts_with("--dangerously") && !arg.starts_with("--settings"),
+            "{argv:?}"
+        );
+        assert!(arg != "--resume" && arg != "--model", "{argv:?}");
+    }
+    assert!(
+        message.contains("SHIPPED-ANSWER"),
+        "the transcript: {message}"
+    );
+
+    // The thread is the user's now, with the session Claude gave: resumed, attached.
+    let thread: Value =
+        serde_json::from_slice(&std::fs::read(threads.join("review.json")).unwrap()).unwrap();
+    assert_eq!(
+        thread["agents"]["claude"]["session_id"],
+        "6c44634d-5dd0-4df1-a3a5-64e422fced4e"
+    );
+    assert_exit(&run(&["query", "--thread", "review", "@claude more"]), 0);
+    let starts = recorded(&machine.home());
+    assert!(
+        starts.iter().any(|(argv, _)| argv
+            .iter()
+            .any(|arg| arg == "--resume=6c44634d-5dd0-4df1-a3a5-64e422fced4e")),
+        "{starts:?}"
+    );
+}
+
+/// A model that is an option is refused before anything starts, from a mention or a
+/// project's configuration.
+#[test]
+fn a_model_that_is_an_option_is_refused() {
+    use crate::support::scripted_claude::ScriptedClaude;
+
+    let machine = ScriptedClaude::new(RECORDING_CLAUDE);
+    let refused = machine
+        .codecrew(&["query", "@claude:--dangerously-skip-permissions hi"])
+        .output()
+        .unwrap();
+    assert_exit(&refused, 2);
+    let said = text(&refused.stderr);
+    assert!(said.contains("from the mention"), "{said}");
+    assert!(said.contains("not a model's name"), "{said}");
+
+    std::fs::write(
+        machine.workspace().join("codecrew.toml"),
+        "[agents.claude]\nprovider = \"claude\"\nmodel = \"--settings=/tmp/x.json\"\n",
+    )
+    .unwrap();
+    let refused = machine.codecrew(&["query", "@claude hi"]).output().unwrap();
+    assert_exit(&refused, 2);
+    assert!(
+        text(&refused.stderr).contains("from the agent's configuration"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert!(recorded(&machine.home()).is_empty(), "Claude started");
 }

@@ -7,6 +7,7 @@
 //! [`store`] reads and writes the files so that concurrent jobs and processes never
 //! corrupt a thread nor lose an exchange.
 
+pub mod seal;
 pub mod store;
 
 use std::collections::BTreeMap;
@@ -16,6 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::clis::identifiers;
 use crate::run::session::{Continuation, JobReport};
 use crate::run::usage::{JobUsage, Usage};
 
@@ -49,6 +51,24 @@ pub enum ThreadError {
         name: String,
         path: PathBuf,
         reason: String,
+    },
+    #[error(
+        "the thread {name:?} ({}) was not written by your codecrew: it has no seal of \
+         yours, so it may have come with the checkout (or from a codecrew before 0.1 \
+         sealed threads). It is not continued, so that a file a repository ships cannot \
+         choose the sessions and models your agents resume. Read it with `codecrew \
+         threads show {name}`; if it is yours, `codecrew threads adopt {name}` seals it; \
+         or use another thread name",
+        path.display()
+    )]
+    NotYours { name: String, path: PathBuf },
+    #[error(
+        "cannot seal or check the thread {name:?} with your key ({source}); fix or remove \
+         the key file (a new one is then made)"
+    )]
+    Key {
+        name: String,
+        source: crate::secret_file::SecretFileError,
     },
     #[error("cannot {action} {}: {source}", path.display())]
     Io {
@@ -113,6 +133,11 @@ pub struct Thread {
     pub agents: BTreeMap<String, AgentState>,
     /// Every exchange, oldest first.
     pub exchanges: Vec<Exchange>,
+    /// The user's seal of what the thread continues ([`seal`]): absent in a thread
+    /// codecrew did not write for this user (one a checkout shipped, or one written
+    /// before threads were sealed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal: Option<String>,
 }
 
 /// Where one agent of a thread stands.
@@ -170,6 +195,7 @@ impl Thread {
             updated: now,
             agents: BTreeMap::new(),
             exchanges: Vec::new(),
+            seal: None,
         }
     }
 
@@ -206,11 +232,23 @@ impl Thread {
 
     /// The model `agent` used last with `provider`, for a mention that names none: a
     /// continued conversation keeps its model.
+    /// Only a model's name is taken ([`identifiers::is_model_name`]): the file is data.
     pub fn model_for(&self, agent: &str, provider: &str) -> Option<String> {
         self.agents
             .get(agent)
             .filter(|state| state.provider == provider)
             .and_then(|state| state.model.clone())
+            .filter(|model| {
+                let usable = identifiers::is_model_name(model);
+                if !usable {
+                    tracing::warn!(
+                        agent,
+                        "{}: the thread's model is not used",
+                        identifiers::model_error(model, "stored in the thread")
+                    );
+                }
+                usable
+            })
     }
 
     /// Adds an exchange and moves its agent on to the exchange's session.

@@ -16,25 +16,41 @@ use codecrew_tools::state_dir;
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 
+use super::seal::{self, Sealer};
 use super::{FORMAT_VERSION, Result, Thread, ThreadError, ThreadName};
+use crate::secret_file::SecretFileError;
 
 /// The threads of one workspace.
 #[derive(Debug, Clone)]
 pub struct ThreadStore {
     dir: PathBuf,
+    /// The key that seals what this store writes ([`seal`]); `None` seals nothing.
+    key: Option<PathBuf>,
 }
 
 /// One entry of [`ThreadStore::list`]: a thread, or why its file cannot be read.
 pub type Listed = (ThreadName, Result<Thread>);
 
 impl ThreadStore {
-    /// `<workspace>/.codecrew/threads`.
+    /// `<workspace>/.codecrew/threads`, sealed with the user's key.
     pub fn in_workspace(workspace: &Path) -> ThreadStore {
-        ThreadStore::at(state_dir::in_workspace(workspace).join("threads"))
+        ThreadStore {
+            dir: state_dir::in_workspace(workspace).join("threads"),
+            key: seal::user_key_path(),
+        }
     }
 
+    /// The threads in `dir`, unsealed.
     pub fn at(dir: PathBuf) -> ThreadStore {
-        ThreadStore { dir }
+        ThreadStore { dir, key: None }
+    }
+
+    /// The same store, sealing with the key at `key`.
+    pub fn sealed_with(self, key: PathBuf) -> ThreadStore {
+        ThreadStore {
+            key: Some(key),
+            ..self
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -94,8 +110,65 @@ impl ThreadStore {
         let _lock = self.lock(name)?;
         let mut thread = self.load(name)?.unwrap_or_else(|| Thread::new(name, now));
         change(&mut thread);
+        match self.sealer(name) {
+            Ok(sealer) => sealer.seal(&mut thread),
+            // The exchange is kept all the same; only continuing it will ask for a key.
+            Err(error) => {
+                thread.seal = None;
+                tracing::warn!("{error}");
+            }
+        }
         self.write(name, &thread)?;
         Ok(thread)
+    }
+
+    /// The thread to continue, or `None` when it does not exist yet. A thread the user's
+    /// codecrew did not write (no seal of theirs) is refused unless the user trusts the
+    /// project: a checkout may ship `.codecrew/threads/`, and a thread says which
+    /// sessions and models the agents resume.
+    pub fn load_to_continue(
+        &self,
+        name: &ThreadName,
+        project_trusted: bool,
+    ) -> Result<Option<Thread>> {
+        let Some(thread) = self.load(name)? else {
+            return Ok(None);
+        };
+        if project_trusted || self.sealer(name)?.is_sealed(&thread) {
+            Ok(Some(thread))
+        } else {
+            Err(ThreadError::NotYours {
+                name: name.to_string(),
+                path: self.path(name),
+            })
+        }
+    }
+
+    /// Seals an existing thread as the user's: they have read it and continue it.
+    pub fn adopt(&self, name: &ThreadName) -> Result<Thread> {
+        let sealer = self.sealer(name)?;
+        let _lock = self.lock(name)?;
+        let mut thread = self.load(name)?.ok_or_else(|| ThreadError::NotFound {
+            name: name.to_string(),
+            path: self.path(name),
+        })?;
+        sealer.seal(&mut thread);
+        self.write(name, &thread)?;
+        Ok(thread)
+    }
+
+    fn sealer(&self, name: &ThreadName) -> Result<Sealer> {
+        let key_error = |source| ThreadError::Key {
+            name: name.to_string(),
+            source,
+        };
+        let Some(key) = &self.key else {
+            return Err(key_error(SecretFileError::Io {
+                path: PathBuf::from("$XDG_STATE_HOME/codecrew/thread-key"),
+                source: std::io::Error::other("neither XDG_STATE_HOME nor HOME is set"),
+            }));
+        };
+        Sealer::with_key_at(key).map_err(key_error)
     }
 
     /// Removes a thread and its lock file.
@@ -253,10 +326,74 @@ mod tests {
 
     const NOW: &str = "2025-01-01T00:00:00Z";
 
+    /// The workspace's store, sealing with a key of the test's own (not the user's).
+    fn in_workspace(workspace: &Path) -> ThreadStore {
+        ThreadStore::in_workspace(workspace).sealed_with(workspace.join("thread-key"))
+    }
+
+    /// A thread as a checkout could ship it: written by no codecrew.
+    fn ship(store: &ThreadStore, name: &ThreadName) {
+        let mut thread = Thread::new(name, NOW.to_owned());
+        thread.agents.insert(
+            "claude".to_owned(),
+            super::super::AgentState {
+                provider: "claude".to_owned(),
+                model: Some("--settings=/tmp/x.json".to_owned()),
+                session_id: Some("--dangerously-skip-permissions".to_owned()),
+            },
+        );
+        state_dir::create(store.dir()).unwrap();
+        std::fs::write(store.path(name), serde_json::to_vec(&thread).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_thread_the_user_did_not_write_is_not_continued_until_adopted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = in_workspace(dir.path());
+        let shipped = name("shipped");
+        ship(&store, &shipped);
+        let error = store.load_to_continue(&shipped, false).unwrap_err();
+        assert!(matches!(error, ThreadError::NotYours { .. }), "{error}");
+        assert!(
+            error.to_string().contains("codecrew threads adopt shipped"),
+            "{error}"
+        );
+        // A project the user trusts may ship threads.
+        assert!(store.load_to_continue(&shipped, true).unwrap().is_some());
+        // Shown as data all the same.
+        assert!(store.load(&shipped).unwrap().is_some());
+
+        let adopted = store.adopt(&shipped).unwrap();
+        assert!(adopted.seal.is_some());
+        assert_eq!(
+            store.load_to_continue(&shipped, false).unwrap(),
+            Some(adopted)
+        );
+
+        // What codecrew writes is the user's; a thread not there yet is none at all.
+        let mine = name("mine");
+        assert_eq!(store.load_to_continue(&mine, false).unwrap(), None);
+        store
+            .update(&mine, NOW.to_owned(), |t| t.record(exchange("one")))
+            .unwrap();
+        assert!(store.load_to_continue(&mine, false).unwrap().is_some());
+
+        // Sealed with another key (another user's, a checkout author's): not theirs.
+        let theirs = ThreadStore::in_workspace(dir.path()).sealed_with(dir.path().join("other"));
+        assert!(matches!(
+            theirs.load_to_continue(&mine, false),
+            Err(ThreadError::NotYours { .. })
+        ));
+        assert!(matches!(
+            store.adopt(&name("missing")),
+            Err(ThreadError::NotFound { .. })
+        ));
+    }
+
     #[test]
     fn update_creates_then_appends_and_load_reads_it_back() {
         let dir = tempfile::tempdir().unwrap();
-        let store = ThreadStore::in_workspace(dir.path());
+        let store = in_workspace(dir.path());
         let t = name("t");
         assert_eq!(store.load(&t).unwrap(), None);
         store
@@ -294,7 +431,7 @@ mod tests {
         let t = name("busy");
         let writers: Vec<_> = (0..16)
             .map(|n| {
-                let store = ThreadStore::in_workspace(dir.path());
+                let store = in_workspace(dir.path());
                 let t = t.clone();
                 std::thread::spawn(move || {
                     for round in 0..5 {
@@ -310,10 +447,7 @@ mod tests {
         for writer in writers {
             writer.join().unwrap();
         }
-        let thread = ThreadStore::in_workspace(dir.path())
-            .load(&t)
-            .unwrap()
-            .unwrap();
+        let thread = in_workspace(dir.path()).load(&t).unwrap().unwrap();
         let mut tasks: Vec<String> = thread.exchanges.into_iter().map(|e| e.task).collect();
         tasks.sort();
         let mut expected: Vec<String> = (0..16)
@@ -327,7 +461,7 @@ mod tests {
     #[test]
     fn the_lock_excludes_and_the_waiter_rereads() {
         let dir = tempfile::tempdir().unwrap();
-        let store = ThreadStore::in_workspace(dir.path());
+        let store = in_workspace(dir.path());
         let t = name("t");
         let held = store.lock(&t).unwrap();
         let (started_tx, started) = std::sync::mpsc::channel();
@@ -359,7 +493,7 @@ mod tests {
     #[test]
     fn a_corrupt_file_is_an_error_naming_it_and_is_left_alone() {
         let dir = tempfile::tempdir().unwrap();
-        let store = ThreadStore::in_workspace(dir.path());
+        let store = in_workspace(dir.path());
         let t = name("broken");
         std::fs::create_dir_all(store.dir()).unwrap();
         std::fs::write(store.path(&t), "{\"version\": 1, \"name\": ").unwrap();
@@ -392,7 +526,7 @@ mod tests {
     #[test]
     fn list_and_remove() {
         let dir = tempfile::tempdir().unwrap();
-        let store = ThreadStore::in_workspace(dir.path());
+        let store = in_workspace(dir.path());
         assert!(store.list().unwrap().is_empty(), "no directory yet");
         for n in ["b", "a"] {
             store

@@ -50,6 +50,9 @@ pub(super) const SENSITIVE_FILE_PATHS: &[&[&str]] = &[
     &[".gradle", "gradle.properties"],
     // The bearer token of `codecrew mcp --http` (`$XDG_STATE_HOME/codecrew/mcp-token`).
     &["codecrew", "mcp-token"],
+    // The key that seals the user's threads (`$XDG_STATE_HOME/codecrew/thread-key`):
+    // whoever reads it can make a thread pass for the user's.
+    &["codecrew", "thread-key"],
 ];
 
 /// Whole file names that are sensitive.
