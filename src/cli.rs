@@ -181,11 +181,17 @@ Examples:
   codecrew execute --thread login \"@claude fix the bug you found\"
   codecrew threads list
   codecrew threads show login
+  codecrew threads adopt login
   codecrew threads rm login
 
 A thread is kept in .codecrew/threads/<name>.json in the workspace. Each agent continues
 its own part of it: Claude, Gemini and Codex resume their CLI session, other CLIs get the
-earlier tasks and answers at the start of the prompt.";
+earlier tasks and answers at the start of the prompt.
+
+codecrew seals each thread it writes with a key of yours (~/.local/state/codecrew/
+thread-key). A thread without your seal (one that came with a checkout, or written before
+codecrew sealed threads) is not continued unless you trust the project: read it with
+`threads show`, then `threads adopt NAME` if you want to go on with it.";
 
 /// `codecrew chat`.
 #[derive(Debug, Args)]
