@@ -1,6 +1,8 @@
 //! The deny list read to its depth: every place bash runs a command from (issue 39).
 
-use super::tests::{Ws, verdict};
+use proptest::prelude::*;
+
+use super::tests::{DENY_LISTED, Ws, verdict};
 
 /// Each spelling, the deny-listed command its deny message names, and where it says the
 /// command hid.
@@ -411,8 +413,8 @@ const HIDDEN: &[(&str, &str, &str)] = &[
         "`rm`",
         "in the script file a shell reads",
     ),
-    // Assignments after a wrapper, a pattern the grammar cuts at a `)` or cannot parse,
-    // quotes the grammar reads where bash does not.
+    // Found by the property tests below: assignments after a wrapper, a pattern the
+    // grammar cuts at a `)` or cannot parse, quotes the grammar reads where bash does not.
     (
         "coproc PROMPT_COMMAND='rm -rf /'",
         "`rm -rf` on /",
@@ -528,5 +530,125 @@ fn harmless_uses_of_the_same_places_are_not_denied() {
     // The safe list still runs without asking.
     for command in ["git log --format=%H", "ls src", "cat src/main.rs | wc -l"] {
         assert_eq!(verdict(&ws.analyse(command)), "safe", "{command:?}");
+    }
+}
+
+/// `text` in single quotes, as bash reads it back.
+fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// A place bash runs a command from: its name, and the line that puts a command there.
+type Form = (&'static str, fn(&str) -> String);
+
+/// Every place bash runs a command from, each wrapping a command `c`.
+fn forms() -> Vec<Form> {
+    vec![
+        (":-", |c| format!("echo ${{x:-$({c})}}")),
+        (":=", |c| format!(": ${{x:=$({c})}}")),
+        (":?", |c| format!("echo ${{x:?$({c})}}")),
+        (":+", |c| format!("echo ${{x:+$({c})}}")),
+        ("-", |c| format!("echo ${{x-$({c})}}")),
+        ("=", |c| format!("echo ${{x=$({c})}}")),
+        ("?", |c| format!("echo ${{x?$({c})}}")),
+        ("+", |c| format!("echo ${{x+$({c})}}")),
+        ("#", |c| format!("echo ${{x#$({c})}}")),
+        ("##", |c| format!("echo ${{x##$({c})}}")),
+        ("%", |c| format!("echo ${{x%$({c})}}")),
+        ("%%", |c| format!("echo ${{x%%$({c})}}")),
+        ("/", |c| format!("echo ${{x/$({c})/y}}")),
+        ("//", |c| format!("echo ${{x//y/$({c})}}")),
+        ("/#", |c| format!("echo ${{x/#$({c})}}")),
+        ("/%", |c| format!("echo ${{x/%$({c})/y}}")),
+        ("^", |c| format!("echo ${{x^$({c})}}")),
+        ("^^", |c| format!("echo ${{x^^$({c})}}")),
+        (",", |c| format!("echo ${{x,$({c})}}")),
+        (",,", |c| format!("echo ${{x,,$({c})}}")),
+        ("@Q", |c| format!("echo ${{a[$({c})]@Q}}")),
+        ("offset", |c| format!("echo ${{x:$({c}):1}}")),
+        ("length", |c| format!("echo ${{x:0:$({c})}}")),
+        ("indirect", |c| format!("echo ${{!x:-$({c})}}")),
+        ("quoted", |c| format!("echo \"${{x:-$({c})}}\"")),
+        ("single quotes in quotes", |c| {
+            format!("echo \"${{x:-'$({c})'}}\"")
+        }),
+        ("subscript", |c| format!("a[$({c})]=1")),
+        ("declare", |c| format!("declare a[$({c})]=1")),
+        ("local", |c| format!("local a[$({c})]=1")),
+        ("unset", |c| {
+            format!("unset {}", quoted(&format!("a[$({c})]")))
+        }),
+        ("printf -v", |c| {
+            format!("printf -v {} %s x", quoted(&format!("a[$({c})]")))
+        }),
+        ("read -a", |c| {
+            format!("read -a {}", quoted(&format!("a[$({c})]")))
+        }),
+        ("[[ -v ]]", |c| format!("[[ -v a[$({c})] ]]")),
+        ("(( ))", |c| format!("(( a[$({c})] ))")),
+        ("$(( ))", |c| format!("echo $(( a[$({c})] ))")),
+        ("let", |c| {
+            format!("let {}", quoted(&format!("a[$({c})]=1")))
+        }),
+        ("bash -c", |c| {
+            format!("bash -c {}", quoted(&format!(": ${{x:=$({c})}}")))
+        }),
+        ("eval", |c| format!("eval {}", quoted(c))),
+        ("trap", |c| format!("trap {} EXIT", quoted(c))),
+        ("PROMPT_COMMAND", |c| {
+            format!("PROMPT_COMMAND={}", quoted(c))
+        }),
+        ("export PS4", |c| {
+            format!("export PS4={}", quoted(&format!("$({c})")))
+        }),
+        ("backticks", |c| format!("echo `{c}`")),
+        ("process substitution", |c| format!("cat <({c})")),
+        ("here-string", |c| format!("cat <<< \"${{x:=$({c})}}\"")),
+        ("redirection", |c| format!("echo > \"${{f:-$({c})}}\"")),
+        ("function", |c| format!("f() {{ : ${{x:=$({c})}}; }}")),
+        ("for", |c| format!("for i in ${{x:-$({c})}}; do :; done")),
+        ("case", |c| format!("case ${{x:-$({c})}} in *) ;; esac")),
+        ("nested twice", |c| format!("echo ${{x:-${{y:-$({c})}}}}")),
+        ("coproc", |c| format!("coproc {c}")),
+    ]
+}
+
+/// Every deny-listed spelling, in every place bash runs a command from, is denied.
+#[test]
+fn every_deny_listed_command_is_denied_in_every_place() {
+    let ws = Ws::new();
+    let mut missed = Vec::new();
+    for command in DENY_LISTED {
+        for (name, form) in forms() {
+            let line = form(command);
+            if ws.analyse(&line).deny.is_empty() {
+                missed.push(format!("{name}: {line}"));
+            }
+        }
+    }
+    assert!(missed.is_empty(), "not denied:\n{}", missed.join("\n"));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Any deny-listed spelling, wrapped in up to three places at once (a trap handler
+    /// holding `bash -c` holding a subscript …), is still denied.
+    #[test]
+    fn deny_listed_commands_stay_denied_however_deep(
+        command in 0..DENY_LISTED.len(),
+        wrappings in prop::collection::vec(0..forms().len(), 1..=3),
+    ) {
+        let ws = Ws::new();
+        let forms = forms();
+        let mut line = DENY_LISTED[command].to_owned();
+        let mut names = Vec::new();
+        for index in wrappings {
+            let (name, form) = forms[index];
+            line = form(&line);
+            names.push(name);
+        }
+        let analysis = ws.analyse(&line);
+        prop_assert!(!analysis.deny.is_empty(), "{names:?}: {line:?} {analysis:#?}");
     }
 }
