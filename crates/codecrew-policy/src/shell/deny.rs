@@ -47,8 +47,15 @@ impl<'a> Analyser<'a> {
                     let applies =
                         recursive || program == "mv" || self.is_root(target, literal(index));
                     if rootish && applies {
+                        // A target only known at run time is named as written (`"$PWD"`).
+                        let shown = match words.get(index) {
+                            Some(word) if !literal(index) && !word.source.is_empty() => {
+                                word.source.as_str()
+                            }
+                            _ => target.as_str(),
+                        };
                         self.deny(format!(
-                            "`{} {}` on {target} is on the deny list (it would destroy the \
+                            "`{} {}` on {shown} is on the deny list (it would destroy the \
                              system, your home or the whole workspace)",
                             program,
                             options.join(" ")
@@ -164,13 +171,31 @@ pub(super) fn is_disk_tool(program: &str) -> bool {
         )
 }
 
-/// For a line that does not parse: a deny-listed program named anywhere in it.
+/// For a line that does not parse, or text bash runs that is only known at run time: a
+/// deny-listed program named anywhere in it. Shells and `eval` count, since they may run
+/// anything the analysis did not see.
 pub(super) fn deny_listed_token(text: &str) -> Option<String> {
-    let tokens = text
-        .split(|c: char| c.is_whitespace() || ";|&(){}<>`$'\"\\".contains(c))
+    deny_listed_name(text, true)
+}
+
+/// For commands whose output a shell runs (`… | bash`, `source <(…)`): a deny-listed
+/// program they name may be what they print. A shell they name is no sign of that
+/// (`kubectl completion bash`): the commands themselves are analysed.
+pub(super) fn deny_listed_output(text: &str) -> Option<String> {
+    deny_listed_name(text, false)
+}
+
+fn deny_listed_name(text: &str, shells: bool) -> Option<String> {
+    // Quotes and backslashes only join what bash reads as one word (`r"m"`, `\rm`).
+    let unquoted: String = text.chars().filter(|c| !"'\"\\".contains(*c)).collect();
+    let tokens = unquoted
+        .split(|c: char| c.is_whitespace() || ";|&(){}<>`$".contains(c))
         .filter(|token| !token.is_empty());
     for token in tokens {
         let name = base_name(token);
+        if !shells && matches!(name, "eval" | "bash" | "sh") {
+            continue;
+        }
         if matches!(
             name,
             "rm" | "dd"

@@ -25,8 +25,20 @@
 //! functions, simple commands); `words.rs` reads words and their expansions (quotes,
 //! escapes, variables, globs); `redirect.rs` redirections; `arguments.rs` the paths a
 //! command names and the trees it searches; `deny.rs` the built-in deny list;
-//! `wrappers.rs` commands that run other commands; `programs.rs` the table of programs
-//! that only read, with their per-argument rules ([`safe`]).
+//! `wrappers.rs` commands that run other commands; `reread.rs` text that bash reads again
+//! as code (`bash -c`, `eval`, trap handlers, `PROMPT_COMMAND`, subscripts given as text);
+//! `programs.rs` the table of programs that only read, with their per-argument rules
+//! ([`safe`]).
+//!
+//! The walk is recursive by structure: every node of the tree reaches its children, so a
+//! command substitution is analysed as a command wherever the parser puts it (a parameter
+//! expansion of any operator, a subscript, arithmetic, a `[[ ]]` operand, a `case`
+//! pattern, a redirection target). Text the parser leaves opaque but bash reads again
+//! (a `${x#pattern}`, a quoted word inside `${…}`, a trap handler, a variable name with a
+//! subscript given to `unset` or `declare`) goes through one funnel,
+//! [`Analyser::reread`], to an analyser with the same deny list, variables and
+//! directories. A deny message says where the command hid ("found in a command
+//! substitution, in a parameter expansion").
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -42,18 +54,20 @@ mod options;
 mod parse;
 mod programs;
 mod redirect;
+mod reread;
 mod risky_options;
 mod syntaxes;
 mod words;
 mod wrappers;
 
 use arguments::is_home_word;
-use deny::{deny_listed_token, is_loader_variable};
+use deny::{deny_listed_output, deny_listed_token, is_loader_variable};
 use options::{Effect, Syntax};
 pub use programs::safe;
 use programs::{base_name, find_roots, split_options};
 use redirect::is_harmless_device;
-use words::{expand_glob, first_line};
+use reread::Reread;
+use words::{expand_glob, first_line, holds_substitution};
 
 /// Longest command line analysed; longer ones are denied.
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
@@ -167,6 +181,8 @@ struct Word {
     home: bool,
     /// The unquoted literal characters, to find brace expansion.
     unquoted: String,
+    /// The word as written, for what the fail-safe reads of a word only known at run time.
+    source: String,
 }
 
 impl Word {
@@ -188,6 +204,7 @@ impl Word {
         self.glob |= other.glob;
         self.home |= other.home;
         self.unquoted.push_str(&other.unquoted);
+        self.source.push_str(&other.source);
     }
 }
 
@@ -200,6 +217,11 @@ struct Analyser<'a> {
     depth: usize,
     /// Inside a wrapper's script: commands go to `wrapped`.
     nested: bool,
+    /// Where the walk is, innermost last ("a parameter expansion"), for deny messages.
+    places: Vec<String>,
+    /// Inside text bash evaluates again (a parameter expansion, arithmetic, a subscript):
+    /// even quoted text there has its command substitutions run.
+    evaluating: usize,
     out: Analysis,
 }
 
@@ -211,6 +233,8 @@ impl<'a> Analyser<'a> {
             vars: HashMap::new(),
             depth,
             nested: depth > 0,
+            places: Vec::new(),
+            evaluating: 0,
             out: Analysis::default(),
         }
     }
@@ -219,11 +243,38 @@ impl<'a> Analyser<'a> {
         self.out.risks.push(why.into());
     }
 
+    /// Denies the line; the message says where in it the reason was found.
     fn deny(&mut self, why: impl Into<String>) {
-        self.out.deny.push(why.into());
+        let mut why = why.into();
+        if !self.places.is_empty() {
+            let places: Vec<&str> = self.places.iter().rev().map(String::as_str).collect();
+            why.push_str(" — found in ");
+            why.push_str(&places.join(", in "));
+        }
+        self.out.deny.push(why);
+    }
+
+    /// Runs `walk` with `place` named as where the walk is, for deny messages.
+    fn within<R>(&mut self, place: &str, walk: impl FnOnce(&mut Self) -> R) -> R {
+        self.places.push(place.to_owned());
+        let result = walk(self);
+        self.places.pop();
+        result
+    }
+
+    /// Runs `walk` inside text that bash evaluates again (`place`).
+    fn evaluated<R>(&mut self, place: &str, walk: impl FnOnce(&mut Self) -> R) -> R {
+        self.evaluating += 1;
+        let result = self.within(place, walk);
+        self.evaluating -= 1;
+        result
     }
 }
 
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "reread_tests.rs"]
+mod reread_tests;

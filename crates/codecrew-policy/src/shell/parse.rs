@@ -51,6 +51,12 @@ impl<'a> Analyser<'a> {
             return;
         }
         match node.kind() {
+            "compound_statement" if Self::text(node, src).starts_with("((") => {
+                // `(( … ))`: arithmetic, whose subscripts and quoted text bash expands.
+                self.evaluated("an arithmetic command", |this| {
+                    this.children(node, src, depth);
+                });
+            }
             "program" | "list" | "pipeline" | "subshell" | "compound_statement"
             | "negated_command" | "do_group" => self.children(node, src, depth),
             "redirected_statement" => {
@@ -79,17 +85,34 @@ impl<'a> Analyser<'a> {
             }
             "command_substitution" => {
                 self.risk("command substitution `$(...)` runs a command whose output becomes part of another");
-                self.children(node, src, depth);
+                self.within("a command substitution", |this| {
+                    this.children(node, src, depth)
+                });
             }
             "process_substitution" => {
                 self.risk("process substitution `<(...)` runs a hidden command");
-                self.children(node, src, depth);
+                self.within("a process substitution", |this| {
+                    this.children(node, src, depth)
+                });
             }
             "arithmetic_expansion" => {
                 self.risk(
                     "arithmetic expansion `$((...))` can run commands through array subscripts",
                 );
-                self.children(node, src, depth);
+                self.evaluated("an arithmetic expansion", |this| {
+                    this.children(node, src, depth);
+                });
+            }
+            "subscript" => {
+                self.evaluated("an array subscript", |this| this.children(node, src, depth));
+            }
+            "declaration_command" | "unset_command" => self.declaration(node, src, depth + 1),
+            "regex" | "extglob_pattern" => {
+                // `[[ $x =~ … ]]` and `case` patterns are expanded before they match.
+                let text = Self::text(node, src);
+                if holds_substitution(text) {
+                    self.reread(text, Reread::Expansions, "a pattern");
+                }
             }
             "word" | "string" | "raw_string" | "concatenation" | "number" | "simple_expansion"
             | "expansion" | "ansi_c_string" | "translated_string" | "brace_expression" => {
@@ -103,19 +126,28 @@ impl<'a> Analyser<'a> {
             | "heredoc_content"
             | "file_descriptor"
             | "string_content"
-            | "test_operator"
-            | "regex"
-            | "extglob_pattern" => {}
+            | "test_operator" => {}
             "ERROR" => {
                 self.risk("part of the command does not parse");
                 self.children(node, src, depth);
+                // What the grammar could not place may still be a substitution bash runs.
+                let text = Self::text(node, src);
+                if holds_substitution(text) {
+                    self.reread(text, Reread::Expansions, "a part that does not parse");
+                }
             }
             other => {
                 self.risk(format!(
                     "the shell construct `{other}` ({}) is not analysed by codecrew",
                     first_line(Self::text(node, src))
                 ));
-                self.children(node, src, depth);
+                if self.test_operands(node, src, depth) {
+                    return;
+                }
+                match place_of(node) {
+                    Some(place) => self.within(place, |this| this.children(node, src, depth)),
+                    None => self.children(node, src, depth),
+                }
             }
         }
     }
@@ -137,13 +169,11 @@ impl<'a> Analyser<'a> {
             }
             return;
         }
-        let name = node
-            .child_by_field_name("name")
-            .map(|name| Self::text(name, src).to_owned())
-            .unwrap_or_default();
+        let name = self.assigned_name(node, src, depth);
         let value = node
             .child_by_field_name("value")
             .map(|value| self.word(value, src, depth + 1));
+        self.assigned(&name, value.as_ref());
         self.risk(format!(
             "it sets the shell variable {name}, which can change what later commands run{}",
             if is_loader_variable(&name) {
@@ -165,6 +195,54 @@ impl<'a> Analyser<'a> {
         }
     }
 
+    /// The name an assignment sets; a subscript in it (`a[$(…)]=1`) is evaluated by bash,
+    /// so it is walked like any other expression.
+    fn assigned_name(&mut self, node: Node<'_>, src: &[u8], depth: usize) -> String {
+        let Some(name) = node.child_by_field_name("name") else {
+            return String::new();
+        };
+        if name.kind() == "subscript" {
+            self.node(name, src, depth + 1);
+        }
+        Self::text(name, src).to_owned()
+    }
+
+    /// `[[ -v a[…] ]]` and `[[ x -eq y ]]`: bash evaluates these operands as a variable
+    /// name with a subscript or as arithmetic, quoted or not. True when `node` was such
+    /// a test, its operands walked.
+    fn test_operands(&mut self, node: Node<'_>, src: &[u8], depth: usize) -> bool {
+        let operator = node
+            .child_by_field_name("operator")
+            .or_else(|| node.child(0))
+            .map(|operator| Self::text(operator, src))
+            .unwrap_or_default();
+        let evaluates = match node.kind() {
+            "unary_expression" => operator == "-v",
+            "binary_expression" => {
+                matches!(operator, "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge")
+            }
+            _ => false,
+        };
+        if !evaluates {
+            return false;
+        }
+        let mut cursor = node.walk();
+        let operands: Vec<Node<'_>> = node
+            .named_children(&mut cursor)
+            .filter(|operand| operand.kind() != "test_operator")
+            .collect();
+        let place = "a test operand bash evaluates";
+        for operand in operands {
+            let word = self.within(place, |this| this.word(operand, src, depth + 1));
+            if word.literal {
+                self.reread(&word.value, Reread::Expansions, place);
+            } else {
+                self.unreadable(&word.source, place);
+            }
+        }
+        true
+    }
+
     pub(super) fn function(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
         let name = node
             .child_by_field_name("name")
@@ -180,7 +258,9 @@ impl<'a> Analyser<'a> {
         }
         self.risk(format!("it defines the shell function `{name}`"));
         if let Some(body) = node.child_by_field_name("body") {
-            self.node(body, src, depth + 1);
+            self.within("the body of a function", |this| {
+                this.node(body, src, depth + 1)
+            });
         }
     }
 
@@ -191,12 +271,10 @@ impl<'a> Analyser<'a> {
         for child in children {
             match child.kind() {
                 "variable_assignment" => {
-                    let name = child
-                        .child_by_field_name("name")
-                        .map(|name| Self::text(name, src).to_owned())
-                        .unwrap_or_default();
+                    let name = self.assigned_name(child, src, depth);
                     if let Some(value) = child.child_by_field_name("value") {
-                        let _ = self.word(value, src, depth + 1);
+                        let value = self.word(value, src, depth + 1);
+                        self.assigned(&name, Some(&value));
                     }
                     self.risk(format!(
                         "it sets {name} in the command's environment{}",
@@ -218,6 +296,7 @@ impl<'a> Analyser<'a> {
                         }
                         word.append(part);
                     }
+                    word.source = Self::text(child, src).to_owned();
                     words.push(word);
                 }
                 "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
@@ -234,19 +313,7 @@ impl<'a> Analyser<'a> {
         let Some(name) = words.first() else {
             return;
         };
-        if !name.literal {
-            self.deny(format!(
-                "the command name `{}` is only known at run time; codecrew does not run \
-                 commands it cannot name",
-                name.value
-            ));
-        } else if name.glob || name.brace() || name.tilde {
-            self.deny(format!(
-                "the command name `{}` is a pattern the shell expands; codecrew does not run \
-                 commands it cannot name",
-                name.value
-            ));
-        }
+        self.command_name(name);
         for word in &words[1..] {
             if !word.literal
                 && let Some(why) = paths::forbidden_system_path(&word.value)
@@ -268,6 +335,10 @@ impl<'a> Analyser<'a> {
         let argv: Vec<String> = words.iter().map(|word| word.value.clone()).collect();
         self.deny_list(&argv, &words);
         self.wrappers(&argv, &words);
+        self.builtin_code(&argv, &words);
+        if matches!(wrappers::wrapped(&argv), wrappers::Wrapped::Stdin) {
+            self.stdin_script(node, src);
+        }
         let program = base_name(&argv[0]);
         if program == "cd" || program == "pushd" || program == "popd" {
             self.change_directory(&words);
@@ -290,6 +361,36 @@ impl<'a> Analyser<'a> {
             self.out.commands.push(SimpleCommand { words: argv, safe });
         }
     }
+}
+
+impl Analyser<'_> {
+    /// A command's name (also one a wrapper runs): denied when only known at run time.
+    pub(super) fn command_name(&mut self, name: &Word) {
+        if !name.literal {
+            self.deny(format!(
+                "the command name `{}` is only known at run time; codecrew does not run \
+                 commands it cannot name",
+                name.value
+            ));
+        } else if name.glob || name.brace() || name.tilde {
+            self.deny(format!(
+                "the command name `{}` is a pattern the shell expands; codecrew does not run \
+                 commands it cannot name",
+                name.value
+            ));
+        }
+    }
+}
+
+/// Where a construct puts what it holds, for deny messages.
+fn place_of(node: Node<'_>) -> Option<&'static str> {
+    Some(match node.kind() {
+        "test_command" => "a test",
+        "case_statement" => "a `case` statement",
+        "for_statement" | "c_style_for_statement" | "while_statement" => "a loop",
+        "if_statement" | "elif_clause" | "else_clause" => "a conditional",
+        _ => return None,
+    })
 }
 
 /// Whether a function body calls `name`.

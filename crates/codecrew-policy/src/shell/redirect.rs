@@ -4,6 +4,15 @@ use super::*;
 
 impl<'a> Analyser<'a> {
     pub(super) fn redirect(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        let place = match node.kind() {
+            "heredoc_redirect" => "a here-document",
+            "herestring_redirect" => "a here-string",
+            _ => "a redirection",
+        };
+        self.within(place, |this| this.redirect_parts(node, src, depth));
+    }
+
+    fn redirect_parts(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
         match node.kind() {
             "file_redirect" => {
                 let mut operator = String::new();

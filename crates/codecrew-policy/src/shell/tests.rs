@@ -7,13 +7,13 @@ use tempfile::TempDir;
 use super::words::ansi_c;
 use super::*;
 
-struct Ws {
+pub(super) struct Ws {
     _dir: TempDir,
-    root: PathBuf,
+    pub(super) root: PathBuf,
 }
 
 impl Ws {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let dir = TempDir::new().unwrap();
         let root = dir.path().canonicalize().unwrap();
         fs::create_dir_all(root.join("src")).unwrap();
@@ -22,7 +22,7 @@ impl Ws {
         Ws { _dir: dir, root }
     }
 
-    fn analyse(&self, command: &str) -> Analysis {
+    pub(super) fn analyse(&self, command: &str) -> Analysis {
         analyse(
             command,
             &ShellContext {
@@ -33,7 +33,7 @@ impl Ws {
     }
 }
 
-fn verdict(analysis: &Analysis) -> &'static str {
+pub(super) fn verdict(analysis: &Analysis) -> &'static str {
     if !analysis.deny.is_empty() {
         "deny"
     } else if !analysis.risks.is_empty() {
@@ -46,7 +46,7 @@ fn verdict(analysis: &Analysis) -> &'static str {
 }
 
 #[track_caller]
-fn expect(ws: &Ws, command: &str, wanted: &str) {
+pub(super) fn expect(ws: &Ws, command: &str, wanted: &str) {
     let analysis = ws.analyse(command);
     assert_eq!(verdict(&analysis), wanted, "{command:?}: {analysis:#?}");
 }
@@ -172,80 +172,84 @@ fn substitutions_wrappers_and_redirections_are_risks() {
     }
 }
 
+/// The deny list in its spellings: each is denied on its own, and wrapped in every place
+/// bash runs a command from (`reread_tests.rs`).
+pub(super) const DENY_LISTED: &[&str] = &[
+    "rm -rf /",
+    "rm -rf /*",
+    "rm -fr /",
+    "rm -r -f /",
+    "rm -Rf //",
+    "rm -rf /.",
+    "rm -rf /..",
+    "rm -rf -- /",
+    "rm --recursive --force /",
+    "rm -rf --no-preserve-root /",
+    "/bin/rm -rf /",
+    "\\rm -rf /",
+    "'rm' -rf '/'",
+    "r\"m\" -rf $'/'",
+    "rm -rf ~",
+    "rm -rf ~/",
+    "rm -rf $HOME",
+    "rm -rf \"$HOME\"",
+    "rm -rf /usr",
+    "rm -rf /home/*",
+    "rm -rf .",
+    "rm -rf *",
+    "rm -rf ..",
+    "X=/; rm -rf $X",
+    "rm -rf $(echo /)",
+    "rm -rf {/,x}",
+    "sudo rm -rf /",
+    "env rm -rf /",
+    "nohup rm -rf / &",
+    "timeout 5 rm -rf /",
+    "command rm -rf /",
+    "bash -c 'rm -rf /'",
+    "sh -c \"rm -rf /\"",
+    "bash -c \"bash -c 'rm -rf /'\"",
+    "eval 'rm -rf /'",
+    "eval rm -rf /",
+    "echo / | xargs rm -rf",
+    "find / -delete",
+    "find / -exec rm -rf {} \\;",
+    "ls; rm -rf /",
+    "true && rm -rf / || true",
+    "(rm -rf /)",
+    "{ rm -rf /; }",
+    "mkfs.ext4 /dev/sda1",
+    "mkfs -t ext4 /dev/sda",
+    "wipefs -a /dev/sda",
+    "dd if=/dev/zero of=/dev/sda",
+    "dd if=/dev/zero of=/dev/nvme0n1 bs=1M",
+    "cat /dev/zero > /dev/sda",
+    "echo x >/dev/sdb",
+    ":(){ :|:& };:",
+    "bomb() { bomb | bomb & }; bomb",
+    "chmod -R 777 /",
+    "chmod -R 000 ~",
+    "chown -R nobody /",
+    "chmod 777 /",
+    "chgrp -R users /",
+    "shutdown -h now",
+    "reboot",
+    "kill -9 -1",
+    "cat /proc/self/environ",
+    "cat /proc/1/environ",
+    "cat /proc/$PPID/environ",
+    "cat \"/proc/${PPID}/environ\"",
+    "$CMD -rf /",
+    "$(echo rm) -rf /",
+    "/bin/r? -rf /",
+    "bash -c \"$X\"",
+    "mv / /tmp/x",
+];
+
 #[test]
 fn deny_list_variants() {
     let ws = Ws::new();
-    for command in [
-        "rm -rf /",
-        "rm -rf /*",
-        "rm -fr /",
-        "rm -r -f /",
-        "rm -Rf //",
-        "rm -rf /.",
-        "rm -rf /..",
-        "rm -rf -- /",
-        "rm --recursive --force /",
-        "rm -rf --no-preserve-root /",
-        "/bin/rm -rf /",
-        "\\rm -rf /",
-        "'rm' -rf '/'",
-        "r\"m\" -rf $'/'",
-        "rm -rf ~",
-        "rm -rf ~/",
-        "rm -rf $HOME",
-        "rm -rf \"$HOME\"",
-        "rm -rf /usr",
-        "rm -rf /home/*",
-        "rm -rf .",
-        "rm -rf *",
-        "rm -rf ..",
-        "X=/; rm -rf $X",
-        "rm -rf $(echo /)",
-        "rm -rf {/,x}",
-        "sudo rm -rf /",
-        "env rm -rf /",
-        "nohup rm -rf / &",
-        "timeout 5 rm -rf /",
-        "command rm -rf /",
-        "bash -c 'rm -rf /'",
-        "sh -c \"rm -rf /\"",
-        "bash -c \"bash -c 'rm -rf /'\"",
-        "eval 'rm -rf /'",
-        "eval rm -rf /",
-        "echo / | xargs rm -rf",
-        "find / -delete",
-        "find / -exec rm -rf {} \\;",
-        "ls; rm -rf /",
-        "true && rm -rf / || true",
-        "(rm -rf /)",
-        "{ rm -rf /; }",
-        "mkfs.ext4 /dev/sda1",
-        "mkfs -t ext4 /dev/sda",
-        "wipefs -a /dev/sda",
-        "dd if=/dev/zero of=/dev/sda",
-        "dd if=/dev/zero of=/dev/nvme0n1 bs=1M",
-        "cat /dev/zero > /dev/sda",
-        "echo x >/dev/sdb",
-        ":(){ :|:& };:",
-        "bomb() { bomb | bomb & }; bomb",
-        "chmod -R 777 /",
-        "chmod -R 000 ~",
-        "chown -R nobody /",
-        "chmod 777 /",
-        "chgrp -R users /",
-        "shutdown -h now",
-        "reboot",
-        "kill -9 -1",
-        "cat /proc/self/environ",
-        "cat /proc/1/environ",
-        "cat /proc/$PPID/environ",
-        "cat \"/proc/${PPID}/environ\"",
-        "$CMD -rf /",
-        "$(echo rm) -rf /",
-        "/bin/r? -rf /",
-        "bash -c \"$X\"",
-        "mv / /tmp/x",
-    ] {
+    for command in DENY_LISTED {
         expect(&ws, command, "deny");
     }
     // Ordinary deletions inside the workspace are not on the deny list.

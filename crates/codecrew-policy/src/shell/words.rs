@@ -10,9 +10,22 @@ impl<'a> Analyser<'a> {
             self.deny("the command is nested too deeply to analyse");
             return Word::default();
         }
+        let mut word = self.word_value(node, src, depth);
+        word.source = Self::text(node, src).to_owned();
+        word
+    }
+
+    fn word_value(&mut self, node: Node<'_>, src: &[u8], depth: usize) -> Word {
         let text = Self::text(node, src);
         match node.kind() {
-            "word" => unquoted_word(text),
+            "word" => {
+                let word = unquoted_word(text);
+                // A substitution the grammar left inside a plain word (`${x:-`cmd`}`).
+                if !word.literal && holds_substitution(text) {
+                    self.reread(text, Reread::Expansions, "text the parser does not model");
+                }
+                word
+            }
             "number" => {
                 let mut word = Word::literal(text);
                 word.unquoted = text.to_owned();
@@ -23,6 +36,11 @@ impl<'a> Analyser<'a> {
                     .strip_prefix('\'')
                     .and_then(|t| t.strip_suffix('\''))
                     .unwrap_or(text);
+                // In `"${x:-'…'}"` and arithmetic the quotes do not stop bash from
+                // expanding what they hold.
+                if self.evaluating > 0 && holds_substitution(inner) {
+                    self.reread(inner, Reread::Expansions, "quoted text bash expands");
+                }
                 Word::literal(inner)
             }
             "ansi_c_string" => {
@@ -81,24 +99,15 @@ impl<'a> Analyser<'a> {
                 }
                 word
             }
-            "simple_expansion" | "expansion" => {
-                let name = text
-                    .trim_start_matches('$')
-                    .trim_start_matches('{')
-                    .trim_end_matches('}');
-                if let Some(value) = self.vars.get(name) {
-                    let mut word = unquoted_word(&value.clone());
-                    word.tilde = false;
-                    word
-                } else {
-                    Word {
-                        value: "*".to_owned(),
-                        literal: false,
-                        home: name == "HOME",
-                        ..Word::default()
-                    }
-                }
+            "expansion" => {
+                let word = self.variable(text);
+                // Every operator's word, pattern, offset and subscript is expanded by bash.
+                self.evaluated("a parameter expansion", |this| {
+                    this.expansion_parts(node, src, depth);
+                });
+                word
             }
+            "simple_expansion" => self.variable(text),
             "command_substitution" | "process_substitution" | "arithmetic_expansion" => {
                 self.node(node, src, depth + 1);
                 Word {
@@ -125,6 +134,96 @@ impl<'a> Analyser<'a> {
             }
         }
     }
+}
+
+impl Analyser<'_> {
+    /// The value of `$name` or `${name}` when assigned earlier in the line; otherwise
+    /// unknown (`${x:-y}` and the other operators are unknown too).
+    fn variable(&self, text: &str) -> Word {
+        let name = text
+            .trim_start_matches('$')
+            .trim_start_matches('{')
+            .trim_end_matches('}');
+        if let Some(value) = self.vars.get(name) {
+            let mut word = unquoted_word(value);
+            word.tilde = false;
+            word
+        } else {
+            Word {
+                value: "*".to_owned(),
+                literal: false,
+                home: name == "HOME",
+                ..Word::default()
+            }
+        }
+    }
+
+    /// The parts of `${…}`: its word (`:-`, `:=`, …), pattern (`#`, `%`, `/`, `^`, `,`),
+    /// offset and length, subscript. Patterns are opaque to the grammar (a `regex` node),
+    /// so they are read again for their substitutions.
+    fn expansion_parts(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        let mut cursor = node.walk();
+        let parts: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        // The grammar may cut one pattern into several `regex` nodes (at a `)`): it is
+        // read again whole, from its first to its last.
+        let patterns: Vec<&Node<'_>> = parts.iter().filter(|part| part.kind() == "regex").collect();
+        if let (Some(first), Some(last)) = (patterns.first(), patterns.last()) {
+            let pattern = src
+                .get(first.start_byte()..last.end_byte())
+                .unwrap_or_default();
+            let pattern = String::from_utf8_lossy(pattern);
+            if holds_substitution(&pattern) {
+                self.reread(&pattern, Reread::Expansions, "the pattern of the expansion");
+            }
+        }
+        for part in parts {
+            match part.kind() {
+                "variable_name" | "special_variable_name" | "regex" => {}
+                _ => {
+                    self.node(part, src, depth + 1);
+                    // In `"${x:-'…'}"` bash takes `'` literally but the grammar takes it
+                    // for quotes and may split a substitution across them: the part is
+                    // read again whole.
+                    let text = Self::text(part, src);
+                    if holds_kind(part, "raw_string") && holds_substitution(text) {
+                        self.reread(text, Reread::Expansions, "quoted text bash expands");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether `node` is or holds a node of `kind`.
+fn holds_kind(node: Node<'_>, kind: &str) -> bool {
+    if node.kind() == kind {
+        return true;
+    }
+    let mut cursor = node.walk();
+    let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+    children.into_iter().any(|child| holds_kind(child, kind))
+}
+
+/// Whether text holds what makes bash run a command when it expands it: `$(`, `` ` ``,
+/// or a `${` whose parts may (an escaped `\$` or `` \` `` is not counted).
+pub(super) fn holds_substitution(text: &str) -> bool {
+    next_substitution(text, 0).is_some()
+}
+
+/// The byte index of the next `$(`, `${` or `` ` `` at or after `from` that a backslash
+/// does not escape.
+pub(super) fn next_substitution(text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut index = from;
+    while let Some(&byte) = bytes.get(index) {
+        match byte {
+            b'\\' => index += 2,
+            b'`' => return Some(index),
+            b'$' if matches!(bytes.get(index + 1), Some(b'(' | b'{')) => return Some(index),
+            _ => index += 1,
+        }
+    }
+    None
 }
 
 /// The first line of a text, shortened, for messages.

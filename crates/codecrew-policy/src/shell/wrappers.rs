@@ -36,14 +36,11 @@ impl<'a> Analyser<'a> {
                     ));
                     return;
                 }
-                let mut inner = Analyser::new(self.ctx, self.cwds.clone(), self.depth + 1);
-                inner.vars = self.vars.clone();
-                inner.script(&script);
-                self.out.deny.append(&mut inner.out.deny);
-                self.out.wrapped.append(&mut inner.out.wrapped);
-                self.out
-                    .wrapped
-                    .extend(inner.out.commands.into_iter().map(|command| command.words));
+                self.reread(
+                    &script,
+                    Reread::Commands,
+                    &format!("the script `{program}` runs"),
+                );
             }
             Wrapped::Command {
                 start,
@@ -53,6 +50,10 @@ impl<'a> Analyser<'a> {
                     "`{program}` runs another command ({}), which codecrew does not vet",
                     argv.get(start).map_or("?", String::as_str)
                 ));
+                // `sudo FOO=1 cmd`, `coproc X=1 cmd`: the command comes after the
+                // assignments, which are read as assignments.
+                let start =
+                    start + self.leading_assignments(words.get(start..).unwrap_or_default());
                 if start >= argv.len() {
                     return;
                 }
@@ -83,17 +84,47 @@ impl<'a> Analyser<'a> {
                         self.deny_list(&again, &again_words);
                     }
                 }
+                if let Some(name) = inner_words.first() {
+                    self.command_name(name);
+                }
                 self.deny_list(&inner_argv, &inner_words);
                 let nested = self.nested;
                 self.nested = true;
                 self.depth += 1;
                 self.wrappers(&inner_argv, &inner_words);
+                self.builtin_code(&inner_argv, &inner_words);
                 self.depth -= 1;
                 self.nested = nested;
                 self.out.wrapped.push(inner_argv);
             }
         }
     }
+}
+
+impl Analyser<'_> {
+    /// The `NAME=value` words `words` starts with, each read as an assignment; their count.
+    fn leading_assignments(&mut self, words: &[Word]) -> usize {
+        let mut count = 0;
+        for word in words {
+            let (name, value) = reread::split_assignment(&word.value);
+            let Some(value) = value.filter(|_| is_variable_name(name)) else {
+                break;
+            };
+            let mut value_word = word.clone();
+            value_word.value = value.to_owned();
+            self.assigned(name, Some(&value_word));
+            count += 1;
+        }
+        count
+    }
+}
+
+/// Whether `name` (maybe with a subscript) is a shell variable's name.
+fn is_variable_name(name: &str) -> bool {
+    let base = name.split('[').next().unwrap_or_default();
+    !base.is_empty()
+        && !base.starts_with(|c: char| c.is_ascii_digit())
+        && base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// How a command runs another.
@@ -206,6 +237,17 @@ pub(super) fn wrapped(argv: &[String]) -> Wrapped {
             }
         }
         "exec" => command_at(after_options(argv, &["-a"], 0)),
+        // `coproc cmd …`, `coproc NAME { …; }` (its compound body starts after the brace).
+        "coproc" => {
+            let opens = |at: usize| argv.get(at).is_some_and(|arg| arg == "{" || arg == "(");
+            command_at(if opens(1) {
+                2
+            } else if opens(2) {
+                3
+            } else {
+                1
+            })
+        }
         "nice" => command_at(after_options(argv, &["-n", "--adjustment"], 0)),
         "timeout" => command_at(after_options(
             argv,
