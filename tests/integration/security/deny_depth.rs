@@ -1,0 +1,142 @@
+//! The deny list read to its depth, through the whole loop: a model under `execute
+//! --yes` that sends the command substitutions bash runs from inside parameter
+//! expansions, subscripts, arithmetic, traps and nested shells leaves the workspace as
+//! it was, and is told of each call that it was denied and where the command hid.
+
+use super::*;
+
+/// Every spelling targets the workspace itself, so that an analysis that let one through
+/// would show it here (and its sandbox keeps the rest of the machine out of reach).
+const SPELLINGS: &[&str] = &[
+    r#": ${x:=$(rm -rf "$PWD")}"#,
+    r#"echo "${x:-$(rm -rf ./*)}""#,
+    r#"a[$(rm -rf "$PWD")]=1"#,
+    r#"bash -c ': ${x:=$(rm -rf "$PWD")}'"#,
+    r#"echo ${x/$(rm -rf ./*)/}"#,
+    r#": ${x:=$(mkfs.ext4 disk.img)}"#,
+    r#"echo ${x#$(rm -rf ./*)}"#,
+    r#"echo "${x%%$(rm -rf "$PWD")}""#,
+    r#"echo ${x^^$(rm -rf .)}"#,
+    r#"echo ${x:?$(rm -rf ./*)}"#,
+    r#"echo ${x:+$(rm -rf ./*)}"#,
+    r#"(( $(rm -rf ./*) ))"#,
+    r#"echo $(( a[$(rm -rf ./*)] ))"#,
+    r#"[[ -v a[$(rm -rf ./*)] ]]"#,
+    r#"declare "b[$(rm -rf ./*)]=1""#,
+    r#"export y="${z:-$(rm -rf ./*)}""#,
+    r#"printf -v "a[$(rm -rf ./*)]" x"#,
+    r#"trap 'rm -rf "$PWD"' EXIT"#,
+    r#"PROMPT_COMMAND='rm -rf ./*' bash -i"#,
+    r#"eval ': ${x:=$(rm -rf ./*)}'"#,
+    r#"for f in ${x:-$(rm -rf ./*)}; do :; done"#,
+    r#"case ${x:-$(rm -rf ./*)} in *) ;; esac"#,
+    r#"cat <<< "${x:-$(rm -rf ./*)}""#,
+    r#"sh -c "bash -c ': \${x:=\$(rm -rf ./*)}'""#,
+];
+
+/// Calls in one message (codecrew runs at most 16 of one message).
+const PER_MESSAGE: usize = 12;
+
+/// A `command` agent: its answers make the calls in `calls.<turn>.md`, one file a turn,
+/// then it says it is done; every prompt it gets is kept beside it.
+const AGENT: &str = r#"#!/bin/sh
+dir=$(dirname "$0")
+cat > "$dir/prompt.$(date +%s%N)"
+turn=$(ls "$dir" | grep -c '^prompt\.')
+if [ -e "$dir/calls.$turn.md" ]; then
+    cat "$dir/calls.$turn.md"
+else
+    echo "DONE"
+fi
+"#;
+
+/// The workspace's files and their contents, to compare before and after.
+fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push((path.clone(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn execute_yes_runs_no_deny_listed_command_however_it_is_hidden() {
+    let ws = Ws::new();
+    ws.write("disk.img", "not a file system\n");
+    let before = snapshot(&ws.root);
+
+    let agent = ws.outside.join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(agent.join("agent.sh"), AGENT).unwrap();
+    for (turn, spellings) in SPELLINGS.chunks(PER_MESSAGE).enumerate() {
+        let calls: String = spellings
+            .iter()
+            .map(|command| {
+                let call = json!({
+                    "type": "tool_use",
+                    "name": "codecrew:run_command",
+                    "input": {"command": command},
+                });
+                format!("```json\n{call}\n```\n")
+            })
+            .collect();
+        std::fs::write(agent.join(format!("calls.{}.md", turn + 1)), calls).unwrap();
+    }
+    let config = ws.outside.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[agents.model]\nprovider = \"command\"\ncommand = {{ argv = [\"sh\", {:?}] }}\n",
+            agent.join("agent.sh").display().to_string()
+        ),
+    )
+    .unwrap();
+
+    let output = ws
+        .command(&[
+            "--yes",
+            "execute",
+            "--output",
+            "json",
+            "@model clean up the workspace",
+        ])
+        .env("CODECREW_CONFIG", &config)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(snapshot(&ws.root), before, "the workspace changed");
+
+    // The model was told, call by call, that each was denied and where the command hid.
+    let mut prompts: Vec<PathBuf> = std::fs::read_dir(&agent)
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.to_string_lossy().contains("prompt."))
+        .collect();
+    prompts.sort();
+    let turns = SPELLINGS.len().div_ceil(PER_MESSAGE);
+    assert_eq!(prompts.len(), turns + 1, "{prompts:?}");
+    // A command agent cannot resume: its last prompt holds every turn's results, once.
+    let results = std::fs::read_to_string(&prompts[turns]).unwrap();
+    let lines: Vec<Value> = results
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|value| value.get("status").is_some())
+        .collect();
+    assert_eq!(lines.len(), SPELLINGS.len(), "{results}");
+    for (command, result) in SPELLINGS.iter().zip(&lines) {
+        assert_eq!(result["status"], "denied", "{command}: {result}");
+        let said = result.to_string();
+        assert!(said.contains("deny list"), "{command}: {said}");
+        assert!(said.contains("found in"), "{command}: {said}");
+    }
+}
