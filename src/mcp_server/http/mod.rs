@@ -37,6 +37,7 @@ use super::limits::InFlight;
 
 mod disconnect;
 mod gate;
+mod occupancy;
 pub mod token;
 
 pub use disconnect::abandoned;
@@ -158,6 +159,7 @@ impl HttpServer {
             max_body: settings.max_body,
             max_sessions: settings.max_sessions,
             sessions,
+            occupancy: Arc::default(),
             opening: tokio::sync::Mutex::new(()),
             draining: AtomicBool::new(false),
             answers: answers.clone(),
