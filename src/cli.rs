@@ -433,7 +433,9 @@ pub struct McpArgs {
         help_heading = "HTTP"
     )]
     pub allow_origins: Vec<String>,
-    /// The most sessions (connected clients) served at once
+    /// The most sessions (connected clients) served at once. At the limit a new client
+    /// takes the place of the session idle longest (no call in flight, no stream open);
+    /// it is refused only when every session is busy (after waiting 2 s for one)
     #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..), help_heading = "HTTP")]
     pub max_sessions: u32,
     /// The largest request body accepted, in bytes

@@ -10,7 +10,8 @@ use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
 use crate::support::http_server::{
-    Client, INITIALIZE, Served, TOKEN, mcp_headers, processes_with, raw, wait_until,
+    Client, INITIALIZE, Served, TOKEN, mcp_headers, open_raw_session, processes_with, raw,
+    raw_in_session, session_headers, wait_until,
 };
 use crate::support::mcp::{text, try_call};
 
@@ -316,35 +317,161 @@ fn only_loopback_unless_allowed_and_no_short_token() {
     assert!(stderr.contains("at least 16"), "{stderr}");
 }
 
-#[tokio::test]
-async fn sessions_beyond_the_limit_are_refused_until_one_closes() {
+/// A `tools/call` of `read_file` on notes.txt.
+const READ_NOTES: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"notes.txt"}}}"#;
+
+/// `clients` clients one after the other, each opening a session, making one call and
+/// leaving without `DELETE /mcp` (as a killed client, or one that never sends it); each
+/// is served. Their sessions' ids.
+fn leave_without_a_word(addr: &str, clients: usize) -> Vec<String> {
+    (0..clients)
+        .map(|i| {
+            let session = open_raw_session(addr);
+            let answer = raw_in_session(addr, &session, "POST", READ_NOTES);
+            assert_eq!(answer.status, 200, "client {i}: {answer:?}");
+            assert!(
+                answer.body.contains("HTTP-CONTENT-8765"),
+                "client {i}: {answer:?}"
+            );
+            session
+        })
+        .collect()
+}
+
+/// Clients that leave without a word do not lock the others out: at the cap the session
+/// idle longest makes room, is closed, and its id is then not found (on which a client
+/// opens a new session); the count stays at the cap.
+#[test]
+fn a_hundred_clients_that_leave_without_a_word_are_all_served() {
+    let setup = setup(40015);
+    let config = setup.config.to_str().unwrap();
+    let command = Served::command(
+        setup.dir.path(),
+        &[],
+        &[("CODECREW_CONFIG", config), ("RUST_LOG", "codecrew=info")],
+    );
+    let served = Served::start(command, &["--max-sessions", "4"]);
+    let started = Instant::now();
+    let sessions = leave_without_a_word(&served.addr, 100);
+    // The four latest hold the four places; every one before was closed to make room.
+    for session in &sessions[96..] {
+        let answer = raw_in_session(&served.addr, session, "POST", READ_NOTES);
+        assert_eq!(answer.status, 200, "{answer:?}");
+    }
+    for session in [&sessions[0], &sessions[95]] {
+        let gone = raw_in_session(&served.addr, session, "POST", READ_NOTES);
+        assert_eq!(gone.status, 404, "{gone:?}");
+    }
+    // Eight more at once, at the cap: each makes room, none closes a place another took,
+    // and four sessions are left, no more.
+    let racing: Vec<String> = std::thread::scope(|scope| {
+        let clients: Vec<_> = (0..8)
+            .map(|_| {
+                scope.spawn(|| {
+                    let headers = mcp_headers(TOKEN);
+                    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+                    let opened = raw(
+                        &served.addr,
+                        "POST",
+                        "/mcp",
+                        &headers,
+                        INITIALIZE.as_bytes(),
+                    );
+                    assert_eq!(opened.status, 200, "{opened:?}");
+                    opened.header("mcp-session-id").unwrap()
+                })
+            })
+            .collect();
+        clients.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let open = sessions[96..]
+        .iter()
+        .chain(&racing)
+        .filter(|session| {
+            let answer = raw_in_session(&served.addr, session, "POST", initialized);
+            assert!(matches!(answer.status, 202 | 404), "{answer:?}");
+            answer.status == 202
+        })
+        .count();
+    assert_eq!(open, 4);
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    let log = served.stderr();
+    assert_eq!(log.matches("to make room").count(), 104, "{log}");
+    assert!(!log.contains(TOKEN), "{log}");
+    assert!(!log.contains(sessions[0].as_str()), "no session id: {log}");
+}
+
+/// A session with a call in flight or a stream open keeps its place: at the cap a new
+/// client waits a little, then is refused; one that is waiting when a busy session's
+/// client goes away takes that session's place.
+#[test]
+fn busy_sessions_keep_their_places_and_a_new_client_waits_for_one_to_turn_idle() {
     let setup = setup(40006);
     let served = setup.serve(&[], &["--max-sessions", "2"]);
-    let first = served.client().await;
-    let second = served.client().await;
-    let third = served.client_with(TOKEN).await;
-    let error = third.expect_err("a third session is refused");
+    let addr = served.addr.clone();
+    let marker = "sleep 40006";
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"query_agent","arguments":{"task":"@hang wait"}}}"#;
+    let in_flight = call_on_a_connection(&addr, call);
     assert!(
-        error.contains("--max-sessions") || error.contains("503"),
-        "{error}"
+        wait_until(Duration::from_secs(20), || !processes_with(marker)
+            .is_empty()),
+        "the agent never started:\n{}",
+        served.stderr()
     );
-    // A closed session frees its place.
-    first.cancel().await.unwrap();
-    let mut reopened = None;
-    for _ in 0..50 {
-        if let Ok(client) = served.client_with(TOKEN).await {
-            reopened = Some(client);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let reopened = reopened.expect("a place again once a session closed");
-    let read = try_call(&reopened, "read_file", json!({"path": "notes.txt"}))
-        .await
-        .unwrap();
-    assert!(text(&read).contains("HTTP-CONTENT-8765"));
-    second.cancel().await.unwrap();
-    reopened.cancel().await.unwrap();
+    let listening = open_raw_session(&addr);
+    let stream = held_open(&addr, &listening, "GET", "");
+    let initialize = || {
+        let headers = mcp_headers(TOKEN);
+        let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+        raw(&addr, "POST", "/mcp", &headers, INITIALIZE.as_bytes())
+    };
+
+    let started = Instant::now();
+    let refused = initialize();
+    assert_eq!(refused.status, 503, "{refused:?}");
+    let message = refused.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.contains("--max-sessions"), "{message}");
+    assert!(message.contains("busy"), "{message}");
+    assert!(
+        started.elapsed() >= Duration::from_millis(1500),
+        "did not wait"
+    );
+    // Neither busy session lost its place.
+    assert!(
+        !processes_with(marker).is_empty(),
+        "the call in flight was stopped"
+    );
+    let tools = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+    let listed = raw_in_session(&addr, &listening, "POST", tools);
+    assert_eq!(listed.status, 200, "{listed:?}");
+
+    // The listening client goes away while a new one waits: the new one gets its place.
+    let waiting = std::thread::scope(|scope| {
+        let waiting = scope.spawn(initialize);
+        std::thread::sleep(Duration::from_millis(300));
+        drop(stream);
+        waiting.join().unwrap()
+    });
+    assert_eq!(waiting.status, 200, "{waiting:?}\n{}", served.stderr());
+    let gone = raw_in_session(&addr, &listening, "POST", tools);
+    assert_eq!(gone.status, 404, "{gone:?}");
+    assert!(
+        !processes_with(marker).is_empty(),
+        "the call in flight was stopped"
+    );
+    drop(in_flight);
+    assert!(wait_until(Duration::from_secs(15), || processes_with(
+        marker
+    )
+    .is_empty()));
 }
 
 #[tokio::test]
@@ -383,35 +510,25 @@ async fn agent_runs_beyond_the_limit_wait_and_beyond_the_queue_are_refused() {
 /// An MCP session opened by hand, and a `tools/call` sent on it: the connection, which
 /// the test then drops as a killed client's would be.
 fn call_on_a_connection(addr: &str, call: &str) -> std::net::TcpStream {
-    use std::io::{Read, Write};
     let opened = raw(addr, "POST", "/mcp", &[], b"");
     assert_eq!(opened.status, 401);
-    let headers = mcp_headers(TOKEN);
-    let headers_ref: Vec<&str> = headers.iter().map(String::as_str).collect();
-    let initialized = raw(addr, "POST", "/mcp", &headers_ref, INITIALIZE.as_bytes());
-    assert_eq!(initialized.status, 200, "{initialized:?}");
-    let session = initialized.header("mcp-session-id").unwrap();
-    let mut with_session = headers.clone();
-    with_session.push(format!("Mcp-Session-Id: {session}"));
-    with_session.push("MCP-Protocol-Version: 2025-06-18".to_owned());
-    let with_session_ref: Vec<&str> = with_session.iter().map(String::as_str).collect();
-    let notified = raw(
-        addr,
-        "POST",
-        "/mcp",
-        &with_session_ref,
-        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-    );
-    assert_eq!(notified.status, 202, "{notified:?}");
+    let session = open_raw_session(addr);
+    held_open(addr, &session, "POST", call)
+}
+
+/// A request in session `session` whose response has begun (its headers) and not ended:
+/// a call in flight, or a GET stream. The connection stays open (keep-alive) until the
+/// test drops it, as a killed client's would be.
+fn held_open(addr: &str, session: &str, method: &str, body: &str) -> std::net::TcpStream {
+    use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    let mut request = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n");
-    for header in &with_session {
-        request.push_str(header);
+    let mut request = format!("{method} /mcp HTTP/1.1\r\nHost: {addr}\r\n");
+    for header in session_headers(session) {
+        request.push_str(&header);
         request.push_str("\r\n");
     }
-    request.push_str(&format!("Content-Length: {}\r\n\r\n{call}", call.len()));
+    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
     stream.write_all(request.as_bytes()).unwrap();
-    // The stream has begun (its headers), the answer has not.
     let mut first = [0u8; 12];
     stream.read_exact(&mut first).unwrap();
     assert_eq!(&first, b"HTTP/1.1 200");
@@ -517,9 +634,9 @@ async fn past_the_grace_period_sigterm_stops_the_agents_and_exits() {
     pending.abort();
 }
 
-/// The bounded load test: 16 clients × 200 tool calls and 8 agent runs at once, twice;
-/// every call answered once with its own answer, the server's memory steady between the
-/// rounds, nothing left after SIGTERM.
+/// The bounded load test: 100 clients that leave without a word, then 16 clients × 200
+/// tool calls and 8 agent runs at once, three times; every call answered once with its
+/// own answer, the server's memory steady between the rounds, nothing left after SIGTERM.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_clients_and_eight_agents_at_once_lose_nothing() {
     const CLIENTS: usize = 16;
@@ -540,6 +657,9 @@ async fn sixteen_clients_and_eight_agents_at_once_lose_nothing() {
     let pid = served.pid();
     let mut rss = Vec::new();
     for round in 0..3 {
+        // A hundred clients left without a word first: their sessions make room for the
+        // ones below, and are freed when closed.
+        leave_without_a_word(&served.addr, 100);
         let mut clients = Vec::new();
         for _ in 0..CLIENTS {
             clients.push(served.client().await);

@@ -17,6 +17,7 @@ use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use super::occupancy::Busy;
 use crate::mcp_server::limits::Call;
 
 /// Cancelled when the request's response was dropped before its end.
@@ -25,12 +26,30 @@ pub struct Disconnect(CancellationToken);
 
 impl Disconnect {
     /// The body to send: `body`, which cancels this token if dropped unfinished, and
-    /// holds `open` (if any) until it is dropped.
-    pub fn watch(&self, body: BoxBody<Bytes, Infallible>, open: Option<Call>) -> Watched {
+    /// keeps `held` until it is dropped.
+    pub fn watch(&self, body: BoxBody<Bytes, Infallible>, held: Held) -> Watched {
         Watched {
             inner: body,
             guard: Some(self.0.clone().drop_guard()),
-            _open: open,
+            _held: held,
+        }
+    }
+}
+
+/// What a response keeps for as long as it lasts (sent to its end, or dropped).
+#[derive(Debug, Default)]
+pub struct Held {
+    /// Counts it among the answers a shutdown waits for (a POST's).
+    _answer: Option<Call>,
+    /// Keeps its session busy, so that no new client takes that session's place.
+    _session: Option<Busy>,
+}
+
+impl Held {
+    pub fn new(answer: Option<Call>, session: Option<Busy>) -> Self {
+        Held {
+            _answer: answer,
+            _session: session,
         }
     }
 }
@@ -39,8 +58,7 @@ impl Disconnect {
 pub struct Watched {
     inner: BoxBody<Bytes, Infallible>,
     guard: Option<DropGuard>,
-    /// Counts this answer among those a shutdown waits for.
-    _open: Option<Call>,
+    _held: Held,
 }
 
 impl Body for Watched {
@@ -95,13 +113,13 @@ mod tests {
     #[tokio::test]
     async fn a_body_dropped_before_its_end_cancels_and_a_finished_one_does_not() {
         let disconnect = Disconnect::default();
-        let body = disconnect.watch(Full::new(Bytes::from("done")).boxed(), None);
+        let body = disconnect.watch(Full::new(Bytes::from("done")).boxed(), Held::default());
         let collected = body.collect().await.unwrap().to_bytes();
         assert_eq!(collected, "done");
         assert!(!disconnect.0.is_cancelled());
 
         let disconnect = Disconnect::default();
-        let watched = disconnect.watch(Unfinished.boxed(), None);
+        let watched = disconnect.watch(Unfinished.boxed(), Held::default());
         drop(watched);
         assert!(disconnect.0.is_cancelled());
     }

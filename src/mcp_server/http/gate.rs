@@ -2,14 +2,17 @@
 //! service sees it, in this order: the path (`/health` is answered without a token and
 //! says nothing but "ok"), a shutdown in progress, the `Origin` (a page in the user's
 //! browser, even through DNS rebinding), the bearer token, the body's size and the time
-//! it takes to arrive, and the number of sessions. A refusal is a JSON-RPC error in an
-//! HTTP error status, logged without the token; the server keeps serving.
+//! it takes to arrive, and the number of sessions: at `--max-sessions` a new client takes
+//! the place of the session idle longest ([`super::occupancy`]), and waits a little, then
+//! is refused, only when every session is busy. A refusal is a JSON-RPC error in an HTTP
+//! error status, logged without the token; the server keeps serving.
 
+use std::collections::HashSet;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
@@ -19,9 +22,12 @@ use hyper::body::Incoming;
 use rmcp::model::ErrorCode;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager};
 use serde_json::{Value, json};
+use tokio::sync::MutexGuard;
 
-use super::disconnect::Disconnect;
+use super::disconnect::{Disconnect, Held};
+use super::occupancy::{Chosen, Entry, Occupancy};
 use super::token::Token;
 use crate::mcp_server::McpServer;
 use crate::mcp_server::limits::{BUSY, InFlight};
@@ -33,6 +39,16 @@ pub const HEALTH: &str = "/health";
 /// How long a request body may take to arrive: a client that sends slowly holds one
 /// connection of its own, never the server.
 const BODY_DEADLINE: Duration = Duration::from_secs(30);
+/// How long a new client waits at the session cap for a busy session to turn idle: long
+/// enough for a quick call to end, short beside a client's own timeout.
+const ROOM_WAIT: Duration = Duration::from_secs(2);
+/// How often a waiting client looks again, for sessions rmcp ended on its own.
+const ROOM_RECHECK: Duration = Duration::from_millis(200);
+/// How long closing a session to make room may take (an idle session's worker is
+/// waiting for exactly that message).
+const CLOSE_DEADLINE: Duration = Duration::from_secs(1);
+/// The header that names a request's session.
+const SESSION_ID: &str = "mcp-session-id";
 
 pub type Reply = Response<BoxBody<Bytes, Infallible>>;
 
@@ -46,7 +62,10 @@ pub struct Gate {
     pub(super) max_body: usize,
     pub(super) max_sessions: usize,
     pub(super) sessions: Arc<LocalSessionManager>,
-    /// Held while a session is opened, so that two at once cannot both take the last place.
+    /// Which sessions are busy, and since when the others are idle.
+    pub(super) occupancy: Arc<Occupancy>,
+    /// Held while a session is opened (room made, the new one counted), so that two at
+    /// once cannot both take the last place or close the same idle session.
     pub(super) opening: tokio::sync::Mutex<()>,
     pub(super) draining: AtomicBool,
     /// The answers to POSTs not yet sent to their end: a shutdown lets them leave before
@@ -139,40 +158,129 @@ impl Gate {
             Err(reply) => return reply,
         };
         let request = Request::from_parts(parts, Full::new(body.clone()));
-        if request.headers().contains_key("mcp-session-id") || !is_initialize(&body) {
+        if request.headers().contains_key(SESSION_ID) || !is_initialize(&body) {
             return self.forward(request).await;
         }
         // An `initialize` without a session opens one.
-        let _opening = self.opening.lock().await;
-        let open = self.sessions.sessions.read().await.len();
-        if open >= self.max_sessions {
-            tracing::warn!(%peer, open, "refused a new session: at the limit");
-            return refusal(
-                StatusCode::SERVICE_UNAVAILABLE,
-                BUSY,
-                request_id(&body),
-                &format!(
-                    "codecrew serves at most {} sessions at once (--max-sessions); close one \
-                     (DELETE /mcp with its Mcp-Session-Id) or wait until an idle one expires",
-                    self.max_sessions
-                ),
-            );
+        let _opening = match self.make_room(peer).await {
+            Ok(opening) => opening,
+            Err(open) => {
+                tracing::warn!(%peer, open, "refused a new session: every session is busy");
+                return refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    BUSY,
+                    request_id(&body),
+                    &format!(
+                        "codecrew serves at most {} sessions at once (--max-sessions), and \
+                         every one is busy (a call in flight or a stream open); try again \
+                         shortly, or close a session you hold (DELETE /mcp with its \
+                         Mcp-Session-Id)",
+                        self.max_sessions
+                    ),
+                );
+            }
+        };
+        let reply = self.forward(request).await;
+        // Counted before the next `initialize` looks.
+        if let Some(id) = reply
+            .headers()
+            .get(SESSION_ID)
+            .and_then(|id| id.to_str().ok())
+        {
+            self.occupancy
+                .opened(SessionId::from(id), peer, Instant::now());
         }
-        self.forward(request).await
+        reply
     }
 
-    /// Hands the request to rmcp, and watches its answer for a client that goes away.
+    /// Room for one more session: below the cap, or at it once the session idle longest
+    /// is closed; when every session is busy, waits at most [`ROOM_WAIT`] for one to turn
+    /// idle. Gives the lock to hold until the new session is counted, or the number of
+    /// sessions open when there was no room.
+    async fn make_room(&self, peer: SocketAddr) -> Result<MutexGuard<'_, ()>, usize> {
+        let deadline = tokio::time::Instant::now() + ROOM_WAIT;
+        let opening = tokio::time::timeout_at(deadline, self.opening.lock())
+            .await
+            .map_err(|_| self.max_sessions)?;
+        loop {
+            let freed = self.occupancy.freed();
+            tokio::pin!(freed);
+            // Listening before looking: a session freed in between is not missed.
+            freed.as_mut().enable();
+            let live: HashSet<SessionId> = self
+                .sessions
+                .sessions
+                .read()
+                .await
+                .keys()
+                .cloned()
+                .collect();
+            if live.len() < self.max_sessions {
+                return Ok(opening);
+            }
+            if let Some(chosen) = self.occupancy.choose_idle_longest(&live, Instant::now()) {
+                self.close_to_make_room(chosen, peer).await;
+                continue;
+            }
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                return Err(live.len());
+            }
+            let _ = tokio::time::timeout(left.min(ROOM_RECHECK), freed).await;
+        }
+    }
+
+    /// Closes an idle session through rmcp's session manager (its worker ends, and with
+    /// it that session's clone of the server); a later request with its id gets rmcp's
+    /// 404, on which a client opens a new session.
+    async fn close_to_make_room(&self, chosen: Chosen, peer: SocketAddr) {
+        tracing::info!(
+            %peer,
+            idle_peer = %chosen.peer,
+            idle_secs = chosen.idle.as_secs(),
+            "at --max-sessions: closing the session idle longest to make room for a new client"
+        );
+        match tokio::time::timeout(CLOSE_DEADLINE, self.sessions.close_session(&chosen.id)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::debug!("closing an idle session: {error}"),
+            Err(_) => tracing::debug!("closing an idle session took too long"),
+        }
+        self.occupancy.closed(&chosen.id);
+    }
+
+    /// Hands the request to rmcp, and watches its answer for a client that goes away and
+    /// for the end of the session's business.
     async fn forward<B>(&self, mut request: Request<B>) -> Reply
     where
         B: http_body::Body<Data = Bytes> + Send + 'static,
         B::Error: std::fmt::Display,
     {
+        let session = request
+            .headers()
+            .get(SESSION_ID)
+            .and_then(|id| id.to_str().ok())
+            .map(str::to_owned);
+        let busy = match session.as_deref().map(|id| self.occupancy.enter(id)) {
+            Some(Entry::Busy(busy)) => Some(busy),
+            // Closed to make room: as rmcp answers for a session that has ended.
+            Some(Entry::Closing) => return session_not_found(),
+            Some(Entry::Unknown) | None => None,
+        };
+        let deleting = request.method() == Method::DELETE;
         let disconnect = Disconnect::default();
         request.extensions_mut().insert(disconnect.clone());
-        // A GET is the client's standing stream, which ends only with the session.
-        let open = (request.method() == Method::POST).then(|| self.answers.start());
+        // A GET is the client's standing stream, which ends only with the session: not an
+        // answer a shutdown waits for.
+        let answer = (request.method() == Method::POST).then(|| self.answers.start());
+        let held = Held::new(answer, busy);
         let response = self.mcp.handle(request).await;
-        response.map(|body| BoxBody::new(disconnect.watch(body, open)))
+        if deleting
+            && response.status().is_success()
+            && let Some(id) = &session
+        {
+            self.occupancy.closed(id);
+        }
+        response.map(|body| BoxBody::new(disconnect.watch(body, held)))
     }
 
     fn origin_allowed(&self, origin: &HeaderValue) -> bool {
@@ -295,6 +403,12 @@ fn plain(status: StatusCode, text: &'static str) -> Reply {
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
+}
+
+/// What rmcp answers for a session that has ended (the specification's 404, on which a
+/// client opens a new session).
+fn session_not_found() -> Reply {
+    plain(StatusCode::NOT_FOUND, "Not Found: Session not found")
 }
 
 /// A JSON-RPC error (id null when the request's is unknown) with an HTTP status.

@@ -8,7 +8,8 @@
 //! user's browser. So the server listens on loopback unless told otherwise, every request
 //! but `/health` needs the bearer token, a browser's `Origin` is refused unless allowed,
 //! and bodies, sessions, connections and agent runs are bounded ([`gate`],
-//! [`super::limits`]). rmcp's service checks the `Host` header (DNS rebinding) and the
+//! [`super::limits`]); at the session cap a new client takes the place of the session
+//! idle longest ([`occupancy`]), so clients that leave without a word lock nobody out. rmcp's service checks the `Host` header (DNS rebinding) and the
 //! protocol; hyper, on a connection of its own per client, reads the requests: a client
 //! that stays silent or floods holds only its own connection.
 //!
@@ -37,6 +38,7 @@ use super::limits::InFlight;
 
 mod disconnect;
 mod gate;
+mod occupancy;
 pub mod token;
 
 pub use disconnect::abandoned;
@@ -158,6 +160,7 @@ impl HttpServer {
             max_body: settings.max_body,
             max_sessions: settings.max_sessions,
             sessions,
+            occupancy: Arc::default(),
             opening: tokio::sync::Mutex::new(()),
             draining: AtomicBool::new(false),
             answers: answers.clone(),

@@ -231,6 +231,38 @@ pub fn mcp_headers(token: &str) -> Vec<String> {
 /// An `initialize` request body.
 pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
 
+/// The headers of a request in session `session` (after `initialize`).
+pub fn session_headers(session: &str) -> Vec<String> {
+    let mut headers = mcp_headers(TOKEN);
+    headers.push(format!("Mcp-Session-Id: {session}"));
+    headers.push("MCP-Protocol-Version: 2025-06-18".to_owned());
+    headers
+}
+
+/// A session opened by hand (`initialize`, then `notifications/initialized`); its id.
+pub fn open_raw_session(addr: &str) -> String {
+    let headers = mcp_headers(TOKEN);
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let initialized = raw(addr, "POST", "/mcp", &headers, INITIALIZE.as_bytes());
+    assert_eq!(initialized.status, 200, "{initialized:?}");
+    let session = initialized.header("mcp-session-id").unwrap();
+    let notified = raw_in_session(
+        addr,
+        &session,
+        "POST",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(notified.status, 202, "{notified:?}");
+    session
+}
+
+/// One request in session `session`, on a connection of its own.
+pub fn raw_in_session(addr: &str, session: &str, method: &str, body: &str) -> RawResponse {
+    let headers = session_headers(session);
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    raw(addr, method, "/mcp", &headers, body.as_bytes())
+}
+
 /// Processes whose command line holds `needle` (NUL-separated words joined by spaces).
 pub fn processes_with(needle: &str) -> Vec<i32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
