@@ -187,6 +187,39 @@ fn opted_in_no_credential_of_the_home_comes_back_from_a_tool() {
 }
 
 #[test]
+fn opted_in_no_listing_names_a_hidden_entry_of_the_home() {
+    let home = Home::new();
+    home.write(".ssh/id_ed25519", "key\n");
+    for mode in ["query", "execute"] {
+        // (a listing, whether it lists the project too)
+        let listings = [
+            (home.call(mode, "list_directory", json!({"depth": 3})), true),
+            (home.call(mode, "glob", json!({"pattern": "**/*"})), true),
+            (home.call(mode, "glob", json!({"pattern": ".*/**"})), false),
+        ];
+        for ((result, stdout), lists_the_project) in listings {
+            assert_eq!(result["status"], "ok", "{mode}: {result:#}");
+            for hidden in [
+                ".config",
+                ".ssh",
+                "id_ed25519",
+                ".someapp",
+                ".yarnrc",
+                "hosts.yml",
+            ] {
+                assert!(!stdout.contains(hidden), "{mode}: {hidden} in {stdout}");
+            }
+            // The control: the project is listed.
+            assert_eq!(
+                stdout.contains("proj/README.md"),
+                lists_the_project,
+                "{mode}: {stdout}"
+            );
+        }
+    }
+}
+
+#[test]
 fn doctor_in_the_home_says_it_is_no_project_and_never_advises_trusting_it() {
     let home = Home::new();
     // The user's own Claude folder, which in the home looks like a checkout's.

@@ -136,8 +136,17 @@ pub fn walker(dir: &Path) -> WalkBuilder {
     builder
         .hidden(false)
         .require_git(false)
-        .filter_entry(|entry| entry.file_name() != ".git");
+        .filter_entry(|entry| {
+            entry.file_name() != ".git" && !in_a_homes_hidden_entry(entry.path())
+        });
     builder
+}
+
+/// Whether `path` is (or lies in) a hidden entry of a home the workspace holds (opted in
+/// with `--allow-home`): not even its name is listed, since the names under `~/.config`,
+/// `~/.ssh` or `~/.mozilla` already say which accounts, keys and profiles the user has.
+fn in_a_homes_hidden_entry(path: &Path) -> bool {
+    codecrew_policy::home::held().is_some_and(|home| home.hidden_entry(path).is_some())
 }
 
 /// Replaces (or creates) `target` with `bytes` atomically, beneath the workspace `root`:
