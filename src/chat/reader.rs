@@ -125,9 +125,7 @@ fn meaning(error: ReadlineError, hung_up: bool) -> Read {
         ReadlineError::Interrupted => Read::Interrupted,
         // A terminal that hung up ends its reads (or fails them): no Ctrl-D was typed.
         _ if hung_up => Read::HungUp,
-        ReadlineError::Io(error) if error.raw_os_error() == Some(Errno::EIO as i32) => {
-            Read::HungUp
-        }
+        ReadlineError::Io(error) if error.raw_os_error() == Some(Errno::EIO as i32) => Read::HungUp,
         ReadlineError::Errno(Errno::EIO) => Read::HungUp,
         ReadlineError::Eof => Read::Eof,
         other => Read::Failed(other.to_string()),

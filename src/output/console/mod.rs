@@ -272,7 +272,10 @@ pub fn hung_up() -> bool {
 /// Whether what is written to `stream` is dropped: the terminal hung up, and `stream`
 /// was a terminal (taken to be one when [`init`] was never called).
 fn silenced(stream: Stream) -> bool {
-    hung_up() && TERMINALS.get().is_none_or(|terminals| terminals[stream as usize])
+    hung_up()
+        && TERMINALS
+            .get()
+            .is_none_or(|terminals| terminals[stream as usize])
 }
 
 /// The styles of this process's streams.
