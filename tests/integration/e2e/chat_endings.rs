@@ -3,8 +3,10 @@
 //! its kept Claude stopped (its process group gone), what Claude's wall held put back
 //! (the session script a trusted hook planted is gone the moment codecrew is), the
 //! thread kept, and the exit code saying how it ended. The chat runs on a real terminal
-//! it controls (`support/pty.rs`), closed from the master's side as a window is.
+//! it controls (`support/pty.rs`), closed from the master's side as a window is. The
+//! same for `codecrew execute` at a terminal that closes.
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use nix::sys::signal::{Signal, kill};
@@ -24,32 +26,38 @@ enum End {
     CtrlD,
 }
 
-/// A chat in execute mode with @claude in a trusted project, whose hook (at Claude's
-/// start and at each prompt) plants a session script in Claude's `session-env/`, which
-/// Claude's wall holds whole; one answer in; then, during a second answer when
-/// `during_answer`, ended by `end`.
-fn a_chat_ended(test: &str, end: End, during_answer: bool, code: i32) {
+/// A world whose script answers `E2E-END-ONE` and never answers `E2E-END-SLOW`, in a
+/// trusted project whose Claude hook (at Claude's start and at each prompt) plants a
+/// session script in Claude's `session-env/`, which Claude's wall holds whole; the
+/// environment that trusts it, and the plant.
+fn planting(test: &str) -> Option<(World, CliEnv, PathBuf)> {
     let script = Script::new()
         .rule(Rule::on_prompt("E2E-END-ONE", Reply::text("Answer one.")))
         .rule(Rule::on_prompt("E2E-END-SLOW", Reply::hang()));
-    let Some(world) = World::new(test, script) else {
-        return;
-    };
-    let workspace = world.workspace().canonicalize().unwrap();
+    let world = World::new(test, script)?;
     let session_env = world.home.home().join(".claude/session-env");
     std::fs::create_dir_all(&session_env).unwrap();
     let plant = session_env.join("planted/sessionstart-hook-0.sh");
     let env = trusted_with_a_planting_hook(&world, &plant);
+    Some((world, env, plant))
+}
 
+const LIMIT: Duration = Duration::from_secs(90);
+
+/// A chat in execute mode with @claude, one answer in; then, during a second answer when
+/// `during_answer`, ended by `end`.
+fn a_chat_ended(test: &str, end: End, during_answer: bool, code: i32) {
+    let Some((world, env, plant)) = planting(test) else {
+        return;
+    };
     let mut terminal = Terminal::run(
         &env,
         Path::new(env!("CARGO_BIN_EXE_codecrew")),
         &["chat", "--mode", "execute", "--thread", "ends"],
     );
-    let limit = Duration::from_secs(90);
-    terminal.wait_for("prompt", limit, |shown| shown.contains("execute> "));
+    terminal.wait_for("prompt", LIMIT, |shown| shown.contains("execute> "));
     terminal.type_keys(b"@claude first E2E-END-ONE\r");
-    terminal.wait_for("answer and prompt", limit, |shown| {
+    terminal.wait_for("answer and prompt", LIMIT, |shown| {
         shown
             .split_once("Answer one.")
             .is_some_and(|(_, after)| after.contains("execute> "))
@@ -61,23 +69,51 @@ fn a_chat_ended(test: &str, end: End, during_answer: bool, code: i32) {
     );
     if during_answer {
         terminal.type_keys(b"slow E2E-END-SLOW\r");
-        let asked = Instant::now();
-        while !world.server.requests().iter().any(|request| {
-            request
-                .prompt
-                .as_deref()
-                .is_some_and(|p| p.contains("E2E-END-SLOW"))
-        }) {
-            assert!(
-                asked.elapsed() < limit,
-                "Claude never asked for the slow answer"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_for_the_slow_request(&world);
     }
+    ends_cleanly(&world, terminal, end, &plant, code);
+    let thread = world.codecrew(&["threads", "show", "ends"]);
+    thread.assert_code(0);
+    assert!(thread.stdout.contains("Answer one."), "{}", thread.stdout);
+}
+
+/// `codecrew execute` at a terminal, ended by `end` while Claude waits for its answer.
+fn a_run_at_a_terminal_ended(test: &str, end: End, code: i32) {
+    let Some((world, env, plant)) = planting(test) else {
+        return;
+    };
+    let terminal = Terminal::run(
+        &env,
+        Path::new(env!("CARGO_BIN_EXE_codecrew")),
+        &["execute", "@claude E2E-END-SLOW"],
+    );
+    wait_for_the_slow_request(&world);
+    assert!(plant.exists(), "the hook planted nothing");
+    ends_cleanly(&world, terminal, end, &plant, code);
+}
+
+fn wait_for_the_slow_request(world: &World) {
+    let asked = Instant::now();
+    while !world.server.requests().iter().any(|request| {
+        request
+            .prompt
+            .as_deref()
+            .is_some_and(|p| p.contains("E2E-END-SLOW"))
+    }) {
+        assert!(
+            asked.elapsed() < LIMIT,
+            "Claude never asked for the slow answer"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Ends codecrew on `terminal` by `end`: it exits `code` within two seconds, and the
+/// moment it is gone the plant is gone too, and nothing of its CLI runs.
+fn ends_cleanly(world: &World, mut terminal: Terminal, end: End, plant: &Path, code: i32) {
+    let workspace = world.workspace().canonicalize().unwrap();
     let groups = cli_groups(&workspace, terminal.pid());
     assert!(!groups.is_empty(), "no CLI runs in the workspace");
-
     let ended = Instant::now();
     match end {
         End::HangUp => terminal.hang_up(),
@@ -90,21 +126,18 @@ fn a_chat_ended(test: &str, end: End, during_answer: bool, code: i32) {
     let planted_left = plant.exists();
     let alive = alive_in(&groups);
     let shown = terminal.text();
-    let status = status.unwrap_or_else(|| panic!("the chat did not end:\n{shown}"));
+    let status = status.unwrap_or_else(|| panic!("codecrew did not end:\n{shown}"));
     assert!(!planted_left, "the plant outlived codecrew:\n{shown}");
     assert_eq!(status.code(), Some(code), "{status:?}\n{shown}");
     assert!(
         took < Duration::from_secs(2),
-        "the chat took {took:?} to end:\n{shown}"
+        "codecrew took {took:?} to end:\n{shown}"
     );
     assert_eq!(
         alive,
         Vec::<i32>::new(),
-        "the CLI's processes outlived the chat"
+        "the CLI's processes outlived codecrew"
     );
-    let thread = world.codecrew(&["threads", "show", "ends"]);
-    thread.assert_code(0);
-    assert!(thread.stdout.contains("Answer one."), "{}", thread.stdout);
 }
 
 /// The world's environment with a user config that trusts the workspace, whose Claude
@@ -204,4 +237,9 @@ fn sigint_at_the_prompt_ends_the_chat_with_130() {
 #[test]
 fn ctrl_d_ends_the_chat_with_0_and_what_it_held_put_back() {
     a_chat_ended("e2e-chat-ctrl-d", End::CtrlD, false, 0);
+}
+
+#[test]
+fn closing_the_terminal_ends_execute_with_129_and_what_it_held_put_back() {
+    a_run_at_a_terminal_ended("e2e-execute-hang-up", End::HangUp, 129);
 }
