@@ -164,6 +164,23 @@ mod tests {
     }
 
     #[test]
+    fn each_ending_exits_with_its_own_code() {
+        let codes: Vec<u8> = [
+            Ending::Asked,
+            Ending::Interrupted,
+            Ending::Terminated,
+            Ending::HungUp,
+            Ending::Failed,
+        ]
+        .map(Ending::code)
+        .into();
+        assert_eq!(codes, [0, 130, 143, 129, 1]);
+        for code in [130, 143, 129] {
+            assert_eq!(Ending::of_signal(code).code(), code);
+        }
+    }
+
+    #[test]
     fn a_line_without_a_mention_goes_to_the_agents_last_addressed() {
         let (jobs, last) = jobs("@claude @gemini:flash compare", &[], "claude");
         assert_eq!(last, ["claude", "gemini"]);
