@@ -10,6 +10,7 @@
 //! Each line read is added to the history and the history saved at once, so that a chat
 //! ended by a signal or a hang-up keeps its lines too.
 
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc as std_mpsc;
 
@@ -91,6 +92,61 @@ impl Reader {
             let _ = termios::tcsetattr(std::io::stdin(), SetArg::TCSANOW, cooked);
         }
         let _ = console::stdout().exact(b"\x1b[?2004l\n");
+    }
+}
+
+/// The terminal's hang-up, whether or not a SIGHUP says so: the kernel sends SIGHUP to the
+/// terminal's session leader, and a shell that ignores it (or `nohup`) passes none on to
+/// the chat, which must still end, during an answer too, when nothing reads the terminal.
+/// A thread polls the terminal for its hang-up alone (never its input, which the editor
+/// reads).
+pub struct HangUp(mpsc::UnboundedReceiver<()>);
+
+impl HangUp {
+    /// Starts watching the terminal on stdin.
+    pub fn watch() -> HangUp {
+        let (hung_up, receiver) = mpsc::unbounded_channel();
+        let watching = std::thread::Builder::new()
+            .name("chat-terminal".to_owned())
+            .spawn(move || {
+                if wait_for_hang_up() {
+                    let _ = hung_up.send(());
+                }
+            });
+        if let Err(error) = watching {
+            tracing::debug!("the terminal's hang-up is not watched: {error}");
+        }
+        HangUp(receiver)
+    }
+
+    /// Resolves once the terminal hung up; never when it cannot be watched. Cancel-safe.
+    pub async fn wait(&mut self) {
+        if self.0.recv().await.is_none() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// Blocks until the terminal on stdin hangs up (true), or cannot be polled (false).
+fn wait_for_hang_up() -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let stdin = std::io::stdin();
+    loop {
+        // No event asked for: only a hang-up or an error wakes the poll.
+        let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::empty())];
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) => {
+                let happened = fds[0].revents().unwrap_or(PollFlags::POLLNVAL);
+                if happened.intersects(PollFlags::POLLHUP | PollFlags::POLLERR) {
+                    return true;
+                }
+                if happened.contains(PollFlags::POLLNVAL) {
+                    return false;
+                }
+            }
+            Err(Errno::EINTR) => {}
+            Err(_) => return false,
+        }
     }
 }
 

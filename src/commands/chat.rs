@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use codecrew::chat::editor::{ChatHelper, LineEditor, history_file, joined};
-use codecrew::chat::reader::{Read, Reader};
+use codecrew::chat::reader::{HangUp, Read, Reader};
 use codecrew::chat::worker::{Request, Worker};
 use codecrew::chat::{self, COMMANDS, Command, Ending, Input};
 use codecrew::cli::{ChatArgs, RunOutput};
@@ -28,7 +28,7 @@ use rustyline::{Cmd, KeyCode, KeyEvent, Modifiers};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
-use super::{EXIT_SIGINT, Signals};
+use super::{EXIT_SIGHUP, EXIT_SIGINT, Signals};
 
 /// How long the CLIs get, once the chat ends, to end their sessions themselves (stdin
 /// closed) before they are killed: the chat is gone within two seconds however it ends.
@@ -44,8 +44,12 @@ pub async fn run(args: ChatArgs, options: super::ToolOptions) -> anyhow::Result<
     }
     // From the start: a signal at any step ends the chat as it should, never the
     // process with the CLIs' held files left as they were.
-    let Some(mut signals) = Signals::new() else {
+    let Some(signals) = Signals::new() else {
         anyhow::bail!("codecrew chat cannot listen for signals");
+    };
+    let mut signals = Stops {
+        signals,
+        hang_up: HangUp::watch(),
     };
     let (loaded, policy) = super::config_and_policy(&options.workspace)?;
     let store = ThreadStore::in_workspace(&options.workspace);
@@ -79,6 +83,26 @@ pub async fn run(args: ChatArgs, options: super::ToolOptions) -> anyhow::Result<
     let ending = chat.talk(&mut reader, &mut signals).await;
     chat.end(ending, &mut reader).await;
     Ok(ExitCode::from(ending.code()))
+}
+
+/// What ends the chat from outside its lines: a signal, or the terminal hanging up with
+/// no SIGHUP sent to the chat (its shell ignored it).
+struct Stops {
+    signals: Signals,
+    hang_up: HangUp,
+}
+
+impl Stops {
+    /// The next one, as a signal's exit code (130, 143, 129). Cancel-safe.
+    async fn next(&mut self) -> u8 {
+        tokio::select! {
+            code = self.signals.next() => code,
+            () = self.hang_up.wait() => {
+                console::hang_up();
+                EXIT_SIGHUP
+            }
+        }
+    }
 }
 
 /// What the chat runs with in one mode: the tools (their MCP servers started in the
@@ -124,7 +148,7 @@ impl Chat {
 
     /// The chat's lines, one after the other, until one of them, a signal or the
     /// terminal ends it.
-    async fn talk(&mut self, reader: &mut Reader, signals: &mut Signals) -> Ending {
+    async fn talk(&mut self, reader: &mut Reader, signals: &mut Stops) -> Ending {
         let mut interrupted = false;
         loop {
             let prompt = format!("{}> ", self.mode.name());
@@ -169,7 +193,7 @@ impl Chat {
     /// Runs one task line: every agent it addresses is started first (none is asked
     /// anything when one cannot start), then each is handed the line. A first Ctrl-C
     /// stops the answer; a second one, SIGTERM or a hang-up ends the chat.
-    async fn line(&mut self, line: &str, signals: &mut Signals) -> Option<Ending> {
+    async fn line(&mut self, line: &str, signals: &mut Stops) -> Option<Ending> {
         let (jobs, addressed) = chat::jobs(line, &self.last, &self.loaded.config.default_agent);
         if let Err(error) = codecrew::run::jobs::check(&self.loaded, &jobs) {
             console::error(error);

@@ -50,11 +50,24 @@ fn a_chat_ended(test: &str, end: End, during_answer: bool, code: i32) {
     let Some((world, env, plant)) = planting(test) else {
         return;
     };
-    let mut terminal = Terminal::run(
+    let terminal = Terminal::run(
         &env,
         Path::new(env!("CARGO_BIN_EXE_codecrew")),
         &["chat", "--mode", "execute", "--thread", "ends"],
     );
+    chat_then_end(&world, terminal, &plant, end, during_answer, code);
+}
+
+/// The chat on `terminal`: one answer in; then, during a second answer when
+/// `during_answer`, ended by `end`.
+fn chat_then_end(
+    world: &World,
+    mut terminal: Terminal,
+    plant: &Path,
+    end: End,
+    during_answer: bool,
+    code: i32,
+) {
     terminal.wait_for("prompt", LIMIT, |shown| shown.contains("execute> "));
     terminal.type_keys(b"@claude first E2E-END-ONE\r");
     terminal.wait_for("answer and prompt", LIMIT, |shown| {
@@ -69,9 +82,9 @@ fn a_chat_ended(test: &str, end: End, during_answer: bool, code: i32) {
     );
     if during_answer {
         terminal.type_keys(b"slow E2E-END-SLOW\r");
-        wait_for_the_slow_request(&world);
+        wait_for_the_slow_request(world);
     }
-    ends_cleanly(&world, terminal, end, &plant, code);
+    ends_cleanly(world, terminal, end, plant, code);
     let thread = world.codecrew(&["threads", "show", "ends"]);
     thread.assert_code(0);
     assert!(thread.stdout.contains("Answer one."), "{}", thread.stdout);
@@ -212,6 +225,21 @@ fn closing_the_terminal_at_the_prompt_ends_the_chat_with_what_it_held_put_back()
 #[test]
 fn closing_the_terminal_during_an_answer_ends_the_chat_too() {
     a_chat_ended("e2e-chat-hang-up-answering", End::HangUp, true, 129);
+}
+
+/// The terminal's session leader is a shell that ignores SIGHUP (and so passes none on):
+/// the chat, busy with an answer and reading nothing, still sees the terminal go.
+#[test]
+fn closing_the_terminal_ends_the_chat_even_when_no_sighup_reaches_it() {
+    let Some((world, env, plant)) = planting("e2e-chat-hang-up-no-sighup") else {
+        return;
+    };
+    let chat = format!(
+        "trap '' HUP; '{}' chat --mode execute --thread ends",
+        env!("CARGO_BIN_EXE_codecrew")
+    );
+    let terminal = Terminal::run(&env, Path::new("sh"), &["-c", &chat]);
+    chat_then_end(&world, terminal, &plant, End::HangUp, true, 129);
 }
 
 #[test]
