@@ -63,11 +63,19 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         tokio::select! {
             result = run(cli, colors) => result,
-            // query, execute, chat and `mcp --http` stop their agents themselves.
-            code = commands::interrupted(), if !handles_signals => Ok(ExitCode::from(code)),
+            // query, execute, chat and `mcp --http` stop their agents themselves. For the
+            // others (`mcp` on stdio: its agents), what runs is killed and what the CLIs'
+            // walls hold put back now, before the command is dropped half-way.
+            code = commands::interrupted(), if !handles_signals => {
+                process::kill_all();
+                codecrew::clis::wall::guard::restore_all_now();
+                Ok(ExitCode::from(code))
+            }
         }
     });
-    drop(runtime);
+    // A blocking read nobody will finish (stdin, which `mcp` reads on a thread of the
+    // runtime; a question at the terminal that nobody answers) cannot hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     process::kill_all();
     codecrew::clis::wall::finish_housekeeping();
     match result {

@@ -12,6 +12,9 @@ use rustyline::{Context, Helper};
 
 use super::COMMANDS;
 
+/// The chat's line editor.
+pub type LineEditor = rustyline::Editor<ChatHelper, rustyline::history::DefaultHistory>;
+
 /// Completes mentions and commands; knows when a task goes on past a line.
 pub struct ChatHelper {
     /// The agents of the config, without `@`.

@@ -1,9 +1,12 @@
 //! `codecrew chat`: a conversation at the terminal. Each line is a task, with mentions as
 //! in `query`; a line without one goes to the agents last addressed. Every agent keeps
 //! its CLI between lines ([`worker`]) and goes on with its own conversation; the chat is
-//! a thread. Lines that start with `/` are the chat's own commands ([`Command`]).
+//! a thread. Lines that start with `/` are the chat's own commands ([`Command`]). The
+//! lines are read on a thread of their own ([`reader`]), so that however the chat ends
+//! ([`Ending`]) it ends at once.
 
 pub mod editor;
+pub mod reader;
 pub mod worker;
 
 use crate::run::mention::{self, Job};
@@ -50,6 +53,44 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/help", "this help"),
     ("/exit", "end the chat (Ctrl-D on an empty line does too)"),
 ];
+
+/// How a chat ended. Each way ends the same: the CLIs stopped, what their walls held put
+/// back, the thread and the history kept; only the exit code differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Ctrl-D on an empty line, or `/exit`.
+    Asked,
+    /// Ctrl-C twice at the prompt or during an answer; SIGINT at the prompt.
+    Interrupted,
+    /// SIGTERM.
+    Terminated,
+    /// The terminal hung up: SIGHUP, or its reads failing as it went away.
+    HungUp,
+    /// The terminal could not be read.
+    Failed,
+}
+
+impl Ending {
+    /// The exit code: 0, 130, 143, 129, 1 (the signal's number plus 128 where one ended it).
+    pub fn code(self) -> u8 {
+        match self {
+            Ending::Asked => 0,
+            Ending::Interrupted => 130,
+            Ending::Terminated => 143,
+            Ending::HungUp => 129,
+            Ending::Failed => 1,
+        }
+    }
+
+    /// The ending a signal's exit code (130, 143, 129) says.
+    pub fn of_signal(code: u8) -> Ending {
+        match code {
+            143 => Ending::Terminated,
+            129 => Ending::HungUp,
+            _ => Ending::Interrupted,
+        }
+    }
+}
 
 /// Reads one line of the chat.
 pub fn parse(line: &str) -> Input {
@@ -120,6 +161,23 @@ mod tests {
             parse("/nope"),
             Input::Command(Command::Unknown("nope".into()))
         );
+    }
+
+    #[test]
+    fn each_ending_exits_with_its_own_code() {
+        let codes: Vec<u8> = [
+            Ending::Asked,
+            Ending::Interrupted,
+            Ending::Terminated,
+            Ending::HungUp,
+            Ending::Failed,
+        ]
+        .map(Ending::code)
+        .into();
+        assert_eq!(codes, [0, 130, 143, 129, 1]);
+        for code in [130, 143, 129] {
+            assert_eq!(Ending::of_signal(code).code(), code);
+        }
     }
 
     #[test]

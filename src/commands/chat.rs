@@ -8,9 +8,10 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use codecrew::chat::editor::{ChatHelper, history_file, joined};
+use codecrew::chat::editor::{ChatHelper, LineEditor, history_file, joined};
+use codecrew::chat::reader::{HangUp, Read, Reader};
 use codecrew::chat::worker::{Request, Worker};
-use codecrew::chat::{self, COMMANDS, Command, Input};
+use codecrew::chat::{self, COMMANDS, Command, Ending, Input};
 use codecrew::cli::{ChatArgs, RunOutput};
 use codecrew::config::LoadedConfig;
 use codecrew::output::color::{LABEL, NOTICE};
@@ -23,12 +24,15 @@ use codecrew::run::thread::{self, Exchange, ThreadName, ThreadStore};
 use codecrew::run::usage::JobUsage;
 use codecrew_policy::Policy;
 use codecrew_tools::{Mode, Toolbox};
-use rustyline::error::ReadlineError;
-use rustyline::history::DefaultHistory;
-use rustyline::{Cmd, Editor, KeyCode, KeyEvent, Modifiers};
+use rustyline::{Cmd, KeyCode, KeyEvent, Modifiers};
 use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinSet;
 
-type LineEditor = Editor<ChatHelper, DefaultHistory>;
+use super::{EXIT_SIGHUP, EXIT_SIGINT, Signals};
+
+/// How long the CLIs get, once the chat ends, to end their sessions themselves (stdin
+/// closed) before they are killed: the chat is gone within two seconds however it ends.
+const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub async fn run(args: ChatArgs, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
     if !std::io::stdin().is_terminal() || !console::stdout_is_terminal() {
@@ -38,6 +42,15 @@ pub async fn run(args: ChatArgs, options: super::ToolOptions) -> anyhow::Result<
         );
         return Ok(ExitCode::from(super::EXIT_USAGE));
     }
+    // From the start: a signal at any step ends the chat as it should, never the
+    // process with the CLIs' held files left as they were.
+    let Some(signals) = Signals::new() else {
+        anyhow::bail!("codecrew chat cannot listen for signals");
+    };
+    let mut signals = Stops {
+        signals,
+        hang_up: HangUp::watch(),
+    };
     let (loaded, policy) = super::config_and_policy(&options.workspace)?;
     let store = ThreadStore::in_workspace(&options.workspace);
     let name = match args.thread.clone() {
@@ -68,56 +81,31 @@ pub async fn run(args: ChatArgs, options: super::ToolOptions) -> anyhow::Result<
             return Ok(ExitCode::from(super::EXIT_USAGE));
         }
     };
-    let mut editor = editor(&chat.loaded)?;
+    let mut reader = Reader::start(editor(&chat.loaded)?, history_file())?;
     chat.say_hello(stored.is_some());
-    let mut interrupted = false;
-    loop {
-        let prompt = format!("{}> ", chat.mode.name());
-        let (back, read) = tokio::task::spawn_blocking(move || {
-            let read = editor.readline(&prompt);
-            (editor, read)
-        })
-        .await?;
-        editor = back;
-        let line = match read {
-            Ok(line) => line,
-            Err(ReadlineError::Interrupted) if !interrupted => {
-                interrupted = true;
-                chat.notice("Ctrl-C again, or Ctrl-D, ends the chat");
-                continue;
+    let ending = chat.talk(&mut reader, &mut signals).await;
+    chat.end(ending, &mut reader).await;
+    Ok(ExitCode::from(ending.code()))
+}
+
+/// What ends the chat from outside its lines: a signal, or the terminal hanging up with
+/// no SIGHUP sent to the chat (its shell ignored it).
+struct Stops {
+    signals: Signals,
+    hang_up: HangUp,
+}
+
+impl Stops {
+    /// The next one, as a signal's exit code (130, 143, 129). Cancel-safe.
+    async fn next(&mut self) -> u8 {
+        tokio::select! {
+            code = self.signals.next() => code,
+            () = self.hang_up.wait() => {
+                console::hang_up();
+                EXIT_SIGHUP
             }
-            Err(ReadlineError::Interrupted | ReadlineError::Eof) => break,
-            Err(error) => {
-                console::error(format_args!("the line editor stopped: {error}"));
-                break;
-            }
-        };
-        interrupted = false;
-        let _ = editor.add_history_entry(line.as_str());
-        match chat::parse(&joined(&line)) {
-            Input::Empty => {}
-            Input::Task(task) => chat.line(&task).await,
-            Input::Command(Command::Exit) => break,
-            Input::Command(command) => chat.command(command).await,
         }
     }
-    if let Some(path) = history_file() {
-        let saved = path
-            .parent()
-            .map_or(Ok(()), codecrew_tools::state_dir::create)
-            .map_err(|error| error.to_string())
-            .and_then(|()| {
-                editor
-                    .save_history(&path)
-                    .map_err(|error| error.to_string())
-            });
-        if let Err(error) = saved {
-            tracing::warn!(file = %path.display(), "the chat history was not saved: {error}");
-        }
-    }
-    chat.close_workers().await;
-    chat.summary();
-    Ok(ExitCode::SUCCESS)
 }
 
 /// What the chat runs with in one mode: the tools (their MCP servers started in the
@@ -161,24 +149,76 @@ impl Chat {
         ));
     }
 
+    /// The chat's lines, one after the other, until one of them, a signal or the
+    /// terminal ends it.
+    async fn talk(&mut self, reader: &mut Reader, signals: &mut Stops) -> Ending {
+        let mut interrupted = false;
+        loop {
+            let prompt = format!("{}> ", self.mode.name());
+            let read = tokio::select! {
+                // The terminal is raw at the prompt, so a Ctrl-C typed there is a key
+                // (below): a SIGINT came from elsewhere, and ends the chat as the others do.
+                code = signals.next() => return Ending::of_signal(code),
+                read = reader.read(&prompt) => read,
+            };
+            let line = match read {
+                Read::Line(line) => line,
+                Read::Interrupted if !interrupted => {
+                    interrupted = true;
+                    self.notice("Ctrl-C again, or Ctrl-D, ends the chat");
+                    continue;
+                }
+                Read::Interrupted => return Ending::Interrupted,
+                Read::Eof => return Ending::Asked,
+                Read::HungUp => return Ending::HungUp,
+                Read::Failed(error) => {
+                    console::error(format_args!("the line editor stopped: {error}"));
+                    return Ending::Failed;
+                }
+            };
+            interrupted = false;
+            let ended = match chat::parse(&joined(&line)) {
+                Input::Empty => None,
+                Input::Task(task) => self.line(&task, signals).await,
+                Input::Command(Command::Exit) => Some(Ending::Asked),
+                // A command may close the CLIs (a mode change), which takes a moment.
+                Input::Command(command) => tokio::select! {
+                    () = self.command(command) => None,
+                    code = signals.next() => Some(Ending::of_signal(code)),
+                },
+            };
+            if let Some(ending) = ended {
+                return ending;
+            }
+        }
+    }
+
     /// Runs one task line: every agent it addresses is started first (none is asked
-    /// anything when one cannot start), then each is handed the line.
-    async fn line(&mut self, line: &str) {
+    /// anything when one cannot start), then each is handed the line. A first Ctrl-C
+    /// stops the answer; a second one, SIGTERM or a hang-up ends the chat.
+    async fn line(&mut self, line: &str, signals: &mut Stops) -> Option<Ending> {
         let (jobs, addressed) = chat::jobs(line, &self.last, &self.loaded.config.default_agent);
         if let Err(error) = codecrew::run::jobs::check(&self.loaded, &jobs) {
             console::error(error);
-            return;
+            return None;
         }
-        let mut started = Vec::new();
-        for job in &jobs {
-            match self.worker(&job.agent, job.model.as_deref()).await {
-                Ok(label) => started.push(label),
-                Err(error) => {
-                    console::error(error);
-                    return;
+        let started = tokio::select! {
+            started = self.start_workers(&jobs) => started,
+            code = signals.next() => {
+                if code != EXIT_SIGINT {
+                    return Some(Ending::of_signal(code));
                 }
+                console::line(&Text::plain("\ncodecrew: stopped before the agents started"));
+                return None;
             }
-        }
+        };
+        let started = match started {
+            Ok(started) => started,
+            Err(error) => {
+                console::error(error);
+                return None;
+            }
+        };
         self.last = addressed;
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let (answers_tx, mut answers) = mpsc::unbounded_channel();
@@ -225,44 +265,72 @@ impl Chat {
         }
         let mut interrupted = false;
         let mut waiting = tasks.len();
-        // One listener for the whole answer: a Ctrl-C that comes while an event is being
-        // shown is not lost between two loops.
-        let stop = tokio::signal::ctrl_c();
-        tokio::pin!(stop);
         while waiting > 0 {
             tokio::select! {
+                // A signal first: an answer that streams fast must not hold it back.
                 biased;
-                Some((index, event)) = events.recv() => {
-                    let _ = renderer.event(index, &event);
-                }
-                Some((index, report)) = answers.recv() => {
-                    waiting -= 1;
-                    self.answered(&mut renderer, index, &tasks, report);
-                }
-                _ = &mut stop => {
-                    if interrupted {
-                        // A second Ctrl-C: the chat ends now, as query does, with what
-                        // the CLIs' walls hold put back after their groups are killed.
-                        console::line(&Text::plain("\ncodecrew: ending the chat"));
-                        codecrew_policy::process::kill_all();
-                        codecrew::clis::wall::guard::restore_all_now();
-                        std::process::exit(130);
+                code = signals.next() => {
+                    if code != EXIT_SIGINT || interrupted {
+                        // The answer's CLIs are stopped as the chat ends (`end`).
+                        return Some(Ending::of_signal(code));
                     }
                     interrupted = true;
-                    stop.set(tokio::signal::ctrl_c());
                     let _ = cancel_tx.send(true);
                     console::line(&Text::plain(
                         "\ncodecrew: stopping the answer (Ctrl-C again ends the chat)",
                     ));
                 }
-                else => break,
+                Some((index, event)) = events.recv() => {
+                    let _ = renderer.event(index, &event);
+                }
+                answer = answers.recv() => match answer {
+                    Some((index, report)) => {
+                        waiting -= 1;
+                        self.answered(&mut renderer, index, &tasks, report);
+                    }
+                    // Every agent answered or is gone: nothing more will come.
+                    None => break,
+                },
             }
         }
+        None
+    }
+
+    /// The workers of `jobs`, started where they are not running; their labels.
+    async fn start_workers(
+        &mut self,
+        jobs: &[codecrew::run::mention::Job],
+    ) -> anyhow::Result<Vec<JobLabel>> {
+        let mut started = Vec::new();
+        for job in jobs {
+            started.push(self.worker(&job.agent, job.model.as_deref()).await?);
+        }
+        Ok(started)
+    }
+
+    /// Ends the chat, however it ended: each CLI gets a moment to end its session, then
+    /// whatever is left is killed and what the walls held is put back; and, while the
+    /// terminal is there, what the agents used and where the thread is. The thread
+    /// already has every answer (each is recorded when it comes) and the history every
+    /// line (saved as it is read).
+    async fn end(&mut self, ending: Ending, reader: &mut Reader) {
+        if ending == Ending::HungUp {
+            console::hang_up();
+        }
+        reader.abandon();
+        if matches!(ending, Ending::Interrupted | Ending::Terminated) {
+            console::line(&Text::plain("codecrew: ending the chat"));
+        }
+        let _ = tokio::time::timeout(CLOSE_WAIT, self.close_workers()).await;
+        // The CLIs' groups first, so that none writes after what is held is put back.
+        codecrew_policy::process::kill_all();
+        codecrew::clis::wall::guard::restore_all_now();
+        self.summary();
     }
 
     fn answered(
         &mut self,
-        renderer: &mut Renderer<std::io::Stdout>,
+        renderer: &mut Renderer<console::Stdout>,
         index: usize,
         tasks: &[String],
         report: JobReport,
@@ -494,8 +562,13 @@ impl Chat {
     /// Ends every agent's CLI (what the walls held is put back), keeping where each
     /// conversation stands, and the mode's tools.
     async fn close_workers(&mut self) {
+        // All at once: each CLI may take its grace to end.
+        let mut closing = JoinSet::new();
         for (agent, (worker, _)) in std::mem::take(&mut self.workers) {
-            if let Some(conversation) = worker.close().await {
+            closing.spawn(async move { (agent, worker.close().await) });
+        }
+        while let Some(closed) = closing.join_next().await {
+            if let Ok((agent, Some(conversation))) = closed {
                 self.conversations.insert(agent, conversation);
             }
         }

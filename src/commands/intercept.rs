@@ -71,7 +71,7 @@ struct Report {
     open_line: bool,
     /// A message ended mid-line: the next text starts on a new line.
     needs_separator: bool,
-    stdout: Out<std::io::Stdout>,
+    stdout: Out<console::Stdout>,
     /// The CLI's text as a stream, made inert for the terminal.
     stream: Inert,
     /// Styles for codecrew's own lines in the text output.

@@ -238,17 +238,51 @@ pub async fn interrupted() -> u8 {
 
 /// [`interrupted`], without its message.
 pub async fn interrupted_quietly() -> u8 {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = int.recv() => 130,
-        _ = term.recv() => 143,
-        _ = hup.recv() => 129,
+    match Signals::new() {
+        Some(mut signals) => signals.next().await,
+        None => std::future::pending().await,
     }
 }
+
+/// The signals that end a command (SIGINT, SIGTERM, SIGHUP), listened for from the
+/// moment this is made: one that comes while nobody awaits [`Signals::next`] waits for
+/// the next call, so a command that listens across several steps (the chat's prompt,
+/// then its answer) loses none between them.
+pub struct Signals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// None when the signals cannot be listened for (no signal driver).
+    pub fn new() -> Option<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Some(Signals {
+            int: signal(SignalKind::interrupt()).ok()?,
+            term: signal(SignalKind::terminate()).ok()?,
+            hup: signal(SignalKind::hangup()).ok()?,
+        })
+    }
+
+    /// The next signal, as the exit code it gives: 130 (SIGINT), 143 (SIGTERM), 129
+    /// (SIGHUP). A hang-up means the terminal is gone: from then on nothing is written
+    /// to it ([`console::hang_up`]). Cancel-safe.
+    pub async fn next(&mut self) -> u8 {
+        tokio::select! {
+            _ = self.int.recv() => EXIT_SIGINT,
+            _ = self.term.recv() => EXIT_SIGTERM,
+            _ = self.hup.recv() => {
+                console::hang_up();
+                EXIT_SIGHUP
+            }
+        }
+    }
+}
+
+/// Ended by SIGINT (Ctrl-C).
+pub const EXIT_SIGINT: u8 = 130;
+/// Ended by SIGTERM.
+pub const EXIT_SIGTERM: u8 = 143;
+/// Ended by SIGHUP: the terminal hung up.
+pub const EXIT_SIGHUP: u8 = 129;

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::output::console::inert;
+use crate::output::console::{self, inert};
 use crate::run::session::JobEvent;
 use crate::run::usage::Usage;
 
@@ -228,8 +228,7 @@ impl Write for LiveStdout {
         }
         let written = self.multi.suspend(|| {
             // Bytes reach this writer only as the console's `Text` or exact JSON.
-            #[allow(clippy::disallowed_methods)]
-            let mut out = io::stdout().lock();
+            let mut out = console::stdout().into_inner();
             out.write_all(buf)?;
             out.flush()?;
             Ok(buf.len())
@@ -239,8 +238,7 @@ impl Write for LiveStdout {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        #[allow(clippy::disallowed_methods)] // As in `write`.
-        io::stdout().flush()
+        console::stdout().flush()
     }
 }
 

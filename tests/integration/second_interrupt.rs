@@ -1,6 +1,9 @@
 //! A second Ctrl-C ends codecrew at once, without waiting for its agents to stop; what
 //! their walls hold (the CLI files that make a CLI run programs later) is still put back.
+//! So does `codecrew mcp` on stdio on SIGTERM or SIGHUP, while its client keeps the pipe
+//! open and an agent it runs is planting.
 
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
@@ -44,4 +47,72 @@ fn a_second_interrupt_still_puts_back_what_the_wall_holds() {
     assert!(!plant.exists(), "the plant outlived codecrew: {stderr}");
     assert!(stderr.contains("put back as it was"), "{stderr}");
     assert!(!machine.claude_runs(), "the CLI outlived codecrew");
+}
+
+/// `codecrew mcp` on stdio, running `query_agent` for a `claude` that plants and hangs,
+/// gets `signal` while its client still holds stdin open: it exits `code` within two
+/// seconds, the plant put back and the CLI gone.
+fn mcp_ends_on(signal: Signal, code: i32) {
+    let machine = ScriptedClaude::new(PLANTING_CLAUDE);
+    std::fs::create_dir_all(machine.home().join(".claude/session-env")).unwrap();
+    let mut child = machine
+        .codecrew(&["mcp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let messages = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "query_agent", "arguments": {"task": "@claude hi"}}}),
+    ];
+    for message in &messages {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let plant = machine
+        .home()
+        .join(".claude/session-env/planted/sessionstart-hook-0.sh");
+    let start = Instant::now();
+    while !plant.exists() && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(plant.exists(), "the fake CLI never wrote its plant");
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap());
+    let signalled = Instant::now();
+    kill(pid, signal).unwrap();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if signalled.elapsed() > Duration::from_secs(10) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let took = signalled.elapsed();
+    let planted_left = plant.exists();
+    let _ = child.kill();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let status = status.unwrap_or_else(|| panic!("codecrew mcp did not end: {stderr}"));
+    assert_eq!(status.code(), Some(code), "{stderr}");
+    assert!(took < Duration::from_secs(2), "it took {took:?}: {stderr}");
+    assert!(!planted_left, "the plant outlived codecrew: {stderr}");
+    assert!(!machine.claude_runs(), "the CLI outlived codecrew");
+    drop(stdin);
+}
+
+#[test]
+fn sigterm_ends_mcp_on_stdio_with_what_its_agents_held_put_back() {
+    mcp_ends_on(Signal::SIGTERM, 143);
+}
+
+#[test]
+fn sighup_ends_mcp_on_stdio_with_what_its_agents_held_put_back() {
+    mcp_ends_on(Signal::SIGHUP, 129);
 }

@@ -26,6 +26,7 @@ pub mod json;
 
 use std::fmt;
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use anstyle::Style;
@@ -183,8 +184,38 @@ impl<W: Write> Out<W> {
 
 /// The process's stdout.
 #[allow(clippy::disallowed_methods)] // The door itself.
-pub fn stdout() -> Out<io::Stdout> {
-    Out::new(io::stdout())
+pub fn stdout() -> Out<Stdout> {
+    Out::new(Stdout(io::stdout()))
+}
+
+/// The process's stdout as a writer. Once the terminal has hung up ([`hang_up`]), what
+/// is written to it is dropped, since a terminal that is gone only fails every write;
+/// a file or a pipe on stdout still gets it all.
+#[derive(Debug)]
+pub struct Stdout(io::Stdout);
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if silenced(Stream::Stdout) {
+            return Ok(buf.len());
+        }
+        self.0.write(buf)
+    }
+
+    /// In one hold of stdout's lock, so that another thread's write cannot split it.
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        if silenced(Stream::Stdout) {
+            return Ok(());
+        }
+        self.0.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if silenced(Stream::Stdout) {
+            return Ok(());
+        }
+        self.0.flush()
+    }
 }
 
 /// Whether stdout is a terminal.
@@ -206,9 +237,45 @@ static COLORS: OnceLock<Colors> = OnceLock::new();
 /// A live view drawn on stderr, lifted while a line is written there.
 static LIVE: Mutex<Option<indicatif::MultiProgress>> = Mutex::new(None);
 
-/// Sets the styles of this process's streams; the first call wins.
+/// Which of stdout and stderr were terminals when the process started: once the
+/// terminal hangs up, a hung-up descriptor no longer says it was one.
+static TERMINALS: OnceLock<[bool; 2]> = OnceLock::new();
+
+/// Set when the terminal hung up (SIGHUP, or its reads fail with EIO).
+static HUNG_UP: AtomicBool = AtomicBool::new(false);
+
+#[derive(Debug, Clone, Copy)]
+enum Stream {
+    Stdout = 0,
+    Stderr = 1,
+}
+
+/// Sets the styles of this process's streams; the first call wins. It also notes which
+/// streams are terminals, for [`hang_up`].
 pub fn init(colors: Colors) {
     let _ = COLORS.set(colors);
+    let _ = TERMINALS.set([stdout_is_terminal(), stderr_is_terminal()]);
+}
+
+/// The terminal is gone (the window closed, SIGHUP): from now on nothing is written to
+/// the streams that were terminals. Writing to a terminal that hung up only fails, and
+/// an error said about it would go to the same dead terminal.
+pub fn hang_up() {
+    HUNG_UP.store(true, Ordering::Relaxed);
+}
+
+/// Whether the terminal hung up ([`hang_up`]).
+pub fn hung_up() -> bool {
+    HUNG_UP.load(Ordering::Relaxed)
+}
+
+/// Whether what is written to `stream` is dropped: the terminal hung up, and `stream`
+/// was a terminal (taken to be one when [`init`] was never called).
+fn silenced(stream: Stream) -> bool {
+    hung_up()
+        && TERMINALS
+            .get()
+            .is_none_or(|terminals| terminals[stream as usize])
 }
 
 /// The styles of this process's streams.
@@ -223,6 +290,9 @@ pub fn set_live(view: Option<indicatif::MultiProgress>) {
 
 /// A line on stderr (a newline is added when it has none), with the live view lifted.
 pub fn line(text: &Text) {
+    if silenced(Stream::Stderr) {
+        return;
+    }
     let mut text = text.clone();
     if !text.ends_with_newline() {
         text.0.push('\n');

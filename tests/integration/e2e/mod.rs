@@ -86,6 +86,7 @@ fn result(document: &Value) -> &Value {
 }
 
 mod chat;
+mod chat_endings;
 mod checkout_config;
 mod config;
 mod copilot;

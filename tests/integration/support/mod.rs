@@ -10,4 +10,5 @@ pub mod fake_model;
 pub mod git;
 pub mod http_server;
 pub mod mcp;
+pub mod pty;
 pub mod scripted_claude;
