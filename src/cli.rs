@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::output::color::ColorChoice;
+pub use crate::output::render::RunOutput;
 use crate::run::thread::ThreadName;
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
@@ -248,16 +249,6 @@ pub struct RunArgs {
 
 fn parse_thread_name(text: &str) -> Result<ThreadName, String> {
     ThreadName::parse(text).map_err(|error| error.to_string())
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RunOutput {
-    /// The answers as they stream, tool calls as one-line notices
-    Text,
-    /// One JSON document at the end
-    Json,
-    /// NDJSON events as they happen
-    StreamJson,
 }
 
 /// `90`, `90s`, `5m`, `1h`, `500ms`.
@@ -607,4 +598,18 @@ pub fn command_names() -> Vec<String> {
         .get_subcommands()
         .map(|c| c.get_name().to_owned())
         .collect()
+}
+
+/// The help tool's text: the command line's own help, for the tools of a run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CliHelp;
+
+impl codecrew_tools::builtin::HelpSource for CliHelp {
+    fn command_names(&self) -> Vec<String> {
+        command_names()
+    }
+
+    fn help_text(&self, command: Option<&str>) -> Option<String> {
+        help_text(command)
+    }
 }

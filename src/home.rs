@@ -141,28 +141,6 @@ pub fn guard(command: &Command, workspace: &Path, allow_home: bool) -> Result<()
     Ok(())
 }
 
-/// Why the agent of `provider` must not start in `mode` where the workspace holds the
-/// home (opted in): its own reads are not all judged, and its wall must grant it its own
-/// folders in the home, sign-in included (`~/.gemini/oauth_creds.json`), which a
-/// workspace there no longer keeps from its tools. None elsewhere, and for a CLI whose
-/// every read codecrew judges (Claude and Codex kept for the loop) or that has no tools.
-pub fn refuses_agent(
-    provider: &crate::clis::Provider,
-    mode: codecrew_tools::Mode,
-) -> Option<String> {
-    codecrew_policy::home::held()?;
-    if provider.judges_every_read(mode) {
-        return None;
-    }
-    Some(
-        "the workspace holds your home directory, and this CLI's own tools read without \
-         asking codecrew what its wall lets it read, its own sign-in in your home included; \
-         cd into a project (or --workdir DIR), or ask an agent whose every read codecrew \
-         judges (@claude, @codex)"
-            .to_owned(),
-    )
-}
-
 /// What `doctor` says of a `workspace` that is not a project, as a detail and a hint; None
 /// for a project.
 pub fn doctor_note(workspace: &Path) -> Option<(String, String)> {

@@ -21,8 +21,10 @@ fn main() -> ExitCode {
     // `/proc/<codecrew>/environ` shows to the commands it runs.
     codecrew_policy::secrets::hide_initial_secrets();
     let cli = parse();
-    let colors = Colors::detect(cli.color);
+    let colors = Colors::detect(cli.color, console::terminals());
     console::init(colors);
+    // The CLIs' layer prints nothing itself: its warnings come out here.
+    codecrew::clis::notices::set_warning_sink(|text| console::warn(text));
     // A panic's message may quote what it was handling (a model's text): through the door.
     std::panic::set_hook(Box::new(|info| {
         let backtrace = std::backtrace::Backtrace::capture();

@@ -28,6 +28,7 @@ mod qwen;
 mod cli;
 pub mod drive;
 pub mod identifiers;
+pub mod notices;
 pub mod wall;
 
 pub use cli::{Cli, LongLived, Preparation, Turn, TurnCommand};
@@ -165,6 +166,26 @@ impl Provider {
     /// open to its tools too.
     pub fn judges_every_read(&self, mode: Mode) -> bool {
         self.cli.long_lived().is_none() || (self.keeps_alive(mode) && self.cli.judges_own_reads())
+    }
+
+    /// Why the agent must not start in `mode` where the workspace holds the home (opted
+    /// in with `--allow-home`): its own reads are not all judged, and its wall must grant
+    /// it its own folders in the home, sign-in included (`~/.gemini/oauth_creds.json`),
+    /// which a workspace there no longer keeps from its tools. None elsewhere, and for a
+    /// CLI whose every read codecrew judges (Claude and Codex kept for the loop) or that
+    /// has no tools.
+    pub fn refuses_in_the_home(&self, mode: Mode) -> Option<String> {
+        codecrew_policy::home::held()?;
+        if self.judges_every_read(mode) {
+            return None;
+        }
+        Some(
+            "the workspace holds your home directory, and this CLI's own tools read without \
+             asking codecrew what its wall lets it read, its own sign-in in your home \
+             included; cd into a project (or --workdir DIR), or ask an agent whose every \
+             read codecrew judges (@claude, @codex)"
+                .to_owned(),
+        )
     }
 
     /// Why the CLI must not start in `workspace` ([`Cli::refuses`]).

@@ -429,7 +429,13 @@ async fn mcp_checks(loaded: &LoadedConfig, workspace: &Path, checks: &mut Vec<Ch
     if loaded.config.mcp.is_empty() {
         return;
     }
-    let toolbox = codecrew::run::toolbox::start(&loaded.config, workspace, Mode::Query).await;
+    let toolbox = codecrew::run::toolbox::start(
+        &loaded.config,
+        workspace,
+        Mode::Query,
+        std::sync::Arc::new(codecrew::cli::CliHelp),
+    )
+    .await;
     let started: Vec<&str> = toolbox.mcp_servers().collect();
     for name in loaded.config.mcp.keys() {
         if !started.contains(&name.as_str()) {

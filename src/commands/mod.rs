@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
+use codecrew::cli::CliHelp;
 use codecrew::config::LoadedConfig;
 use codecrew::output::ask::default_asker;
 use codecrew::output::console;
@@ -125,7 +126,7 @@ async fn executor_over(
 /// commands that check the servers (`tools list`, `doctor`): every server starts.
 pub async fn toolbox(loaded: &LoadedConfig, workspace: &Path, mode: Mode) -> Toolbox {
     warn_blocked(loaded);
-    warn(codecrew::run::toolbox::start(&loaded.config, workspace, mode).await)
+    warn(codecrew::run::toolbox::start(&loaded.config, workspace, mode, Arc::new(CliHelp)).await)
 }
 
 /// As [`toolbox`], for the commands that run or show the tools: MCP servers an earlier
@@ -133,7 +134,7 @@ pub async fn toolbox(loaded: &LoadedConfig, workspace: &Path, mode: Mode) -> Too
 /// `codecrew::run::toolbox::on_call`).
 pub async fn toolbox_on_call(loaded: &LoadedConfig, workspace: &Path, mode: Mode) -> Toolbox {
     warn_blocked(loaded);
-    warn(codecrew::run::toolbox::on_call(&loaded.config, workspace, mode).await)
+    warn(codecrew::run::toolbox::on_call(&loaded.config, workspace, mode, Arc::new(CliHelp)).await)
 }
 
 fn warn_blocked(loaded: &LoadedConfig) {

@@ -4,6 +4,7 @@
 //! The types here are the contract the rest of codecrew reads; loading, discovery and the
 //! starter file live in the submodules.
 
+pub mod agent_tools;
 mod error;
 mod keys;
 mod layer;
@@ -26,6 +27,11 @@ pub use load::{
     CONFIG_ENV, LoadedConfig, Origin, PROJECT_FILE, find_project_file, load, load_from,
     user_config_path, user_config_path_with,
 };
+
+/// The environment variable that gives `codecrew mcp --http` its bearer token. It is
+/// removed from the environment of every CLI codecrew starts (an agent holding it could
+/// call the server, in a mode above its own, from inside its wall).
+pub const MCP_TOKEN_ENV: &str = "CODECREW_MCP_TOKEN";
 
 /// Everything codecrew can be configured with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -59,7 +65,7 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
-    /// The CLIs codecrew knows, each a built-in agent of the same name (`crate::clis`
+    /// The CLIs codecrew knows, each a built-in agent of the same name (the CLI layer
     /// has a module for each).
     pub const BUILT_IN: [ProviderKind; 7] = [
         ProviderKind::Claude,

@@ -62,14 +62,15 @@ pub(crate) fn file(file: &ParsedFile) -> Vec<Diagnostic> {
             "name a defined agent, e.g. `default_agent = \"claude\"`, or remove the key",
         );
     }
-    let mut known_tools: Vec<String> = crate::run::toolbox::builtin()
-        .names()
-        .map(str::to_owned)
-        .collect();
+    // The names only: the help tool's text does not matter here.
+    let builtin = codecrew_tools::ToolRegistry::builtin(std::sync::Arc::new(
+        codecrew_tools::builtin::NoCommands,
+    ));
+    let mut known_tools: Vec<String> = builtin.names().map(str::to_owned).collect();
     known_tools.extend(
         [
-            crate::run::agent_tools::QUERY_AGENT,
-            crate::run::agent_tools::EXECUTE_AGENT,
+            crate::config::agent_tools::QUERY_AGENT,
+            crate::config::agent_tools::EXECUTE_AGENT,
         ]
         .map(str::to_owned),
     );

@@ -44,7 +44,9 @@ fn several_agents_or_bad_input_are_refused_with_what_to_do() {
 }
 
 fn server(mode: Mode) -> McpServer {
-    let registry = Arc::new(crate::run::toolbox::builtin());
+    let registry = Arc::new(crate::run::toolbox::builtin(Arc::new(
+        codecrew_tools::builtin::NoCommands,
+    )));
     let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode).unwrap());
     let executor = ToolExecutor::new(
         registry,
@@ -97,7 +99,7 @@ fn delegation_stops_at_the_maximum_depth() {
         );
         let crew = Crew::new(
             LoadedConfig::builtin(),
-            &crate::run::toolbox::builtin(),
+            &crate::run::toolbox::builtin(Arc::new(codecrew_tools::builtin::NoCommands)),
             settings,
             factory,
         );

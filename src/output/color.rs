@@ -24,8 +24,6 @@ use std::fmt;
 
 use anstyle::{AnsiColor, Color, Style};
 
-use crate::output::console;
-
 /// Tool calls and their results in the text output: seen, but quieter than the answer.
 pub const NOTICE: Style = Style::new().dimmed();
 /// A call that did not run as asked (denied, failed, rejected).
@@ -107,6 +105,13 @@ impl ColorEnv {
     }
 }
 
+/// Which of the process's streams are terminals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Terminals {
+    pub stdout: bool,
+    pub stderr: bool,
+}
+
 /// The palettes of the streams codecrew writes people-facing text to.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Colors {
@@ -117,12 +122,13 @@ pub struct Colors {
 }
 
 impl Colors {
-    /// The decisions for this process's streams.
-    pub fn detect(choice: ColorChoice) -> Self {
+    /// The decisions for this process's streams, given whether each is a terminal (the
+    /// console knows: it is the door to them).
+    pub fn detect(choice: ColorChoice, streams: Terminals) -> Self {
         let env = ColorEnv::from_process();
         Colors {
-            stdout: Palette::decide(choice, env, console::stdout_is_terminal()),
-            stderr: Palette::decide(choice, env, console::stderr_is_terminal()),
+            stdout: Palette::decide(choice, env, streams.stdout),
+            stderr: Palette::decide(choice, env, streams.stderr),
             // The prompt is only ever written to a terminal.
             tty: Palette::decide(choice, env, true),
         }

@@ -39,7 +39,7 @@ pub const DEPTH_ENV: &str = "CODECREW_MCP_DEPTH";
 /// agent that asks an agent) and no more.
 pub const MAX_DEPTH: u32 = 2;
 
-pub use crate::run::agent_tools::{EXECUTE_AGENT, QUERY_AGENT};
+pub use crate::config::agent_tools::{EXECUTE_AGENT, QUERY_AGENT};
 pub use crate::run::session::caller::{CallerScope, with_caller};
 
 /// Makes the executor of a job from its mode, the registry and its catalog: the command

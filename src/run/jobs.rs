@@ -124,7 +124,7 @@ pub fn plan(
                 why,
             });
         }
-        if let Some(why) = crate::home::refuses_agent(&provider, settings.mode) {
+        if let Some(why) = provider.refuses_in_the_home(settings.mode) {
             return Err(PlanError::NotInTheHome {
                 agent: job.agent,
                 why,
@@ -162,7 +162,9 @@ mod tests {
     fn plan_of(jobs: Vec<Job>, mode: Mode) -> Result<Vec<JobRun>, PlanError> {
         let loaded = LoadedConfig::builtin();
         let settings = Settings::new(mode, &LimitsConfig::default(), PathBuf::from("/tmp"));
-        let registry = Arc::new(crate::run::toolbox::builtin());
+        let registry = Arc::new(crate::run::toolbox::builtin(Arc::new(
+            codecrew_tools::builtin::NoCommands,
+        )));
         plan(&loaded, jobs, &settings, &registry, |catalog| {
             ToolExecutor::new(
                 registry.clone(),

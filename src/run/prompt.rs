@@ -130,8 +130,11 @@ mod tests {
     use codecrew_intercept::{Scanner, Segment};
 
     fn catalog(mode: Mode) -> ToolCatalog {
-        ToolCatalog::for_mode(&crate::run::toolbox::builtin(), mode)
-            .expect("built-in schemas compile")
+        ToolCatalog::for_mode(
+            &crate::run::toolbox::builtin(std::sync::Arc::new(codecrew_tools::builtin::NoCommands)),
+            mode,
+        )
+        .expect("built-in schemas compile")
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! The tools of one run, from the config: the built-ins (their help tool explaining
-//! this binary's commands), the `[tools.*]` external tools and the `[mcp.*]` servers.
+//! The tools of one run, from the config: the built-ins (their help tool explaining the
+//! front end's commands, from the [`HelpSource`] it hands in), the `[tools.*]` external
+//! tools and the `[mcp.*]` servers.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,30 +9,45 @@ use codecrew_tools::builtin::HelpSource;
 use codecrew_tools::mcp::client::ListingHook;
 use codecrew_tools::{Mode, ToolContext, ToolRegistry, Toolbox};
 
-use crate::cli;
 use crate::config::Config;
 use crate::run::mcp_listing;
 
-/// The built-in tools, with the help tool reading this binary's `--help`.
-pub fn builtin() -> ToolRegistry {
-    ToolRegistry::builtin(Arc::new(CliHelp))
+/// The built-in tools, the help tool explaining what `help` says.
+pub fn builtin(help: Arc<dyn HelpSource>) -> ToolRegistry {
+    ToolRegistry::builtin(help)
 }
 
 /// Every tool `config` gives a run of `mode` in `workspace`; starts its MCP servers, in
 /// the OS sandbox of that mode (and keeps their tool lists, see [`crate::run::mcp_listing`]).
-pub async fn start(config: &Config, workspace: &Path, mode: Mode) -> Toolbox {
-    start_or_list(config, workspace, mode, false).await
+pub async fn start(
+    config: &Config,
+    workspace: &Path,
+    mode: Mode,
+    help: Arc<dyn HelpSource>,
+) -> Toolbox {
+    start_or_list(config, workspace, mode, help, false).await
 }
 
 /// As [`start`], except that the MCP servers whose tool list an earlier run kept do not
 /// start now: their tools are offered from it, and each starts (in the same sandbox) at
 /// the first call of one of its tools. A run that calls none, or a command that only
 /// shows the tools, saves the seconds a server can take to start.
-pub async fn on_call(config: &Config, workspace: &Path, mode: Mode) -> Toolbox {
-    start_or_list(config, workspace, mode, true).await
+pub async fn on_call(
+    config: &Config,
+    workspace: &Path,
+    mode: Mode,
+    help: Arc<dyn HelpSource>,
+) -> Toolbox {
+    start_or_list(config, workspace, mode, help, true).await
 }
 
-async fn start_or_list(config: &Config, workspace: &Path, mode: Mode, use_lists: bool) -> Toolbox {
+async fn start_or_list(
+    config: &Config,
+    workspace: &Path,
+    mode: Mode,
+    help: Arc<dyn HelpSource>,
+    use_lists: bool,
+) -> Toolbox {
     let mut ctx = ToolContext::new(workspace.to_path_buf(), mode);
     ctx.exec.pass_env = config.permissions.pass_env.clone();
     ctx.exec.sandbox = sandbox_enabled();
@@ -51,7 +67,7 @@ async fn start_or_list(config: &Config, workspace: &Path, mode: Mode, use_lists:
         hook
     });
     Toolbox::start_or_list(
-        builtin(),
+        builtin(help),
         &config.tools,
         &config.mcp,
         &kept,
@@ -66,18 +82,4 @@ async fn start_or_list(config: &Config, workspace: &Path, mode: Mode, use_lists:
 /// workspace.
 pub fn sandbox_enabled() -> bool {
     codecrew_policy::sandbox::enabled()
-}
-
-/// The help tool's text: the command line's own help.
-#[derive(Debug, Clone, Copy)]
-struct CliHelp;
-
-impl HelpSource for CliHelp {
-    fn command_names(&self) -> Vec<String> {
-        cli::command_names()
-    }
-
-    fn help_text(&self, command: Option<&str>) -> Option<String> {
-        cli::help_text(command)
-    }
 }

@@ -201,7 +201,7 @@ pub(crate) fn spawn(spec: &CommandSpec, stdin: bool) -> Result<(Child, GroupGuar
         .kill_on_drop(true);
     // The token of a `codecrew mcp --http` server: with it, an agent could call the server
     // (in a mode above its own) from inside its wall.
-    command.env_remove(crate::mcp_server::http::TOKEN_ENV);
+    command.env_remove(crate::config::MCP_TOKEN_ENV);
     for name in &spec.env_remove {
         command.env_remove(name);
     }

@@ -20,7 +20,7 @@ use crate::clis::drive::process::{self, Ending, Outcome, RunLimits, SpawnError};
 use crate::clis::drive::resident::Resident;
 use crate::clis::drive::start;
 use crate::clis::{LongLived, Provider, Turn};
-use crate::run::usage::Usage;
+use codecrew_intercept::decode::Usage;
 
 /// The longest a CLI's preparation may take (Copilot unpacks about 235 MB).
 pub const PREPARATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);

@@ -218,7 +218,7 @@ fn warn_once() {
     static WARNED: Once = Once::new();
     if sandbox::support() == Support::Unsupported {
         WARNED.call_once(|| {
-            crate::output::console::warn(
+            crate::clis::notices::warn(
                 "this kernel has no Landlock, so the agent CLIs run unconfined: their own \
                  tools can read and write outside the workspace",
             )

@@ -224,6 +224,14 @@ pub fn stdout_is_terminal() -> bool {
     io::IsTerminal::is_terminal(&io::stdout())
 }
 
+/// Which of stdout and stderr are terminals, for [`Colors::detect`].
+pub fn terminals() -> crate::output::color::Terminals {
+    crate::output::color::Terminals {
+        stdout: stdout_is_terminal(),
+        stderr: stderr_is_terminal(),
+    }
+}
+
 /// Whether stderr is a terminal.
 #[allow(clippy::disallowed_methods)] // The door itself.
 pub fn stderr_is_terminal() -> bool {

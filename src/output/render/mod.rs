@@ -13,13 +13,23 @@ use std::io::{self, Write};
 use anstyle::Style;
 use serde_json::{Value, json};
 
-use crate::cli::RunOutput;
 use crate::output::color::{ERROR, LABEL, NOTICE, Palette, WARNING};
 use crate::output::console::{Inert, Out, Text};
 use crate::output::markdown::Markdown;
 use crate::run::session::{JobEvent, JobReport, SubEvent};
 use crate::run::usage::JobUsage;
 use codecrew_tools::Status;
+
+/// How a run's answers are shown (`--output`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RunOutput {
+    /// The answers as they stream, tool calls as one-line notices
+    Text,
+    /// One JSON document at the end
+    Json,
+    /// NDJSON events as they happen
+    StreamJson,
+}
 
 /// Who a job is, for headers and events.
 #[derive(Debug, Clone)]

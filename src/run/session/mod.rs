@@ -584,8 +584,8 @@ impl JobRun {
 
 /// What the sub-agent of a `query_agent`/`execute_agent` result used.
 fn sub_agent_usage(result: &ToolResult) -> Option<JobUsage> {
-    if result.tool != crate::run::agent_tools::QUERY_AGENT
-        && result.tool != crate::run::agent_tools::EXECUTE_AGENT
+    if result.tool != crate::config::agent_tools::QUERY_AGENT
+        && result.tool != crate::config::agent_tools::EXECUTE_AGENT
     {
         return None;
     }

@@ -135,7 +135,13 @@ async fn a_server_runs_in_the_sandbox_of_the_runs_mode() {
     let target = ws.root.join("made-by-server.txt");
     let input = json!({"path": target.display().to_string(), "content": "x\n"});
     for (mode, may_write) in [(Mode::Query, false), (Mode::Execute, true)] {
-        let toolbox = codecrew::run::toolbox::start(&config, &ws.root, mode).await;
+        let toolbox = codecrew::run::toolbox::start(
+            &config,
+            &ws.root,
+            mode,
+            std::sync::Arc::new(codecrew::cli::CliHelp),
+        )
+        .await;
         assert_eq!(toolbox.notices(), [] as [String; 0], "{mode:?}");
         let write = toolbox.registry().get("files__write_file").unwrap().clone();
         let ctx = ToolContext::new(ws.root.clone(), Mode::Execute);

@@ -15,7 +15,13 @@ async fn both_servers_offer_their_tools() {
             servers.files(&["read_text_file", "list_directory"]),
         ),
     ]));
-    let toolbox = codecrew::run::toolbox::start(&config, &ws.root, Mode::Execute).await;
+    let toolbox = codecrew::run::toolbox::start(
+        &config,
+        &ws.root,
+        Mode::Execute,
+        std::sync::Arc::new(codecrew::cli::CliHelp),
+    )
+    .await;
     assert_eq!(toolbox.notices(), [] as [String; 0]);
     let registry = toolbox.registry();
     for name in [
@@ -61,7 +67,13 @@ async fn calls_reach_the_servers() {
         ("everything", servers.everything()),
         ("files", servers.files(&["read_text_file"])),
     ]));
-    let toolbox = codecrew::run::toolbox::start(&config, &ws.root, Mode::Execute).await;
+    let toolbox = codecrew::run::toolbox::start(
+        &config,
+        &ws.root,
+        Mode::Execute,
+        std::sync::Arc::new(codecrew::cli::CliHelp),
+    )
+    .await;
     let query = ws.executor(&toolbox, Mode::Query);
 
     let result = call(
@@ -163,7 +175,13 @@ async fn a_failing_server_leaves_the_others_working() {
         ("files", files),
         ("missing", missing),
     ]));
-    let toolbox = codecrew::run::toolbox::start(&config, &ws.root, Mode::Execute).await;
+    let toolbox = codecrew::run::toolbox::start(
+        &config,
+        &ws.root,
+        Mode::Execute,
+        std::sync::Arc::new(codecrew::cli::CliHelp),
+    )
+    .await;
     let notices = toolbox.notices();
     assert_eq!(notices.len(), 3, "{notices:#?}");
     assert_eq!(
@@ -199,7 +217,13 @@ async fn a_server_that_is_gone_is_unavailable() {
         "files",
         servers.files(&["read_text_file", "nonexistent_tool"]),
     )]));
-    let toolbox = codecrew::run::toolbox::start(&config, &ws.root, Mode::Execute).await;
+    let toolbox = codecrew::run::toolbox::start(
+        &config,
+        &ws.root,
+        Mode::Execute,
+        std::sync::Arc::new(codecrew::cli::CliHelp),
+    )
+    .await;
     assert_eq!(
         toolbox.notices(),
         ["mcp.files: readonly_tools names \"nonexistent_tool\", which the server does not offer"]

@@ -91,8 +91,8 @@ impl Warning {
     }
 }
 
-/// Says `warning` on stderr, through the console (a planted file's name may hold
-/// anything).
+/// Says `warning` where the front end puts warnings (the console, which makes a planted
+/// file's name inert: it may hold anything).
 pub fn say(warning: &Warning) {
-    crate::output::console::warn(warning.text());
+    crate::clis::notices::warn(&warning.text());
 }
