@@ -87,3 +87,126 @@ fn versions_are_set_once_for_the_workspace() {
         }
     }
 }
+
+/// The binary crate's library modules, lowest first: a module may use the modules of its
+/// own layer and those below it, never one above. Cargo cannot see inside a crate, so this
+/// reads the source: every `crate::<module>` a file names (in a path or a `use`).
+const MODULE_LAYERS: &[&[&str]] = &[
+    &["config", "secret_file"],
+    &["clis"],
+    &["run"],
+    &["output"],
+    &["chat", "mcp_server"],
+    &["cli", "home"],
+];
+
+/// Inside `output/`, the palette is below the console that uses it.
+const OUTPUT_LAYERS: &[&[&str]] = &[&["color"], &["console"]];
+
+fn layer_of(layers: &[&[&str]], module: &str) -> Option<usize> {
+    layers.iter().position(|layer| layer.contains(&module))
+}
+
+/// Every `.rs` file under `dir`, with its path.
+fn sources(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                files.push((path, text));
+            }
+        }
+    }
+    files
+}
+
+/// The names that follow `prefix` in `text`: `crate::run::x` and `crate::{run, clis}`
+/// both name `run`.
+fn named_after(text: &str, prefix: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for (at, _) in text.match_indices(prefix) {
+        let rest = &text[at + prefix.len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            names.extend(
+                group
+                    .split(',')
+                    .map(|item| item.trim().split("::").next().unwrap_or("").to_owned()),
+            );
+        } else {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            names.push(rest[..end].to_owned());
+        }
+    }
+    names.retain(|name| !name.is_empty());
+    names
+}
+
+#[test]
+fn the_binary_crates_modules_import_only_their_layer_and_below() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut violations = Vec::new();
+    for (path, text) in sources(&src) {
+        let relative = path.strip_prefix(&src).unwrap();
+        let module = relative
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_owned();
+        // The binary's own files (main.rs, commands/) and lib.rs sit above every layer.
+        let Some(own) = layer_of(MODULE_LAYERS, &module) else {
+            continue;
+        };
+        for used in named_after(&text, "crate::") {
+            if let Some(layer) = layer_of(MODULE_LAYERS, &used)
+                && layer > own
+            {
+                violations.push(format!("{}: crate::{used}", relative.display()));
+            }
+        }
+        if module == "output" {
+            let part = relative
+                .components()
+                .nth(1)
+                .map(|part| {
+                    part.as_os_str()
+                        .to_string_lossy()
+                        .trim_end_matches(".rs")
+                        .to_owned()
+                })
+                .unwrap_or_default();
+            if let Some(own) = layer_of(OUTPUT_LAYERS, &part) {
+                for used in named_after(&text, "crate::output::") {
+                    if layer_of(OUTPUT_LAYERS, &used).is_some_and(|layer| layer > own) {
+                        violations.push(format!("{}: crate::output::{used}", relative.display()));
+                    }
+                }
+            }
+        }
+    }
+    violations.sort();
+    assert!(
+        violations.is_empty(),
+        "imports that run back up the layers ({MODULE_LAYERS:?}):\n{}",
+        violations.join("\n")
+    );
+}
+
+/// The check itself reads both spellings of an import.
+#[test]
+fn the_layer_check_reads_paths_and_groups() {
+    assert_eq!(
+        named_after("use crate::run::x; f(crate::{clis, config::Y})", "crate::"),
+        ["run", "clis", "config"]
+    );
+}
