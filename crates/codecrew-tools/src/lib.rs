@@ -78,10 +78,10 @@ impl std::fmt::Display for ToolError {
     }
 }
 
-impl From<path::PathError> for ToolError {
-    fn from(error: path::PathError) -> Self {
+impl From<codecrew_policy::ToolError> for ToolError {
+    fn from(error: codecrew_policy::ToolError) -> Self {
         ToolError {
-            code: error.code,
+            code: error.code.to_string(),
             message: error.message,
             suggestion: error.suggestion,
         }
