@@ -49,6 +49,8 @@ fn every_code_is_serialised_displayed_and_read_as_its_e_string() {
     assert_eq!(pinned, ErrorCode::ALL, "WIRE must list every variant once");
     for (code, wire) in WIRE {
         assert_eq!(serde_json::to_string(code).unwrap(), format!("\"{wire}\""));
+        // `json!` (the envelope rejection, the audit log) goes through `to_value`.
+        assert_eq!(serde_json::to_value(code).unwrap(), serde_json::json!(wire));
         assert_eq!(code.to_string(), *wire);
         assert_eq!(code.as_str(), *wire);
         assert_eq!(wire.parse::<ErrorCode>(), Ok(*code));
