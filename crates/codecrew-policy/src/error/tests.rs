@@ -95,8 +95,8 @@ fn a_tool_error_reads_as_it_always_has() {
     assert_eq!(serde_json::from_str::<ToolError>(&json).unwrap(), advised);
 }
 
-/// The codes the user-facing docs and the model's prompts name: a word starting `E_`
-/// (not the tail of `CODECREW_HOME` or `BASE_URL`).
+/// The codes the user-facing docs and the model's prompts name: a word starting `E_` and
+/// a name (not the tail of `CODECREW_HOME` or `BASE_URL`, nor "an `E_…` string").
 fn codes_named_in(text: &str) -> Vec<String> {
     let bytes = text.as_bytes();
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
@@ -109,6 +109,7 @@ fn codes_named_in(text: &str) -> Vec<String> {
                 .unwrap_or(rest.len());
             rest[..end].trim_end_matches('_').to_owned()
         })
+        .filter(|code| code.len() > "E_".len())
         .collect()
 }
 
@@ -148,7 +149,7 @@ fn every_code_the_docs_name_is_a_variant() {
 #[test]
 fn the_doc_scan_takes_whole_words_only() {
     assert_eq!(
-        codes_named_in("`E_NOT_FOUND`, CODECREW_HOME, \"E_TIMEOUT\". E_X_"),
+        codes_named_in("`E_NOT_FOUND`, CODECREW_HOME, \"E_TIMEOUT\". E_X_, an E_ code, `E_…`"),
         ["E_NOT_FOUND", "E_TIMEOUT", "E_X"]
     );
 }
