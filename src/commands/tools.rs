@@ -8,7 +8,7 @@ use codecrew::output::color::LABEL;
 use codecrew::output::console::{self, Text};
 use codecrew_intercept::PREFIX;
 use codecrew_tools::executor::CallRequest;
-use codecrew_tools::{Mode, Status, ToolCatalog, ToolError, ToolResult, Toolbox};
+use codecrew_tools::{ErrorCode, Mode, Status, ToolCatalog, ToolError, ToolResult, Toolbox};
 use serde_json::{Value, json};
 
 pub async fn run(command: ToolsCommand, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
@@ -150,7 +150,7 @@ async fn call(
             output: Value::Null,
             error: Some(
                 ToolError::new(
-                    "E_INVALID_INPUT",
+                    ErrorCode::InvalidInput,
                     format!("--input is not valid JSON: {error}"),
                 )
                 .with_suggestion("pass a JSON object, e.g. --input '{\"path\":\"README.md\"}'"),

@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 
 use codecrew_intercept::neutralise_value;
 use codecrew_tools::executor::CallRequest;
-use codecrew_tools::{Mode, Status, Tool, ToolError, ToolExecutor, ToolResult};
+use codecrew_tools::{ErrorCode, Mode, Status, Tool, ToolError, ToolExecutor, ToolResult};
 
 pub use crate::run::crew::{DEPTH_ENV, EXECUTE_AGENT, ExecutorFactory, MAX_DEPTH, QUERY_AGENT};
 
@@ -278,7 +278,7 @@ pub fn tool_result(result: ToolResult) -> CallToolResult {
         }
         Status::Error | Status::Denied => {
             let error = result.error.unwrap_or_else(|| {
-                ToolError::new("E_INTERNAL", "the tool failed without saying why")
+                ToolError::new(ErrorCode::Internal, "the tool failed without saying why")
             });
             let status = match result.status {
                 Status::Denied => "denied",

@@ -140,7 +140,7 @@ fn results_are_neutralised_and_errors_carry_their_suggestion() {
         status: Status::Denied,
         output: Value::Null,
         error: Some(
-            ToolError::new("E_PERMISSION_DENIED", "needs approval")
+            ToolError::new(ErrorCode::PermissionDenied, "needs approval")
                 .with_suggestion("rerun with --yes"),
         ),
         duration_ms: 1,

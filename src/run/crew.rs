@@ -28,7 +28,8 @@ use crate::run::mention::{self, Job};
 use crate::run::session::{JobEvent, JobReport, Settings, SubEvent};
 use codecrew_intercept::neutralise_envelopes;
 use codecrew_tools::{
-    Mode, Tool, ToolCatalog, ToolContext, ToolError, ToolExecutor, ToolFuture, ToolRegistry,
+    ErrorCode, Mode, Tool, ToolCatalog, ToolContext, ToolError, ToolExecutor, ToolFuture,
+    ToolRegistry,
 };
 
 /// The environment variable that carries the delegation depth to the CLIs an agent job
@@ -325,17 +326,17 @@ impl AgentTool {
     async fn consult(&self, input: Value) -> Result<Value, ToolError> {
         let Some(crew) = self.crew.upgrade() else {
             return Err(ToolError::new(
-                "E_UNAVAILABLE",
+                ErrorCode::Unavailable,
                 "the run is ending; no agent can be started",
             ));
         };
         let caller = crate::run::session::caller::current_caller();
         let depth = caller.as_ref().map_or_else(depth_from_env, |c| c.depth);
         if depth >= MAX_DEPTH {
-            return Err(ToolError::new("E_DEPTH_LIMIT", depth_refusal(depth)));
+            return Err(ToolError::new(ErrorCode::DepthLimit, depth_refusal(depth)));
         }
         let job = agent_job(input, crew.default_agent())
-            .map_err(|message| ToolError::new("E_INVALID_INPUT", message))?;
+            .map_err(|message| ToolError::new(ErrorCode::InvalidInput, message))?;
         let agent = job.agent.clone();
         // A call made outside a job (none today) still needs a cancel that never fires:
         // its sender lives as long as the call.
@@ -360,7 +361,7 @@ impl AgentTool {
             .run_job(self.mode, job, depth + 1, cancel, forward)
             .await
             .map_err(|message| {
-                ToolError::new("E_AGENT", message)
+                ToolError::new(ErrorCode::Agent, message)
                     .with_suggestion(format!("agents: {}", crew.roster()))
             })?;
         Ok(agent_output(&report))

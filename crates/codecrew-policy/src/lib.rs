@@ -32,6 +32,7 @@
 pub mod ask;
 mod config;
 mod context;
+pub mod error;
 pub mod git;
 pub mod home;
 pub mod lifeline;
@@ -55,6 +56,7 @@ use crate::path::{Access, display, normalise, resolve};
 pub use ask::{Answer, Asker, NonInteractive, Question};
 pub use config::PermissionsConfig;
 pub use context::{ExecSettings, Mode, ToolContext};
+pub use error::{ErrorCode, ToolError};
 pub use rules::{Layer, Rule, RuleError, Subject};
 
 /// Why a call is asked about or denied, and what would allow it.
@@ -517,8 +519,11 @@ fn path_facts(tool: &str, input: &Value, ctx: &ToolContext) -> Facts {
             // sensitive file, a special file: never. Other problems (an empty path) the
             // tool reports itself.
             if matches!(
-                error.code.as_str(),
-                "E_PATH_OUTSIDE_WORKSPACE" | "E_SYMLINK" | "E_PERMISSION_DENIED" | "E_NOT_A_FILE"
+                error.code,
+                ErrorCode::PathOutsideWorkspace
+                    | ErrorCode::Symlink
+                    | ErrorCode::PermissionDenied
+                    | ErrorCode::NotAFile
             ) {
                 facts.deny.push(error.message);
             }

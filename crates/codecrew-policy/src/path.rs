@@ -24,39 +24,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::error::{ErrorCode, ToolError};
 use crate::paths;
-
-/// Why a path was refused, shaped for the model to act on: a stable `E_` code, a message
-/// and what to do instead. The tools turn it into their own error as it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PathError {
-    pub code: String,
-    pub message: String,
-    pub suggestion: Option<String>,
-}
-
-impl PathError {
-    pub fn new(code: &str, message: impl Into<String>) -> Self {
-        PathError {
-            code: code.to_owned(),
-            message: message.into(),
-            suggestion: None,
-        }
-    }
-
-    pub fn with_suggestion(mut self, suggestion: impl Into<String>) -> Self {
-        self.suggestion = Some(suggestion.into());
-        self
-    }
-}
-
-impl std::fmt::Display for PathError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for PathError {}
 
 /// What a tool is about to do with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,14 +41,14 @@ const OUTSIDE_SUGGESTION: &str =
 ///
 /// The result lies inside the root (or is the root), with every existing symlink
 /// resolved. It need not exist: tools report a missing file themselves.
-pub fn resolve(root: &Path, requested: &str, access: Access) -> Result<PathBuf, PathError> {
+pub fn resolve(root: &Path, requested: &str, access: Access) -> Result<PathBuf, ToolError> {
     if requested.is_empty() {
-        return Err(PathError::new("E_INVALID_PATH", "the path is empty")
+        return Err(ToolError::new(ErrorCode::InvalidPath, "the path is empty")
             .with_suggestion("give a path relative to the workspace root, e.g. \".\""));
     }
     if requested.contains('\0') {
-        return Err(PathError::new(
-            "E_INVALID_PATH",
+        return Err(ToolError::new(
+            ErrorCode::InvalidPath,
             format!("the path {requested:?} contains a NUL byte"),
         ));
     }
@@ -90,8 +59,8 @@ pub fn resolve(root: &Path, requested: &str, access: Access) -> Result<PathBuf, 
             // `Path::file_name` is None for a path ending in `..` or for `/`; neither names
             // a file that could be written.
             let (Some(parent), Some(name)) = (joined.parent(), joined.file_name()) else {
-                return Err(PathError::new(
-                    "E_INVALID_PATH",
+                return Err(ToolError::new(
+                    ErrorCode::InvalidPath,
                     format!("{requested:?} does not name a file"),
                 ));
             };
@@ -112,7 +81,7 @@ fn check_policy(
     requested: &str,
     resolved: &Path,
     access: Access,
-) -> Result<(), PathError> {
+) -> Result<(), ToolError> {
     let named = lexical(root, requested);
     let real = resolved.strip_prefix(root).unwrap_or(resolved);
     let smuggled = match access {
@@ -120,8 +89,8 @@ fn check_policy(
         Access::Write => paths::protected(real).is_some() && paths::protected(&named).is_none(),
     };
     if smuggled {
-        return Err(PathError::new(
-            "E_PERMISSION_DENIED",
+        return Err(ToolError::new(
+            ErrorCode::PermissionDenied,
             format!(
                 "{requested:?} leads through a link to {}, which needs approval by its own name",
                 display(root, resolved)
@@ -132,8 +101,8 @@ fn check_policy(
     if let Ok(meta) = std::fs::metadata(resolved)
         && let Some(kind) = paths::special(&meta)
     {
-        return Err(PathError::new(
-            "E_NOT_A_FILE",
+        return Err(ToolError::new(
+            ErrorCode::NotAFile,
             format!("{requested:?} is {kind}; codecrew never opens special files"),
         ));
     }
@@ -170,13 +139,13 @@ fn confine(
     path: &Path,
     requested: &str,
     access: Access,
-) -> Result<PathBuf, PathError> {
+) -> Result<PathBuf, ToolError> {
     let (existing, tail, dangling) = split_existing(path);
     if dangling && access == Access::Write {
         // A link whose target does not exist cannot be checked; creating directories
         // through it would create them wherever it points.
-        return Err(PathError::new(
-            "E_SYMLINK",
+        return Err(ToolError::new(
+            ErrorCode::Symlink,
             format!("{requested:?} passes through a symbolic link whose target does not exist"),
         ));
     }
@@ -223,10 +192,10 @@ fn split_existing(path: &Path) -> (PathBuf, Vec<Component<'_>>, bool) {
     }
 }
 
-fn refuse_symlink(target: &Path, requested: &str) -> Result<(), PathError> {
+fn refuse_symlink(target: &Path, requested: &str) -> Result<(), ToolError> {
     match target.symlink_metadata() {
-        Ok(meta) if meta.file_type().is_symlink() => Err(PathError::new(
-            "E_SYMLINK",
+        Ok(meta) if meta.file_type().is_symlink() => Err(ToolError::new(
+            ErrorCode::Symlink,
             format!("{requested:?} is a symbolic link; codecrew does not write through links"),
         )
         .with_suggestion("write to the file the link points to instead")),
@@ -234,9 +203,9 @@ fn refuse_symlink(target: &Path, requested: &str) -> Result<(), PathError> {
     }
 }
 
-fn outside(requested: &str) -> PathError {
-    PathError::new(
-        "E_PATH_OUTSIDE_WORKSPACE",
+fn outside(requested: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::PathOutsideWorkspace,
         format!("{requested:?} is outside the workspace"),
     )
     .with_suggestion(OUTSIDE_SUGGESTION)
@@ -264,7 +233,7 @@ mod tests {
         (dir, root)
     }
 
-    fn code(result: Result<PathBuf, PathError>) -> String {
+    fn code(result: Result<PathBuf, ToolError>) -> ErrorCode {
         result.unwrap_err().code
     }
 
@@ -294,11 +263,17 @@ mod tests {
     #[test]
     fn empty_and_nul_paths_are_invalid() {
         let (_dir, root) = workspace();
-        assert_eq!(code(resolve(&root, "", Access::Read)), "E_INVALID_PATH");
-        assert_eq!(code(resolve(&root, "a\0b", Access::Read)), "E_INVALID_PATH");
+        assert_eq!(
+            code(resolve(&root, "", Access::Read)),
+            ErrorCode::InvalidPath
+        );
+        assert_eq!(
+            code(resolve(&root, "a\0b", Access::Read)),
+            ErrorCode::InvalidPath
+        );
         assert_eq!(
             code(resolve(&root, "a\0b", Access::Write)),
-            "E_INVALID_PATH"
+            ErrorCode::InvalidPath
         );
     }
 
@@ -306,7 +281,7 @@ mod tests {
     fn dot_dot_escapes_are_refused() {
         let (_dir, root) = workspace();
         let error = resolve(&root, "../etc/passwd", Access::Read).unwrap_err();
-        assert_eq!(error.code, "E_PATH_OUTSIDE_WORKSPACE");
+        assert_eq!(error.code, ErrorCode::PathOutsideWorkspace);
         assert!(error.message.contains("../etc/passwd"));
         assert!(
             error
@@ -317,7 +292,7 @@ mod tests {
         // Through a directory that does not exist, still lexically outside.
         assert_eq!(
             code(resolve(&root, "nope/../../x", Access::Write)),
-            "E_PATH_OUTSIDE_WORKSPACE"
+            ErrorCode::PathOutsideWorkspace
         );
         // `..` that stays inside is fine.
         fs::create_dir(root.join("sub")).unwrap();
@@ -332,11 +307,11 @@ mod tests {
         let (_dir, root) = workspace();
         assert_eq!(
             code(resolve(&root, "/etc/passwd", Access::Read)),
-            "E_PATH_OUTSIDE_WORKSPACE"
+            ErrorCode::PathOutsideWorkspace
         );
         assert_eq!(
             code(resolve(&root, "/tmp/elsewhere.txt", Access::Write)),
-            "E_PATH_OUTSIDE_WORKSPACE"
+            ErrorCode::PathOutsideWorkspace
         );
     }
 
@@ -349,15 +324,15 @@ mod tests {
         symlink(&outside_dir, root.join("dirlink")).unwrap();
         assert_eq!(
             code(resolve(&root, "link", Access::Read)),
-            "E_PATH_OUTSIDE_WORKSPACE"
+            ErrorCode::PathOutsideWorkspace
         );
         assert_eq!(
             code(resolve(&root, "dirlink/secret", Access::Read)),
-            "E_PATH_OUTSIDE_WORKSPACE"
+            ErrorCode::PathOutsideWorkspace
         );
         assert_eq!(
             code(resolve(&root, "dirlink/new.txt", Access::Write)),
-            "E_PATH_OUTSIDE_WORKSPACE"
+            ErrorCode::PathOutsideWorkspace
         );
     }
 
@@ -371,14 +346,20 @@ mod tests {
             resolve(&root, "inner", Access::Read).unwrap(),
             root.join("real.txt")
         );
-        assert_eq!(code(resolve(&root, "inner", Access::Write)), "E_SYMLINK");
+        assert_eq!(
+            code(resolve(&root, "inner", Access::Write)),
+            ErrorCode::Symlink
+        );
         // A dangling link is refused too: writing would create its target.
         symlink(root.join("missing"), root.join("dangling")).unwrap();
-        assert_eq!(code(resolve(&root, "dangling", Access::Write)), "E_SYMLINK");
+        assert_eq!(
+            code(resolve(&root, "dangling", Access::Write)),
+            ErrorCode::Symlink
+        );
         symlink("/nonexistent-dir", root.join("dirlink")).unwrap();
         assert_eq!(
             code(resolve(&root, "dirlink/file", Access::Write)),
-            "E_SYMLINK"
+            ErrorCode::Symlink
         );
     }
 
@@ -391,11 +372,11 @@ mod tests {
         symlink(root.join(".git"), root.join("meta")).unwrap();
         assert_eq!(
             code(resolve(&root, "notes", Access::Read)),
-            "E_PERMISSION_DENIED"
+            ErrorCode::PermissionDenied
         );
         assert_eq!(
             code(resolve(&root, "meta/config", Access::Write)),
-            "E_PERMISSION_DENIED"
+            ErrorCode::PermissionDenied
         );
         // Named directly, the permission layer has asked; the guard lets it through.
         assert!(resolve(&root, ".env", Access::Read).is_ok());
@@ -410,13 +391,19 @@ mod tests {
             .status()
             .unwrap();
         assert!(status.success());
-        assert_eq!(code(resolve(&root, "pipe", Access::Read)), "E_NOT_A_FILE");
+        assert_eq!(
+            code(resolve(&root, "pipe", Access::Read)),
+            ErrorCode::NotAFile
+        );
     }
 
     #[test]
     fn writes_need_a_file_name() {
         let (_dir, root) = workspace();
-        assert_eq!(code(resolve(&root, "..", Access::Write)), "E_INVALID_PATH");
+        assert_eq!(
+            code(resolve(&root, "..", Access::Write)),
+            ErrorCode::InvalidPath
+        );
     }
 
     #[test]

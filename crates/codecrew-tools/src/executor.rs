@@ -16,7 +16,9 @@ use serde_json::Value;
 use codecrew_policy::{Answer, Asker, Decision, Grant, NonInteractive, Policy, Question, Reason};
 
 use super::middleware::{CallInfo, Middleware};
-use super::{Mode, Status, ToolCatalog, ToolContext, ToolError, ToolRegistry, ToolResult};
+use super::{
+    ErrorCode, Mode, Status, ToolCatalog, ToolContext, ToolError, ToolRegistry, ToolResult,
+};
 
 /// One call to execute: the tool's name without prefix, and its input.
 #[derive(Debug, Clone, PartialEq)]
@@ -201,7 +203,7 @@ impl ToolExecutor {
                     ""
                 };
                 let error = ToolError::new(
-                    "E_TOOL_NOT_IN_CATALOG",
+                    ErrorCode::ToolNotInCatalog,
                     format!(
                         "the tool codecrew:{} is not offered in this run{why}",
                         call.tool
@@ -211,7 +213,7 @@ impl ToolExecutor {
                 (Status::Denied, error)
             } else {
                 let error = ToolError::new(
-                    "E_UNKNOWN_TOOL",
+                    ErrorCode::UnknownTool,
                     format!("there is no tool named codecrew:{}", call.tool),
                 )
                 .with_suggestion(format!("available tools: {}", prefixed(&offered)));
@@ -222,8 +224,8 @@ impl ToolExecutor {
         let tool = &entry.tool;
         let cap = tool.max_error_chars();
         if let Err(problems) = entry.validate(&call.input) {
-            let error =
-                ToolError::new("E_INVALID_INPUT", problems.join("; ")).with_suggestion(format!(
+            let error = ToolError::new(ErrorCode::InvalidInput, problems.join("; "))
+                .with_suggestion(format!(
                     "`codecrew tools show {}` prints the input schema",
                     tool.name()
                 ));
@@ -231,7 +233,7 @@ impl ToolExecutor {
         }
         if self.context.mode == Mode::Query && !tool.readonly() && !tool.offered_in_query() {
             let error = ToolError::new(
-                "E_PERMISSION_DENIED",
+                ErrorCode::PermissionDenied,
                 format!(
                     "the tool codecrew:{} can change files; query mode is read-only",
                     tool.name()
@@ -252,7 +254,7 @@ impl ToolExecutor {
             match tokio::time::timeout(timeout, tool.execute(&context, call.input.clone())).await {
                 Ok(outcome) => outcome,
                 Err(_) => Err(ToolError::new(
-                    "E_TIMEOUT",
+                    ErrorCode::Timeout,
                     format!(
                         "the tool codecrew:{} did not finish within {} ms",
                         tool.name(),
@@ -288,7 +290,7 @@ impl ToolExecutor {
             });
         let verdict = if self.context.mode == Mode::Query && !readonly && !offered {
             Err(ToolError::new(
-                "E_PERMISSION_DENIED",
+                ErrorCode::PermissionDenied,
                 format!(
                     "query mode is read-only: {} can change files or reach out",
                     call.tool
@@ -326,7 +328,7 @@ impl ToolExecutor {
                     "no flag or prompt overrides a denial; change the call".to_owned()
                 });
                 return Err(ToolError::new(
-                    "E_PERMISSION_DENIED",
+                    ErrorCode::PermissionDenied,
                     format!("codecrew:{tool} is denied: {}", reason.message),
                 )
                 .with_suggestion(hint));
@@ -371,7 +373,7 @@ impl ToolExecutor {
                 Ok(Grant::Approved)
             }
             Answer::Deny => Err(ToolError::new(
-                "E_PERMISSION_DENIED",
+                ErrorCode::PermissionDenied,
                 format!("the user did not allow codecrew:{tool}: {}", reason.message),
             )
             .with_suggestion("do something else, or ask the user what they want")),
@@ -408,7 +410,7 @@ fn needs_approval(tool: &str, reason: &Reason) -> ToolError {
             .to_owned(),
     };
     ToolError::new(
-        "E_PERMISSION_DENIED",
+        ErrorCode::PermissionDenied,
         format!(
             "codecrew:{tool} needs the user's approval and there is no terminal to ask on: {}",
             reason.message

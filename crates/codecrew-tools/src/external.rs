@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::child::{self, ChildError, ChildSpec, Confinement, Ending};
-use super::{Mode, Tool, ToolContext, ToolError, ToolFuture};
+use super::{ErrorCode, Mode, Tool, ToolContext, ToolError, ToolFuture};
 use crate::config::ExternalToolConfig;
 use codecrew_policy::secrets::scrub_env_with;
 
@@ -97,7 +97,7 @@ impl ExternalTool {
         };
         if !cwd.is_dir() {
             return Err(ToolError::new(
-                "E_TOOL_CONFIG",
+                ErrorCode::ToolConfig,
                 format!(
                     "the working directory of codecrew:{} does not exist: {}",
                     self.name,
@@ -107,7 +107,10 @@ impl ExternalTool {
             .with_suggestion("fix `cwd` of this tool in the codecrew config"));
         }
         let mut stdin = serde_json::to_vec(&input).map_err(|error| {
-            ToolError::new("E_INTERNAL", format!("cannot encode the input: {error}"))
+            ToolError::new(
+                ErrorCode::Internal,
+                format!("cannot encode the input: {error}"),
+            )
         })?;
         stdin.push(b'\n');
         let mut env = environment(&ctx.exec.pass_env, &self.config.env);
@@ -132,20 +135,21 @@ impl ExternalTool {
             confinement,
         };
         let finished = child::run(spec).await.map_err(|error| match error {
-            ChildError::Spawn { .. } => ToolError::new("E_SPAWN", error.to_string())
+            ChildError::Spawn { .. } => ToolError::new(ErrorCode::Spawn, error.to_string())
                 .with_suggestion(
                     "check `command` of this tool in the codecrew config: a program on the \
                      PATH, or a path relative to the workspace",
                 ),
-            ChildError::Sandbox(_) => {
-                ToolError::new("E_SANDBOX", format!("{error}, so the tool did not run"))
-            }
-            ChildError::Wait(_) => ToolError::new("E_IO", error.to_string()),
+            ChildError::Sandbox(_) => ToolError::new(
+                ErrorCode::Sandbox,
+                format!("{error}, so the tool did not run"),
+            ),
+            ChildError::Wait(_) => ToolError::new(ErrorCode::Io, error.to_string()),
         })?;
         let (out, err) = (&finished.stdout, &finished.stderr);
         match finished.ending {
             Ending::TimedOut => Err(ToolError::new(
-                "E_TIMEOUT",
+                ErrorCode::Timeout,
                 format!(
                     "codecrew:{} did not finish within {} s and was killed\nstderr:\n{}",
                     self.name,
@@ -160,7 +164,7 @@ impl ExternalTool {
                     None => "was killed by a signal".to_owned(),
                 };
                 Err(ToolError::new(
-                    "E_TOOL_FAILED",
+                    ErrorCode::ToolFailed,
                     format!("codecrew:{} {how}\nstderr:\n{}", self.name, err.tail()),
                 ))
             }
@@ -262,7 +266,7 @@ mod tests {
 
         let failing = tool("bash", &["-c", "echo broken >&2; exit 3"], "x");
         let error = ws.call(failing.as_ref(), json!({})).await.unwrap_err();
-        assert_eq!(error.code, "E_TOOL_FAILED");
+        assert_eq!(error.code, ErrorCode::ToolFailed);
         assert!(error.message.contains("exited with code 3"), "{error}");
         assert!(error.message.contains("broken"), "{error}");
 
@@ -276,10 +280,10 @@ mod tests {
 
         let slow = tool("bash", &["-c", "sleep 30"], "x");
         let error = ws.call(slow.as_ref(), json!({})).await.unwrap_err();
-        assert_eq!(error.code, "E_TIMEOUT");
+        assert_eq!(error.code, ErrorCode::Timeout);
 
         let missing = tool("no-such-program-codecrew", &[], "x");
         let error = ws.call(missing.as_ref(), json!({})).await.unwrap_err();
-        assert_eq!(error.code, "E_SPAWN");
+        assert_eq!(error.code, ErrorCode::Spawn);
     }
 }

@@ -14,7 +14,9 @@
 //!
 //! Errors are data. A tool never returns a Rust error to its caller; whatever goes wrong
 //! (unknown tool, bad input, denied, timed out, failed) becomes a `ToolResult` with
-//! `status: "error"` or `"denied"` and a [`ToolError`] the model can act on.
+//! `status: "error"` or `"denied"` and a [`ToolError`] the model can act on. `ToolError`
+//! and its [`ErrorCode`] are the policy crate's, re-exported here: a path the guard
+//! refuses is already the error the tool returns.
 
 pub mod beneath;
 pub mod builtin;
@@ -36,57 +38,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use codecrew_policy::{ExecSettings, Mode, ToolContext, path};
+pub use codecrew_policy::{ErrorCode, ExecSettings, Mode, ToolContext, ToolError, path};
 
 pub use catalog::ToolCatalog;
 pub use executor::ToolExecutor;
 pub use registry::ToolRegistry;
 pub use toolbox::Toolbox;
-
-/// A failure, shaped for the model (and the user) to act on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolError {
-    /// A stable code, `E_` and upper case: `E_NOT_FOUND`, `E_INVALID_INPUT`, ...
-    pub code: String,
-    pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub suggestion: Option<String>,
-}
-
-impl ToolError {
-    pub fn new(code: &str, message: impl Into<String>) -> Self {
-        ToolError {
-            code: code.to_owned(),
-            message: message.into(),
-            suggestion: None,
-        }
-    }
-
-    pub fn with_suggestion(mut self, suggestion: impl Into<String>) -> Self {
-        self.suggestion = Some(suggestion.into());
-        self
-    }
-}
-
-impl std::fmt::Display for ToolError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)?;
-        if let Some(suggestion) = &self.suggestion {
-            write!(f, " ({suggestion})")?;
-        }
-        Ok(())
-    }
-}
-
-impl From<path::PathError> for ToolError {
-    fn from(error: path::PathError) -> Self {
-        ToolError {
-            code: error.code,
-            message: error.message,
-            suggestion: error.suggestion,
-        }
-    }
-}
 
 /// The future a tool returns.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'a>>;

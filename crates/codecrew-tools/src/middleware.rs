@@ -109,7 +109,7 @@ impl Middleware for AuditLog {
             "input_sha256": digest(&call.input),
             "decision": decision,
             "status": result.status,
-            "error": result.error.as_ref().map(|e| e.code.clone()),
+            "error": result.error.as_ref().map(|e| e.code),
             "duration_ms": result.duration_ms,
         });
         if let Err(error) = self.append(&line.to_string()) {

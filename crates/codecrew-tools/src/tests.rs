@@ -32,14 +32,14 @@ async fn unknown_and_not_offered_tools_are_errors_as_data() {
     let unknown = query.call(&call("nope", json!({}))).await;
     assert_eq!(unknown.status, Status::Error);
     let error = unknown.error.unwrap();
-    assert_eq!(error.code, "E_UNKNOWN_TOOL");
+    assert_eq!(error.code, ErrorCode::UnknownTool);
     assert!(error.suggestion.unwrap().contains("codecrew:read_file"));
 
     let write = query
         .call(&call("write_file", json!({"path": "a", "content": "b"})))
         .await;
     assert_eq!(write.status, Status::Denied);
-    assert_eq!(write.error.unwrap().code, "E_TOOL_NOT_IN_CATALOG");
+    assert_eq!(write.error.unwrap().code, ErrorCode::ToolNotInCatalog);
     assert!(!dir.path().join("a").exists());
 }
 
@@ -56,7 +56,7 @@ async fn inputs_are_validated_with_paths_the_model_can_fix() {
     ] {
         let result = exec.call(&call("read_file", input.clone())).await;
         let error = result.error.unwrap();
-        assert_eq!(error.code, "E_INVALID_INPUT", "{input}");
+        assert_eq!(error.code, ErrorCode::InvalidInput, "{input}");
         assert!(
             error.message.contains(expected),
             "{input}: {}",
@@ -157,7 +157,7 @@ async fn a_call_past_its_timeout_is_an_error_with_a_capped_message() {
         .await;
     assert_eq!(result.status, Status::Error);
     let error = result.error.unwrap();
-    assert_eq!(error.code, "E_TIMEOUT");
+    assert_eq!(error.code, ErrorCode::Timeout);
     assert!(
         error.message.starts_with("the tool codecrew:sl"),
         "{}",

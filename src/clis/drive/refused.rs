@@ -9,10 +9,12 @@
 
 use std::path::{Path, PathBuf};
 
+use codecrew_tools::ErrorCode;
+
 use crate::clis::drive::process::Ending;
 
 /// The stable code of the error, in `--output json`.
-pub const CODE: &str = "E_CLI_WALL_REFUSED";
+pub const CODE: ErrorCode = ErrorCode::CliWallRefused;
 
 /// Whether a run that ended so, having printed `stdout_bytes`, with this stderr, looks
 /// like the wall refusing the CLI's start.

@@ -30,7 +30,7 @@ pub use conversation::{Continuation, Conversation};
 use crate::run::usage::{JobUsage, Usage};
 use codecrew_intercept::{Interceptor, Rejection, ScannerLimits, ToolCall};
 use codecrew_tools::executor::CallRequest;
-use codecrew_tools::{Mode, Status, ToolError, ToolExecutor, ToolResult};
+use codecrew_tools::{ErrorCode, Mode, Status, ToolError, ToolExecutor, ToolResult};
 use turn::{TurnState, turn_failure};
 
 use crate::clis::drive::refused;
@@ -148,7 +148,7 @@ pub struct JobReport {
     /// A stable code for some errors: `E_CLI_WALL_REFUSED` when the CLI could not start
     /// inside its wall ([`crate::clis::drive::refused`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error_code: Option<&'static str>,
+    pub error_code: Option<ErrorCode>,
     pub stop_reason: StopReason,
     /// What the job used: the CLI's reported tokens and cost summed over its turns.
     pub usage: JobUsage,
@@ -607,7 +607,7 @@ fn rejection_line(rejection: &Rejection) -> String {
     let value = serde_json::json!({
         "status": "error",
         "error": {
-            "code": "E_REJECTED_ENVELOPE",
+            "code": ErrorCode::RejectedEnvelope,
             "message": rejection.reason,
             "suggestion": "write the call again as one valid JSON envelope in a ```json block",
         },

@@ -151,7 +151,7 @@ async fn a_server_runs_in_the_sandbox_of_the_runs_mode() {
             assert!(outcome.is_ok(), "{mode:?}: {outcome:?}");
         } else {
             let error = outcome.unwrap_err();
-            assert_eq!(error.code, "E_MCP_TOOL_ERROR", "{error:?}");
+            assert_eq!(error.code, ErrorCode::McpToolError, "{error:?}");
         }
         toolbox.shutdown().await;
     }

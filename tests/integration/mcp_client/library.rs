@@ -99,7 +99,7 @@ async fn calls_reach_the_servers() {
 
     // The schema is checked before the server sees the call.
     let result = call(&query, "everything__echo", json!({"text": "no message"})).await;
-    assert_eq!(result.error.unwrap().code, "E_INVALID_INPUT");
+    assert_eq!(result.error.unwrap().code, ErrorCode::InvalidInput);
 
     // The tool's own error (isError) is an error result with its text.
     let result = call(
@@ -110,7 +110,7 @@ async fn calls_reach_the_servers() {
     .await;
     assert_eq!(result.status, Status::Error);
     let error = result.error.unwrap();
-    assert_eq!(error.code, "E_MCP_TOOL_ERROR");
+    assert_eq!(error.code, ErrorCode::McpToolError);
     assert!(
         error.message.contains("outside allowed directories"),
         "{error}"
@@ -125,7 +125,7 @@ async fn calls_reach_the_servers() {
     .await
     .error
     .unwrap();
-    assert_eq!(error.code, "E_TOOL_NOT_IN_CATALOG");
+    assert_eq!(error.code, ErrorCode::ToolNotInCatalog);
     assert!(!ws.root.join("x.txt").exists());
 
     let execute = ws.executor(&toolbox, Mode::Execute);
@@ -240,7 +240,7 @@ async fn a_server_that_is_gone_is_unavailable() {
     )
     .await;
     let error = result.error.unwrap();
-    assert_eq!(error.code, "E_MCP_UNAVAILABLE", "{error}");
+    assert_eq!(error.code, ErrorCode::McpUnavailable, "{error}");
     assert!(
         error
             .message

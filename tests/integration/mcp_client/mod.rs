@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use codecrew::config::{Config, McpServerConfig};
 use codecrew_tools::executor::CallRequest;
-use codecrew_tools::{Mode, Status, ToolCatalog, ToolContext, ToolExecutor, ToolResult, Toolbox};
+use codecrew_tools::{
+    ErrorCode, Mode, Status, ToolCatalog, ToolContext, ToolExecutor, ToolResult, Toolbox,
+};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 

@@ -12,7 +12,7 @@ use super::support::{
     atomic_write, blocking, io_error, open_read, optional_bool, regular_file, required_str,
 };
 use crate::path::{Access, display, resolve};
-use crate::{Tool, ToolContext, ToolError, ToolFuture};
+use crate::{ErrorCode, Tool, ToolContext, ToolError, ToolFuture};
 
 #[derive(Debug)]
 pub struct EditFile;
@@ -72,12 +72,14 @@ impl Tool for EditFile {
             let new = required_str(&input, "new_string")?.to_owned();
             let replace_all = optional_bool(&input, "replace_all");
             if old.is_empty() {
-                return Err(ToolError::new("E_INVALID_INPUT", "old_string is empty")
-                    .with_suggestion("to create or overwrite a file use codecrew:write_file"));
+                return Err(
+                    ToolError::new(ErrorCode::InvalidInput, "old_string is empty")
+                        .with_suggestion("to create or overwrite a file use codecrew:write_file"),
+                );
             }
             if old == new {
                 return Err(ToolError::new(
-                    "E_NO_CHANGE",
+                    ErrorCode::NoChange,
                     "old_string and new_string are the same; nothing would change",
                 ));
             }
@@ -100,7 +102,7 @@ fn edit(
     let meta = regular_file(path, shown)?;
     if meta.len() > MAX_EDIT_BYTES {
         return Err(ToolError::new(
-            "E_FILE_TOO_LARGE",
+            ErrorCode::FileTooLarge,
             format!(
                 "{shown:?} has {} bytes; edit_file handles files up to {MAX_EDIT_BYTES}",
                 meta.len()
@@ -111,7 +113,7 @@ fn edit(
     std::io::Read::read_to_end(&mut open_read(root, path, shown)?, &mut bytes)
         .map_err(|error| io_error(shown, &error))?;
     let text = String::from_utf8(bytes).map_err(|_| {
-        ToolError::new("E_NOT_TEXT", format!("{shown:?} is not UTF-8 text"))
+        ToolError::new(ErrorCode::NotText, format!("{shown:?} is not UTF-8 text"))
             .with_suggestion("edit_file only changes text files")
     })?;
     let starts: Vec<usize> = text.match_indices(old).map(|(start, _)| start).collect();
@@ -131,7 +133,7 @@ fn edit(
                 ""
             };
             return Err(ToolError::new(
-                "E_AMBIGUOUS_MATCH",
+                ErrorCode::AmbiguousMatch,
                 format!(
                     "old_string occurs {count} times in {shown:?} (lines {}{more})",
                     listed.join(", ")
@@ -164,7 +166,7 @@ fn line_numbers(text: &str, starts: &[usize]) -> Vec<u64> {
 
 fn no_match(text: &str, old: &str, shown: &str) -> ToolError {
     let error = ToolError::new(
-        "E_NO_MATCH",
+        ErrorCode::NoMatch,
         format!("old_string does not occur in {shown:?}"),
     );
     match loose_match(text, old) {
@@ -242,7 +244,7 @@ mod tests {
                 json!({"path": "main.rs", "old_string": "let x = 1;", "new_string": "let y = 2;"}),
             )
             .await;
-        assert_eq!(error.code, "E_AMBIGUOUS_MATCH");
+        assert_eq!(error.code, ErrorCode::AmbiguousMatch);
         assert!(error.message.contains("2 times"), "{error}");
         assert!(error.message.contains("lines 2, 4"), "{error}");
         assert!(error.suggestion.unwrap().contains("replace_all"));
@@ -270,7 +272,7 @@ mod tests {
                        "new_string": "x"}),
             )
             .await;
-        assert_eq!(error.code, "E_NO_MATCH");
+        assert_eq!(error.code, ErrorCode::NoMatch);
         assert!(error.suggestion.unwrap().contains("line 2"));
         let none = ws
             .error(
@@ -278,7 +280,7 @@ mod tests {
                 json!({"path": "main.rs", "old_string": "absent", "new_string": "x"}),
             )
             .await;
-        assert_eq!(none.code, "E_NO_MATCH");
+        assert_eq!(none.code, ErrorCode::NoMatch);
         assert!(!none.suggestion.unwrap().contains("line"));
     }
 
@@ -289,11 +291,11 @@ mod tests {
         let code = async |input: Value| ws.error(&EditFile, input).await.code;
         assert_eq!(
             code(json!({"path": "main.rs", "old_string": "x", "new_string": "x"})).await,
-            "E_NO_CHANGE"
+            ErrorCode::NoChange
         );
         assert_eq!(
             code(json!({"path": "main.rs", "old_string": "", "new_string": "x"})).await,
-            "E_INVALID_INPUT"
+            ErrorCode::InvalidInput
         );
     }
 
@@ -314,13 +316,13 @@ mod tests {
             .await
             .code
         };
-        assert_eq!(code("missing").await, "E_NOT_FOUND");
-        assert_eq!(code("dir").await, "E_IS_A_DIRECTORY");
-        assert_eq!(code("pipe").await, "E_NOT_A_FILE");
-        assert_eq!(code("bin").await, "E_NOT_TEXT");
-        assert_eq!(code("link").await, "E_SYMLINK");
-        assert_eq!(code("../x").await, "E_PATH_OUTSIDE_WORKSPACE");
-        assert_eq!(code("a\0").await, "E_INVALID_PATH");
+        assert_eq!(code("missing").await, ErrorCode::NotFound);
+        assert_eq!(code("dir").await, ErrorCode::IsADirectory);
+        assert_eq!(code("pipe").await, ErrorCode::NotAFile);
+        assert_eq!(code("bin").await, ErrorCode::NotText);
+        assert_eq!(code("link").await, ErrorCode::Symlink);
+        assert_eq!(code("../x").await, ErrorCode::PathOutsideWorkspace);
+        assert_eq!(code("a\0").await, ErrorCode::InvalidPath);
     }
 
     #[test]

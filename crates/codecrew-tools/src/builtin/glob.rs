@@ -11,7 +11,7 @@ use super::support::{
 };
 use crate::beneath::Beneath;
 use crate::path::{Access, display, resolve};
-use crate::{Tool, ToolContext, ToolError, ToolFuture};
+use crate::{ErrorCode, Tool, ToolContext, ToolError, ToolFuture};
 
 #[derive(Debug)]
 pub struct Glob;
@@ -66,7 +66,7 @@ impl Tool for Glob {
                 .build()
                 .map_err(|error| {
                     ToolError::new(
-                        "E_INVALID_PATTERN",
+                        ErrorCode::InvalidPattern,
                         format!("invalid glob {pattern:?}: {error}"),
                     )
                     .with_suggestion("e.g. \"**/*.rs\" or \"src/{lib,main}.rs\"")
@@ -204,18 +204,21 @@ mod tests {
         let ws = Workspace::new();
         ws.write("file.txt", "");
         let code = async |input: Value| ws.error(&Glob, input).await.code;
-        assert_eq!(code(json!({"pattern": "a[b"})).await, "E_INVALID_PATTERN");
+        assert_eq!(
+            code(json!({"pattern": "a[b"})).await,
+            ErrorCode::InvalidPattern
+        );
         assert_eq!(
             code(json!({"pattern": "*", "path": "missing"})).await,
-            "E_NOT_FOUND"
+            ErrorCode::NotFound
         );
         assert_eq!(
             code(json!({"pattern": "*", "path": "file.txt"})).await,
-            "E_NOT_A_DIRECTORY"
+            ErrorCode::NotADirectory
         );
         assert_eq!(
             code(json!({"pattern": "*", "path": "../.."})).await,
-            "E_PATH_OUTSIDE_WORKSPACE"
+            ErrorCode::PathOutsideWorkspace
         );
     }
 }

@@ -22,7 +22,7 @@ use super::support::{
 };
 use crate::beneath::Beneath;
 use crate::path::{Access, display, resolve};
-use crate::{Tool, ToolContext, ToolError, ToolFuture};
+use crate::{ErrorCode, Tool, ToolContext, ToolError, ToolFuture};
 
 #[derive(Debug)]
 pub struct Grep;
@@ -145,7 +145,7 @@ impl Query {
             "content" => SinkMode::Content,
             other => {
                 return Err(ToolError::new(
-                    "E_INVALID_INPUT",
+                    ErrorCode::InvalidInput,
                     format!("unknown output_mode {other:?}"),
                 )
                 .with_suggestion("use \"content\", \"files_with_matches\" or \"count\""));
@@ -155,7 +155,7 @@ impl Query {
         let max_results = optional_u64(input, "max_results").unwrap_or(DEFAULT_MAX_RESULTS);
         if context > MAX_CONTEXT || !(1..=MAX_RESULTS).contains(&max_results) {
             return Err(ToolError::new(
-                "E_INVALID_INPUT",
+                ErrorCode::InvalidInput,
                 format!(
                     "context must be 0-{MAX_CONTEXT} and max_results 1-{MAX_RESULTS}, \
                      not {context} and {max_results}"
@@ -170,7 +170,7 @@ impl Query {
             .build(pattern)
             .map_err(|error| {
                 ToolError::new(
-                    "E_INVALID_PATTERN",
+                    ErrorCode::InvalidPattern,
                     format!("invalid regular expression: {error}"),
                 )
                 .with_suggestion(
@@ -316,7 +316,7 @@ impl Query {
 fn overrides(base: &Path, glob: &str) -> Result<Override, ToolError> {
     let invalid = |error: ignore::Error| {
         ToolError::new(
-            "E_INVALID_PATTERN",
+            ErrorCode::InvalidPattern,
             format!("invalid glob {glob:?}: {error}"),
         )
         .with_suggestion("e.g. \"*.rs\", \"src/**/*.ts\" or \"!*.min.js\"")
@@ -486,28 +486,28 @@ mod tests {
     async fn error_paths() {
         let ws = tree();
         let error = ws.error(&Grep, json!({"pattern": "fn (main"})).await;
-        assert_eq!(error.code, "E_INVALID_PATTERN");
+        assert_eq!(error.code, ErrorCode::InvalidPattern);
         assert!(error.message.contains("unclosed group"), "{error}");
         let code = async |input: Value| ws.error(&Grep, input).await.code;
         assert_eq!(
             code(json!({"pattern": "x", "glob": "a[b"})).await,
-            "E_INVALID_PATTERN"
+            ErrorCode::InvalidPattern
         );
         assert_eq!(
             code(json!({"pattern": "x", "path": "missing"})).await,
-            "E_NOT_FOUND"
+            ErrorCode::NotFound
         );
         assert_eq!(
             code(json!({"pattern": "x", "path": "../"})).await,
-            "E_PATH_OUTSIDE_WORKSPACE"
+            ErrorCode::PathOutsideWorkspace
         );
         assert_eq!(
             code(json!({"pattern": "x", "output_mode": "lines"})).await,
-            "E_INVALID_INPUT"
+            ErrorCode::InvalidInput
         );
         assert_eq!(
             code(json!({"pattern": "x", "context": 99})).await,
-            "E_INVALID_INPUT"
+            ErrorCode::InvalidInput
         );
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::{Tool, ToolContext, ToolError, ToolFuture};
+use crate::{ErrorCode, Tool, ToolContext, ToolError, ToolFuture};
 
 /// Where the help tool's text comes from: the front end that owns the commands.
 pub trait HelpSource: Send + Sync {
@@ -90,7 +90,7 @@ impl Tool for Help {
                 Some(command) => match self.source.help_text(Some(command)) {
                     Some(help) => Ok(json!({ "command": command, "help": help })),
                     None => Err(ToolError::new(
-                        "E_UNKNOWN_COMMAND",
+                        ErrorCode::UnknownCommand,
                         format!("codecrew has no command {command:?}"),
                     )
                     .with_suggestion(format!(

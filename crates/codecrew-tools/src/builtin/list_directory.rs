@@ -10,7 +10,7 @@ use super::support::{
 };
 use crate::beneath::Beneath;
 use crate::path::{Access, display, resolve};
-use crate::{Tool, ToolContext, ToolError, ToolFuture};
+use crate::{ErrorCode, Tool, ToolContext, ToolError, ToolFuture};
 
 #[derive(Debug)]
 pub struct ListDirectory;
@@ -62,7 +62,7 @@ impl Tool for ListDirectory {
             let depth = optional_u64(&input, "depth").unwrap_or(1);
             if !(1..=MAX_DEPTH).contains(&depth) {
                 return Err(ToolError::new(
-                    "E_INVALID_INPUT",
+                    ErrorCode::InvalidInput,
                     format!("depth must be between 1 and {MAX_DEPTH}, not {depth}"),
                 ));
             }
@@ -172,14 +172,20 @@ mod tests {
     async fn error_paths() {
         let ws = tree();
         let code = async |input: Value| ws.error(&ListDirectory, input).await.code;
-        assert_eq!(code(json!({"path": "missing"})).await, "E_NOT_FOUND");
-        assert_eq!(code(json!({"path": "b.txt"})).await, "E_NOT_A_DIRECTORY");
+        assert_eq!(code(json!({"path": "missing"})).await, ErrorCode::NotFound);
+        assert_eq!(
+            code(json!({"path": "b.txt"})).await,
+            ErrorCode::NotADirectory
+        );
         assert_eq!(
             code(json!({"path": ".."})).await,
-            "E_PATH_OUTSIDE_WORKSPACE"
+            ErrorCode::PathOutsideWorkspace
         );
-        assert_eq!(code(json!({"path": "/"})).await, "E_PATH_OUTSIDE_WORKSPACE");
-        assert_eq!(code(json!({"path": "a\0"})).await, "E_INVALID_PATH");
-        assert_eq!(code(json!({"depth": 9})).await, "E_INVALID_INPUT");
+        assert_eq!(
+            code(json!({"path": "/"})).await,
+            ErrorCode::PathOutsideWorkspace
+        );
+        assert_eq!(code(json!({"path": "a\0"})).await, ErrorCode::InvalidPath);
+        assert_eq!(code(json!({"depth": 9})).await, ErrorCode::InvalidInput);
     }
 }

@@ -13,7 +13,7 @@ use super::support::{
     Cancel, blocking, io_error, open_read, optional_u64, regular_file, required_str,
 };
 use crate::path::{Access, display, resolve};
-use crate::{Tool, ToolContext, ToolError, ToolFuture};
+use crate::{ErrorCode, Tool, ToolContext, ToolError, ToolFuture};
 
 #[derive(Debug)]
 pub struct ReadFile;
@@ -134,7 +134,7 @@ fn read(
     let total = number;
     if offset > total && offset > 1 {
         return Err(ToolError::new(
-            "E_INVALID_INPUT",
+            ErrorCode::InvalidInput,
             format!("offset {offset} is past the end of {shown:?}, which has {total} lines"),
         )
         .with_suggestion("use an offset between 1 and the number of lines"));
@@ -352,7 +352,7 @@ mod tests {
         let error = ws
             .error(&ReadFile, json!({"path": "short", "offset": 5}))
             .await;
-        assert_eq!(error.code, "E_INVALID_INPUT");
+        assert_eq!(error.code, ErrorCode::InvalidInput);
         assert!(error.message.contains("2 lines"));
     }
 
@@ -420,15 +420,18 @@ mod tests {
         std::fs::write(outside.path().join("secret"), "s").unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret"), ws.root().join("link")).unwrap();
         let code = async |path: &str| ws.error(&ReadFile, json!({ "path": path })).await.code;
-        assert_eq!(code("missing.txt").await, "E_NOT_FOUND");
-        assert_eq!(code("dir").await, "E_IS_A_DIRECTORY");
-        assert_eq!(code("dir/inside.txt/x").await, "E_NOT_A_DIRECTORY");
+        assert_eq!(code("missing.txt").await, ErrorCode::NotFound);
+        assert_eq!(code("dir").await, ErrorCode::IsADirectory);
+        assert_eq!(code("dir/inside.txt/x").await, ErrorCode::NotADirectory);
         // A FIFO would block an open() forever; it is refused before.
-        assert_eq!(code("pipe").await, "E_NOT_A_FILE");
-        assert_eq!(code("a\0b").await, "E_INVALID_PATH");
-        assert_eq!(code("../../etc/passwd").await, "E_PATH_OUTSIDE_WORKSPACE");
-        assert_eq!(code("/etc/passwd").await, "E_PATH_OUTSIDE_WORKSPACE");
-        assert_eq!(code("link").await, "E_PATH_OUTSIDE_WORKSPACE");
+        assert_eq!(code("pipe").await, ErrorCode::NotAFile);
+        assert_eq!(code("a\0b").await, ErrorCode::InvalidPath);
+        assert_eq!(
+            code("../../etc/passwd").await,
+            ErrorCode::PathOutsideWorkspace
+        );
+        assert_eq!(code("/etc/passwd").await, ErrorCode::PathOutsideWorkspace);
+        assert_eq!(code("link").await, ErrorCode::PathOutsideWorkspace);
     }
 
     #[tokio::test]
@@ -446,7 +449,7 @@ mod tests {
             .await;
         assert_eq!(result.status, Status::Error);
         let error = result.error.unwrap();
-        assert_eq!(error.code, "E_INVALID_INPUT");
+        assert_eq!(error.code, ErrorCode::InvalidInput);
         assert!(
             error.message.contains("input.path: 3 is not of type"),
             "{error}"
@@ -459,6 +462,6 @@ mod tests {
                 input: json!({"path": "a", "encoding": "utf8"}),
             })
             .await;
-        assert_eq!(extra.error.unwrap().code, "E_INVALID_INPUT");
+        assert_eq!(extra.error.unwrap().code, ErrorCode::InvalidInput);
     }
 }

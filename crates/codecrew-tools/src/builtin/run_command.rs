@@ -19,7 +19,7 @@ use super::support::{beneath_error, directory, optional_str, optional_u64, requi
 use crate::beneath::Beneath;
 use crate::child::{self, Captured, ChildError, ChildSpec, Confinement, ERROR_TAIL_CHARS, Ending};
 use crate::path::{Access, display, resolve};
-use crate::{Tool, ToolContext, ToolError, ToolFuture};
+use crate::{ErrorCode, Tool, ToolContext, ToolError, ToolFuture};
 use codecrew_policy::sandbox;
 use codecrew_policy::secrets::scrub_env_with;
 
@@ -109,7 +109,7 @@ impl Tool for RunCommand {
             let timeout_ms = optional_u64(&input, "timeout_ms").unwrap_or(DEFAULT_TIMEOUT_MS);
             if !(1..=MAX_TIMEOUT_MS).contains(&timeout_ms) {
                 return Err(ToolError::new(
-                    "E_INVALID_INPUT",
+                    ErrorCode::InvalidInput,
                     format!("timeout_ms must be between 1 and {MAX_TIMEOUT_MS}, not {timeout_ms}"),
                 )
                 .with_suggestion("run longer jobs in the background with output to a file"));
@@ -151,7 +151,7 @@ async fn run(
         // it be missing all the same, the command does not run unconfined.
         if let Some(why) = sandbox::read_only_unavailable(ctx.exec.sandbox) {
             return Err(ToolError::new(
-                "E_SANDBOX",
+                ErrorCode::Sandbox,
                 format!(
                     "this command would run without asking, which codecrew allows only in \
                      the read-only OS sandbox, and {why}; it did not run"
@@ -179,18 +179,19 @@ async fn run(
         confinement,
     };
     let finished = child::run(spec).await.map_err(|error| match error {
-        ChildError::Sandbox(_) => {
-            ToolError::new("E_SANDBOX", format!("{error}, so the command did not run"))
-        }
-        ChildError::Spawn { .. } => ToolError::new("E_SPAWN", error.to_string())
+        ChildError::Sandbox(_) => ToolError::new(
+            ErrorCode::Sandbox,
+            format!("{error}, so the command did not run"),
+        ),
+        ChildError::Spawn { .. } => ToolError::new(ErrorCode::Spawn, error.to_string())
             .with_suggestion("codecrew needs bash on the PATH to run commands"),
-        ChildError::Wait(_) => ToolError::new("E_IO", error.to_string()),
+        ChildError::Wait(_) => ToolError::new(ErrorCode::Io, error.to_string()),
     })?;
     let duration_ms = u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX);
     let (out, err) = (&finished.stdout, &finished.stderr);
     match finished.ending {
         Ending::TimedOut => Err(ToolError::new(
-            "E_TIMEOUT",
+            ErrorCode::Timeout,
             format!(
                 "the command did not finish within {timeout_ms} ms; it was killed with every \
                  process it started\nstdout so far:\n{}\nstderr so far:\n{}",
@@ -339,7 +340,7 @@ mod tests {
                 json!({"command": "echo $$; sleep 100 & sleep 100", "timeout_ms": 500}),
             )
             .await;
-        assert_eq!(error.code, "E_TIMEOUT");
+        assert_eq!(error.code, ErrorCode::Timeout);
         let pgid: i32 = error
             .message
             .lines()
@@ -385,19 +386,19 @@ mod tests {
         let code = async |input: Value| ws.error(&RunCommand, input).await.code;
         assert_eq!(
             code(json!({"command": "true", "timeout_ms": MAX_TIMEOUT_MS + 1})).await,
-            "E_INVALID_INPUT"
+            ErrorCode::InvalidInput
         );
         assert_eq!(
             code(json!({"command": "true", "cwd": ".."})).await,
-            "E_PATH_OUTSIDE_WORKSPACE"
+            ErrorCode::PathOutsideWorkspace
         );
         assert_eq!(
             code(json!({"command": "true", "cwd": "file"})).await,
-            "E_NOT_A_DIRECTORY"
+            ErrorCode::NotADirectory
         );
         assert_eq!(
             code(json!({"command": "true", "cwd": "missing"})).await,
-            "E_NOT_FOUND"
+            ErrorCode::NotFound
         );
     }
 

@@ -13,15 +13,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use ignore::WalkBuilder;
 use serde_json::Value;
 
-use crate::ToolError;
+use crate::{ErrorCode, ToolError};
 
 /// A required string field. The schema already demands it; this only avoids a panic
 /// when a tool is called without the executor.
 pub fn required_str<'a>(input: &'a Value, field: &str) -> Result<&'a str, ToolError> {
-    input
-        .get(field)
-        .and_then(Value::as_str)
-        .ok_or_else(|| ToolError::new("E_INVALID_INPUT", format!("`{field}` must be a string")))
+    input.get(field).and_then(Value::as_str).ok_or_else(|| {
+        ToolError::new(
+            ErrorCode::InvalidInput,
+            format!("`{field}` must be a string"),
+        )
+    })
 }
 
 pub fn optional_str<'a>(input: &'a Value, field: &str) -> Option<&'a str> {
@@ -42,22 +44,25 @@ pub fn io_error(display: &str, error: &io::Error) -> ToolError {
         ErrorKind::NotFound => not_found(display),
         ErrorKind::IsADirectory => is_a_directory(display),
         ErrorKind::NotADirectory => ToolError::new(
-            "E_NOT_A_DIRECTORY",
+            ErrorCode::NotADirectory,
             format!("a component of {display:?} is not a directory"),
         ),
-        _ => ToolError::new("E_IO", format!("{display}: {error}")),
+        _ => ToolError::new(ErrorCode::Io, format!("{display}: {error}")),
     }
 }
 
 pub fn not_found(display: &str) -> ToolError {
-    ToolError::new("E_NOT_FOUND", format!("{display:?} does not exist")).with_suggestion(
+    ToolError::new(ErrorCode::NotFound, format!("{display:?} does not exist")).with_suggestion(
         "paths are relative to the workspace root; find files with codecrew:list_directory or codecrew:glob",
     )
 }
 
 pub fn is_a_directory(display: &str) -> ToolError {
-    ToolError::new("E_IS_A_DIRECTORY", format!("{display:?} is a directory"))
-        .with_suggestion("list it with codecrew:list_directory")
+    ToolError::new(
+        ErrorCode::IsADirectory,
+        format!("{display:?} is a directory"),
+    )
+    .with_suggestion("list it with codecrew:list_directory")
 }
 
 /// Refuses directories and special files (FIFOs, devices, sockets).
@@ -67,7 +72,7 @@ fn only_regular(meta: &Metadata, display: &str) -> Result<(), ToolError> {
     }
     if !meta.is_file() {
         return Err(ToolError::new(
-            "E_NOT_A_FILE",
+            ErrorCode::NotAFile,
             format!("{display:?} is not a regular file (a FIFO, socket or device)"),
         ));
     }
@@ -89,7 +94,7 @@ pub fn directory(path: &Path, display: &str) -> Result<(), ToolError> {
         Ok(())
     } else {
         Err(ToolError::new(
-            "E_NOT_A_DIRECTORY",
+            ErrorCode::NotADirectory,
             format!("{display:?} is not a directory"),
         )
         .with_suggestion("read a file with codecrew:read_file"))
@@ -125,7 +130,12 @@ where
     let _guard = CancelOnDrop(cancel.clone());
     tokio::task::spawn_blocking(move || work(cancel))
         .await
-        .map_err(|error| ToolError::new("E_INTERNAL", format!("the tool's task failed: {error}")))?
+        .map_err(|error| {
+            ToolError::new(
+                ErrorCode::Internal,
+                format!("the tool's task failed: {error}"),
+            )
+        })?
 }
 
 /// The walker every listing and search tool uses: `.gitignore`, `.ignore` and git's
@@ -177,28 +187,28 @@ pub fn open_read(root: &Path, path: &Path, display: &str) -> Result<fs::File, To
 pub fn beneath_error(display: &str, error: BeneathError) -> ToolError {
     match error {
         BeneathError::Changed => ToolError::new(
-            "E_PATH_CHANGED",
+            ErrorCode::PathChanged,
             format!(
                 "{display:?} changed while codecrew was using it (a directory or file was \
                  swapped for a link)"
             ),
         ),
         BeneathError::Outside => ToolError::new(
-            "E_PATH_OUTSIDE_WORKSPACE",
+            ErrorCode::PathOutsideWorkspace,
             format!("{display:?} is outside the workspace"),
         ),
         BeneathError::NotRegular => ToolError::new(
-            "E_NOT_A_FILE",
+            ErrorCode::NotAFile,
             format!("{display:?} is not a regular file; codecrew never opens special files"),
         ),
         BeneathError::HardLinked => ToolError::new(
-            "E_PERMISSION_DENIED",
+            ErrorCode::PermissionDenied,
             format!(
                 "{display:?} has other hard links, and one may be a file outside the workspace"
             ),
         ),
         BeneathError::NotADirectory => ToolError::new(
-            "E_NOT_A_DIRECTORY",
+            ErrorCode::NotADirectory,
             format!("a parent of {display:?} exists and is not a directory"),
         ),
         BeneathError::Io(error) => io_error(display, &error),
@@ -304,9 +314,9 @@ mod tests {
                 .unwrap_err()
                 .code
         };
-        assert_eq!(code("dir"), "E_IS_A_DIRECTORY");
-        assert_eq!(code("pipe"), "E_NOT_A_FILE");
-        assert_eq!(code("file/below"), "E_NOT_A_DIRECTORY");
+        assert_eq!(code("dir"), ErrorCode::IsADirectory);
+        assert_eq!(code("pipe"), ErrorCode::NotAFile);
+        assert_eq!(code("file/below"), ErrorCode::NotADirectory);
     }
 
     #[tokio::test]

@@ -69,6 +69,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::ErrorCode;
     use crate::builtin::support::test_support::Workspace;
 
     #[tokio::test]
@@ -113,15 +114,18 @@ mod tests {
                 .await
                 .code
         };
-        assert_eq!(code("dir").await, "E_IS_A_DIRECTORY");
-        assert_eq!(code("dir/file/below").await, "E_NOT_A_DIRECTORY");
-        assert_eq!(code("pipe").await, "E_NOT_A_FILE");
-        assert_eq!(code("").await, "E_INVALID_PATH");
-        assert_eq!(code("x\0y").await, "E_INVALID_PATH");
-        assert_eq!(code("../escape.txt").await, "E_PATH_OUTSIDE_WORKSPACE");
-        assert_eq!(code("/tmp/escape.txt").await, "E_PATH_OUTSIDE_WORKSPACE");
-        assert_eq!(code("link").await, "E_SYMLINK");
-        assert_eq!(code("outdir/target").await, "E_PATH_OUTSIDE_WORKSPACE");
+        assert_eq!(code("dir").await, ErrorCode::IsADirectory);
+        assert_eq!(code("dir/file/below").await, ErrorCode::NotADirectory);
+        assert_eq!(code("pipe").await, ErrorCode::NotAFile);
+        assert_eq!(code("").await, ErrorCode::InvalidPath);
+        assert_eq!(code("x\0y").await, ErrorCode::InvalidPath);
+        assert_eq!(code("../escape.txt").await, ErrorCode::PathOutsideWorkspace);
+        assert_eq!(
+            code("/tmp/escape.txt").await,
+            ErrorCode::PathOutsideWorkspace
+        );
+        assert_eq!(code("link").await, ErrorCode::Symlink);
+        assert_eq!(code("outdir/target").await, ErrorCode::PathOutsideWorkspace);
         assert_eq!(
             std::fs::read_to_string(outside.path().join("target")).unwrap(),
             "keep"

@@ -12,7 +12,7 @@ use super::limits::{MAX_ERROR_CHARS, TIMEOUT_MARGIN};
 use super::offers::Offer;
 use super::result::shape;
 use super::server::{LazyServer, ServerLink};
-use crate::{Tool, ToolContext, ToolError, ToolFuture};
+use crate::{ErrorCode, Tool, ToolContext, ToolError, ToolFuture};
 use codecrew_intercept::neutralise_envelopes;
 
 /// One tool of an MCP server: of a server that started with the run, or of one offered
@@ -95,7 +95,7 @@ impl McpTool {
             Server::Running(link) => Arc::clone(link),
             Server::OnCall(server) => server.link().await.map_err(|reason| {
                 ToolError::new(
-                    "E_MCP_UNAVAILABLE",
+                    ErrorCode::McpUnavailable,
                     format!(
                         "the MCP server {} did not start, so codecrew:{} cannot be called: {}",
                         self.offer.server,
@@ -113,7 +113,7 @@ impl McpTool {
             Value::Object(arguments) => arguments,
             other => {
                 return Err(ToolError::new(
-                    "E_INVALID_INPUT",
+                    ErrorCode::InvalidInput,
                     format!("the input must be a JSON object, not {other}"),
                 ));
             }
@@ -130,7 +130,7 @@ impl McpTool {
             Ok(response) => response.map_err(|error| self.service_error(error, &link))?,
             Err(_) => {
                 return Err(ToolError::new(
-                    "E_TIMEOUT",
+                    ErrorCode::Timeout,
                     format!(
                         "codecrew:{} (MCP server {}) did not answer within {} s",
                         self.offer.name,
@@ -162,7 +162,7 @@ impl McpTool {
         };
         let wire = serde_json::to_value(&result).map_err(|error| {
             ToolError::new(
-                "E_INTERNAL",
+                ErrorCode::Internal,
                 format!(
                     "cannot read the result of codecrew:{}: {error}",
                     self.offer.name
@@ -173,7 +173,7 @@ impl McpTool {
         // them may read as a call.
         shape(&wire).map_err(|text| {
             ToolError::new(
-                "E_MCP_TOOL_ERROR",
+                ErrorCode::McpToolError,
                 format!(
                     "codecrew:{} failed: {}",
                     self.offer.name,
@@ -185,7 +185,7 @@ impl McpTool {
 
     fn unsupported(&self, what: &str) -> ToolError {
         ToolError::new(
-            "E_MCP_UNSUPPORTED",
+            ErrorCode::McpUnsupported,
             format!(
                 "codecrew:{} (MCP server {}) {what}",
                 self.offer.name, self.offer.server
@@ -197,7 +197,7 @@ impl McpTool {
         let server = &self.offer.server;
         match error {
             ServiceError::McpError(data) => ToolError::new(
-                "E_MCP_TOOL_ERROR",
+                ErrorCode::McpToolError,
                 format!(
                     "the MCP server {server} refused the call of codecrew:{}: {} (JSON-RPC \
                      error {})",
@@ -219,7 +219,7 @@ impl McpTool {
                     .map(|text| format!(" (its stderr: {})", neutralise_envelopes(&text)))
                     .unwrap_or_default();
                 ToolError::new(
-                    "E_MCP_UNAVAILABLE",
+                    ErrorCode::McpUnavailable,
                     format!(
                         "the MCP server {server} is not running any more, so codecrew:{} \
                          cannot be called{stderr}",
@@ -232,14 +232,14 @@ impl McpTool {
                 ))
             }
             ServiceError::Timeout { .. } => ToolError::new(
-                "E_TIMEOUT",
+                ErrorCode::Timeout,
                 format!(
                     "codecrew:{} (MCP server {server}) did not answer in time",
                     self.offer.name
                 ),
             ),
             other => ToolError::new(
-                "E_MCP_PROTOCOL",
+                ErrorCode::McpProtocol,
                 format!(
                     "the MCP server {server} answered the call of codecrew:{} in a way \
                      codecrew does not understand: {other}",

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::client::*;
 use super::offers::*;
 use crate::config::McpServerConfig;
-use crate::{Mode, ToolContext};
+use crate::{ErrorCode, Mode, ToolContext};
 use codecrew_policy::process;
 
 #[test]
@@ -326,7 +326,7 @@ async fn a_listed_server_starts_at_the_first_call_and_a_failed_start_is_the_erro
     assert!(!starts.exists(), "offered without starting");
     for _ in 0..2 {
         let error = lookup.execute(&ctx, json!({})).await.unwrap_err();
-        assert_eq!(error.code, "E_MCP_UNAVAILABLE", "{error:?}");
+        assert_eq!(error.code, ErrorCode::McpUnavailable, "{error:?}");
         assert!(
             error.message.contains("the MCP server srv did not start")
                 && error.message.contains("no database"),
