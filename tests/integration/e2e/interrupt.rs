@@ -150,7 +150,9 @@ fn nothing_outlives_a_codecrew_killed_mid_turn() {
     child.kill().unwrap();
     let _ = child.wait();
     let killed = std::time::Instant::now();
-    while !processes_in(&workspace).is_empty() && killed.elapsed() < Duration::from_secs(1) {
+    // The watchdog acts within a fraction of a second; the bound is generous so that a
+    // machine busy with other builds does not make the test fail (it measures nothing).
+    while !processes_in(&workspace).is_empty() && killed.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(20));
     }
     let left = processes_in(&workspace);
