@@ -8,6 +8,7 @@
 //! codecrew-intercept  stdout bytes of a CLI   -> decode::Event, Segment::{Text, Call, Rejected}
 //! codecrew-policy     call + mode + rules     -> Allow | Ask | Deny (and the sandbox, secrets)
 //! codecrew-tools      call                    -> ToolResult (registry, catalog, executor, MCP client)
+//! codecrew-config     config files            -> LoadedConfig (layers, trust); the user's secrets
 //! codecrew (here)     "@agent:model task"     -> the CLI run, its calls served, the answer printed
 //! ```
 //!
@@ -28,9 +29,9 @@
 pub mod chat;
 pub mod cli;
 pub mod clis;
-pub mod config;
+pub use codecrew_config as config;
 pub mod home;
 pub mod mcp_server;
 pub mod output;
 pub mod run;
-pub mod secret_file;
+pub use codecrew_config::secret_file;

@@ -11,7 +11,7 @@ use tempfile::TempDir;
 
 use crate::support::binary::{BIN, assert_exit};
 
-const STARTER: &str = include_str!("../../src/config/starter.toml");
+const STARTER: &str = include_str!("../../crates/codecrew-config/src/starter.toml");
 
 struct Sandbox {
     dir: TempDir,

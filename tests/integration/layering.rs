@@ -6,10 +6,11 @@
 use std::path::Path;
 
 /// The layers, lowest first, and what each may use besides the layers below it.
-const LAYERS: [&str; 4] = [
+const LAYERS: [&str; 5] = [
     "codecrew-intercept",
     "codecrew-policy",
     "codecrew-tools",
+    "codecrew-config",
     "codecrew",
 ];
 
@@ -92,6 +93,7 @@ fn versions_are_set_once_for_the_workspace() {
 /// own layer and those below it, never one above. Cargo cannot see inside a crate, so this
 /// reads the source: every `crate::<module>` a file names (in a path or a `use`).
 const MODULE_LAYERS: &[&[&str]] = &[
+    // Re-exports of codecrew-config, the crate below.
     &["config", "secret_file"],
     &["clis"],
     &["run"],

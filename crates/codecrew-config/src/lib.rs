@@ -1,14 +1,23 @@
-//! Configuration: `codecrew.toml` (project) and the user's config file, merged over the
-//! built-in defaults.
+//! codecrew's configuration, and the user's private state files.
 //!
-//! The types here are the contract the rest of codecrew reads; loading, discovery and the
-//! starter file live in the submodules.
+//! ```text
+//! codecrew.toml (project) + the user's config file -> LoadedConfig: the merged Config over
+//!     the built-in defaults, the permission layers, whether the project is trusted (and
+//!     what of an untrusted one is left out), errors at file:line:column
+//! a secret's file in the user's state folder -> the secret (secret_file: refused when
+//!     another could know it; made once, 0600)
+//! ```
+//!
+//! It reads files and decides nothing else: no process, no terminal. The types here are
+//! the contract the layers above read (the agents, the engine, the front ends); loading,
+//! discovery, validation and the starter file live in the submodules.
 
 pub mod agent_tools;
 mod error;
 mod keys;
 mod layer;
 pub mod load;
+pub mod secret_file;
 mod spans;
 pub mod starter;
 #[cfg(test)]

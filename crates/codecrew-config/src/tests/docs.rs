@@ -6,7 +6,7 @@ use super::*;
 
 /// The ```toml blocks of docs/CONFIG.md, in order.
 fn doc_examples() -> Vec<String> {
-    let doc = include_str!("../../../docs/CONFIG.md");
+    let doc = include_str!("../../../../docs/CONFIG.md");
     let mut blocks = Vec::new();
     let mut current: Option<String> = None;
     for line in doc.lines() {
@@ -58,7 +58,7 @@ fn the_documented_example_loads() {
 
 #[test]
 fn the_docs_describe_every_key() {
-    let doc = include_str!("../../../docs/CONFIG.md");
+    let doc = include_str!("../../../../docs/CONFIG.md");
     for (path, _, _) in super::keys::KEYS {
         let key = path.rsplit('.').next().unwrap();
         if key == "*" {

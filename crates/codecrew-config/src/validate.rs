@@ -69,8 +69,8 @@ pub(crate) fn file(file: &ParsedFile) -> Vec<Diagnostic> {
     let mut known_tools: Vec<String> = builtin.names().map(str::to_owned).collect();
     known_tools.extend(
         [
-            crate::config::agent_tools::QUERY_AGENT,
-            crate::config::agent_tools::EXECUTE_AGENT,
+            crate::agent_tools::QUERY_AGENT,
+            crate::agent_tools::EXECUTE_AGENT,
         ]
         .map(str::to_owned),
     );
