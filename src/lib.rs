@@ -9,6 +9,7 @@
 //! codecrew-policy     call + mode + rules     -> Allow | Ask | Deny (and the sandbox, secrets)
 //! codecrew-tools      call                    -> ToolResult (registry, catalog, executor, MCP client)
 //! codecrew-config     config files            -> LoadedConfig (layers, trust); the user's secrets
+//! codecrew-agents     an agent + a turn       -> its CLI run in its wall, stdout chunks, questions
 //! codecrew (here)     "@agent:model task"     -> the CLI run, its calls served, the answer printed
 //! ```
 //!
@@ -28,7 +29,7 @@
 
 pub mod chat;
 pub mod cli;
-pub mod clis;
+pub use codecrew_agents as clis;
 pub use codecrew_config as config;
 pub mod home;
 pub mod mcp_server;

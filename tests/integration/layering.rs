@@ -6,11 +6,12 @@
 use std::path::Path;
 
 /// The layers, lowest first, and what each may use besides the layers below it.
-const LAYERS: [&str; 5] = [
+const LAYERS: [&str; 6] = [
     "codecrew-intercept",
     "codecrew-policy",
     "codecrew-tools",
     "codecrew-config",
+    "codecrew-agents",
     "codecrew",
 ];
 
@@ -95,6 +96,7 @@ fn versions_are_set_once_for_the_workspace() {
 const MODULE_LAYERS: &[&[&str]] = &[
     // Re-exports of codecrew-config, the crate below.
     &["config", "secret_file"],
+    // A re-export of codecrew-agents.
     &["clis"],
     &["run"],
     &["output"],

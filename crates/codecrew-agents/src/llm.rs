@@ -1,0 +1,83 @@
+//! llm (`llm`, Simon Willison's): `prompt --json`, the prompt on stdin; `--cid <id>`
+//! continues a conversation. The `--json` document carries the answer, the conversation
+//! id and the tokens, so one process gives all of it (the answer arrives whole, not
+//! streamed). llm has no tools of its own unless given some, so nothing of its own runs
+//! in either mode.
+
+use std::path::PathBuf;
+
+use codecrew_intercept::decode::Format;
+
+use super::{Cli, TurnCommand, argv, wall};
+use crate::drive::process::CommandSpec;
+use codecrew_config::ProviderKind;
+
+#[derive(Debug)]
+pub struct Llm;
+
+impl Cli for Llm {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Llm
+    }
+
+    fn program(&self) -> &str {
+        "llm"
+    }
+
+    fn install_hint(&self) -> String {
+        "pipx install llm (or: pip install llm)".to_owned()
+    }
+
+    fn format(&self) -> Format {
+        Format::Llm
+    }
+
+    /// `$LLM_USER_PATH`, else `~/.config/io.datasette.llm`: its keys, models and logs.
+    fn state(&self) -> Option<wall::State> {
+        let dir = std::env::var_os("LLM_USER_PATH")
+            .map(PathBuf::from)
+            .filter(|dir| dir.is_absolute())
+            .or_else(|| wall::xdg("XDG_CONFIG_HOME", ".config", "io.datasette.llm"));
+        Some(wall::State::writable(dir))
+    }
+
+    fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
+        let mut args: Vec<String> = ["prompt", "--json"].map(String::from).to_vec();
+        if let Some(model) = command.model {
+            args.push(format!("--model={model}"));
+        }
+        if let Some(conversation) = command.turn.session {
+            args.push(format!("--cid={conversation}"));
+        }
+        args.extend(command.extra.iter().cloned());
+        let mut spec = command.spec();
+        spec.args = argv(args);
+        // With no prompt argument, llm reads the prompt from stdin.
+        spec.stdin = Some(command.turn.prompt.as_bytes().to_vec());
+        spec
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use codecrew_tools::Mode;
+
+    use super::super::testing::*;
+
+    #[test]
+    fn a_turn_continues_its_conversation_with_the_prompt_on_stdin() {
+        let spec = provider("llm").command(
+            Path::new("llm"),
+            &turn(Some("01abc"), Mode::Execute),
+            Path::new("."),
+        );
+        assert_eq!(
+            args(&spec),
+            ["prompt", "--json", "--model=haiku", "--cid=01abc"]
+        );
+        assert_eq!(spec.stdin.as_deref(), Some(&b"the prompt"[..]));
+        assert!(!provider("llm").keeps_alive(Mode::Execute));
+    }
+}
