@@ -10,6 +10,7 @@
 //! codecrew-tools      call                    -> ToolResult (registry, catalog, executor, MCP client)
 //! codecrew-config     config files            -> LoadedConfig (layers, trust); the user's secrets
 //! codecrew-agents     an agent + a turn       -> its CLI run in its wall, stdout chunks, questions
+//! codecrew-core       jobs + config           -> JobEvents and JobReports: the session loop, crew, threads
 //! codecrew (here)     "@agent:model task"     -> the CLI run, its calls served, the answer printed
 //! ```
 //!
@@ -34,5 +35,5 @@ pub use codecrew_config as config;
 pub mod home;
 pub mod mcp_server;
 pub mod output;
-pub mod run;
 pub use codecrew_config::secret_file;
+pub use codecrew_core as run;

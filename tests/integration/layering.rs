@@ -6,12 +6,13 @@
 use std::path::Path;
 
 /// The layers, lowest first, and what each may use besides the layers below it.
-const LAYERS: [&str; 6] = [
+const LAYERS: [&str; 7] = [
     "codecrew-intercept",
     "codecrew-policy",
     "codecrew-tools",
     "codecrew-config",
     "codecrew-agents",
+    "codecrew-core",
     "codecrew",
 ];
 
@@ -98,6 +99,7 @@ const MODULE_LAYERS: &[&[&str]] = &[
     &["config", "secret_file"],
     // A re-export of codecrew-agents.
     &["clis"],
+    // A re-export of codecrew-core.
     &["run"],
     &["output"],
     &["chat", "mcp_server"],

@@ -1,5 +1,5 @@
 //! Who is making the tool calls being run: the session sets it around a job's calls, and
-//! the agent tools (`crate::run::crew`) read it to nest a sub-agent's events under its caller
+//! the agent tools (`crate::crew`) read it to nest a sub-agent's events under its caller
 //! and to count the delegation depth.
 
 use std::future::Future;

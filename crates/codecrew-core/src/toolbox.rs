@@ -9,8 +9,8 @@ use codecrew_tools::builtin::HelpSource;
 use codecrew_tools::mcp::client::ListingHook;
 use codecrew_tools::{Mode, ToolContext, ToolRegistry, Toolbox};
 
-use crate::config::Config;
-use crate::run::mcp_listing;
+use crate::mcp_listing;
+use codecrew_config::Config;
 
 /// The built-in tools, the help tool explaining what `help` says.
 pub fn builtin(help: Arc<dyn HelpSource>) -> ToolRegistry {
@@ -18,7 +18,7 @@ pub fn builtin(help: Arc<dyn HelpSource>) -> ToolRegistry {
 }
 
 /// Every tool `config` gives a run of `mode` in `workspace`; starts its MCP servers, in
-/// the OS sandbox of that mode (and keeps their tool lists, see [`crate::run::mcp_listing`]).
+/// the OS sandbox of that mode (and keeps their tool lists, see [`crate::mcp_listing`]).
 pub async fn start(
     config: &Config,
     workspace: &Path,

@@ -2,7 +2,7 @@
 //! ([`Continuation`]), and what carries over between the tasks of one agent in a chat
 //! ([`Conversation`]).
 
-use crate::run::usage::Usage;
+use crate::usage::Usage;
 
 /// Where a job starts when it continues an earlier conversation (a thread). The default
 /// starts afresh.

@@ -18,7 +18,7 @@ use nix::fcntl::{Flock, FlockArg};
 
 use super::seal::{self, Sealer};
 use super::{FORMAT_VERSION, Result, Thread, ThreadError, ThreadName};
-use crate::secret_file::SecretFileError;
+use codecrew_config::secret_file::SecretFileError;
 
 /// The threads of one workspace.
 #[derive(Debug, Clone)]
@@ -304,7 +304,7 @@ impl ThreadStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::thread::Exchange;
+    use crate::thread::Exchange;
 
     fn exchange(task: &str) -> Exchange {
         Exchange {

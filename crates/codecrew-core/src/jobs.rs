@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
-use crate::clis::{Provider, identifiers};
-use crate::config::{ConfigError, LoadedConfig};
-use crate::run::mention::Job;
-use crate::run::session::{Continuation, JobRun, Settings};
+use crate::mention::Job;
+use crate::session::{Continuation, JobRun, Settings};
+use codecrew_agents::{Provider, identifiers};
+use codecrew_config::{ConfigError, LoadedConfig};
 use codecrew_tools::catalog::CatalogError;
 use codecrew_tools::{ToolCatalog, ToolExecutor, ToolRegistry};
 
@@ -87,7 +87,7 @@ fn check_models(loaded: &LoadedConfig, job: &Job) -> Result<(), PlanError> {
 }
 
 /// [`check`]s the jobs and builds one [`JobRun`] per job, in order, starting afresh (no
-/// [`crate::run::session::Continuation`]). `executor_for` makes the executor of one job from
+/// [`crate::session::Continuation`]). `executor_for` makes the executor of one job from
 /// its catalog: the caller decides the policy, the asker and the hooks.
 pub fn plan(
     loaded: &LoadedConfig,
@@ -148,7 +148,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::config::LimitsConfig;
+    use codecrew_config::LimitsConfig;
     use codecrew_tools::{Mode, ToolContext};
 
     fn job(agent: &str, task: &str) -> Job {
@@ -162,7 +162,7 @@ mod tests {
     fn plan_of(jobs: Vec<Job>, mode: Mode) -> Result<Vec<JobRun>, PlanError> {
         let loaded = LoadedConfig::builtin();
         let settings = Settings::new(mode, &LimitsConfig::default(), PathBuf::from("/tmp"));
-        let registry = Arc::new(crate::run::toolbox::builtin(Arc::new(
+        let registry = Arc::new(crate::toolbox::builtin(Arc::new(
             codecrew_tools::builtin::NoCommands,
         )));
         plan(&loaded, jobs, &settings, &registry, |catalog| {

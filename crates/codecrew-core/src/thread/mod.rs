@@ -17,9 +17,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::clis::identifiers;
-use crate::run::session::{Continuation, JobReport};
-use crate::run::usage::{JobUsage, Usage};
+use crate::session::{Continuation, JobReport};
+use crate::usage::{JobUsage, Usage};
+use codecrew_agents::identifiers;
 
 pub use store::ThreadStore;
 
@@ -68,7 +68,7 @@ pub enum ThreadError {
     )]
     Key {
         name: String,
-        source: crate::secret_file::SecretFileError,
+        source: codecrew_config::secret_file::SecretFileError,
     },
     #[error("cannot {action} {}: {source}", path.display())]
     Io {

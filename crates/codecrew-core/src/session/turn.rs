@@ -4,8 +4,8 @@ use codecrew_intercept::decode::Event;
 use codecrew_intercept::{Item, Rejection, Segment, ToolCall};
 
 use super::JobEvent;
-use crate::clis::drive::process::{self, Ending, RunLimits};
-use crate::run::usage::Usage;
+use crate::usage::Usage;
+use codecrew_agents::drive::process::{self, Ending, RunLimits};
 
 /// Why a finished turn is a failure, if it is one.
 pub(super) fn turn_failure(

@@ -1,6 +1,6 @@
 //! The tool lists of MCP servers, kept between runs, so that a run can offer a server's
 //! tools without starting it, and start it only when one of them is called (a server
-//! can take seconds to start; see [`crate::run::toolbox::on_call`]).
+//! can take seconds to start; see [`crate::toolbox::on_call`]).
 //!
 //! One file per server and workspace in the user's cache directory
 //! (`$XDG_CACHE_HOME/codecrew/mcp-tools`, else `~/.cache/codecrew/mcp-tools`), named by a

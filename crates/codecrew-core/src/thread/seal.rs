@@ -14,7 +14,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 use super::{FORMAT_VERSION, Thread};
-use crate::secret_file::{self, SecretFileError};
+use codecrew_config::secret_file::{self, SecretFileError};
 
 /// The key's length in bytes.
 const KEY_BYTES: usize = 32;
@@ -24,7 +24,7 @@ const DOMAIN: &[u8] = b"codecrew thread seal\0";
 /// The user's thread key: `$XDG_STATE_HOME/codecrew/thread-key`, else
 /// `~/.local/state/codecrew/thread-key`.
 pub fn user_key_path() -> Option<PathBuf> {
-    crate::clis::wall::xdg("XDG_STATE_HOME", ".local/state", "codecrew")
+    codecrew_agents::wall::xdg("XDG_STATE_HOME", ".local/state", "codecrew")
         .map(|dir| dir.join("thread-key"))
 }
 

@@ -3,9 +3,9 @@
 
 use codecrew_tools::{Mode, ToolCatalog};
 
-const TOOLS_TEMPLATE: &str = include_str!("../../prompts/tools.md");
-const TASK_TEMPLATE: &str = include_str!("../../prompts/task.md");
-const RESULTS_TEMPLATE: &str = include_str!("../../prompts/results.md");
+const TOOLS_TEMPLATE: &str = include_str!("../../../prompts/tools.md");
+const TASK_TEMPLATE: &str = include_str!("../../../prompts/task.md");
+const RESULTS_TEMPLATE: &str = include_str!("../../../prompts/results.md");
 
 /// The full first prompt: the tools section, then the task.
 pub fn render_task(catalog: &ToolCatalog, mode: Mode, message: &str) -> String {
@@ -131,7 +131,7 @@ mod tests {
 
     fn catalog(mode: Mode) -> ToolCatalog {
         ToolCatalog::for_mode(
-            &crate::run::toolbox::builtin(std::sync::Arc::new(codecrew_tools::builtin::NoCommands)),
+            &crate::toolbox::builtin(std::sync::Arc::new(codecrew_tools::builtin::NoCommands)),
             mode,
         )
         .expect("built-in schemas compile")

@@ -23,9 +23,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
-use crate::config::LoadedConfig;
-use crate::run::mention::{self, Job};
-use crate::run::session::{JobEvent, JobReport, Settings, SubEvent};
+use crate::mention::{self, Job};
+use crate::session::{JobEvent, JobReport, Settings, SubEvent};
+use codecrew_config::LoadedConfig;
 use codecrew_intercept::neutralise_envelopes;
 use codecrew_tools::{
     ErrorCode, Mode, Tool, ToolCatalog, ToolContext, ToolError, ToolExecutor, ToolFuture,
@@ -40,8 +40,8 @@ pub const DEPTH_ENV: &str = "CODECREW_MCP_DEPTH";
 /// agent that asks an agent) and no more.
 pub const MAX_DEPTH: u32 = 2;
 
-pub use crate::config::agent_tools::{EXECUTE_AGENT, QUERY_AGENT};
-pub use crate::run::session::caller::{CallerScope, with_caller};
+pub use crate::session::caller::{CallerScope, with_caller};
+pub use codecrew_config::agent_tools::{EXECUTE_AGENT, QUERY_AGENT};
 
 /// Makes the executor of a job from its mode, the registry and its catalog: the command
 /// decides the policy, the asker and the hooks.
@@ -136,7 +136,7 @@ impl Crew {
         settings
             .env
             .push((OsString::from(DEPTH_ENV), OsString::from(depth.to_string())));
-        let runs = crate::run::jobs::plan(
+        let runs = crate::jobs::plan(
             &self.loaded,
             vec![job],
             &settings,
@@ -330,7 +330,7 @@ impl AgentTool {
                 "the run is ending; no agent can be started",
             ));
         };
-        let caller = crate::run::session::caller::current_caller();
+        let caller = crate::session::caller::current_caller();
         let depth = caller.as_ref().map_or_else(depth_from_env, |c| c.depth);
         if depth >= MAX_DEPTH {
             return Err(ToolError::new(ErrorCode::DepthLimit, depth_refusal(depth)));

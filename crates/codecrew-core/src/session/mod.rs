@@ -14,12 +14,12 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
-use crate::clis::drive::process::{Ending, RunLimits};
-use crate::clis::drive::transport::{Launch, Transport};
-use crate::clis::{self, Provider, Turn};
-use crate::config::LimitsConfig;
-use crate::run::mention::Job;
-use crate::run::prompt;
+use crate::mention::Job;
+use crate::prompt;
+use codecrew_agents::drive::process::{Ending, RunLimits};
+use codecrew_agents::drive::transport::{Launch, Transport};
+use codecrew_agents::{self as clis, Provider, Turn};
+use codecrew_config::LimitsConfig;
 
 pub mod caller;
 mod conversation;
@@ -27,13 +27,13 @@ mod turn;
 
 pub use conversation::{Continuation, Conversation};
 
-use crate::run::usage::{JobUsage, Usage};
+use crate::usage::{JobUsage, Usage};
 use codecrew_intercept::{Interceptor, Rejection, ScannerLimits, ToolCall};
 use codecrew_tools::executor::CallRequest;
 use codecrew_tools::{ErrorCode, Mode, Status, ToolError, ToolExecutor, ToolResult};
 use turn::{TurnState, turn_failure};
 
-use crate::clis::drive::refused;
+use codecrew_agents::drive::refused;
 
 /// How one job runs.
 #[derive(Debug, Clone)]
@@ -146,7 +146,7 @@ pub struct JobReport {
     pub duration_ms: u64,
     pub error: Option<String>,
     /// A stable code for some errors: `E_CLI_WALL_REFUSED` when the CLI could not start
-    /// inside its wall ([`crate::clis::drive::refused`]).
+    /// inside its wall ([`codecrew_agents::drive::refused`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_code: Option<ErrorCode>,
     pub stop_reason: StopReason,
@@ -584,8 +584,8 @@ impl JobRun {
 
 /// What the sub-agent of a `query_agent`/`execute_agent` result used.
 fn sub_agent_usage(result: &ToolResult) -> Option<JobUsage> {
-    if result.tool != crate::config::agent_tools::QUERY_AGENT
-        && result.tool != crate::config::agent_tools::EXECUTE_AGENT
+    if result.tool != codecrew_config::agent_tools::QUERY_AGENT
+        && result.tool != codecrew_config::agent_tools::EXECUTE_AGENT
     {
         return None;
     }
