@@ -286,9 +286,10 @@ pub struct PromptArgs {
 
 #[derive(Debug, Args)]
 pub struct InterceptArgs {
-    /// The output format on stdin
-    #[arg(long, value_enum, default_value_t = FromArg::Auto)]
-    pub from: FromArg,
+    /// The output format on stdin (every decoder codecrew has; auto detects it from the
+    /// first line)
+    #[arg(long, value_name = "FORMAT", value_parser = format_parser(), default_value = "auto")]
+    pub from: Format,
     /// Show the calls found without running them
     #[arg(long)]
     pub dry_run: bool,
@@ -543,27 +544,12 @@ impl From<ModeArg> for Mode {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FromArg {
-    Auto,
-    Text,
-    Claude,
-    Gemini,
-    Codex,
-    Copilot,
-}
-
-impl From<FromArg> for Format {
-    fn from(from: FromArg) -> Self {
-        match from {
-            FromArg::Auto => Format::Auto,
-            FromArg::Text => Format::Text,
-            FromArg::Claude => Format::Claude,
-            FromArg::Gemini => Format::Gemini,
-            FromArg::Codex => Format::Codex,
-            FromArg::Copilot => Format::Copilot,
-        }
-    }
+/// The values of `--from`: the decoders' own names ([`Format::ALL`]), so a decoder added to
+/// the engine is a value here without another list to keep.
+fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Format::ALL.map(Format::name))
+        .try_map(|name| name.parse::<Format>())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -611,5 +597,40 @@ impl codecrew_tools::builtin::HelpSource for CliHelp {
 
     fn help_text(&self, command: Option<&str>) -> Option<String> {
         help_text(command)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// `intercept --from` offers exactly the engine's decoders, by their own names.
+    #[test]
+    fn from_offers_every_decoder_by_its_name() {
+        let command = Cli::command();
+        let intercept = command
+            .find_subcommand("intercept")
+            .expect("intercept is a command");
+        let from = intercept
+            .get_arguments()
+            .find(|arg| arg.get_id() == "from")
+            .expect("--from");
+        let offered: Vec<String> = from
+            .get_possible_values()
+            .iter()
+            .map(|value| value.get_name().to_owned())
+            .collect();
+        let decoders: Vec<String> = Format::ALL.iter().map(|f| f.name().to_owned()).collect();
+        assert_eq!(offered, decoders);
+        for format in Format::ALL {
+            let parsed = Cli::try_parse_from(["codecrew", "intercept", "--from", format.name()])
+                .expect("parses");
+            let Command::Intercept(args) = parsed.command else {
+                panic!("not intercept");
+            };
+            assert_eq!(args.from, format);
+        }
     }
 }

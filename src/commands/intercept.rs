@@ -7,7 +7,7 @@ use std::sync::Arc;
 use codecrew::cli::{InterceptArgs, OutputArg};
 use codecrew::output::color::{NOTICE, Palette, WARNING};
 use codecrew::output::console::{self, Inert, Out, Text};
-use codecrew_intercept::decode::{Event, Format};
+use codecrew_intercept::decode::Event;
 use codecrew_intercept::{
     Interceptor, Item, Rejection, ScannerLimits, Segment, ToolCall, neutralise_envelopes,
     neutralise_value,
@@ -31,7 +31,7 @@ pub async fn run(args: InterceptArgs, options: super::ToolOptions) -> anyhow::Re
     let registry = toolbox.registry().clone();
     let executor = (!args.dry_run).then_some(executor);
     let mut report = Report::new(args.output, executor, registry, options.colors.stdout);
-    let mut interceptor = Interceptor::new(Format::from(args.from), ScannerLimits::default());
+    let mut interceptor = Interceptor::new(args.from, ScannerLimits::default());
     let mut stdin = tokio::io::stdin();
     let mut buffer = vec![0u8; CHUNK];
     let mut items = Vec::new();

@@ -77,6 +77,37 @@ fn intercept_dry_run_on_every_cli_capture() {
     }
 }
 
+/// Every decoder is a value of `--from` (opencode's and llm's were refused though the
+/// README listed them): the CLIs whose captures hold a read_file call in a json block.
+#[test]
+fn intercept_reads_opencode_llm_and_qwen_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = json!({
+        "calls": [{"name": "codecrew:read_file", "tool": "read_file",
+                   "input": {"path": "hello.txt"}, "known": true}],
+        "text": "Let me look.\n",
+        "rejected": [],
+    });
+    for (from, capture) in [
+        ("opencode", "opencode/b_json_block_json.stdout"),
+        ("llm", "llm/b_json_block_json.stdout"),
+        // Qwen Code prints Claude's stream-json.
+        ("claude", "qwen/b_json_block_json.stdout"),
+    ] {
+        let output = codecrew(
+            dir.path(),
+            &["intercept", "--dry-run", "--output", "json", "--from", from],
+            &fixture(capture),
+        );
+        assert!(
+            output.status.success(),
+            "{from}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(json_of(&output), expected, "{capture} --from {from}");
+    }
+}
+
 #[test]
 fn intercept_runs_the_calls_and_reports_results() {
     let dir = tempfile::tempdir().unwrap();
