@@ -69,6 +69,7 @@ fn main() -> ExitCode {
     });
     drop(runtime);
     process::kill_all();
+    codecrew::clis::wall::guard::finish();
     codecrew::clis::wall::finish_housekeeping();
     match result {
         Ok(code) => code,

@@ -87,11 +87,13 @@ fn live() -> Vec<Arc<Guard>> {
 
 /// Puts back what every live guard holds, now: for an exit that drops nothing (a second
 /// Ctrl-C ends codecrew at once), which would otherwise leave what a CLI changed there
-/// in place. The CLIs' groups must be killed first, so that none writes after.
+/// in place. The CLIs' groups must be killed first, so that none writes after. The
+/// journal goes with it: no CLI of this codecrew starts again ([`finish`]).
 pub fn restore_all_now() {
     for guard in live() {
         guard.release();
     }
+    finish();
 }
 
 /// Puts back what the journals of codecrews that were killed hold (a `kill -9`, the OOM
@@ -99,6 +101,12 @@ pub fn restore_all_now() {
 /// meets what a program in an earlier one's wall left (`journal.rs`).
 pub fn recover_abandoned() {
     journal::recover(journal::root().as_deref());
+}
+
+/// Removes what this codecrew's journal keeps for its next CLI start (records of what
+/// was held and is put back): at its exit, once no CLI of it runs.
+pub fn finish() {
+    journal::finish();
 }
 
 /// What is held of one path, as the command found it.
@@ -111,9 +119,9 @@ pub struct Guard {
     /// Names under a held folder that are not held.
     except: Vec<String>,
     before: Before,
-    /// Its record in this codecrew's journal, removed once it is put back.
+    /// Its record in this codecrew's journal, set aside once it is put back.
     #[serde(skip)]
-    journal: Mutex<Option<PathBuf>>,
+    journal: Mutex<Option<journal::Record>>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -391,12 +399,12 @@ impl Guard {
         changed
     }
 
-    /// [`Guard::restore`], then its journal record removed: put back for good.
+    /// [`Guard::restore`], then its journal record set aside: put back for good.
     fn release(&self) {
         self.restore_and_warn(false);
         let record = self.journal.lock().ok().and_then(|mut slot| slot.take());
         if let Some(record) = record {
-            journal::remove(&record);
+            journal::set_aside(record);
         }
     }
 
