@@ -3,12 +3,15 @@
 //!
 //! Each codecrew writes one folder, `$XDG_STATE_HOME/codecrew/held/<pid>-<start>/`
 //! (else `~/.local/state/codecrew/held/…`; `<start>` the process's start time, so that
-//! a reused pid is not taken for it), with one record per guard: the held path, how it
-//! is held, and what puts it back (bytes, stamps or key values). Once its guard has put
-//! back what it holds, a record is set aside (renamed `.idle-<n>.json`, which no one puts
-//! back): the next CLI start that holds exactly the same (its digest says so) takes it
-//! back under a record's name instead of writing up to 8 MiB again, so a chat's turns
-//! write a held folder down only when it changed. What is set aside goes when codecrew
+//! a reused pid is not taken for it), with one record per CLI start: each of its guards'
+//! held path, how it is held, and what puts it back (bytes, stamps or key values). One
+//! file, not one per guard: each file made, renamed and removed is a change to the file
+//! system's journal, which waits behind other writers on a busy disk (milliseconds each,
+//! docs/PERFORMANCE.md). Once its guards have put back what they hold, a record is set
+//! aside (renamed `.idle-<n>.json`, which no one puts back): the next CLI start that
+//! holds exactly the same (its digest says so) takes it back under a record's name
+//! instead of writing up to 8 MiB per held folder again, so a chat's turns write what
+//! is held down only when it changed. What is set aside goes when codecrew
 //! exits ([`finish`]), and the folder with the last record. The next codecrew
 //! to start a CLI (`query`, `execute`, `mcp`, `doctor`) finds the folders of codecrews
 //! that are gone and puts back what they hold ([`recover`]), before any CLI starts.
@@ -39,14 +42,22 @@ static FOLDER: Mutex<Vec<Idle>> = Mutex::new(Vec::new());
 /// The prefix of a record set aside: what it says is no longer held.
 const IDLE: &str = ".idle-";
 
-/// A guard's record in this codecrew's folder.
+/// The record of one CLI start's guards in this codecrew's folder, shared by them: set
+/// aside when the last of them lets it go ([`set_aside`]), once all have put back what
+/// they hold.
 #[derive(Debug)]
 pub struct Record {
     path: PathBuf,
-    /// The held path, of which at most one record is set aside.
-    held: PathBuf,
+    /// The held paths, for which at most one record is set aside.
+    held: Vec<PathBuf>,
     /// SHA-256 of the record's bytes.
     digest: [u8; 32],
+}
+
+impl Drop for Record {
+    fn drop(&mut self) {
+        set_aside(self);
+    }
 }
 
 /// A record set aside once its guard put back what it held, for a later guard that
@@ -54,7 +65,7 @@ pub struct Record {
 #[derive(Debug)]
 struct Idle {
     file: PathBuf,
-    held: PathBuf,
+    held: Vec<PathBuf>,
     digest: [u8; 32],
     /// As it was left, so that one replaced or rewritten since is not taken back.
     stamp: (u64, u64, i64, i64),
@@ -89,11 +100,11 @@ fn own_name() -> Option<&'static str> {
     .as_deref()
 }
 
-/// Writes `guard` down in this codecrew's folder under `root`; the record's path, None
-/// when it could not be (said once: the guard still puts back what it holds, unless
-/// codecrew is killed).
-pub fn write(root: &Path, guard: &Guard) -> Option<Record> {
-    match write_in(root, guard) {
+/// Writes `guards` (one CLI start's) down in this codecrew's folder under `root`, in
+/// one record; None when it could not be (said once: the guards still put back what
+/// they hold, unless codecrew is killed).
+pub fn write(root: &Path, guards: &[&Guard]) -> Option<Record> {
+    match write_in(root, guards) {
         Ok(record) => Some(record),
         Err(error) => {
             static SAID: std::sync::Once = std::sync::Once::new();
@@ -108,25 +119,36 @@ pub fn write(root: &Path, guard: &Guard) -> Option<Record> {
     }
 }
 
-fn write_in(root: &Path, guard: &Guard) -> std::io::Result<Record> {
+fn write_in(root: &Path, guards: &[&Guard]) -> std::io::Result<Record> {
     let name = own_name().ok_or_else(|| std::io::Error::other("no start time"))?;
-    let bytes = serde_json::to_vec(guard)?;
+    let bytes = serde_json::to_vec(guards)?;
     let digest: [u8; 32] = Sha256::digest(&bytes).into();
     let mut idle = folder();
     let dir = own_folder(root, name)?;
     let record = Record {
         path: dir.join(format!("{}.json", NEXT.fetch_add(1, Ordering::Relaxed))),
-        held: guard.path.clone(),
+        held: guards.iter().map(|guard| guard.path.clone()).collect(),
         digest,
     };
     if take_back(&mut idle, &dir, &record) {
         return Ok(record);
     }
     // Made 0600, written whole, then named: a reader never sees half a record.
-    let mut file = tempfile::Builder::new().prefix(".new-").tempfile_in(&dir)?;
-    file.write_all(&bytes)?;
-    file.persist(&record.path).map_err(|error| error.error)?;
-    Ok(record)
+    let written = tempfile::Builder::new()
+        .prefix(".new-")
+        .tempfile_in(&dir)
+        .and_then(|mut file| {
+            file.write_all(&bytes)?;
+            file.persist(&record.path).map_err(|error| error.error)
+        });
+    match written {
+        Ok(_) => Ok(record),
+        Err(error) => {
+            // Not written: nothing to set aside when it is dropped.
+            std::mem::forget(record);
+            Err(error)
+        }
+    }
 }
 
 /// This codecrew's folder `name` under `root`, made when missing (0700), checked as a
@@ -150,7 +172,7 @@ fn own_folder(root: &Path, name: &str) -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// Whether the record set aside in `dir` for `record`'s held path, with its very bytes,
+/// Whether the record set aside in `dir` for `record`'s held paths, with its very bytes,
 /// was named `record` again (nothing written). One that says something else, or was
 /// changed since it was set aside, is removed: it is of no further use.
 fn take_back(idle: &mut Vec<Idle>, dir: &Path, record: &Record) -> bool {
@@ -171,10 +193,10 @@ fn take_back(idle: &mut Vec<Idle>, dir: &Path, record: &Record) -> bool {
     false
 }
 
-/// Sets `record` aside once its guard has put back what it held (removes it when it
-/// cannot be): what it says is held no more, and a later guard holding the same takes
-/// it back ([`write`]). An earlier one set aside for the same path goes.
-pub fn set_aside(record: Record) {
+/// Sets `record` aside once its guards have put back what they held (removes it when it
+/// cannot be): what it says is held no more, and a later start holding the same takes
+/// it back ([`write`]). An earlier one set aside for the same paths goes.
+fn set_aside(record: &mut Record) {
     let mut idle = folder();
     let Some(dir) = record.path.parent() else {
         return;
@@ -196,7 +218,7 @@ pub fn set_aside(record: Record) {
         Some(Idle {
             stamp: file_stamp(&meta),
             file,
-            held: record.held.clone(),
+            held: std::mem::take(&mut record.held),
             digest: record.digest,
         })
     });
@@ -334,8 +356,10 @@ fn recover_folder(dir: &Path) {
             continue;
         }
         match read(&record) {
-            Ok(guard) => {
-                guard.restore_and_warn(true);
+            Ok(guards) => {
+                for guard in guards {
+                    guard.restore_and_warn(true);
+                }
                 let _ = std::fs::remove_file(&record);
             }
             Err(why) => say(&Warning::Refused { path: record, why }),
@@ -345,8 +369,8 @@ fn recover_folder(dir: &Path) {
     let _ = std::fs::remove_dir(dir);
 }
 
-/// The guard a record holds, checked first.
-fn read(record: &Path) -> Result<Guard, String> {
+/// The guards a record holds, checked first.
+fn read(record: &Path) -> Result<Vec<Guard>, String> {
     if record.extension().is_none_or(|ext| ext != "json") {
         return Err("not a record".to_owned());
     }

@@ -1,6 +1,8 @@
 use std::os::unix::fs::PermissionsExt;
 
 use super::super::{Before, Held};
+use std::sync::Arc;
+
 use super::*;
 use crate::clis::wall::{Guarded, Hold};
 
@@ -19,9 +21,11 @@ fn abandoned(root: &Path, held: &Path) -> PathBuf {
         },
         "claude",
     );
-    let record = write_in(root, &guard).unwrap().path;
-    // Not put back by this process: as if it had been killed.
+    let written = write_in(root, &[&guard]).unwrap();
+    let record = written.path.clone();
+    // Not put back nor set aside by this process: as if it had been killed.
     std::mem::forget(guard);
+    std::mem::forget(written);
     let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&record), 0o600);
     assert_eq!(mode(record.parent().unwrap()), 0o700);
@@ -161,9 +165,16 @@ fn held_folder(dir: &Path) -> Guarded {
     }
 }
 
-/// The record `guard` was written down in.
-fn record_of(guard: &Guard) -> PathBuf {
-    guard.journal.lock().unwrap().as_ref().unwrap().path.clone()
+/// The record the guards of one start were written down in.
+fn record_of(guards: &[Arc<Guard>]) -> PathBuf {
+    guards[0]
+        .journal
+        .lock()
+        .unwrap()
+        .as_ref()
+        .unwrap()
+        .path
+        .clone()
 }
 
 /// The names in this codecrew's folder under `root`.
@@ -186,7 +197,7 @@ fn a_record_is_written_once_while_what_it_holds_is_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("held");
     let guarded = held_folder(dir.path());
-    let first = super::super::hold_in(&guarded, "claude", Some(&root));
+    let first = super::super::hold_in(std::slice::from_ref(&guarded), "claude", Some(&root));
     // Kept open, so that its inode cannot go to a file written later.
     let written = std::fs::File::open(record_of(&first)).unwrap();
     drop(first);
@@ -195,7 +206,7 @@ fn a_record_is_written_once_while_what_it_holds_is_unchanged() {
         "a record of what is put back is read by a recovery: {:?}",
         names_in(&root)
     );
-    let second = super::super::hold_in(&guarded, "claude", Some(&root));
+    let second = super::super::hold_in(std::slice::from_ref(&guarded), "claude", Some(&root));
     let record = record_of(&second);
     let now = std::fs::symlink_metadata(&record).unwrap();
     let then = written.metadata().unwrap();
@@ -214,12 +225,12 @@ fn a_record_is_written_again_once_what_it_holds_changed() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("held");
     let guarded = held_folder(dir.path());
-    let first = super::super::hold_in(&guarded, "claude", Some(&root));
+    let first = super::super::hold_in(std::slice::from_ref(&guarded), "claude", Some(&root));
     let written = std::fs::File::open(record_of(&first)).unwrap();
     drop(first);
     // Changed between the turns, outside any wall (the user, another codecrew).
     std::fs::write(guarded.path.join("hook.sh"), "edited").unwrap();
-    let second = super::super::hold_in(&guarded, "claude", Some(&root));
+    let second = super::super::hold_in(std::slice::from_ref(&guarded), "claude", Some(&root));
     let record = record_of(&second);
     assert_ne!(
         std::fs::symlink_metadata(&record).unwrap().ino(),
@@ -231,7 +242,7 @@ fn a_record_is_written_again_once_what_it_holds_changed() {
     let Before::Whole {
         held: Held::Copy(files),
         ..
-    } = &recorded.before
+    } = &recorded[0].before
     else {
         panic!("not held by a copy");
     };
@@ -254,7 +265,11 @@ fn a_record_set_aside_is_never_put_back() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("held");
     let guarded = held_folder(dir.path());
-    drop(super::super::hold_in(&guarded, "claude", Some(&root)));
+    drop(super::super::hold_in(
+        std::slice::from_ref(&guarded),
+        "claude",
+        Some(&root),
+    ));
     // Killed now: its folder as a codecrew that is gone left it.
     let gone = root.join(GONE);
     std::fs::rename(root.join(own_name().unwrap()), &gone).unwrap();
@@ -265,5 +280,38 @@ fn a_record_set_aside_is_never_put_back() {
         "edited"
     );
     assert!(!gone.exists());
+    finish_where(|file| file.starts_with(&root));
+}
+
+/// A CLI start holding several paths makes one record (each file made is a wait on a
+/// busy disk), which says what is held until the last of them is put back.
+#[test]
+fn one_cli_start_is_one_record_until_its_last_guard_is_put_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("held");
+    let folder = held_folder(dir.path());
+    let file = dir.path().join("settings.json");
+    std::fs::write(&file, "{}").unwrap();
+    let guarded = [
+        folder,
+        Guarded {
+            path: file,
+            hold: Hold::Whole,
+        },
+    ];
+    let mut guards = super::super::hold_in(&guarded, "claude", Some(&root));
+    let record = record_of(&guards);
+    let name = record.file_name().unwrap().to_str().unwrap().to_owned();
+    assert_eq!(names_in(&root), [name.clone()]);
+    let recorded = std::mem::ManuallyDrop::new(read(&record).unwrap());
+    assert_eq!(recorded.len(), 2);
+    drop(guards.remove(0));
+    assert_eq!(
+        names_in(&root),
+        [name.clone()],
+        "set aside while a guard holds"
+    );
+    drop(guards);
+    assert_eq!(names_in(&root), [format!("{IDLE}{name}")]);
     finish_where(|file| file.starts_with(&root));
 }
