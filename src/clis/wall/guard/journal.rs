@@ -125,30 +125,15 @@ fn write_in(root: &Path, guards: &[&Guard]) -> std::io::Result<Record> {
     let digest: [u8; 32] = Sha256::digest(&bytes).into();
     let mut idle = folder();
     let dir = own_folder(root, name)?;
-    let record = Record {
-        path: dir.join(format!("{}.json", NEXT.fetch_add(1, Ordering::Relaxed))),
-        held: guards.iter().map(|guard| guard.path.clone()).collect(),
-        digest,
-    };
-    if take_back(&mut idle, &dir, &record) {
-        return Ok(record);
+    let path = dir.join(format!("{}.json", NEXT.fetch_add(1, Ordering::Relaxed)));
+    let held: Vec<PathBuf> = guards.iter().map(|guard| guard.path.clone()).collect();
+    if !take_back(&mut idle, &held, digest, &path) {
+        // Made 0600, written whole, then named: a reader never sees half a record.
+        let mut file = tempfile::Builder::new().prefix(".new-").tempfile_in(&dir)?;
+        file.write_all(&bytes)?;
+        file.persist(&path).map_err(|error| error.error)?;
     }
-    // Made 0600, written whole, then named: a reader never sees half a record.
-    let written = tempfile::Builder::new()
-        .prefix(".new-")
-        .tempfile_in(&dir)
-        .and_then(|mut file| {
-            file.write_all(&bytes)?;
-            file.persist(&record.path).map_err(|error| error.error)
-        });
-    match written {
-        Ok(_) => Ok(record),
-        Err(error) => {
-            // Not written: nothing to set aside when it is dropped.
-            std::mem::forget(record);
-            Err(error)
-        }
-    }
+    Ok(Record { path, held, digest })
 }
 
 /// This codecrew's folder `name` under `root`, made when missing (0700), checked as a
@@ -172,21 +157,22 @@ fn own_folder(root: &Path, name: &str) -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// Whether the record set aside in `dir` for `record`'s held paths, with its very bytes,
-/// was named `record` again (nothing written). One that says something else, or was
-/// changed since it was set aside, is removed: it is of no further use.
-fn take_back(idle: &mut Vec<Idle>, dir: &Path, record: &Record) -> bool {
+/// Whether the record set aside for the paths `held` in `path`'s folder, with the very
+/// bytes whose digest is `digest`, was named `path` again (nothing written). One that
+/// says something else, or was changed since it was set aside, is removed: it is of no
+/// further use.
+fn take_back(idle: &mut Vec<Idle>, held: &[PathBuf], digest: [u8; 32], path: &Path) -> bool {
     let Some(at) = idle
         .iter()
-        .position(|set| set.held == record.held && set.file.parent() == Some(dir))
+        .position(|set| set.held == held && set.file.parent() == path.parent())
     else {
         return false;
     };
     let set = idle.swap_remove(at);
-    let unchanged = set.digest == record.digest
+    let unchanged = set.digest == digest
         && std::fs::symlink_metadata(&set.file)
             .is_ok_and(|meta| file_stamp(&meta) == set.stamp && trusted(&set.file, false).is_ok());
-    if unchanged && std::fs::rename(&set.file, &record.path).is_ok() {
+    if unchanged && std::fs::rename(&set.file, path).is_ok() {
         return true;
     }
     let _ = std::fs::remove_file(&set.file);
