@@ -302,13 +302,13 @@ fn one_cli_start_is_one_record_until_its_last_guard_is_put_back() {
     let mut guards = super::super::hold_in(&guarded, "claude", Some(&root));
     let record = record_of(&guards);
     let name = record.file_name().unwrap().to_str().unwrap().to_owned();
-    assert_eq!(names_in(&root), [name.clone()]);
+    assert_eq!(names_in(&root), std::slice::from_ref(&name));
     let recorded = std::mem::ManuallyDrop::new(read(&record).unwrap());
     assert_eq!(recorded.len(), 2);
     drop(guards.remove(0));
     assert_eq!(
         names_in(&root),
-        [name.clone()],
+        std::slice::from_ref(&name),
         "set aside while a guard holds"
     );
     drop(guards);
