@@ -79,6 +79,7 @@ fn main() -> ExitCode {
     // runtime; a question at the terminal that nobody answers) cannot hold the exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     process::kill_all();
+    codecrew::clis::wall::guard::finish();
     codecrew::clis::wall::finish_housekeeping();
     match result {
         Ok(code) => code,

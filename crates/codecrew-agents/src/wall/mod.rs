@@ -178,11 +178,7 @@ pub fn confinement(
         || "the agent CLI".to_owned(),
         |name| name.to_string_lossy().into_owned(),
     );
-    let guards = state
-        .guarded
-        .iter()
-        .map(|guarded| guard::hold(guarded, &cli))
-        .collect();
+    let guards = guard::hold(&state.guarded, &cli);
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     let compile_cache = compile_cache::for_run(&cli, mode, &workspace);
     writable.extend(compile_cache.clone());

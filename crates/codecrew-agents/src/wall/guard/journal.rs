@@ -3,9 +3,16 @@
 //!
 //! Each codecrew writes one folder, `$XDG_STATE_HOME/codecrew/held/<pid>-<start>/`
 //! (else `~/.local/state/codecrew/held/…`; `<start>` the process's start time, so that
-//! a reused pid is not taken for it), with one record per guard: the held path, how it
-//! is held, and what puts it back (bytes, stamps or key values). A record goes once its
-//! guard has put back what it holds, and the folder with the last one. The next codecrew
+//! a reused pid is not taken for it), with one record per CLI start: each of its guards'
+//! held path, how it is held, and what puts it back (bytes, stamps or key values). One
+//! file, not one per guard: each file made, renamed and removed is a change to the file
+//! system's journal, which waits behind other writers on a busy disk (milliseconds each,
+//! docs/PERFORMANCE.md). Once its guards have put back what they hold, a record is set
+//! aside (renamed `.idle-<n>.json`, which no one puts back): the next CLI start that
+//! holds exactly the same (its digest says so) takes it back under a record's name
+//! instead of writing up to 8 MiB per held folder again, so a chat's turns write what
+//! is held down only when it changed. What is set aside goes when codecrew
+//! exits ([`finish`]), and the folder with the last record. The next codecrew
 //! to start a CLI (`query`, `execute`, `mcp`, `doctor`) finds the folders of codecrews
 //! that are gone and puts back what they hold ([`recover`]), before any CLI starts.
 //!
@@ -18,18 +25,61 @@
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use codecrew_policy::process;
+use sha2::{Digest, Sha256};
 
 use super::Guard;
 use super::files::read_regular;
 use super::warning::{Warning, say};
 
 /// Serialises this codecrew's writes and removals in its folder (the last record's
-/// removal takes the folder with it).
-static FOLDER: Mutex<()> = Mutex::new(());
+/// removal takes the folder with it), and holds the records set aside.
+static FOLDER: Mutex<Vec<Idle>> = Mutex::new(Vec::new());
+
+/// The prefix of a record set aside: what it says is no longer held.
+const IDLE: &str = ".idle-";
+
+/// The record of one CLI start's guards in this codecrew's folder, shared by them: set
+/// aside when the last of them lets it go ([`set_aside`]), once all have put back what
+/// they hold.
+#[derive(Debug)]
+pub struct Record {
+    path: PathBuf,
+    /// The held paths, for which at most one record is set aside.
+    held: Vec<PathBuf>,
+    /// SHA-256 of the record's bytes.
+    digest: [u8; 32],
+}
+
+impl Drop for Record {
+    fn drop(&mut self) {
+        set_aside(self);
+    }
+}
+
+/// A record set aside once its guard put back what it held, for a later guard that
+/// would write the same bytes.
+#[derive(Debug)]
+struct Idle {
+    file: PathBuf,
+    held: Vec<PathBuf>,
+    digest: [u8; 32],
+    /// As it was left, so that one replaced or rewritten since is not taken back.
+    stamp: (u64, u64, i64, i64),
+}
+
+fn folder() -> MutexGuard<'static, Vec<Idle>> {
+    FOLDER.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What tells a file left in the folder apart from one put in its place: its inode,
+/// size and modification time.
+fn file_stamp(meta: &std::fs::Metadata) -> (u64, u64, i64, i64) {
+    (meta.ino(), meta.size(), meta.mtime(), meta.mtime_nsec())
+}
 
 /// Numbers this codecrew's records.
 static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -39,18 +89,22 @@ pub fn root() -> Option<PathBuf> {
     crate::wall::xdg("XDG_STATE_HOME", ".local/state", "codecrew").map(|dir| dir.join("held"))
 }
 
-/// This codecrew's folder name: its pid and start time.
-fn own_name() -> Option<String> {
-    let pid = std::process::id();
-    let stat = process::stat(i32::try_from(pid).ok()?)?;
-    Some(format!("{pid}-{}", stat.start))
+/// This codecrew's folder name: its pid and start time (read once: neither changes).
+fn own_name() -> Option<&'static str> {
+    static NAME: OnceLock<Option<String>> = OnceLock::new();
+    NAME.get_or_init(|| {
+        let pid = std::process::id();
+        let stat = process::stat(i32::try_from(pid).ok()?)?;
+        Some(format!("{pid}-{}", stat.start))
+    })
+    .as_deref()
 }
 
-/// Writes `guard` down in this codecrew's folder under `root`; the record's path, None
-/// when it could not be (said once: the guard still puts back what it holds, unless
-/// codecrew is killed).
-pub fn write(root: &Path, guard: &Guard) -> Option<PathBuf> {
-    match write_in(root, guard) {
+/// Writes `guards` (one CLI start's) down in this codecrew's folder under `root`, in
+/// one record; None when it could not be (said once: the guards still put back what
+/// they hold, unless codecrew is killed).
+pub fn write(root: &Path, guards: &[&Guard]) -> Option<Record> {
+    match write_in(root, guards) {
         Ok(record) => Some(record),
         Err(error) => {
             static SAID: std::sync::Once = std::sync::Once::new();
@@ -65,15 +119,30 @@ pub fn write(root: &Path, guard: &Guard) -> Option<PathBuf> {
     }
 }
 
-fn write_in(root: &Path, guard: &Guard) -> std::io::Result<PathBuf> {
+fn write_in(root: &Path, guards: &[&Guard]) -> std::io::Result<Record> {
     let name = own_name().ok_or_else(|| std::io::Error::other("no start time"))?;
-    let bytes = serde_json::to_vec(guard)?;
-    let _folder = FOLDER.lock();
+    let bytes = serde_json::to_vec(guards)?;
+    let digest: [u8; 32] = Sha256::digest(&bytes).into();
+    let mut idle = folder();
+    let dir = own_folder(root, name)?;
+    let path = dir.join(format!("{}.json", NEXT.fetch_add(1, Ordering::Relaxed)));
+    let held: Vec<PathBuf> = guards.iter().map(|guard| guard.path.clone()).collect();
+    if !take_back(&mut idle, &held, digest, &path) {
+        // Made 0600, written whole, then named: a reader never sees half a record.
+        let mut file = tempfile::Builder::new().prefix(".new-").tempfile_in(&dir)?;
+        file.write_all(&bytes)?;
+        file.persist(&path).map_err(|error| error.error)?;
+    }
+    Ok(Record { path, held, digest })
+}
+
+/// This codecrew's folder `name` under `root`, made when missing (0700), checked as a
+/// reader will check it: the user's own.
+fn own_folder(root: &Path, name: &str) -> std::io::Result<PathBuf> {
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(root)?;
-    // The user's own, as a reader will check.
     if let Err(why) = trusted(root, true) {
         return Err(std::io::Error::other(format!("{}: {why}", root.display())));
     }
@@ -85,17 +154,86 @@ fn write_in(root: &Path, guard: &Guard) -> std::io::Result<PathBuf> {
         }
         Err(error) => return Err(error),
     }
-    let record = dir.join(format!("{}.json", NEXT.fetch_add(1, Ordering::Relaxed)));
-    // Made 0600, written whole, then named: a reader never sees half a record.
-    let mut file = tempfile::Builder::new().prefix(".new-").tempfile_in(&dir)?;
-    file.write_all(&bytes)?;
-    file.persist(&record).map_err(|error| error.error)?;
-    Ok(record)
+    Ok(dir)
 }
 
-/// Removes the record `record`, and its folder when it was the last.
-pub fn remove(record: &Path) {
-    let _folder = FOLDER.lock();
+/// Whether the record set aside for the paths `held` in `path`'s folder, with the very
+/// bytes whose digest is `digest`, was named `path` again (nothing written). One that
+/// says something else, or was changed since it was set aside, is removed: it is of no
+/// further use.
+fn take_back(idle: &mut Vec<Idle>, held: &[PathBuf], digest: [u8; 32], path: &Path) -> bool {
+    let Some(at) = idle
+        .iter()
+        .position(|set| set.held == held && set.file.parent() == path.parent())
+    else {
+        return false;
+    };
+    let set = idle.swap_remove(at);
+    let unchanged = set.digest == digest
+        && std::fs::symlink_metadata(&set.file)
+            .is_ok_and(|meta| file_stamp(&meta) == set.stamp && trusted(&set.file, false).is_ok());
+    if unchanged && std::fs::rename(&set.file, path).is_ok() {
+        return true;
+    }
+    let _ = std::fs::remove_file(&set.file);
+    false
+}
+
+/// Sets `record` aside once its guards have put back what they held (removes it when it
+/// cannot be): what it says is held no more, and a later start holding the same takes
+/// it back ([`write`]). An earlier one set aside for the same paths goes.
+fn set_aside(record: &mut Record) {
+    let mut idle = folder();
+    let Some(dir) = record.path.parent() else {
+        return;
+    };
+    if let Some(at) = idle
+        .iter()
+        .position(|set| set.held == record.held && set.file.parent() == Some(dir))
+    {
+        let _ = std::fs::remove_file(idle.swap_remove(at).file);
+    }
+    let file = record.path.file_name().map(|name| {
+        let mut idle = std::ffi::OsString::from(IDLE);
+        idle.push(name);
+        dir.join(idle)
+    });
+    let kept = file.and_then(|file| {
+        std::fs::rename(&record.path, &file).ok()?;
+        let meta = std::fs::symlink_metadata(&file).ok()?;
+        Some(Idle {
+            stamp: file_stamp(&meta),
+            file,
+            held: std::mem::take(&mut record.held),
+            digest: record.digest,
+        })
+    });
+    match kept {
+        Some(set) => idle.push(set),
+        None => remove_locked(&record.path),
+    }
+}
+
+/// Removes the records set aside (at codecrew's exit: no CLI of it will start again),
+/// and its folder.
+pub fn finish() {
+    finish_where(|_| true);
+}
+
+/// Removes the records set aside that `which` names.
+fn finish_where(which: impl Fn(&Path) -> bool) {
+    let mut idle = folder();
+    idle.retain(|set| {
+        if !which(&set.file) {
+            return true;
+        }
+        remove_locked(&set.file);
+        false
+    });
+}
+
+/// Removes `record`, and its folder when it was the last; the folder's lock held.
+fn remove_locked(record: &Path) {
     if let Err(error) = std::fs::remove_file(record) {
         tracing::warn!(%error, record = %record.display(), "could not remove a journal record");
     }
@@ -145,7 +283,7 @@ pub fn recover(root: Option<&Path>) {
     if std::fs::symlink_metadata(root).is_err() {
         return;
     }
-    let _folder = FOLDER.lock();
+    let _folder = folder();
     // The folders above need no check: whoever could replace `held` there could not
     // make what stands in its place the user's own.
     if let Err(why) = trusted(root, true) {
@@ -195,14 +333,19 @@ fn recover_folder(dir: &Path) {
     for entry in entries.flatten() {
         let record = entry.path();
         let name = entry.file_name();
-        // A record it was still writing when it was killed: nothing held yet.
-        if name.to_string_lossy().starts_with(".new-") && trusted(&record, false).is_ok() {
+        // A record it was still writing when it was killed (nothing held yet), or one it
+        // set aside (nothing held any more).
+        let name = name.to_string_lossy();
+        let inert = name.starts_with(".new-") || name.starts_with(IDLE);
+        if inert && trusted(&record, false).is_ok() {
             let _ = std::fs::remove_file(&record);
             continue;
         }
         match read(&record) {
-            Ok(guard) => {
-                guard.restore_and_warn(true);
+            Ok(guards) => {
+                for guard in guards {
+                    guard.restore_and_warn(true);
+                }
                 let _ = std::fs::remove_file(&record);
             }
             Err(why) => say(&Warning::Refused { path: record, why }),
@@ -212,8 +355,8 @@ fn recover_folder(dir: &Path) {
     let _ = std::fs::remove_dir(dir);
 }
 
-/// The guard a record holds, checked first.
-fn read(record: &Path) -> Result<Guard, String> {
+/// The guards a record holds, checked first.
+fn read(record: &Path) -> Result<Vec<Guard>, String> {
     if record.extension().is_none_or(|ext| ext != "json") {
         return Err("not a record".to_owned());
     }

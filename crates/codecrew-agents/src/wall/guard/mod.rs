@@ -48,34 +48,47 @@ pub use warning::Warning;
 /// codecrew must end before its commands are dropped.
 static LIVE: Mutex<Vec<Weak<Guard>>> = Mutex::new(Vec::new());
 
-/// Notes what `guarded` holds now ([`Guard::new`]), written down in this codecrew's
-/// journal (`journal.rs`) before the CLI starts, so that a later codecrew puts it back
-/// if this one is killed; as a guard [`restore_all_now`] can reach.
+/// Notes what each of `guarded` holds now ([`Guard::new`]), written down in this
+/// codecrew's journal (`journal.rs`, one record for them all) before the CLI starts, so
+/// that a later codecrew puts it back if this one is killed; as guards
+/// [`restore_all_now`] can reach.
 ///
 /// Where an earlier CLI of this codecrew, still running, holds the same path (a crew's
 /// sub-agent, several mentions of one CLI), what changed there since is put back first:
 /// the CLI about to start never meets what a program in the earlier one's wall left.
-pub fn hold(guarded: &Guarded, cli: &str) -> Arc<Guard> {
+pub fn hold(guarded: &[Guarded], cli: &str) -> Vec<Arc<Guard>> {
     hold_in(guarded, cli, journal::root().as_deref())
 }
 
 /// [`hold`], with the journal's folder `journal` (none: not written down).
-fn hold_in(guarded: &Guarded, cli: &str, journal: Option<&Path>) -> Arc<Guard> {
-    for earlier in live() {
-        if earlier.path == guarded.path {
-            earlier.restore_and_warn(false);
+fn hold_in(guarded: &[Guarded], cli: &str, journal: Option<&Path>) -> Vec<Arc<Guard>> {
+    let guards: Vec<Guard> = guarded
+        .iter()
+        .map(|guarded| {
+            for earlier in live() {
+                if earlier.path == guarded.path {
+                    earlier.restore_and_warn(false);
+                }
+            }
+            Guard::new(guarded, cli)
+        })
+        .collect();
+    if let Some(root) = journal.filter(|_| !guards.is_empty()) {
+        let all: Vec<&Guard> = guards.iter().collect();
+        // Shared: set aside once the last of them is put back.
+        let record = journal::write(root, &all).map(Arc::new);
+        for guard in &guards {
+            if let Ok(mut slot) = guard.journal.lock() {
+                slot.clone_from(&record);
+            }
         }
     }
-    let guard = Guard::new(guarded, cli);
-    if let (Some(root), Ok(mut slot)) = (journal, guard.journal.lock()) {
-        *slot = journal::write(root, &guard);
-    }
-    let guard = Arc::new(guard);
+    let guards: Vec<Arc<Guard>> = guards.into_iter().map(Arc::new).collect();
     if let Ok(mut live) = LIVE.lock() {
         live.retain(|guard| guard.strong_count() > 0);
-        live.push(Arc::downgrade(&guard));
+        live.extend(guards.iter().map(Arc::downgrade));
     }
-    guard
+    guards
 }
 
 /// Every guard still held.
@@ -87,11 +100,13 @@ fn live() -> Vec<Arc<Guard>> {
 
 /// Puts back what every live guard holds, now: for an exit that drops nothing (a second
 /// Ctrl-C ends codecrew at once), which would otherwise leave what a CLI changed there
-/// in place. The CLIs' groups must be killed first, so that none writes after.
+/// in place. The CLIs' groups must be killed first, so that none writes after. The
+/// journal goes with it: no CLI of this codecrew starts again ([`finish`]).
 pub fn restore_all_now() {
     for guard in live() {
         guard.release();
     }
+    finish();
 }
 
 /// Puts back what the journals of codecrews that were killed hold (a `kill -9`, the OOM
@@ -99,6 +114,12 @@ pub fn restore_all_now() {
 /// meets what a program in an earlier one's wall left (`journal.rs`).
 pub fn recover_abandoned() {
     journal::recover(journal::root().as_deref());
+}
+
+/// Removes what this codecrew's journal keeps for its next CLI start (records of what
+/// was held and is put back): at its exit, once no CLI of it runs.
+pub fn finish() {
+    journal::finish();
 }
 
 /// What is held of one path, as the command found it.
@@ -111,9 +132,10 @@ pub struct Guard {
     /// Names under a held folder that are not held.
     except: Vec<String>,
     before: Before,
-    /// Its record in this codecrew's journal, removed once it is put back.
+    /// The record of its CLI start in this codecrew's journal, shared with the start's
+    /// other guards: set aside once the last of them is put back.
     #[serde(skip)]
-    journal: Mutex<Option<PathBuf>>,
+    journal: Mutex<Option<Arc<journal::Record>>>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -391,13 +413,12 @@ impl Guard {
         changed
     }
 
-    /// [`Guard::restore`], then its journal record removed: put back for good.
+    /// [`Guard::restore`], then its share of the journal's record let go (the last
+    /// share sets it aside): put back for good.
     fn release(&self) {
         self.restore_and_warn(false);
         let record = self.journal.lock().ok().and_then(|mut slot| slot.take());
-        if let Some(record) = record {
-            journal::remove(&record);
-        }
+        drop(record);
     }
 
     /// [`Guard::restore`], saying on stderr what changed; `abandoned` for what a killed

@@ -1,5 +1,8 @@
 use std::os::unix::fs::PermissionsExt;
 
+use super::super::{Before, Held};
+use std::sync::Arc;
+
 use super::*;
 use crate::wall::{Guarded, Hold};
 
@@ -18,9 +21,11 @@ fn abandoned(root: &Path, held: &Path) -> PathBuf {
         },
         "claude",
     );
-    let record = write_in(root, &guard).unwrap();
-    // Not put back by this process: as if it had been killed.
+    let written = write_in(root, &[&guard]).unwrap();
+    let record = written.path.clone();
+    // Not put back nor set aside by this process: as if it had been killed.
     std::mem::forget(guard);
+    std::mem::forget(written);
     let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&record), 0o600);
     assert_eq!(mode(record.parent().unwrap()), 0o700);
@@ -147,4 +152,166 @@ fn a_malformed_record_is_refused_and_left_for_the_user() {
         recover(Some(&root));
         assert!(record.exists());
     }
+}
+
+/// A folder held as a whole, with one file.
+fn held_folder(dir: &Path) -> Guarded {
+    let held = dir.join("session-env");
+    std::fs::create_dir_all(&held).unwrap();
+    std::fs::write(held.join("hook.sh"), "mine").unwrap();
+    Guarded {
+        path: held,
+        hold: Hold::Whole,
+    }
+}
+
+/// The record the guards of one start were written down in.
+fn record_of(guards: &[Arc<Guard>]) -> PathBuf {
+    guards[0]
+        .journal
+        .lock()
+        .unwrap()
+        .as_ref()
+        .unwrap()
+        .path
+        .clone()
+}
+
+/// The names in this codecrew's folder under `root`.
+fn names_in(root: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root.join(own_name().unwrap()))
+        .map(|entries| {
+            entries
+                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// Two CLI starts (two turns of a chat) holding a folder nothing changed in between:
+/// its record is written once, and taken back for the second.
+#[test]
+fn a_record_is_written_once_while_what_it_holds_is_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("held");
+    let guarded = held_folder(dir.path());
+    let first = super::super::hold_in(std::slice::from_ref(&guarded), "claude", Some(&root));
+    // Kept open, so that its inode cannot go to a file written later.
+    let written = std::fs::File::open(record_of(&first)).unwrap();
+    drop(first);
+    assert!(
+        names_in(&root).iter().all(|name| name.starts_with(IDLE)),
+        "a record of what is put back is read by a recovery: {:?}",
+        names_in(&root)
+    );
+    let second = super::super::hold_in(std::slice::from_ref(&guarded), "claude", Some(&root));
+    let record = record_of(&second);
+    let now = std::fs::symlink_metadata(&record).unwrap();
+    let then = written.metadata().unwrap();
+    assert_eq!(now.ino(), then.ino(), "the record was written again");
+    assert_eq!(then.nlink(), 1);
+    assert!(read(&record).map(std::mem::ManuallyDrop::new).is_ok());
+    drop(second);
+    finish_where(|file| file.starts_with(&root));
+    assert!(!root.join(own_name().unwrap()).exists());
+}
+
+/// What changed between two starts is written down: the record describes what the
+/// second holds, and the first one's record is gone.
+#[test]
+fn a_record_is_written_again_once_what_it_holds_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("held");
+    let guarded = held_folder(dir.path());
+    let first = super::super::hold_in(std::slice::from_ref(&guarded), "claude", Some(&root));
+    let written = std::fs::File::open(record_of(&first)).unwrap();
+    drop(first);
+    // Changed between the turns, outside any wall (the user, another codecrew).
+    std::fs::write(guarded.path.join("hook.sh"), "edited").unwrap();
+    let second = super::super::hold_in(std::slice::from_ref(&guarded), "claude", Some(&root));
+    let record = record_of(&second);
+    assert_ne!(
+        std::fs::symlink_metadata(&record).unwrap().ino(),
+        written.metadata().unwrap().ino()
+    );
+    assert_eq!(written.metadata().unwrap().nlink(), 0, "the old one stays");
+    // Read, not held: dropping it would put back what it says.
+    let recorded = std::mem::ManuallyDrop::new(read(&record).unwrap());
+    let Before::Whole {
+        held: Held::Copy(files),
+        ..
+    } = &recorded[0].before
+    else {
+        panic!("not held by a copy");
+    };
+    assert_eq!(
+        files.get(Path::new("hook.sh")),
+        Some(&super::super::files::Entry::File(b"edited".to_vec()))
+    );
+    assert_eq!(
+        names_in(&root),
+        [record.file_name().unwrap().to_str().unwrap()]
+    );
+    drop(second);
+    finish_where(|file| file.starts_with(&root));
+}
+
+/// A record set aside says what is held no more: a killed codecrew's is removed, never
+/// put back over what the user changed since.
+#[test]
+fn a_record_set_aside_is_never_put_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("held");
+    let guarded = held_folder(dir.path());
+    drop(super::super::hold_in(
+        std::slice::from_ref(&guarded),
+        "claude",
+        Some(&root),
+    ));
+    // Killed now: its folder as a codecrew that is gone left it.
+    let gone = root.join(GONE);
+    std::fs::rename(root.join(own_name().unwrap()), &gone).unwrap();
+    std::fs::write(guarded.path.join("hook.sh"), "edited").unwrap();
+    recover(Some(&root));
+    assert_eq!(
+        std::fs::read_to_string(guarded.path.join("hook.sh")).unwrap(),
+        "edited"
+    );
+    assert!(!gone.exists());
+    finish_where(|file| file.starts_with(&root));
+}
+
+/// A CLI start holding several paths makes one record (each file made is a wait on a
+/// busy disk), which says what is held until the last of them is put back.
+#[test]
+fn one_cli_start_is_one_record_until_its_last_guard_is_put_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("held");
+    let folder = held_folder(dir.path());
+    let file = dir.path().join("settings.json");
+    std::fs::write(&file, "{}").unwrap();
+    let guarded = [
+        folder,
+        Guarded {
+            path: file,
+            hold: Hold::Whole,
+        },
+    ];
+    let mut guards = super::super::hold_in(&guarded, "claude", Some(&root));
+    let record = record_of(&guards);
+    let name = record.file_name().unwrap().to_str().unwrap().to_owned();
+    assert_eq!(names_in(&root), std::slice::from_ref(&name));
+    let recorded = std::mem::ManuallyDrop::new(read(&record).unwrap());
+    assert_eq!(recorded.len(), 2);
+    drop(guards.remove(0));
+    assert_eq!(
+        names_in(&root),
+        std::slice::from_ref(&name),
+        "set aside while a guard holds"
+    );
+    drop(guards);
+    assert_eq!(names_in(&root), [format!("{IDLE}{name}")]);
+    finish_where(|file| file.starts_with(&root));
 }
