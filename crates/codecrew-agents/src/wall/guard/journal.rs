@@ -364,7 +364,27 @@ fn read(record: &Path) -> Result<Vec<Guard>, String> {
     let bytes = read_regular(record)
         .map_err(|error| error.to_string())?
         .ok_or_else(|| "gone".to_owned())?;
-    serde_json::from_slice(&bytes).map_err(|error| format!("malformed: {error}"))
+    serde_json::from_slice::<Records>(&bytes)
+        .map(Records::into_guards)
+        .map_err(|error| format!("malformed: {error}"))
+}
+
+/// A record as this codecrew writes it (one CLI start's guards), or as a codecrew before
+/// it did (one guard a record): one killed before an upgrade left the latter.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Records {
+    Start(Vec<Guard>),
+    One(Box<Guard>),
+}
+
+impl Records {
+    fn into_guards(self) -> Vec<Guard> {
+        match self {
+            Records::Start(guards) => guards,
+            Records::One(guard) => vec![*guard],
+        }
+    }
 }
 
 #[cfg(test)]

@@ -59,6 +59,27 @@ fn what_a_killed_codecrew_held_is_put_back_by_the_next_and_its_journal_removed()
     );
 }
 
+/// A codecrew before this one wrote one guard a record (a JSON object, not a list): one
+/// killed before the upgrade is still put back.
+#[test]
+fn a_record_of_the_earlier_format_is_still_put_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("state/codecrew/held");
+    let held = dir.path().join("session-env");
+    let record = abandoned(&root, &held);
+    let guards: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    let one = guards.as_array().unwrap()[0].clone();
+    std::fs::write(&record, serde_json::to_vec(&one).unwrap()).unwrap();
+    recover(Some(&root));
+    assert_eq!(
+        std::fs::read_to_string(held.join("hook.sh")).unwrap(),
+        "mine"
+    );
+    assert!(!held.join("planted.sh").exists());
+    assert!(!record.exists());
+}
+
 #[test]
 fn a_journal_through_a_link_or_writable_by_others_is_refused() {
     let dir = tempfile::tempdir().unwrap();
