@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use codecrew::cli::{OutputArg, ThreadsCommand};
+use codecrew::clis::identifiers;
 use codecrew::output::console::{self, Text};
 use codecrew::run::thread::{Thread, ThreadError, ThreadName, ThreadStore};
 use serde_json::{Value, json};
@@ -143,12 +144,22 @@ fn show(store: &ThreadStore, name: &ThreadName, output: OutputArg) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
-/// Where each agent of the thread goes on from.
+/// Where each agent of the thread goes on from. A model or a session id that codecrew
+/// will not pass to the CLI (not of the shape it gives them) is said to be left out.
 fn write_agents(out: &mut String, thread: &Thread) -> std::fmt::Result {
     for (id, state) in &thread.agents {
-        let model = state.model.as_deref().unwrap_or("default model");
+        let model = match state.model.as_deref() {
+            Some(model) if identifiers::is_model_name(model) => model.to_owned(),
+            Some(model) => format!("default model; {model:?} is not a model's name"),
+            None => "default model".to_owned(),
+        };
+        let shape = codecrew::clis::session_shape_of(&state.provider);
         let continues = match &state.session_id {
-            Some(session) => format!("resumes session {session}"),
+            Some(session) if shape.fits(session) => format!("resumes session {session}"),
+            Some(session) => format!(
+                "continues from the transcript; the session {session:?} is not {shape}, so \
+                 it is not resumed"
+            ),
             None => "continues from the transcript".to_owned(),
         };
         writeln!(out, "  @{id} ({}, {model}): {continues}", state.provider)?;

@@ -597,7 +597,14 @@ fn a_shipped_thread_is_data_and_its_values_never_become_options() {
     // Claude session's and a model's shape, and are said to be left out.
     let adopted = run(&["threads", "adopt", "review"]);
     assert_exit(&adopted, 0);
-    assert!(text(&adopted.stdout).contains("review is yours now"));
+    let said = text(&adopted.stdout);
+    assert!(said.contains("review is yours now"), "{said}");
+    // What of it will not be used is said before it is.
+    assert!(
+        said.contains("is not a UUID, so it is not resumed"),
+        "{said}"
+    );
+    assert!(said.contains("is not a model's name"), "{said}");
     let continued = run(&["query", "--thread", "review", "@claude go on"]);
     assert_exit(&continued, 0);
     let said = text(&continued.stderr);

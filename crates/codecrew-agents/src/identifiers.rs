@@ -128,6 +128,24 @@ mod tests {
     }
 
     #[test]
+    fn each_cli_gives_its_sessions_its_shape() {
+        for provider in ["claude", "gemini", "qwen", "copilot", "codex"] {
+            assert_eq!(
+                crate::session_shape_of(provider),
+                SessionShape::Uuid,
+                "{provider}"
+            );
+        }
+        for provider in ["opencode", "llm", "command", "mine"] {
+            assert_eq!(
+                crate::session_shape_of(provider),
+                SessionShape::Word,
+                "{provider}"
+            );
+        }
+    }
+
+    #[test]
     fn model_names() {
         for model in [
             "haiku",

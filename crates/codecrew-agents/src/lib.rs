@@ -61,6 +61,22 @@ fn cli_for(agent_id: &str, agent: &AgentConfig) -> Arc<dyn Cli> {
     }
 }
 
+/// The shape of the session ids of the CLI a thread names by its provider's name
+/// (`claude`, `command`…): a declared CLI's, or one of a name codecrew does not know,
+/// the plain word.
+pub fn session_shape_of(provider: &str) -> identifiers::SessionShape {
+    let builtin = |kind: &&ProviderKind| kind.name() == provider;
+    // A built-in agent of that name is that CLI with nothing configured.
+    let config = codecrew_config::Config::default();
+    match ProviderKind::BUILT_IN.iter().find(builtin) {
+        Some(kind) => match config.agents.get(kind.name()) {
+            Some(agent) => cli_for(provider, agent).session_shape(),
+            None => identifiers::SessionShape::Word,
+        },
+        None => identifiers::SessionShape::Word,
+    }
+}
+
 /// An agent and its CLI.
 #[derive(Debug, Clone)]
 pub struct Provider {

@@ -54,8 +54,8 @@ pub enum ThreadError {
     },
     #[error(
         "the thread {name:?} ({}) was not written by your codecrew: it has no seal of \
-         yours, so it may have come with the checkout (or from a codecrew before 0.1 \
-         sealed threads). It is not continued, so that a file a repository ships cannot \
+         yours, so it may have come with the checkout (or from an earlier codecrew, \
+         before threads were sealed). It is not continued, so that a file a repository ships cannot \
          choose the sessions and models your agents resume. Read it with `codecrew \
          threads show {name}`; if it is yours, `codecrew threads adopt {name}` seals it; \
          or use another thread name",
