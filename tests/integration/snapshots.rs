@@ -136,7 +136,11 @@ impl Checks {
 
     #[track_caller]
     fn finish(self) {
-        assert!(self.failed.is_empty(), "checks that failed: {:#?}", self.failed);
+        assert!(
+            self.failed.is_empty(),
+            "checks that failed: {:#?}",
+            self.failed
+        );
     }
 }
 
@@ -199,7 +203,10 @@ fn tools_list_in_both_modes() {
                     assert!(tools.as_array().is_some_and(|tools| !tools.is_empty()));
                 }
                 sandbox.settings(&command_line).bind(|| {
-                    insta::assert_snapshot!(format!("tools_list__{mode}_{output}"), transcript(&run));
+                    insta::assert_snapshot!(
+                        format!("tools_list__{mode}_{output}"),
+                        transcript(&run)
+                    );
                 });
             });
         }
