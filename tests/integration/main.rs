@@ -20,6 +20,7 @@ mod not_signed_in;
 mod second_interrupt;
 mod security;
 mod security_git;
+mod snapshots;
 mod support;
 mod terminal;
 mod threads;
