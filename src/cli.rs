@@ -98,7 +98,7 @@ pub enum Command {
     /// Show the agents of the merged configuration
     #[command(subcommand)]
     Agents(AgentsCommand),
-    /// List, show and remove the conversations kept by `--thread`
+    /// List, show, adopt and remove the conversations kept by `--thread`
     #[command(subcommand, after_help = THREADS_HELP)]
     Threads(ThreadsCommand),
     /// Check the setup: installed CLIs and their versions, the config, the MCP servers,
