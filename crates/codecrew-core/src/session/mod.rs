@@ -10,8 +10,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use crate::mention::Job;
@@ -23,14 +21,16 @@ use codecrew_config::LimitsConfig;
 
 pub mod caller;
 mod conversation;
+mod report;
 mod turn;
 
 pub use conversation::{Continuation, Conversation};
+pub use report::{CallRecord, JobEvent, JobReport, StopReason, SubEvent};
 
 use crate::usage::{JobUsage, Usage};
-use codecrew_intercept::{Interceptor, Rejection, ScannerLimits, ToolCall};
+use codecrew_intercept::{Interceptor, Rejection, ScannerLimits};
 use codecrew_tools::executor::CallRequest;
-use codecrew_tools::{ErrorCode, Mode, Status, ToolError, ToolExecutor, ToolResult};
+use codecrew_tools::{ErrorCode, Mode, ToolExecutor, ToolResult};
 use turn::{TurnState, turn_failure};
 
 use codecrew_agents::drive::refused;
@@ -72,90 +72,6 @@ impl Settings {
             depth: 0,
         }
     }
-}
-
-/// What a running job reports, in order.
-#[derive(Debug, Clone)]
-pub enum JobEvent {
-    /// A turn starts (1-based).
-    Turn(u32),
-    /// A turn's CLI run ended; what it reported it used (`None`: nothing reported).
-    TurnEnd { turn: u32, usage: Option<Usage> },
-    /// Assistant text, envelopes removed.
-    Text(String),
-    /// One assistant message ended.
-    MessageEnd,
-    /// A call found in the model's text, about to run.
-    ToolCall(ToolCall),
-    /// An envelope that cannot run.
-    Rejected(Rejection),
-    /// A call's result.
-    ToolResult(ToolResult),
-    /// Something the user should know that is not the model's text (a CLI error).
-    Notice(String),
-    /// An event of a sub-agent that one of this job's calls started.
-    Sub(Box<SubEvent>),
-}
-
-/// What a sub-agent (started by `query_agent`/`execute_agent`) reported.
-#[derive(Debug, Clone)]
-pub struct SubEvent {
-    pub agent: String,
-    /// 1 for an agent a job of the command line called, 2 for one it called in turn.
-    pub depth: u32,
-    pub event: JobEvent,
-}
-
-/// A call as the report shows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct CallRecord {
-    pub name: String,
-    pub input: Value,
-    pub status: Status,
-    pub output: Value,
-    pub error: Option<ToolError>,
-    pub duration_ms: u64,
-}
-
-/// Why a job stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// The model answered without a call.
-    Answered,
-    /// The turn limit was reached.
-    MaxTurns,
-    /// The CLI failed, timed out, or was not found.
-    Error,
-    /// The user interrupted the run.
-    Interrupted,
-}
-
-/// The result of one job.
-#[derive(Debug, Clone, Serialize)]
-pub struct JobReport {
-    pub agent: String,
-    pub provider: String,
-    pub model: Option<String>,
-    pub mode: Mode,
-    pub success: bool,
-    pub response: String,
-    pub turns: u32,
-    pub tool_calls: Vec<CallRecord>,
-    pub session_id: Option<String>,
-    pub duration_ms: u64,
-    pub error: Option<String>,
-    /// A stable code for some errors: `E_CLI_WALL_REFUSED` when the CLI could not start
-    /// inside its wall ([`codecrew_agents::drive::refused`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error_code: Option<ErrorCode>,
-    pub stop_reason: StopReason,
-    /// What the job used: the CLI's reported tokens and cost summed over its turns.
-    pub usage: JobUsage,
-    #[serde(skip)]
-    pub timed_out: bool,
-    #[serde(skip)]
-    pub missing_cli: bool,
 }
 
 /// Sends a job's events to whoever displays them.
