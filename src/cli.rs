@@ -8,9 +8,15 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::output::color::ColorChoice;
 pub use crate::output::render::RunOutput;
+
+mod help;
+#[cfg(test)]
+mod tests;
+
 use crate::run::thread::ThreadName;
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
+pub use help::{CliHelp, command_names, help_text};
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -556,81 +562,4 @@ fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
 pub enum OutputArg {
     Text,
     Json,
-}
-
-/// The long help of the whole CLI, or of one command (`None` when there is no such command).
-pub fn help_text(command: Option<&str>) -> Option<String> {
-    use clap::CommandFactory;
-    let mut root = Cli::command();
-    match command {
-        None => Some(root.render_long_help().to_string()),
-        Some(name) => {
-            let mut path = name.split_whitespace();
-            let first = path.next()?;
-            let mut current = root.find_subcommand_mut(first)?.clone();
-            for next in path {
-                current = current.find_subcommand_mut(next)?.clone();
-            }
-            let bin = format!("codecrew {name}");
-            Some(current.bin_name(bin).render_long_help().to_string())
-        }
-    }
-}
-
-/// The names of the top-level commands.
-pub fn command_names() -> Vec<String> {
-    use clap::CommandFactory;
-    Cli::command()
-        .get_subcommands()
-        .map(|c| c.get_name().to_owned())
-        .collect()
-}
-
-/// The help tool's text: the command line's own help, for the tools of a run.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CliHelp;
-
-impl codecrew_tools::builtin::HelpSource for CliHelp {
-    fn command_names(&self) -> Vec<String> {
-        command_names()
-    }
-
-    fn help_text(&self, command: Option<&str>) -> Option<String> {
-        help_text(command)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use clap::CommandFactory;
-
-    use super::*;
-
-    /// `intercept --from` offers exactly the engine's decoders, by their own names.
-    #[test]
-    fn from_offers_every_decoder_by_its_name() {
-        let command = Cli::command();
-        let intercept = command
-            .find_subcommand("intercept")
-            .expect("intercept is a command");
-        let from = intercept
-            .get_arguments()
-            .find(|arg| arg.get_id() == "from")
-            .expect("--from");
-        let offered: Vec<String> = from
-            .get_possible_values()
-            .iter()
-            .map(|value| value.get_name().to_owned())
-            .collect();
-        let decoders: Vec<String> = Format::ALL.iter().map(|f| f.name().to_owned()).collect();
-        assert_eq!(offered, decoders);
-        for format in Format::ALL {
-            let parsed = Cli::try_parse_from(["codecrew", "intercept", "--from", format.name()])
-                .expect("parses");
-            let Command::Intercept(args) = parsed.command else {
-                panic!("not intercept");
-            };
-            assert_eq!(args.from, format);
-        }
-    }
 }
