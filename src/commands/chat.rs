@@ -11,10 +11,10 @@ use std::sync::Arc;
 use codecrew::chat::editor::{ChatHelper, LineEditor, history_file, joined};
 use codecrew::chat::reader::{HangUp, Read, Reader};
 use codecrew::chat::worker::{Request, Worker};
-use codecrew::chat::{self, COMMANDS, Command, Ending, Input};
+use codecrew::chat::{self, Command, Ending, Input};
 use codecrew::cli::{ChatArgs, RunOutput};
 use codecrew::config::LoadedConfig;
-use codecrew::output::color::{LABEL, NOTICE};
+use codecrew::output::color::NOTICE;
 use codecrew::output::console::{self, Text};
 use codecrew::output::markdown::terminal_width;
 use codecrew::output::render::{JobLabel, Renderer, failure_line};
@@ -29,6 +29,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
 use super::{EXIT_SIGHUP, EXIT_SIGINT, Signals};
+
+mod slash;
 
 /// How long the CLIs get, once the chat ends, to end their sessions themselves (stdin
 /// closed) before they are killed: the chat is gone within two seconds however it ends.
@@ -481,81 +483,6 @@ impl Chat {
             toolbox,
             crew,
             settings,
-        }
-    }
-
-    async fn command(&mut self, command: Command) {
-        match command {
-            Command::Mode(None) => self.notice(&format!("mode {}", self.mode.name())),
-            Command::Mode(Some(name)) => {
-                let mode = match name.as_str() {
-                    "query" => Mode::Query,
-                    "execute" => Mode::Execute,
-                    other => {
-                        console::error(format_args!(
-                            "no mode {other:?}: /mode query (read only) or /mode execute"
-                        ));
-                        return;
-                    }
-                };
-                if mode != self.mode {
-                    // The CLIs run in their mode's wall: they start again, resuming.
-                    self.close_workers().await;
-                    self.mode = mode;
-                }
-                self.notice(&format!("mode {}", self.mode.name()));
-            }
-            Command::Agents => {
-                let mut text = Text::new();
-                for (id, agent) in &self.loaded.config.agents {
-                    let running = match self.workers.get(id) {
-                        Some((_, model)) => format!(
-                            "  running{}",
-                            model
-                                .as_deref()
-                                .map(|m| format!(" ({m})"))
-                                .unwrap_or_default()
-                        ),
-                        None => String::new(),
-                    };
-                    text.push_styled(console::colors().stdout, LABEL, &format!("@{id}"))
-                        .push(&format!("  {}{running}\n", agent.provider.name()));
-                }
-                let _ = console::stdout().show(&text);
-            }
-            Command::Thread => self.notice(&format!(
-                "thread {} ({}); `codecrew threads show {}` shows it",
-                self.name,
-                self.store.path(&self.name).display(),
-                self.name
-            )),
-            Command::Usage => self.summary(),
-            Command::New => {
-                self.close_workers().await;
-                self.conversations.clear();
-                self.last.clear();
-                match new_thread_name() {
-                    Ok(name) => self.name = name,
-                    Err(error) => console::error(error),
-                }
-                self.say_hello(false);
-            }
-            Command::Help => {
-                let mut text = Text::plain(
-                    "Each line is a task: @agent or @agent:model, then the text; a line \
-                     without a mention goes to the agents last addressed. End a line with \\ \
-                     (or press Alt-Enter) to go on. Tab completes.\n",
-                );
-                for (name, what) in COMMANDS {
-                    text.push_styled(console::colors().stdout, LABEL, &format!("  {name:<8}"))
-                        .push(&format!(" {what}\n"));
-                }
-                let _ = console::stdout().show(&text);
-            }
-            Command::Unknown(name) => {
-                console::error(format_args!("no command /{name}; /help lists them"));
-            }
-            Command::Exit => {}
         }
     }
 
