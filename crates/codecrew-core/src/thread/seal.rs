@@ -133,6 +133,12 @@ mod tests {
         }
         assert!(!sealer.is_sealed(&changed));
 
+        // The user's own sealed thread, shipped under another name (a checkout copying
+        // a thread it saw): the name is sealed too.
+        let mut renamed = mine.clone();
+        renamed.name = "other".to_owned();
+        assert!(!sealer.is_sealed(&renamed));
+
         // Sealed by someone else's key (a checkout's author).
         let theirs = Sealer::with_key_at(&dir.path().join("their-key")).unwrap();
         let mut shipped = thread();
