@@ -219,6 +219,26 @@ fn codecrews_own_threads_are_read_only_with_a_question() {
     denied(&ws.run("grep -r sk-codecrew ."));
 }
 
+/// The key that seals the user's threads: whoever reads it can make a shipped thread pass
+/// for the user's. A state folder inside the workspace (`XDG_STATE_HOME=./state`) keeps it
+/// as sensitive as a credential, for every tool and in either mode; a search skips it.
+#[test]
+fn the_thread_key_is_read_only_with_a_question() {
+    let ws = Ws::new();
+    let key = "state/codecrew/thread-key";
+    ws.write(key, SECRET);
+    denied(&ws.call("read_file", json!({ "path": key })));
+    let (result, _) = ws.call_in("query", false, "read_file", json!({ "path": key }));
+    denied(&result);
+    denied(&ws.run(&format!("cat {key}")));
+    denied(&ws.run("cat state/codecrew/*"));
+    let result = ws.call(
+        "grep",
+        json!({"pattern": "sk-codecrew", "path": "state", "output_mode": "content"}),
+    );
+    assert!(!result.to_string().contains(SECRET), "{result:#}");
+}
+
 #[test]
 fn protected_writes_need_approval_even_before_they_exist() {
     let ws = Ws::new();
