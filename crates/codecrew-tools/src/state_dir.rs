@@ -98,6 +98,31 @@ pub fn open_append(path: &Path) -> io::Result<std::fs::File> {
     Ok(file)
 }
 
+/// Reads a regular file beneath `.codecrew` without following a link in its place: a
+/// checkout can ship `threads/x.json -> ~/other-project/.codecrew/threads/x.json`, a
+/// thread of the user's that is not this workspace's, or a FIFO that would hang the read
+/// (opened without blocking, then refused).
+pub fn read(path: &Path) -> io::Result<Vec<u8>> {
+    let flags = nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK;
+    let mut file = OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits())
+        .open(path)
+        .map_err(|error| {
+            if error.raw_os_error() == Some(nix::libc::ELOOP) {
+                io::Error::other("it is a symbolic link, which codecrew does not follow here")
+            } else {
+                error
+            }
+        })?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other("it is not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut file, &mut bytes)?;
+    Ok(bytes)
+}
+
 /// Opens (or makes) a file beneath `.codecrew` to read and write, made `0600`; a link
 /// in its place is refused.
 pub fn open_rw(path: &Path) -> io::Result<std::fs::File> {
@@ -241,6 +266,19 @@ mod tests {
             std::os::unix::fs::symlink(&bashrc, root.join(name)).unwrap();
         }
         assert!(open_rw(&root.join("threads/review.lock")).is_err());
+        std::os::unix::fs::symlink(&bashrc, root.join("threads/review.json")).unwrap();
+        let error = read(&root.join("threads/review.json")).unwrap_err();
+        assert!(error.to_string().contains("symbolic link"), "{error}");
+        // A FIFO in a thread's place is refused at once, not read until a writer comes.
+        nix::unistd::mkfifo(
+            &root.join("threads/fifo.json"),
+            nix::sys::stat::Mode::S_IRWXU,
+        )
+        .unwrap();
+        let error = read(&root.join("threads/fifo.json")).unwrap_err();
+        assert!(error.to_string().contains("not a regular file"), "{error}");
+        std::fs::write(root.join("threads/mine.json"), "{}").unwrap();
+        assert_eq!(read(&root.join("threads/mine.json")).unwrap(), b"{}");
         assert!(open_append(&root.join("audit.jsonl")).is_err());
         assert!(create(&root.join("threads")).is_err());
         assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "echo hi\n");

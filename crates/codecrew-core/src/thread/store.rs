@@ -69,7 +69,7 @@ impl ThreadStore {
     /// The thread, or `None` when it does not exist yet. No lock: files are replaced whole.
     pub fn load(&self, name: &ThreadName) -> Result<Option<Thread>> {
         let path = self.path(name);
-        let bytes = match std::fs::read(&path) {
+        let bytes = match state_dir::read(&path) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == ErrorKind::NotFound => return Ok(None),
             Err(source) => {
@@ -388,6 +388,14 @@ mod tests {
             store.adopt(&name("missing")),
             Err(ThreadError::NotFound { .. })
         ));
+
+        // A checkout's link to a sealed thread of the user's other project: not followed.
+        let checkout = tempfile::tempdir().unwrap();
+        let there = in_workspace(checkout.path()).sealed_with(dir.path().join("thread-key"));
+        state_dir::create(there.dir()).unwrap();
+        std::os::unix::fs::symlink(store.path(&mine), there.path(&mine)).unwrap();
+        let error = there.load_to_continue(&mine, false).unwrap_err();
+        assert!(error.to_string().contains("symbolic link"), "{error}");
     }
 
     #[test]
