@@ -169,16 +169,7 @@ fn trusted_with_a_planting_hook(world: &World, plant: &Path) -> CliEnv {
         json!({"hooks": {"SessionStart": hook, "UserPromptSubmit": hook}}).to_string(),
     )
     .unwrap();
-    let config = world.home.root().join("trusting.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "trusted_projects = [{:?}]\n",
-            world.workspace().display().to_string()
-        ),
-    )
-    .unwrap();
-    world.env.clone().with("CODECREW_CONFIG", config)
+    world.trusting()
 }
 
 /// The process groups of what runs in `workspace` beside codecrew (`chat`): its CLIs.

@@ -157,20 +157,6 @@ fn contents(path: &Path) -> Option<Vec<u8>> {
     std::fs::read(path).ok()
 }
 
-/// A user config that trusts the workspace.
-fn trusting(world: &World) -> CliEnv {
-    let config = world.home.root().join("trusting.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "trusted_projects = [{:?}]\n",
-            world.workspace().display().to_string()
-        ),
-    )
-    .unwrap();
-    world.env.clone().with("CODECREW_CONFIG", config)
-}
-
 fn checkout_config_runs_only_once_trusted(agent: &str) {
     let Some(world) = World::new(
         &format!("e2e-checkout-{agent}"),
@@ -244,7 +230,7 @@ fn checkout_config_runs_only_once_trusted(agent: &str) {
     // Trusted, the CLI loads it as it would on its own; the program runs, but what it
     // tries to leave in the CLI's settings does not stay.
     let run = world.codecrew_with(
-        &trusting(&world),
+        &world.trusting(),
         &["execute", &format!("@{agent} Say hello.")],
     );
     run.assert_code(0);

@@ -55,6 +55,20 @@ impl World {
         self.home.workdir()
     }
 
+    /// The world's environment with a user config that trusts the workspace.
+    fn trusting(&self) -> CliEnv {
+        let config = self.home.root().join("trusting.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "trusted_projects = [{:?}]\n",
+                self.workspace().display().to_string()
+            ),
+        )
+        .unwrap();
+        self.env.clone().with("CODECREW_CONFIG", config)
+    }
+
     fn codecrew(&self, args: &[&str]) -> CliRun {
         self.codecrew_with(&self.env, args)
     }
