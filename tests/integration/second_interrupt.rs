@@ -23,11 +23,8 @@ printf '%s\n' '{"type":"system","subtype":"init","session_id":"planted","model":
 sleep 120
 "#;
 
-#[test]
-fn a_second_interrupt_still_puts_back_what_the_wall_holds() {
-    let machine = ScriptedClaude::new(PLANTING_CLAUDE);
-    std::fs::create_dir_all(machine.home().join(".claude/session-env")).unwrap();
-    let child = machine.codecrew(&["query", "@claude hi"]).spawn().unwrap();
+/// The file the planting `claude` writes, once it has written it.
+fn planted(machine: &ScriptedClaude) -> std::path::PathBuf {
     let plant = machine
         .home()
         .join(".claude/session-env/planted/sessionstart-hook-0.sh");
@@ -36,6 +33,15 @@ fn a_second_interrupt_still_puts_back_what_the_wall_holds() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(plant.exists(), "the fake CLI never wrote its plant");
+    plant
+}
+
+#[test]
+fn a_second_interrupt_still_puts_back_what_the_wall_holds() {
+    let machine = ScriptedClaude::new(PLANTING_CLAUDE);
+    std::fs::create_dir_all(machine.home().join(".claude/session-env")).unwrap();
+    let child = machine.codecrew(&["query", "@claude hi"]).spawn().unwrap();
+    let plant = planted(&machine);
     let pid = Pid::from_raw(i32::try_from(child.id()).unwrap());
     kill(pid, Signal::SIGINT).unwrap();
     // Well inside the first stop's grace (the CLI ignores SIGTERM).
@@ -74,14 +80,7 @@ fn mcp_ends_on(signal: Signal, code: i32) {
         writeln!(stdin, "{message}").unwrap();
     }
     stdin.flush().unwrap();
-    let plant = machine
-        .home()
-        .join(".claude/session-env/planted/sessionstart-hook-0.sh");
-    let start = Instant::now();
-    while !plant.exists() && start.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(plant.exists(), "the fake CLI never wrote its plant");
+    let plant = planted(&machine);
     let pid = Pid::from_raw(i32::try_from(child.id()).unwrap());
     let signalled = Instant::now();
     kill(pid, signal).unwrap();
