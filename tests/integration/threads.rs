@@ -672,3 +672,45 @@ fn a_model_that_is_an_option_is_refused() {
     );
     assert!(recorded(&machine.home()).is_empty(), "Claude started");
 }
+
+/// The same through a door a model holds: `query_agent` over `codecrew mcp`, its `model`
+/// argument an option. The call fails with the reason; Claude never starts.
+#[test]
+fn an_agent_tools_model_that_is_an_option_is_refused() {
+    use std::io::{BufRead, BufReader, Write};
+
+    use crate::support::scripted_claude::ScriptedClaude;
+
+    let machine = ScriptedClaude::new(RECORDING_CLAUDE);
+    let mut child = machine
+        .codecrew(&["mcp"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "query_agent",
+            "arguments": {"task": "hi", "agent": "claude",
+                          "model": "--dangerously-skip-permissions"}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let answer = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map(Result::unwrap)
+        .map(|line| serde_json::from_str::<Value>(&line).unwrap())
+        .find(|message| message["id"] == 2)
+        .unwrap();
+    drop(stdin);
+    let _ = child.wait();
+    let said = answer.to_string();
+    assert!(said.contains("not a model's name"), "{said}");
+    assert!(recorded(&machine.home()).is_empty(), "Claude started");
+}
