@@ -13,6 +13,7 @@ use clap::{CommandFactory, FromArgMatches};
 use codecrew::cli::{Cli, Command};
 use codecrew::output::color::{ColorChoice, Colors};
 use codecrew::output::console;
+use codecrew::run::engine::Engine;
 use codecrew_policy::process;
 use codecrew_tools::Mode;
 
@@ -23,8 +24,11 @@ fn main() -> ExitCode {
     let cli = parse();
     let colors = Colors::detect(cli.color, console::terminals());
     console::init(colors);
-    // The CLIs' layer prints nothing itself: its warnings come out here.
-    codecrew::clis::notices::set_warning_sink(|text| console::warn(text));
+    // The lower layers print nothing themselves: their notices come out here.
+    codecrew::clis::notices::set_sink(|level, text| match level {
+        codecrew::clis::notices::Level::Warning => console::warn(text),
+        codecrew::clis::notices::Level::Note => console::note(text),
+    });
     // A panic's message may quote what it was handling (a model's text): through the door.
     std::panic::set_hook(Box::new(|info| {
         let backtrace = std::backtrace::Backtrace::capture();
@@ -69,8 +73,7 @@ fn main() -> ExitCode {
             // others (`mcp` on stdio: its agents), what runs is killed and what the CLIs'
             // walls hold put back now, before the command is dropped half-way.
             code = commands::interrupted(), if !handles_signals => {
-                process::kill_all();
-                codecrew::clis::wall::guard::restore_all_now();
+                Engine::stop_now();
                 Ok(ExitCode::from(code))
             }
         }
@@ -78,9 +81,7 @@ fn main() -> ExitCode {
     // A blocking read nobody will finish (stdin, which `mcp` reads on a thread of the
     // runtime; a question at the terminal that nobody answers) cannot hold the exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
-    process::kill_all();
-    codecrew::clis::wall::guard::finish();
-    codecrew::clis::wall::finish_housekeeping();
+    Engine::finish();
     match result {
         Ok(code) => code,
         Err(error) => {
@@ -129,13 +130,13 @@ async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
     ) {
         // Before any CLI starts: what a killed codecrew held goes back first, so that no
         // CLI meets what a program in its wall left.
-        codecrew::clis::wall::guard::recover_abandoned();
+        Engine::recover_abandoned();
     }
     match cli.command {
         Command::Query(args) => commands::run::run(args, Mode::Query, options).await,
         Command::Execute(args) => commands::run::run(args, Mode::Execute, options).await,
         Command::Chat(args) => commands::chat::run(args, options).await,
-        Command::Prompt(args) => commands::prompt::run(args, &workdir).await,
+        Command::Prompt(args) => commands::prompt::run(args, &options).await,
         Command::Intercept(args) => commands::intercept::run(args, options).await,
         Command::Tools(command) => commands::tools::run(command, options).await,
         Command::Mcp(args) => commands::mcp::run(args, options).await,

@@ -6,27 +6,22 @@
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use codecrew::chat::editor::{ChatHelper, LineEditor, history_file, joined};
 use codecrew::chat::reader::{HangUp, Read, Reader};
-use codecrew::chat::worker::{Request, Worker};
 use codecrew::chat::{self, Command, Ending, Input};
 use codecrew::cli::{ChatArgs, RunOutput};
 use codecrew::config::LoadedConfig;
 use codecrew::output::color::NOTICE;
 use codecrew::output::console::{self, Text};
 use codecrew::output::markdown::terminal_width;
-use codecrew::output::render::{JobLabel, Renderer, failure_line};
-use codecrew::run::crew::{Crew, ExecutorFactory};
-use codecrew::run::session::{Continuation, Conversation, JobReport, Settings};
-use codecrew::run::thread::{self, Exchange, ThreadName, ThreadStore};
+use codecrew::output::render::{Renderer, failure_line};
+use codecrew::run::engine::{Engine, KeptAgents, Limits, Line, Recorder};
+use codecrew::run::session::JobReport;
+use codecrew::run::thread::{self, ThreadName, ThreadStore};
 use codecrew::run::usage::JobUsage;
-use codecrew_policy::Policy;
-use codecrew_tools::{Mode, Toolbox};
+use codecrew_tools::Mode;
 use rustyline::{Cmd, KeyCode, KeyEvent, Modifiers};
-use tokio::sync::{mpsc, oneshot, watch};
-use tokio::task::JoinSet;
 
 use super::{EXIT_SIGHUP, EXIT_SIGINT, Signals};
 
@@ -53,37 +48,30 @@ pub async fn run(args: ChatArgs, options: super::ToolOptions) -> anyhow::Result<
         signals,
         hang_up: HangUp::watch(),
     };
-    let (loaded, policy) = super::config_and_policy(&options.workspace)?;
+    let engine = options.engine()?;
     let store = ThreadStore::in_workspace(&options.workspace);
     let name = match args.thread.clone() {
         Some(name) => name,
         None => new_thread_name()?,
     };
-    let mut chat = Chat {
-        store,
-        name,
-        mode: Mode::from(args.mode),
-        stage: None,
-        workers: BTreeMap::new(),
-        conversations: BTreeMap::new(),
-        last: Vec::new(),
-        used: BTreeMap::new(),
-        loaded,
-        policy,
-        options,
-        timeout: args.timeout,
-    };
-    let stored = match chat
-        .store
-        .load_to_continue(&chat.name, chat.loaded.project_trusted)
-    {
+    let stored = match store.load_to_continue(&name, engine.config().project_trusted) {
         Ok(stored) => stored,
         Err(error) => {
             console::error(error);
             return Ok(ExitCode::from(super::EXIT_USAGE));
         }
     };
-    let mut reader = Reader::start(editor(&chat.loaded)?, history_file())?;
+    let limits = Limits {
+        max_turns: None,
+        turn_timeout: args.timeout,
+    };
+    let mut chat = Chat {
+        agents: KeptAgents::new(Mode::from(args.mode), limits, Recorder::new(store, name)),
+        engine,
+        last: Vec::new(),
+        used: BTreeMap::new(),
+    };
+    let mut reader = Reader::start(editor(chat.engine.config())?, history_file())?;
     chat.say_hello(stored.is_some());
     let ending = chat.talk(&mut reader, &mut signals).await;
     chat.end(ending, &mut reader).await;
@@ -110,31 +98,14 @@ impl Stops {
     }
 }
 
-/// What the chat runs with in one mode: the tools (their MCP servers started in the
-/// mode's sandbox) and the crew that makes the agents' executors.
-struct Stage {
-    toolbox: Toolbox,
-    crew: Arc<Crew>,
-    settings: Settings,
-}
-
 struct Chat {
-    store: ThreadStore,
-    name: ThreadName,
-    mode: Mode,
-    stage: Option<Stage>,
-    /// The running agents, and the model each was started with.
-    workers: BTreeMap<String, (Worker, Option<String>)>,
-    /// Where each agent's conversation stood when its worker was closed (a mode change).
-    conversations: BTreeMap<String, Conversation>,
+    engine: Engine,
+    /// The agents, each kept running once a line addressed it; the chat's thread.
+    agents: KeptAgents,
     /// The agents the last task line addressed.
     last: Vec<String>,
     /// What each agent used, line by line.
     used: BTreeMap<String, Vec<JobUsage>>,
-    loaded: LoadedConfig,
-    policy: Arc<Policy>,
-    options: super::ToolOptions,
-    timeout: Option<std::time::Duration>,
 }
 
 impl Chat {
@@ -146,9 +117,13 @@ impl Chat {
         let going_on = if resumed { "going on with" } else { "new" };
         self.notice(&format!(
             "codecrew chat · {going_on} thread {} · mode {} · /help for commands, Ctrl-D to end",
-            self.name,
-            self.mode.name()
+            self.thread(),
+            self.agents.mode().name()
         ));
+    }
+
+    fn thread(&self) -> &ThreadName {
+        self.agents.recorder().name()
     }
 
     /// The chat's lines, one after the other, until one of them, a signal or the
@@ -156,7 +131,7 @@ impl Chat {
     async fn talk(&mut self, reader: &mut Reader, signals: &mut Stops) -> Ending {
         let mut interrupted = false;
         loop {
-            let prompt = format!("{}> ", self.mode.name());
+            let prompt = format!("{}> ", self.agents.mode().name());
             let read = tokio::select! {
                 // The terminal is raw at the prompt, so a Ctrl-C typed there is a key
                 // (below): a SIGINT came from elsewhere, and ends the chat as the others do.
@@ -199,13 +174,10 @@ impl Chat {
     /// anything when one cannot start), then each is handed the line. A first Ctrl-C
     /// stops the answer; a second one, SIGTERM or a hang-up ends the chat.
     async fn line(&mut self, line: &str, signals: &mut Stops) -> Option<Ending> {
-        let (jobs, addressed) = chat::jobs(line, &self.last, &self.loaded.config.default_agent);
-        if let Err(error) = codecrew::run::jobs::check(&self.loaded, &jobs) {
-            console::error(error);
-            return None;
-        }
-        let started = tokio::select! {
-            started = self.start_workers(&jobs) => started,
+        let default_agent = &self.engine.config().config.default_agent;
+        let (jobs, addressed) = chat::jobs(line, &self.last, default_agent);
+        let asked = tokio::select! {
+            asked = self.agents.ask(&self.engine, jobs) => asked,
             code = signals.next() => {
                 if code != EXIT_SIGINT {
                     return Some(Ending::of_signal(code));
@@ -214,51 +186,22 @@ impl Chat {
                 return None;
             }
         };
-        let started = match started {
-            Ok(started) => started,
+        let mut line = match asked {
+            Ok(line) => line,
             Err(error) => {
                 console::error(error);
                 return None;
             }
         };
         self.last = addressed;
-        let (events_tx, mut events) = mpsc::unbounded_channel();
-        let (answers_tx, mut answers) = mpsc::unbounded_channel();
-        let (cancel_tx, cancel) = watch::channel(false);
-        let mut labels = Vec::new();
-        let mut tasks = Vec::new();
-        for (job, label) in jobs.into_iter().zip(started) {
-            // The agent's place among those that run: its events and its answer say it.
-            let index = labels.len();
-            let (answer, answered) = oneshot::channel();
-            let sent = self.workers.get(&job.agent).is_some_and(|(worker, _)| {
-                worker.send(Request {
-                    task: job.task.clone(),
-                    events: events_tx.clone(),
-                    index,
-                    cancel: cancel.clone(),
-                    answer,
-                })
-            });
-            if !sent {
-                console::error(format_args!("@{} is not running any more", job.agent));
-                continue;
-            }
-            let answers_tx = answers_tx.clone();
-            tokio::spawn(async move {
-                if let Ok(report) = answered.await {
-                    let _ = answers_tx.send((index, report));
-                }
-            });
-            labels.push(label);
-            tasks.push(job.task);
+        for agent in &line.gone {
+            console::error(format_args!("@{agent} is not running any more"));
         }
-        drop((events_tx, answers_tx));
         let colors = console::colors();
         let mut renderer = Renderer::new(
             RunOutput::Text,
             false,
-            labels,
+            line.labels.clone(),
             console::stdout().into_inner(),
         )
         .with_palette(colors.stdout);
@@ -266,7 +209,7 @@ impl Chat {
             renderer = renderer.with_markdown(terminal_width());
         }
         let mut interrupted = false;
-        let mut waiting = tasks.len();
+        let mut waiting = line.labels.len();
         while waiting > 0 {
             tokio::select! {
                 // A signal first: an answer that streams fast must not hold it back.
@@ -277,37 +220,33 @@ impl Chat {
                         return Some(Ending::of_signal(code));
                     }
                     interrupted = true;
-                    let _ = cancel_tx.send(true);
+                    line.stop();
                     console::line(&Text::plain(
                         "\ncodecrew: stopping the answer (Ctrl-C again ends the chat)",
                     ));
                 }
-                Some((index, event)) = events.recv() => {
+                Some((index, event)) = line.events.recv() => {
                     let _ = renderer.event(index, &event);
                 }
-                answer = answers.recv() => match answer {
+                answer = line.answers.recv() => match answer {
                     Some((index, report)) => {
                         waiting -= 1;
-                        self.answered(&mut renderer, index, &tasks, report);
+                        self.answered(&mut renderer, &line, index, report);
                     }
                     // Every agent answered or is gone: nothing more will come.
                     None => break,
                 },
             }
         }
+        self.say_unsaved().await;
         None
     }
 
-    /// The workers of `jobs`, started where they are not running; their labels.
-    async fn start_workers(
-        &mut self,
-        jobs: &[codecrew::run::mention::Job],
-    ) -> anyhow::Result<Vec<JobLabel>> {
-        let mut started = Vec::new();
-        for job in jobs {
-            started.push(self.worker(&job.agent, job.model.as_deref()).await?);
+    /// Says which answers the thread could not keep.
+    async fn say_unsaved(&mut self) {
+        for error in self.agents.settle().await {
+            console::error(format_args!("the thread was not updated: {error}"));
         }
-        Ok(started)
     }
 
     /// Ends the chat, however it ended: each CLI gets a moment to end its session, then
@@ -323,18 +262,18 @@ impl Chat {
         if matches!(ending, Ending::Interrupted | Ending::Terminated) {
             console::line(&Text::plain("codecrew: ending the chat"));
         }
-        let _ = tokio::time::timeout(CLOSE_WAIT, self.close_workers()).await;
+        let _ = tokio::time::timeout(CLOSE_WAIT, self.agents.close()).await;
         // The CLIs' groups first, so that none writes after what is held is put back.
-        codecrew_policy::process::kill_all();
-        codecrew::clis::wall::guard::restore_all_now();
+        Engine::stop_now();
+        self.say_unsaved().await;
         self.summary();
     }
 
     fn answered(
         &mut self,
         renderer: &mut Renderer<console::Stdout>,
+        line: &Line,
         index: usize,
-        tasks: &[String],
         report: JobReport,
     ) {
         if let (false, Some(error)) = (report.success, &report.error) {
@@ -345,163 +284,11 @@ impl Chat {
             ));
         }
         let _ = renderer.done(index, &report);
+        self.agents.record(line, index, &report);
         self.used
             .entry(report.agent.clone())
             .or_default()
             .push(report.usage);
-        if report.success
-            && let Some(task) = tasks.get(index)
-        {
-            let exchange = Exchange::from_report(task, &report, thread::now());
-            let saved = self
-                .store
-                .update(&self.name, thread::now(), |thread| thread.record(exchange));
-            if let Err(error) = saved {
-                console::error(format_args!("the thread was not updated: {error}"));
-            }
-        }
-    }
-
-    /// The worker of `agent` in the current mode (started if it is not running, or
-    /// started again for another model); its label.
-    async fn worker(&mut self, agent: &str, model: Option<&str>) -> anyhow::Result<JobLabel> {
-        let running_model = self.workers.get(agent).map(|(_, model)| model.clone());
-        let stale = match (&running_model, model) {
-            (Some(running), Some(asked)) => running.as_deref() != Some(asked),
-            _ => false,
-        };
-        if stale
-            && let Some((worker, _)) = self.workers.remove(agent)
-            && let Some(conversation) = worker.close().await
-        {
-            self.conversations.insert(agent.to_owned(), conversation);
-        }
-        if !self.workers.contains_key(agent) {
-            self.start_worker(agent, model).await?;
-        }
-        let provider = self
-            .loaded
-            .config
-            .agents
-            .get(agent)
-            .map(|config| config.provider.name())
-            .unwrap_or_default();
-        let model = self.workers.get(agent).and_then(|(_, model)| model.clone());
-        Ok(JobLabel {
-            agent: agent.to_owned(),
-            provider: provider.to_owned(),
-            model,
-            mode: self.mode.name(),
-        })
-    }
-
-    async fn start_worker(&mut self, agent: &str, model: Option<&str>) -> anyhow::Result<()> {
-        let mode = self.mode;
-        if self.stage.is_none() {
-            self.stage = Some(self.stage_for(mode).await);
-        }
-        let Some(stage) = &self.stage else {
-            return Ok(());
-        };
-        let job = codecrew::run::mention::Job {
-            agent: agent.to_owned(),
-            model: model.map(str::to_owned),
-            // Each line is handed to the worker; the plan only needs a task to check.
-            task: "(the chat's lines)".to_owned(),
-        };
-        let crew = stage.crew.clone();
-        let mut runs = codecrew::run::jobs::plan(
-            &self.loaded,
-            vec![job],
-            &stage.settings,
-            crew.registry(),
-            |catalog| crew.executor(mode, catalog),
-        )?;
-        let Some(mut run) = runs.pop() else {
-            return Ok(());
-        };
-        let kind = run.provider.kind().name();
-        // Where this agent's conversation stands: its worker of another mode, else the
-        // thread as stored.
-        let conversation = match self.conversations.remove(agent) {
-            Some(conversation) => conversation,
-            None => match self
-                .store
-                .load_to_continue(&self.name, self.loaded.project_trusted)
-            {
-                Ok(Some(thread)) => {
-                    if run.job.model.is_none() {
-                        run.job.model = thread.model_for(agent, kind);
-                    }
-                    Conversation::from(&thread.continuation(agent, kind))
-                }
-                Ok(None) => Conversation::default(),
-                Err(error) => return Err(error.into()),
-            },
-        };
-        run.continuation = Continuation {
-            session_id: conversation.session_id.clone(),
-            earlier: conversation.earlier.clone(),
-            session_usage: conversation.session_usage,
-        };
-        let model = run
-            .provider
-            .model(run.job.model.as_deref())
-            .map(str::to_owned);
-        super::warn_left_out(
-            &self.loaded,
-            &self.options.workspace,
-            std::iter::once((agent, &run.provider)),
-        );
-        self.workers
-            .insert(agent.to_owned(), (Worker::start(run, conversation), model));
-        Ok(())
-    }
-
-    async fn stage_for(&self, mode: Mode) -> Stage {
-        let workspace = &self.options.workspace;
-        let limits = &self.loaded.config.limits;
-        let settings = Settings {
-            turn_timeout: self.timeout.unwrap_or(limits.turn_timeout()),
-            depth: codecrew::run::crew::depth_from_env(),
-            ..Settings::new(mode, limits, workspace.clone())
-        };
-        let toolbox = super::toolbox_on_call(&self.loaded, workspace, mode).await;
-        let executor_for: ExecutorFactory = {
-            let (options, policy) = (self.options.clone(), self.policy.clone());
-            Arc::new(move |mode, registry, catalog| {
-                super::executor_for(registry, catalog, mode, &options, policy.clone())
-            })
-        };
-        let crew = Crew::new(
-            self.loaded.clone(),
-            toolbox.registry(),
-            settings.clone(),
-            executor_for,
-        );
-        Stage {
-            toolbox,
-            crew,
-            settings,
-        }
-    }
-
-    /// Ends every agent's CLI (what the walls held is put back), keeping where each
-    /// conversation stands, and the mode's tools.
-    async fn close_workers(&mut self) {
-        // All at once: each CLI may take its grace to end.
-        let mut closing = JoinSet::new();
-        for (agent, (worker, _)) in std::mem::take(&mut self.workers) {
-            closing.spawn(async move { (agent, worker.close().await) });
-        }
-        while let Some(closed) = closing.join_next().await {
-            if let Ok((agent, Some(conversation))) = closed {
-                self.conversations.insert(agent, conversation);
-            }
-        }
-        if let Some(stage) = self.stage.take() {
-            stage.toolbox.shutdown().await;
-        }
     }
 
     /// What each agent used, and where the chat is kept.
@@ -517,7 +304,9 @@ impl Chat {
         }
         self.notice(&format!(
             "thread {}: `codecrew threads show {}`, or go on with `codecrew chat --thread {}`",
-            self.name, self.name, self.name
+            self.thread(),
+            self.thread(),
+            self.thread()
         ));
     }
 }

@@ -23,11 +23,11 @@ pub async fn run(args: InterceptArgs, options: super::ToolOptions) -> anyhow::Re
     let mode = Mode::from(args.mode);
     // A dry run runs nothing, so it starts no MCP server (they can take seconds); its
     // json report looks up the servers its calls name, to say whether they have the tool.
-    let (executor, toolbox) = if args.dry_run {
-        super::executor_with_servers(mode, &options, |_| false).await?
-    } else {
-        super::executor(mode, &options).await?
-    };
+    let mut engine = options.engine()?;
+    if args.dry_run {
+        engine.config_mut().config.mcp.clear();
+    }
+    let (executor, toolbox) = engine.executor(mode).await?;
     let registry = toolbox.registry().clone();
     let executor = (!args.dry_run).then_some(executor);
     let mut report = Report::new(args.output, executor, registry, options.colors.stdout);
@@ -209,14 +209,15 @@ impl Report {
         if servers.is_empty() {
             return Ok(());
         }
-        let mut loaded = codecrew::config::load(&options.workspace)?;
+        let mut engine = options.engine()?;
+        let loaded = engine.config_mut();
         loaded
             .config
             .mcp
             .retain(|name, _| servers.contains(name.as_str()));
         // Said when the run started.
         loaded.blocked.clear();
-        let toolbox = super::toolbox_on_call(&loaded, &options.workspace, mode).await;
+        let toolbox = engine.toolbox(mode).await;
         let registry = toolbox.registry();
         self.mcp_tools = self
             .calls

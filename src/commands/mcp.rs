@@ -16,20 +16,22 @@ use codecrew::mcp_server::http::{ENDPOINT, HEALTH, HttpServer, HttpSettings, TOK
 use codecrew::mcp_server::limits::AgentLimits;
 use codecrew::mcp_server::{Agents, McpServer};
 use codecrew::output::console;
-use codecrew::run::crew::{Crew, ExecutorFactory, MAX_DEPTH, depth_from_env};
-use codecrew::run::session::Settings;
+use codecrew::run::crew::{MAX_DEPTH, depth_from_env};
+use codecrew::run::engine::Limits;
 use codecrew_policy::NonInteractive;
 use codecrew_tools::{Mode, ToolCatalog};
 use tokio_util::sync::CancellationToken;
 
 pub async fn run(args: McpArgs, options: super::ToolOptions) -> anyhow::Result<ExitCode> {
     let mode = Mode::from(args.mode);
-    let workspace = options.workspace.clone();
-    let (loaded, policy) = super::config_and_policy(&workspace)?;
+    // Nobody can be asked: stdin is the transport, or the clients are elsewhere. A
+    // prompt could never be answered, so Ask always becomes a denial.
+    let engine = options.engine()?.asking(Arc::new(NonInteractive));
     // Everything that can be refused is checked before a port is taken or a server started.
     let http = match args.http {
         Some(addr) => {
-            let token = token::resolve(args.token.as_deref(), loaded.mcp_token.as_deref())?;
+            let token =
+                token::resolve(args.token.as_deref(), engine.config().mcp_token.as_deref())?;
             let settings = HttpSettings {
                 addr,
                 allow_remote: args.allow_remote,
@@ -46,29 +48,20 @@ pub async fn run(args: McpArgs, options: super::ToolOptions) -> anyhow::Result<E
         None => None,
     };
     // Lives as long as the server: it owns the config's MCP servers.
-    let toolbox = super::toolbox_on_call(&loaded, &workspace, mode).await;
-    let registry = toolbox.registry().clone();
-    let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode)?);
-    // Every executor here, the server's and each delegated job's, comes from this factory.
-    // `executor_for` picks a terminal asker when there is a terminal; with stdin taken by
-    // the transport, a prompt could never be answered, so Ask always becomes a denial.
-    let executor_for: ExecutorFactory = Arc::new(move |mode, registry, catalog| {
-        super::executor_for(registry, catalog, mode, &options, policy.clone())
-            .with_asker(Arc::new(NonInteractive))
-    });
-    let mut server = McpServer::new(Arc::new(executor_for(mode, registry.clone(), catalog)));
+    let stage = engine.stage(mode, Limits::default()).await;
+    let catalog = Arc::new(ToolCatalog::for_mode(stage.tools(), mode)?);
+    let executor = engine.executor_over(stage.tools().clone(), catalog, mode);
+    let mut server = McpServer::new(Arc::new(executor));
     if !args.no_agents {
         let depth = depth_from_env();
         if depth >= MAX_DEPTH {
             tracing::info!(depth, "at the maximum delegation depth: no agent tools");
         }
-        let settings = Settings::new(mode, &loaded.config.limits, workspace.clone());
-        let crew = Crew::new(loaded, &registry, settings, executor_for);
         let limits = AgentLimits {
             running: args.max_agent_runs as usize,
             queued: args.agent_queue as usize,
         };
-        server = server.with_agents(Agents::new(crew, depth, limits));
+        server = server.with_agents(Agents::new(stage.crew().clone(), depth, limits));
     }
     let served = match http {
         Some((http, source)) => {
@@ -82,8 +75,8 @@ pub async fn run(args: McpArgs, options: super::ToolOptions) -> anyhow::Result<E
             server.serve_stdio().await
         }
     };
-    // The config's MCP servers exit cleanly (dropping the toolbox would only signal them).
-    toolbox.shutdown().await;
+    // The config's MCP servers exit cleanly (dropping them would only signal them).
+    stage.shutdown().await;
     served?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,5 @@
 //! `codecrew prompt`: the tool-augmented prompt, for scripts that feed any LLM CLI.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use codecrew::cli::PromptArgs;
@@ -8,11 +7,10 @@ use codecrew::output::console;
 use codecrew::run::prompt;
 use codecrew_tools::{Mode, ToolCatalog};
 
-pub async fn run(args: PromptArgs, workspace: &Path) -> anyhow::Result<ExitCode> {
+pub async fn run(args: PromptArgs, options: &super::ToolOptions) -> anyhow::Result<ExitCode> {
     let mode = Mode::from(args.mode);
-    let loaded = codecrew::config::load(workspace)?;
     // Only shown: servers listed by an earlier run are not started.
-    let toolbox = super::toolbox_on_call(&loaded, workspace, mode).await;
+    let toolbox = options.engine()?.toolbox(mode).await;
     let catalog = ToolCatalog::for_mode(toolbox.registry(), mode)?;
     let message = args.message.join(" ");
     let text = prompt::render_task(&catalog, mode, &message);

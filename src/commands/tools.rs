@@ -24,8 +24,7 @@ pub async fn run(command: ToolsCommand, options: super::ToolOptions) -> anyhow::
 /// Every tool of the workspace's config (built-ins, external tools, MCP servers' tools),
 /// the servers started for a run of `mode`.
 async fn registry(options: &super::ToolOptions, mode: Mode) -> anyhow::Result<Toolbox> {
-    let loaded = codecrew::config::load(&options.workspace)?;
-    Ok(super::toolbox(&loaded, &options.workspace, mode).await)
+    Ok(options.engine()?.toolbox_started(mode).await)
 }
 
 async fn list(
@@ -132,7 +131,17 @@ async fn call(
     let tool = super::bare_name(name).to_owned();
     let result = match serde_json::from_str::<Value>(input) {
         Ok(input) => {
-            let (executor, toolbox) = super::executor_for_call(&tool, mode, options).await?;
+            // Of the MCP servers only the one that serves the tool (`<server>__<tool>`)
+            // starts, none for a built-in or external tool: starting every server of the
+            // config can take seconds.
+            let server = tool.split_once("__").map(|(server, _)| server);
+            let mut engine = options.engine()?;
+            engine
+                .config_mut()
+                .config
+                .mcp
+                .retain(|name, _| Some(name.as_str()) == server);
+            let (executor, toolbox) = engine.executor(mode).await?;
             let result = executor
                 .call(&CallRequest {
                     id: String::new(),

@@ -17,6 +17,7 @@ mod error;
 mod keys;
 mod layer;
 pub mod load;
+pub mod projects;
 pub mod secret_file;
 mod spans;
 pub mod starter;

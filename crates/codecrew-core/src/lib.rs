@@ -19,6 +19,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod crew;
+pub mod engine;
 pub mod jobs;
 pub mod mcp_listing;
 pub mod mention;

@@ -10,7 +10,7 @@ use super::{Chat, new_thread_name};
 impl Chat {
     pub(super) async fn command(&mut self, command: Command) {
         match command {
-            Command::Mode(None) => self.notice(&format!("mode {}", self.mode.name())),
+            Command::Mode(None) => self.notice(&format!("mode {}", self.agents.mode().name())),
             Command::Mode(Some(name)) => {
                 let mode = match name.as_str() {
                     "query" => Mode::Query,
@@ -22,23 +22,17 @@ impl Chat {
                         return;
                     }
                 };
-                if mode != self.mode {
-                    // The CLIs run in their mode's wall: they start again, resuming.
-                    self.close_workers().await;
-                    self.mode = mode;
-                }
-                self.notice(&format!("mode {}", self.mode.name()));
+                // The CLIs run in their mode's wall: they start again, resuming.
+                self.agents.set_mode(mode).await;
+                self.notice(&format!("mode {}", self.agents.mode().name()));
             }
             Command::Agents => {
                 let mut text = Text::new();
-                for (id, agent) in &self.loaded.config.agents {
-                    let running = match self.workers.get(id) {
-                        Some((_, model)) => format!(
+                for (id, agent) in &self.engine.config().config.agents {
+                    let running = match self.agents.running(id) {
+                        Some(model) => format!(
                             "  running{}",
-                            model
-                                .as_deref()
-                                .map(|m| format!(" ({m})"))
-                                .unwrap_or_default()
+                            model.map(|m| format!(" ({m})")).unwrap_or_default()
                         ),
                         None => String::new(),
                     };
@@ -47,19 +41,23 @@ impl Chat {
                 }
                 let _ = console::stdout().show(&text);
             }
-            Command::Thread => self.notice(&format!(
-                "thread {} ({}); `codecrew threads show {}` shows it",
-                self.name,
-                self.store.path(&self.name).display(),
-                self.name
-            )),
+            Command::Thread => {
+                let recorder = self.agents.recorder();
+                let name = recorder.name();
+                self.notice(&format!(
+                    "thread {name} ({}); `codecrew threads show {name}` shows it",
+                    recorder.store().path(name).display(),
+                ));
+            }
             Command::Usage => self.summary(),
             Command::New => {
-                self.close_workers().await;
-                self.conversations.clear();
                 self.last.clear();
                 match new_thread_name() {
-                    Ok(name) => self.name = name,
+                    Ok(name) => {
+                        for error in self.agents.restart(name).await {
+                            console::error(format_args!("the thread was not updated: {error}"));
+                        }
+                    }
                     Err(error) => console::error(error),
                 }
                 self.say_hello(false);

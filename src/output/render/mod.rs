@@ -31,24 +31,7 @@ pub enum RunOutput {
     StreamJson,
 }
 
-/// Who a job is, for headers and events.
-#[derive(Debug, Clone)]
-pub struct JobLabel {
-    pub agent: String,
-    pub provider: String,
-    pub model: Option<String>,
-    pub mode: &'static str,
-}
-
-impl JobLabel {
-    /// `@claude (claude · haiku)`.
-    pub fn title(&self) -> String {
-        match &self.model {
-            Some(model) => format!("@{} ({} · {model})", self.agent, self.provider),
-            None => format!("@{} ({})", self.agent, self.provider),
-        }
-    }
-}
+pub use crate::run::engine::JobLabel;
 
 struct View {
     label: JobLabel,

@@ -1,0 +1,348 @@
+//! Agents whose CLIs are kept between tasks: a chat's (and an editor's) conversation.
+//!
+//! Each agent is a [`Worker`]: a task that owns the agent's [`JobRun`] and its
+//! transport, so the CLI process the first line started serves every later line (a
+//! follow-up pays no CLI start). Each line's events go to that line's display, tagged
+//! with the agent's place on the line, and its report comes back. Closing a worker ends
+//! the CLI and puts back what its wall held; the conversation it reached is kept, for a
+//! worker of another mode or model to go on from.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::{JoinHandle, JoinSet};
+
+use super::{Engine, JobLabel, Limits, Recorder, Stage, StartError};
+use crate::mention::Job;
+use crate::session::{Continuation, Conversation, EventSender, JobEvent, JobReport, JobRun};
+use crate::thread::ThreadName;
+use codecrew_tools::Mode;
+
+/// The agents of one conversation, each kept running once started, in one mode at a
+/// time; every answer recorded in the conversation's thread.
+pub struct KeptAgents {
+    mode: Mode,
+    limits: Limits,
+    stage: Option<Stage>,
+    /// The running agents, and the model each was started with.
+    workers: BTreeMap<String, (Worker, Option<String>)>,
+    /// Where each agent's conversation stood when its worker was closed.
+    conversations: BTreeMap<String, Conversation>,
+    recorder: Recorder,
+}
+
+/// One line handed to its agents: their events and answers, as they come.
+pub struct Line {
+    /// Who answers, in the order of the line's mentions (the events' and answers' index).
+    pub labels: Vec<JobLabel>,
+    /// The agents that could not be handed the line (their worker is gone).
+    pub gone: Vec<String>,
+    pub events: mpsc::UnboundedReceiver<(usize, JobEvent)>,
+    pub answers: mpsc::UnboundedReceiver<(usize, JobReport)>,
+    tasks: Vec<String>,
+    cancel: watch::Sender<bool>,
+}
+
+impl Line {
+    /// Stops the line's answers (each agent's turn ends; its CLI stays).
+    pub fn stop(&self) {
+        let _ = self.cancel.send(true);
+    }
+
+    /// The task the agent at `index` was given.
+    pub fn task(&self, index: usize) -> Option<&str> {
+        self.tasks.get(index).map(String::as_str)
+    }
+}
+
+impl KeptAgents {
+    /// No agent running yet; answers recorded by `recorder`.
+    pub fn new(mode: Mode, limits: Limits, recorder: Recorder) -> KeptAgents {
+        KeptAgents {
+            mode,
+            limits,
+            stage: None,
+            workers: BTreeMap::new(),
+            conversations: BTreeMap::new(),
+            recorder,
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
+    /// The model `agent` runs, when it is running (`Some(None)`: the CLI's default).
+    pub fn running(&self, agent: &str) -> Option<Option<&str>> {
+        self.workers.get(agent).map(|(_, model)| model.as_deref())
+    }
+
+    /// From now on in `mode`: the CLIs run in their mode's wall, so they start again,
+    /// resuming, at their next line.
+    pub async fn set_mode(&mut self, mode: Mode) {
+        if mode != self.mode {
+            self.close().await;
+            self.mode = mode;
+        }
+    }
+
+    /// A new conversation in thread `name`: every CLI ends, nothing is resumed.
+    pub async fn restart(&mut self, name: ThreadName) -> Vec<String> {
+        self.close().await;
+        self.conversations.clear();
+        let errors = self.recorder.settle().await;
+        let store = self.recorder.store().clone();
+        self.recorder = Recorder::new(store, name);
+        errors
+    }
+
+    /// Hands `jobs` (one line) to their agents, each started first where it is not
+    /// running, or started again for another model: none is asked anything when one
+    /// cannot start.
+    pub async fn ask(&mut self, engine: &Engine, jobs: Vec<Job>) -> Result<Line, StartError> {
+        crate::jobs::check(engine.config(), &jobs)?;
+        let mut labels = Vec::new();
+        for job in &jobs {
+            labels.push(
+                self.worker(engine, &job.agent, job.model.as_deref())
+                    .await?,
+            );
+        }
+        let (events_tx, events) = mpsc::unbounded_channel();
+        let (answers_tx, answers) = mpsc::unbounded_channel();
+        let (cancel, cancelled) = watch::channel(false);
+        let mut line = Line {
+            labels: Vec::new(),
+            gone: Vec::new(),
+            events,
+            answers,
+            tasks: Vec::new(),
+            cancel,
+        };
+        for (job, label) in jobs.into_iter().zip(labels) {
+            // The agent's place among those that run: its events and its answer say it.
+            let index = line.labels.len();
+            let (answer, answered) = oneshot::channel();
+            let sent = self.workers.get(&job.agent).is_some_and(|(worker, _)| {
+                worker.send(Task {
+                    task: job.task.clone(),
+                    events: events_tx.clone(),
+                    index,
+                    cancel: cancelled.clone(),
+                    answer,
+                })
+            });
+            if !sent {
+                line.gone.push(job.agent);
+                continue;
+            }
+            let answers_tx = answers_tx.clone();
+            tokio::spawn(async move {
+                if let Ok(report) = answered.await {
+                    let _ = answers_tx.send((index, report));
+                }
+            });
+            line.labels.push(label);
+            line.tasks.push(job.task);
+        }
+        Ok(line)
+    }
+
+    /// Records the answer to the line's task at `index` in the thread.
+    pub fn record(&mut self, line: &Line, index: usize, report: &JobReport) {
+        if let Some(task) = line.task(index) {
+            self.recorder.record(task, report);
+        }
+    }
+
+    /// Waits for the thread's saves so far: the errors of those that failed.
+    pub async fn settle(&mut self) -> Vec<String> {
+        self.recorder.settle().await
+    }
+
+    /// Ends every agent's CLI (what the walls held is put back), keeping where each
+    /// conversation stands, and the mode's tools.
+    pub async fn close(&mut self) {
+        // All at once: each CLI may take its grace to end.
+        let mut closing = JoinSet::new();
+        for (agent, (worker, _)) in std::mem::take(&mut self.workers) {
+            closing.spawn(async move { (agent, worker.close().await) });
+        }
+        while let Some(closed) = closing.join_next().await {
+            if let Ok((agent, Some(conversation))) = closed {
+                self.conversations.insert(agent, conversation);
+            }
+        }
+        if let Some(stage) = self.stage.take() {
+            stage.shutdown().await;
+        }
+    }
+
+    /// The worker of `agent` in the current mode (started if it is not running, or
+    /// started again for another model); its label.
+    async fn worker(
+        &mut self,
+        engine: &Engine,
+        agent: &str,
+        model: Option<&str>,
+    ) -> Result<JobLabel, StartError> {
+        let stale = match (self.workers.get(agent), model) {
+            (Some((_, running)), Some(asked)) => running.as_deref() != Some(asked),
+            _ => false,
+        };
+        if stale
+            && let Some((worker, _)) = self.workers.remove(agent)
+            && let Some(conversation) = worker.close().await
+        {
+            self.conversations.insert(agent.to_owned(), conversation);
+        }
+        if !self.workers.contains_key(agent) {
+            self.start_worker(engine, agent, model).await?;
+        }
+        let provider = engine
+            .config()
+            .config
+            .agents
+            .get(agent)
+            .map(|config| config.provider.name())
+            .unwrap_or_default();
+        let model = self.workers.get(agent).and_then(|(_, model)| model.clone());
+        Ok(JobLabel {
+            agent: agent.to_owned(),
+            provider: provider.to_owned(),
+            model,
+            mode: self.mode.name(),
+        })
+    }
+
+    async fn start_worker(
+        &mut self,
+        engine: &Engine,
+        agent: &str,
+        model: Option<&str>,
+    ) -> Result<(), StartError> {
+        if self.stage.is_none() {
+            self.stage = Some(engine.stage(self.mode, self.limits).await);
+        }
+        let Some(stage) = &self.stage else {
+            return Ok(());
+        };
+        let job = Job {
+            agent: agent.to_owned(),
+            model: model.map(str::to_owned),
+            // Each line is handed to the worker; the plan only needs a task to check.
+            task: "(the chat's lines)".to_owned(),
+        };
+        let Some(mut run) = stage.plan(engine, vec![job])?.pop() else {
+            return Ok(());
+        };
+        let kind = run.provider.kind().name();
+        // Where this agent's conversation stands: its worker of another mode, else the
+        // thread as stored.
+        let conversation = match self.conversations.remove(agent) {
+            Some(conversation) => conversation,
+            None => {
+                let (store, name) = (self.recorder.store(), self.recorder.name());
+                match store.load_to_continue(name, engine.config().project_trusted)? {
+                    Some(thread) => {
+                        if run.job.model.is_none() {
+                            run.job.model = thread.model_for(agent, kind);
+                        }
+                        Conversation::from(&thread.continuation(agent, kind))
+                    }
+                    None => Conversation::default(),
+                }
+            }
+        };
+        run.continuation = Continuation {
+            session_id: conversation.session_id.clone(),
+            earlier: conversation.earlier.clone(),
+            session_usage: conversation.session_usage,
+        };
+        let model = run
+            .provider
+            .model(run.job.model.as_deref())
+            .map(str::to_owned);
+        engine.say_left_out(std::iter::once((agent, &run.provider)));
+        self.workers
+            .insert(agent.to_owned(), (Worker::start(run, conversation), model));
+        Ok(())
+    }
+}
+
+/// One line for one agent.
+struct Task {
+    task: String,
+    /// Where the line's display wants this agent's events, and under which index.
+    events: EventSender,
+    index: usize,
+    cancel: watch::Receiver<bool>,
+    answer: oneshot::Sender<JobReport>,
+}
+
+/// A running agent: its CLI kept between the lines addressed to it.
+struct Worker {
+    tasks: mpsc::UnboundedSender<Task>,
+    running: JoinHandle<Conversation>,
+}
+
+impl Worker {
+    /// Starts the agent of `run`, going on from `conversation`. Its CLI starts with the
+    /// first task.
+    fn start(run: JobRun, conversation: Conversation) -> Worker {
+        let (tasks, mut received) = mpsc::unbounded_channel::<Task>();
+        let running = tokio::spawn(async move {
+            let mut conversation = conversation;
+            let Some(program) = codecrew_agents::locate(&run.provider) else {
+                while let Some(task) = received.recv().await {
+                    let _ = task.answer.send(run.missing_cli(Instant::now()));
+                }
+                return conversation;
+            };
+            let mut transport = run.transport(&program);
+            while let Some(task) = received.recv().await {
+                let (own, mut events) = mpsc::unbounded_channel::<(usize, JobEvent)>();
+                let (display, index) = (task.events.clone(), task.index);
+                // The line's display knows this agent by its place on the line.
+                let forward = tokio::spawn(async move {
+                    while let Some((_, event)) = events.recv().await {
+                        let _ = display.send((index, event));
+                    }
+                });
+                let report = run
+                    .run_task(
+                        &task.task,
+                        &mut conversation,
+                        &mut transport,
+                        &own,
+                        task.cancel,
+                    )
+                    .await;
+                drop(own);
+                let _ = forward.await;
+                let _ = task.answer.send(report);
+            }
+            transport.close().await;
+            conversation
+        });
+        Worker { tasks, running }
+    }
+
+    /// Hands the agent a line; its report comes on the task's `answer`. False when the
+    /// worker is gone.
+    fn send(&self, task: Task) -> bool {
+        self.tasks.send(task).is_ok()
+    }
+
+    /// Ends the agent's CLI (what its wall held is put back) and returns where its
+    /// conversation stands.
+    async fn close(self) -> Option<Conversation> {
+        drop(self.tasks);
+        self.running.await.ok()
+    }
+}
