@@ -13,27 +13,23 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 
 use crate::mention::Job;
-use crate::prompt;
-use codecrew_agents::drive::process::{Ending, RunLimits};
 use codecrew_agents::drive::transport::{Launch, Transport};
-use codecrew_agents::{self as clis, Provider, Turn};
+use codecrew_agents::{self as clis, Provider};
 use codecrew_config::LimitsConfig;
 
 pub mod caller;
 mod conversation;
+mod failure;
 mod report;
 mod turn;
+mod turns;
 
 pub use conversation::{Continuation, Conversation};
 pub use report::{CallRecord, JobEvent, JobReport, StopReason, SubEvent};
 
-use crate::usage::{JobUsage, Usage};
-use codecrew_intercept::{Interceptor, Rejection, ScannerLimits};
-use codecrew_tools::executor::CallRequest;
+use crate::usage::JobUsage;
+use codecrew_intercept::{Rejection, ScannerLimits};
 use codecrew_tools::{ErrorCode, Mode, ToolExecutor, ToolResult};
-use turn::{TurnState, turn_failure};
-
-use codecrew_agents::drive::refused;
 
 /// How one job runs.
 #[derive(Debug, Clone)]
@@ -247,253 +243,6 @@ impl JobRun {
             .saturating_sub(authorized_before);
         report.usage.native_tool_calls = u32::try_from(authorized).unwrap_or(u32::MAX);
         report.usage.duration_ms = report.duration_ms;
-        report
-    }
-
-    /// The turns of one task through `transport`, from where `conversation` stands.
-    async fn run_turns<'a>(
-        &'a self,
-        task: &str,
-        conversation: &mut Conversation,
-        transport: &mut Transport<'a>,
-        events: &EventSender,
-        cancel: watch::Receiver<bool>,
-        started: Instant,
-    ) -> JobReport {
-        let mut report = self.report(started);
-        let program = transport.program();
-        let catalog = self.executor.catalog();
-        let mut prompt = prompt::render_task(catalog, self.settings.mode, task);
-        if let Some(system) = &self.provider.agent.system_prompt {
-            prompt = format!("{}\n\n{prompt}", system.trim());
-        }
-        // A continued conversation goes on in the CLI's own session when it can resume
-        // one; otherwise its earlier exchanges start the transcript.
-        if self.provider.can_resume() {
-            report.session_id = conversation
-                .session_id
-                .as_deref()
-                .and_then(|id| self.usable_session(id, "stored"));
-        }
-        // For CLIs that cannot resume: everything said so far, resent each turn.
-        let mut transcript = if report.session_id.is_some() {
-            String::new()
-        } else {
-            prompt::render_earlier(&conversation.earlier)
-        };
-        // The session's usage as last reported, for CLIs whose figures count the session.
-        let session_usage = &mut conversation.session_usage;
-        if report.session_id.is_none() {
-            *session_usage = Usage::default();
-        }
-        let limits = RunLimits {
-            timeout: self.settings.turn_timeout,
-            max_stdout_bytes: self.settings.max_stdout_bytes,
-        };
-        loop {
-            report.turns += 1;
-            self.emit(events, JobEvent::Turn(report.turns));
-            let resuming = self.provider.can_resume() && report.session_id.is_some();
-            let turn_prompt = if resuming || transcript.is_empty() {
-                prompt.clone()
-            } else {
-                format!("{transcript}\n\n{prompt}")
-            };
-            let this_turn = Turn {
-                prompt: &turn_prompt,
-                session: if resuming {
-                    report.session_id.as_deref()
-                } else {
-                    None
-                },
-                mode: self.settings.mode,
-                model: self.job.model.as_deref(),
-                assume_yes: self.executor.assumes_yes(),
-            };
-            let mut turn = TurnState::default();
-            let mut interceptor =
-                Interceptor::new(transport.format(&this_turn), self.settings.scanner.clone());
-            let mut items = Vec::new();
-            let outcome = transport
-                .turn(&this_turn, &limits, cancel.clone(), |bytes| {
-                    interceptor.feed(bytes, &mut items);
-                    for item in items.drain(..) {
-                        turn.take(item, |event| self.emit(events, event));
-                    }
-                    turn.finished
-                })
-                .await;
-            interceptor.finish(&mut items);
-            for item in items.drain(..) {
-                turn.take(item, |event| self.emit(events, event));
-            }
-            if let Some(id) = turn
-                .session
-                .take()
-                .and_then(|id| self.usable_session(&id, "reported"))
-            {
-                report.session_id = Some(id);
-            }
-            if let Some(usage) = &mut turn.usage {
-                *usage = transport.own_part(*usage);
-            }
-            if let Some(usage) = &mut turn.usage {
-                if transport.reported_session_total() {
-                    let whole = *usage;
-                    *usage = whole.since(session_usage);
-                    *session_usage = whole;
-                } else if self.provider.reports_session_usage() {
-                    // A kept turn reported its own part: the running total a later run
-                    // per turn reports includes it.
-                    session_usage.add(usage);
-                }
-            }
-            if let Some(usage) = &turn.usage {
-                report.usage.reported.add(usage);
-            }
-            self.emit(
-                events,
-                JobEvent::TurnEnd {
-                    turn: report.turns,
-                    usage: turn.usage,
-                },
-            );
-            report.response = turn.text.trim().to_owned();
-            let outcome = match outcome {
-                Ok(outcome) => outcome,
-                Err(error) => {
-                    report.error = Some(error.to_string());
-                    break;
-                }
-            };
-            if let Some(error) = turn_failure(&outcome, &turn, &limits) {
-                let refused = self.provider.is_walled()
-                    && refused::looks_refused(
-                        &outcome.ending,
-                        outcome.stdout_bytes,
-                        &outcome.stderr_tail,
-                    );
-                let error = if refused {
-                    report.error_code = Some(refused::CODE);
-                    format!(
-                        "{error}; {}",
-                        refused::advice(program, &outcome.stderr_tail)
-                    )
-                } else {
-                    let said = format!("{error}\n{}", outcome.stderr_tail);
-                    match self.provider.failure_hint(&said) {
-                        Some(hint) => format!("{error}; {hint}"),
-                        None => error,
-                    }
-                };
-                // A thread's stored session the CLI no longer has (its data cleared, the
-                // workspace moved): start once more, fresh, from the thread's transcript.
-                // Only the first turn resumes a thread's session, and the fresh start
-                // resumes none, so this happens at most once.
-                let died = matches!(outcome.ending, Ending::Exited(_) | Ending::Signalled(_));
-                // A kept CLI that dies mid-loop gets one retry of its turn, in a new
-                // process that resumes the session; per turn from then on.
-                if transport.keeps_alive() && died && report.turns > 1 {
-                    self.emit(
-                        events,
-                        JobEvent::Notice(format!(
-                            "{error}; the CLI kept for the loop ended, so this turn runs again \
-                             in a new process that resumes the session"
-                        )),
-                    );
-                    transport.per_turn().await;
-                    report.turns -= 1;
-                    continue;
-                }
-                let lost_session = report.turns == 1
-                    && resuming
-                    && matches!(outcome.ending, Ending::Exited(_) | Ending::TurnEnded)
-                    && turn.text.is_empty()
-                    && turn.calls.is_empty();
-                if lost_session {
-                    self.emit(
-                        events,
-                        JobEvent::Notice(format!(
-                            "could not resume the thread's session ({error}); starting a new \
-                             session with the thread's earlier exchanges"
-                        )),
-                    );
-                    report.session_id = None;
-                    *session_usage = Usage::default();
-                    report.turns = 0;
-                    transport.reset().await;
-                    transcript = prompt::render_earlier(&conversation.earlier);
-                    continue;
-                }
-                if outcome.ending == Ending::Cancelled {
-                    report.stop_reason = StopReason::Interrupted;
-                }
-                report.timed_out = outcome.ending == Ending::TimedOut;
-                self.emit(events, JobEvent::Notice(error.clone()));
-                report.error = Some(error);
-                break;
-            }
-            if turn.calls.is_empty() && turn.rejected.is_empty() {
-                report.success = true;
-                report.stop_reason = StopReason::Answered;
-                break;
-            }
-            let requests: Vec<CallRequest> = turn
-                .calls
-                .iter()
-                .enumerate()
-                .map(|(n, call)| CallRequest {
-                    id: format!("call_{}_{}", report.turns, n + 1),
-                    tool: call.tool.clone(),
-                    input: call.input.clone(),
-                })
-                .collect();
-            let caller = caller::CallerScope {
-                index: self.index,
-                depth: self.settings.depth,
-                events: events.clone(),
-                cancel: cancel.clone(),
-            };
-            let results = caller::with_caller(caller, self.executor.call_all(&requests)).await;
-            let mut lines = Vec::new();
-            for (call, result) in turn.calls.iter().zip(&results) {
-                self.emit(events, JobEvent::ToolResult(result.clone()));
-                if let Some(sub) = sub_agent_usage(result) {
-                    report.usage.add_sub_agent(&sub);
-                }
-                lines.push(result_line(result));
-                report.tool_calls.push(CallRecord {
-                    name: call.name.clone(),
-                    input: call.input.clone(),
-                    status: result.status,
-                    output: result.output.clone(),
-                    error: result.error.clone(),
-                    duration_ms: result.duration_ms,
-                });
-            }
-            for rejection in &turn.rejected {
-                lines.push(rejection_line(rejection));
-            }
-            if report.turns >= self.settings.max_turns {
-                report.success = true;
-                report.stop_reason = StopReason::MaxTurns;
-                if self.settings.max_turns == 1 {
-                    // One turn: the results are the answer (as the original CodeCrew did).
-                    report.response = lines.join("\n");
-                }
-                break;
-            }
-            if !self.provider.can_resume() || report.session_id.is_none() {
-                // This turn's own prompt only: `turn_prompt` already holds the transcript,
-                // and appending it would double the transcript every turn.
-                transcript = format!(
-                    "{transcript}{sep}{prompt}\n\n## Your previous answer\n\n{answer}",
-                    sep = if transcript.is_empty() { "" } else { "\n\n" },
-                    answer = turn.raw_text.trim(),
-                );
-            }
-            prompt = prompt::render_results(&lines.join("\n"));
-        }
         report
     }
 }

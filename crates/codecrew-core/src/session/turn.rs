@@ -1,55 +1,10 @@
-//! One turn of the loop: what the CLI's output amounted to, and whether it failed.
+//! One turn of the loop: what the CLI's output amounted to.
 
 use codecrew_intercept::decode::Event;
 use codecrew_intercept::{Item, Rejection, Segment, ToolCall};
 
 use super::JobEvent;
 use crate::usage::Usage;
-use codecrew_agents::drive::process::{self, Ending, RunLimits};
-
-/// Why a finished turn is a failure, if it is one.
-pub(super) fn turn_failure(
-    outcome: &process::Outcome,
-    turn: &TurnState,
-    limits: &RunLimits,
-) -> Option<String> {
-    let stderr = stderr_note(&outcome.stderr_tail);
-    let reported = (!turn.errors.is_empty()).then(|| turn.errors.join("; "));
-    match outcome.ending {
-        Ending::TimedOut => Some(format!(
-            "the CLI did not finish its turn within {} s and was stopped",
-            limits.timeout.as_secs()
-        )),
-        Ending::Cancelled => Some("interrupted".to_owned()),
-        Ending::Flooded => Some(format!(
-            "the CLI printed more than {} bytes in one turn and was stopped",
-            limits.max_stdout_bytes
-        )),
-        Ending::Signalled(signal) => Some(format!("the CLI was killed by signal {signal}{stderr}")),
-        Ending::Exited(code) if code != 0 => Some(match reported {
-            Some(message) => format!("{message} (exit code {code}{stderr})"),
-            None => format!("the CLI exited with code {code}{stderr}"),
-        }),
-        Ending::Exited(_) | Ending::TurnEnded if turn.is_error || reported.is_some() => {
-            Some(reported.unwrap_or_else(|| format!("the CLI reported an error{stderr}")))
-        }
-        Ending::Exited(_) | Ending::TurnEnded if !turn.saw_anything() => {
-            Some(format!("the CLI printed no answer{stderr}"))
-        }
-        Ending::Exited(_) | Ending::TurnEnded => None,
-    }
-}
-
-fn stderr_note(tail: &str) -> String {
-    let tail = tail.trim();
-    if tail.is_empty() {
-        String::new()
-    } else {
-        let lines: Vec<&str> = tail.lines().rev().take(5).collect();
-        let lines: Vec<&str> = lines.into_iter().rev().collect();
-        format!("; stderr: {}", lines.join(" | "))
-    }
-}
 
 /// What one turn produced.
 #[derive(Debug, Default)]
@@ -69,7 +24,8 @@ pub(super) struct TurnState {
 }
 
 impl TurnState {
-    fn saw_anything(&self) -> bool {
+    /// Whether the CLI said anything this turn: an end, text, a call or a rejection.
+    pub(super) fn saw_anything(&self) -> bool {
         self.finished
             || !self.text.trim().is_empty()
             || !self.calls.is_empty()

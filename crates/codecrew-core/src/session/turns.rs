@@ -1,0 +1,337 @@
+//! The turns of one task: the loop [`JobRun::run_turns`] and its steps. Each turn sends
+//! the prompt (the task's, then the results'), reads what the CLI says, and then either
+//! ends the job (an answer, a failure, the turn limit) or runs the calls and goes on.
+
+use std::path::Path;
+use std::time::Instant;
+
+use tokio::sync::watch;
+
+use super::failure::{Recovery, Situation, TurnFailure};
+use super::turn::TurnState;
+use super::{
+    CallRecord, Conversation, EventSender, JobEvent, JobReport, JobRun, StopReason, caller,
+    rejection_line, result_line, sub_agent_usage,
+};
+use crate::prompt;
+use crate::usage::Usage;
+use codecrew_agents::Turn;
+use codecrew_agents::drive::process::{Outcome, RunLimits, SpawnError};
+use codecrew_agents::drive::refused;
+use codecrew_agents::drive::transport::Transport;
+use codecrew_intercept::Interceptor;
+use codecrew_tools::executor::CallRequest;
+
+/// What the loop carries from one turn to the next.
+struct Course {
+    /// The next prompt: the task's, then each turn's results.
+    prompt: String,
+    /// For CLIs that cannot resume: everything said so far, resent each turn.
+    transcript: String,
+    limits: RunLimits,
+}
+
+impl JobRun {
+    /// The turns of one task through `transport`, from where `conversation` stands.
+    pub(super) async fn run_turns<'a>(
+        &'a self,
+        task: &str,
+        conversation: &mut Conversation,
+        transport: &mut Transport<'a>,
+        events: &EventSender,
+        cancel: watch::Receiver<bool>,
+        started: Instant,
+    ) -> JobReport {
+        let mut report = self.report(started);
+        let mut course = self.open(task, conversation, &mut report);
+        loop {
+            report.turns += 1;
+            self.emit(events, JobEvent::Turn(report.turns));
+            let resuming = self.provider.can_resume() && report.session_id.is_some();
+            let (mut turn, outcome) = self
+                .one_turn(&course, &report, resuming, transport, events, &cancel)
+                .await;
+            self.take_session_and_usage(&mut turn, &mut report, conversation, transport);
+            self.emit(
+                events,
+                JobEvent::TurnEnd {
+                    turn: report.turns,
+                    usage: turn.usage,
+                },
+            );
+            report.response = turn.text.trim().to_owned();
+            let outcome = match outcome {
+                Ok(outcome) => outcome,
+                Err(error) => {
+                    report.error = Some(error.to_string());
+                    break;
+                }
+            };
+            if let Some(failure) = TurnFailure::of(&outcome, &turn, &course.limits) {
+                let error = self.explain(&failure, &outcome, transport.program(), &mut report);
+                let at = Situation {
+                    turn: report.turns,
+                    kept: transport.keeps_alive(),
+                    resuming,
+                    silent: turn.text.is_empty() && turn.calls.is_empty(),
+                };
+                match failure.recovery(at) {
+                    Recovery::RetryInNewProcess => {
+                        self.emit(
+                            events,
+                            JobEvent::Notice(format!(
+                                "{error}; the CLI kept for the loop ended, so this turn runs \
+                                 again in a new process that resumes the session"
+                            )),
+                        );
+                        transport.per_turn().await;
+                        report.turns -= 1;
+                    }
+                    Recovery::StartFresh => {
+                        self.emit(
+                            events,
+                            JobEvent::Notice(format!(
+                                "could not resume the thread's session ({error}); starting a \
+                                 new session with the thread's earlier exchanges"
+                            )),
+                        );
+                        report.session_id = None;
+                        conversation.session_usage = Usage::default();
+                        report.turns = 0;
+                        transport.reset().await;
+                        course.transcript = prompt::render_earlier(&conversation.earlier);
+                    }
+                    Recovery::Stop => {
+                        if let Some(reason) = failure.stop_reason() {
+                            report.stop_reason = reason;
+                        }
+                        report.timed_out = failure.timed_out();
+                        self.emit(events, JobEvent::Notice(error.clone()));
+                        report.error = Some(error);
+                        break;
+                    }
+                }
+                continue;
+            }
+            if turn.calls.is_empty() && turn.rejected.is_empty() {
+                report.success = true;
+                report.stop_reason = StopReason::Answered;
+                break;
+            }
+            let results = self.run_calls(&turn, &mut report, events, &cancel).await;
+            if report.turns >= self.settings.max_turns {
+                report.success = true;
+                report.stop_reason = StopReason::MaxTurns;
+                if self.settings.max_turns == 1 {
+                    // One turn: the results are the answer (as the original CodeCrew did).
+                    report.response = results;
+                }
+                break;
+            }
+            if !self.provider.can_resume() || report.session_id.is_none() {
+                // This turn's own prompt only: the turn's prompt already held the
+                // transcript, and appending it would double the transcript every turn.
+                course.transcript = format!(
+                    "{transcript}{sep}{prompt}\n\n## Your previous answer\n\n{answer}",
+                    transcript = course.transcript,
+                    sep = if course.transcript.is_empty() {
+                        ""
+                    } else {
+                        "\n\n"
+                    },
+                    prompt = course.prompt,
+                    answer = turn.raw_text.trim(),
+                );
+            }
+            course.prompt = prompt::render_results(&results);
+        }
+        report
+    }
+
+    /// The task's prompt, and where the conversation goes on from: the CLI's own session
+    /// when it can resume one, else the earlier exchanges as the transcript.
+    fn open(&self, task: &str, conversation: &mut Conversation, report: &mut JobReport) -> Course {
+        let catalog = self.executor.catalog();
+        let mut prompt = prompt::render_task(catalog, self.settings.mode, task);
+        if let Some(system) = &self.provider.agent.system_prompt {
+            prompt = format!("{}\n\n{prompt}", system.trim());
+        }
+        if self.provider.can_resume() {
+            report.session_id = conversation
+                .session_id
+                .as_deref()
+                .and_then(|id| self.usable_session(id, "stored"));
+        }
+        let transcript = if report.session_id.is_some() {
+            String::new()
+        } else {
+            prompt::render_earlier(&conversation.earlier)
+        };
+        // The session's usage as last reported, for CLIs whose figures count the session.
+        if report.session_id.is_none() {
+            conversation.session_usage = Usage::default();
+        }
+        Course {
+            prompt,
+            transcript,
+            limits: RunLimits {
+                timeout: self.settings.turn_timeout,
+                max_stdout_bytes: self.settings.max_stdout_bytes,
+            },
+        }
+    }
+
+    /// One turn: the prompt sent, the CLI's output decoded and intercepted as it comes,
+    /// its events passed on.
+    async fn one_turn<'a>(
+        &'a self,
+        course: &Course,
+        report: &JobReport,
+        resuming: bool,
+        transport: &mut Transport<'a>,
+        events: &EventSender,
+        cancel: &watch::Receiver<bool>,
+    ) -> (TurnState, Result<Outcome, SpawnError>) {
+        let turn_prompt = if resuming || course.transcript.is_empty() {
+            course.prompt.clone()
+        } else {
+            format!("{}\n\n{}", course.transcript, course.prompt)
+        };
+        let this_turn = Turn {
+            prompt: &turn_prompt,
+            session: if resuming {
+                report.session_id.as_deref()
+            } else {
+                None
+            },
+            mode: self.settings.mode,
+            model: self.job.model.as_deref(),
+            assume_yes: self.executor.assumes_yes(),
+        };
+        let mut turn = TurnState::default();
+        let mut interceptor =
+            Interceptor::new(transport.format(&this_turn), self.settings.scanner.clone());
+        let mut items = Vec::new();
+        let outcome = transport
+            .turn(&this_turn, &course.limits, cancel.clone(), |bytes| {
+                interceptor.feed(bytes, &mut items);
+                for item in items.drain(..) {
+                    turn.take(item, |event| self.emit(events, event));
+                }
+                turn.finished
+            })
+            .await;
+        interceptor.finish(&mut items);
+        for item in items.drain(..) {
+            turn.take(item, |event| self.emit(events, event));
+        }
+        (turn, outcome)
+    }
+
+    /// The session the CLI reported (when it has the CLI's shape), and what the turn
+    /// used: the job's own part, whatever the CLI counts.
+    fn take_session_and_usage(
+        &self,
+        turn: &mut TurnState,
+        report: &mut JobReport,
+        conversation: &mut Conversation,
+        transport: &mut Transport<'_>,
+    ) {
+        if let Some(id) = turn
+            .session
+            .take()
+            .and_then(|id| self.usable_session(&id, "reported"))
+        {
+            report.session_id = Some(id);
+        }
+        let Some(usage) = &mut turn.usage else {
+            return;
+        };
+        *usage = transport.own_part(*usage);
+        let session_usage = &mut conversation.session_usage;
+        if transport.reported_session_total() {
+            let whole = *usage;
+            *usage = whole.since(session_usage);
+            *session_usage = whole;
+        } else if self.provider.reports_session_usage() {
+            // A kept turn reported its own part: the running total a later run per turn
+            // reports includes it.
+            session_usage.add(usage);
+        }
+        report.usage.reported.add(usage);
+    }
+
+    /// The failure as the user reads it: with how to fix a wall that refused the CLI
+    /// (and its error code), or the CLI's own hint.
+    fn explain(
+        &self,
+        failure: &TurnFailure,
+        outcome: &Outcome,
+        program: &Path,
+        report: &mut JobReport,
+    ) -> String {
+        let error = failure.to_string();
+        let refused = self.provider.is_walled()
+            && refused::looks_refused(&outcome.ending, outcome.stdout_bytes, &outcome.stderr_tail);
+        if refused {
+            report.error_code = Some(refused::CODE);
+            return format!(
+                "{error}; {}",
+                refused::advice(program, &outcome.stderr_tail)
+            );
+        }
+        let said = format!("{error}\n{}", outcome.stderr_tail);
+        match self.provider.failure_hint(&said) {
+            Some(hint) => format!("{error}; {hint}"),
+            None => error,
+        }
+    }
+
+    /// Runs the turn's calls (a sub-agent's events reach the caller through the scope
+    /// set here) and records them; the results and rejections as the model reads them.
+    async fn run_calls(
+        &self,
+        turn: &TurnState,
+        report: &mut JobReport,
+        events: &EventSender,
+        cancel: &watch::Receiver<bool>,
+    ) -> String {
+        let requests: Vec<CallRequest> = turn
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(n, call)| CallRequest {
+                id: format!("call_{}_{}", report.turns, n + 1),
+                tool: call.tool.clone(),
+                input: call.input.clone(),
+            })
+            .collect();
+        let caller = caller::CallerScope {
+            index: self.index,
+            depth: self.settings.depth,
+            events: events.clone(),
+            cancel: cancel.clone(),
+        };
+        let results = caller::with_caller(caller, self.executor.call_all(&requests)).await;
+        let mut lines = Vec::new();
+        for (call, result) in turn.calls.iter().zip(&results) {
+            self.emit(events, JobEvent::ToolResult(result.clone()));
+            if let Some(sub) = sub_agent_usage(result) {
+                report.usage.add_sub_agent(&sub);
+            }
+            lines.push(result_line(result));
+            report.tool_calls.push(CallRecord {
+                name: call.name.clone(),
+                input: call.input.clone(),
+                status: result.status,
+                output: result.output.clone(),
+                error: result.error.clone(),
+                duration_ms: result.duration_ms,
+            });
+        }
+        for rejection in &turn.rejected {
+            lines.push(rejection_line(rejection));
+        }
+        lines.join("\n")
+    }
+}
