@@ -379,11 +379,11 @@ mod tests {
         );
         assert_eq!(
             describe(&path("agents.mine.provider")).map(|d| d.0),
-            Some("one of claude, gemini, codex, copilot, opencode, qwen, llm, command".into())
+            Some(format!("one of {}", ProviderKind::NAMES.join(", ")).into())
         );
         assert_eq!(
             describe(&path("agents.mine.command.output")).map(|d| d.0),
-            Some("one of text, claude, gemini, codex, copilot, opencode, llm".into())
+            Some(format!("one of {}", OutputFormat::NAMES.join(", ")).into())
         );
         assert!(describe(&path("agents.mine.nope")).is_none());
         assert!(

@@ -26,12 +26,23 @@ fn every_known_cli_is_a_provider_by_its_name() {
     }
     let command = agent("provider = \"command\"\ncommand = { argv = [\"x\"] }\n").unwrap();
     assert_eq!(command.provider, ProviderKind::Command);
-    assert_eq!(
-        ProviderKind::NAMES,
-        [
-            "claude", "gemini", "codex", "copilot", "opencode", "qwen", "llm", "command"
-        ]
-    );
+    assert_eq!(ProviderKind::NAMES[..CliKind::ALL.len()], CliKind::NAMES);
+    assert_eq!(ProviderKind::NAMES.last(), Some(&"command"));
+    // The files written before the registry still load.
+    for name in [
+        "claude", "gemini", "codex", "copilot", "opencode", "qwen", "llm", "command",
+    ] {
+        assert_eq!(
+            ProviderKind::from_name(name).map(ProviderKind::name),
+            Some(name)
+        );
+    }
+}
+
+/// serde's message for an unknown variant: "one of `a`, `b`".
+fn one_of(names: &[&str]) -> String {
+    let names: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+    format!("one of {}", names.join(", "))
 }
 
 #[test]
@@ -41,8 +52,8 @@ fn an_unknown_provider_is_serdes_unknown_variant() {
         assert_eq!(
             error.message(),
             format!(
-                "unknown variant `{bad}`, expected one of `claude`, `gemini`, `codex`, \
-                 `copilot`, `opencode`, `qwen`, `llm`, `command`"
+                "unknown variant `{bad}`, expected {}",
+                one_of(&ProviderKind::NAMES)
             )
         );
     }
@@ -52,12 +63,14 @@ fn an_unknown_provider_is_serdes_unknown_variant() {
 
 #[test]
 fn every_format_but_auto_is_an_output_by_its_name() {
-    assert_eq!(
-        OutputFormat::NAMES,
-        [
-            "text", "claude", "gemini", "codex", "copilot", "opencode", "llm"
-        ]
-    );
+    let mut printed: Vec<&str> = Format::ALL.map(Format::name).to_vec();
+    printed.retain(|name| *name != "auto");
+    assert_eq!(OutputFormat::NAMES.to_vec(), printed);
+    for name in [
+        "text", "claude", "gemini", "codex", "copilot", "opencode", "llm",
+    ] {
+        assert!(OutputFormat::from_name(name).is_some(), "{name}");
+    }
     assert_eq!(OutputFormat::default().format(), Format::Text);
     for name in OutputFormat::NAMES {
         let text = format!("argv = [\"x\"]\nprompt = \"stdin\"\noutput = \"{name}\"\n");
@@ -71,8 +84,8 @@ fn every_format_but_auto_is_an_output_by_its_name() {
         assert_eq!(
             error.message(),
             format!(
-                "unknown variant `{bad}`, expected one of `text`, `claude`, `gemini`, \
-                 `codex`, `copilot`, `opencode`, `llm`"
+                "unknown variant `{bad}`, expected {}",
+                one_of(&OutputFormat::NAMES)
             )
         );
     }
