@@ -87,8 +87,15 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
     /// How to install the CLI, for the "not installed" message.
     fn install_hint(&self) -> String;
 
-    /// The output format of the CLI as codecrew runs it.
-    fn format(&self) -> Format;
+    /// The output format of the CLI as codecrew runs it: a known CLI's is its dialect in
+    /// the registry ([`codecrew_config::CliKind::format`]); a declared command's is
+    /// configured.
+    fn format(&self) -> Format {
+        match self.kind() {
+            ProviderKind::Cli(kind) => kind.format(),
+            ProviderKind::Command => Format::Text,
+        }
+    }
 
     /// Whether a follow-up turn can continue the CLI's own session; otherwise codecrew
     /// sends the transcript so far.

@@ -6,19 +6,17 @@
 
 use std::path::{Path, PathBuf};
 
-use codecrew_intercept::decode::Format;
-
 use super::{Cli, LongLived, TurnCommand, argv, wall};
 use crate::drive::process::CommandSpec;
 use crate::identifiers::SessionShape;
-use codecrew_config::ProviderKind;
+use codecrew_config::{CliKind, ProviderKind};
 
 #[derive(Debug)]
 pub struct Codex;
 
 impl Cli for Codex {
     fn kind(&self) -> ProviderKind {
-        ProviderKind::Codex
+        ProviderKind::Cli(CliKind::Codex)
     }
 
     fn program(&self) -> &str {
@@ -31,10 +29,6 @@ impl Cli for Codex {
 
     fn session_shape(&self) -> SessionShape {
         SessionShape::Uuid
-    }
-
-    fn format(&self) -> Format {
-        Format::Codex
     }
 
     /// `~/.codex` (or `$CODEX_HOME`): written whole, since Codex opens its databases

@@ -22,7 +22,7 @@ impl Command {
     pub fn new(agent_id: &str, agent: &AgentConfig) -> Command {
         let (argv, prompt, output) = match &agent.command {
             Some(command) => (command.argv.clone(), command.prompt, command.output),
-            None => (Vec::new(), PromptVia::Stdin, OutputFormat::Text),
+            None => (Vec::new(), PromptVia::Stdin, OutputFormat::TEXT),
         };
         Command {
             agent_id: agent_id.to_owned(),
@@ -51,15 +51,7 @@ impl Cli for Command {
     }
 
     fn format(&self) -> Format {
-        match self.output {
-            OutputFormat::Claude => Format::Claude,
-            OutputFormat::Gemini => Format::Gemini,
-            OutputFormat::Codex => Format::Codex,
-            OutputFormat::Copilot => Format::Copilot,
-            OutputFormat::Opencode => Format::Opencode,
-            OutputFormat::Llm => Format::Llm,
-            OutputFormat::Text => Format::Text,
-        }
+        self.output.format()
     }
 
     /// Unconfined: codecrew does not know where a declared command keeps its state.
@@ -123,7 +115,7 @@ mod tests {
                 "{prompt}".into(),
             ],
             prompt: PromptVia::Arg,
-            output: OutputFormat::Text,
+            output: OutputFormat::TEXT,
         });
         let provider = Provider::new("mine", agent);
         let spec = provider.command(

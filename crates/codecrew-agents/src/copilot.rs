@@ -21,7 +21,6 @@
 
 use std::ffi::OsString;
 
-use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
 use std::path::{Path, PathBuf};
@@ -29,14 +28,14 @@ use std::path::{Path, PathBuf};
 use super::{Cli, LongLived, Preparation, TurnCommand, argv, drive, wall};
 use crate::drive::process::CommandSpec;
 use crate::identifiers::SessionShape;
-use codecrew_config::ProviderKind;
+use codecrew_config::{CliKind, ProviderKind};
 
 #[derive(Debug)]
 pub struct Copilot;
 
 impl Cli for Copilot {
     fn kind(&self) -> ProviderKind {
-        ProviderKind::Copilot
+        ProviderKind::Cli(CliKind::Copilot)
     }
 
     fn program(&self) -> &str {
@@ -49,10 +48,6 @@ impl Cli for Copilot {
 
     fn session_shape(&self) -> SessionShape {
         SessionShape::Uuid
-    }
-
-    fn format(&self) -> Format {
-        Format::Copilot
     }
 
     /// `~/.copilot` (or `$COPILOT_HOME`) written whole, since Copilot keeps its session

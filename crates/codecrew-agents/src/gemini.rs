@@ -7,19 +7,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use codecrew_intercept::decode::Format;
-
 use super::{Cli, LongLived, TurnCommand, argv, wall};
 use crate::drive::process::CommandSpec;
 use crate::identifiers::SessionShape;
-use codecrew_config::ProviderKind;
+use codecrew_config::{CliKind, ProviderKind};
 
 #[derive(Debug)]
 pub struct Gemini;
 
 impl Cli for Gemini {
     fn kind(&self) -> ProviderKind {
-        ProviderKind::Gemini
+        ProviderKind::Cli(CliKind::Gemini)
     }
 
     fn program(&self) -> &str {
@@ -32,10 +30,6 @@ impl Cli for Gemini {
 
     fn session_shape(&self) -> SessionShape {
         SessionShape::Uuid
-    }
-
-    fn format(&self) -> Format {
-        Format::Gemini
     }
 
     /// `~/.gemini` (or `$GEMINI_CLI_HOME/.gemini`) written whole: Gemini locks and

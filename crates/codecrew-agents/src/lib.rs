@@ -11,10 +11,11 @@
 //! codecrew asks a [`Provider`] (an agent and its CLI) and never matches on which CLI it
 //! is.
 //!
-//! Adding a CLI: a module here, its line in [`cli_for`] (and its name in
-//! [`ProviderKind`]), a decoder with fixtures of its real output in
-//! `codecrew-intercept` unless it prints a format one already reads, and its row in the
-//! end-to-end matrix.
+//! Adding a CLI: a module here and its line in `known_cli`, its line in the registry
+//! ([`CliKind`], in `codecrew-intercept`: its name and the dialect it prints; the config's
+//! `provider` values, the built-in agents and the end-to-end matrix follow from it), a
+//! decoder with fixtures of its real output in `codecrew-intercept` unless it prints a
+//! format one already reads, and its offline environment for the end-to-end tests.
 
 // This layer prints nothing: what the user must know goes through [`notices`], whose sink
 // the front end sets.
@@ -45,34 +46,35 @@ use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
 use crate::drive::process::CommandSpec;
-use codecrew_config::{AgentConfig, ProviderKind};
+use codecrew_config::{AgentConfig, CliKind, ProviderKind};
 
-/// The module that knows the agent's CLI: the registry.
+/// The module that knows the agent's CLI.
 fn cli_for(agent_id: &str, agent: &AgentConfig) -> Arc<dyn Cli> {
     match agent.provider {
-        ProviderKind::Claude => Arc::new(claude::Claude),
-        ProviderKind::Gemini => Arc::new(gemini::Gemini),
-        ProviderKind::Codex => Arc::new(codex::Codex),
-        ProviderKind::Copilot => Arc::new(copilot::Copilot),
-        ProviderKind::Opencode => Arc::new(opencode::Opencode),
-        ProviderKind::Qwen => Arc::new(qwen::Qwen),
-        ProviderKind::Llm => Arc::new(llm::Llm),
+        ProviderKind::Cli(kind) => known_cli(kind),
         ProviderKind::Command => Arc::new(command::Command::new(agent_id, agent)),
     }
 }
 
+/// The module of each CLI of the registry ([`CliKind`]): one line per CLI.
+fn known_cli(kind: CliKind) -> Arc<dyn Cli> {
+    match kind {
+        CliKind::Claude => Arc::new(claude::Claude),
+        CliKind::Gemini => Arc::new(gemini::Gemini),
+        CliKind::Codex => Arc::new(codex::Codex),
+        CliKind::Copilot => Arc::new(copilot::Copilot),
+        CliKind::Opencode => Arc::new(opencode::Opencode),
+        CliKind::Qwen => Arc::new(qwen::Qwen),
+        CliKind::Llm => Arc::new(llm::Llm),
+    }
+}
+
 /// The shape of the session ids of the CLI a thread names by its provider's name
-/// (`claude`, `command`…): a declared CLI's, or one of a name codecrew does not know,
+/// (`claude`, `command`…): a known CLI's, or one of a name codecrew does not know,
 /// the plain word.
 pub fn session_shape_of(provider: &str) -> identifiers::SessionShape {
-    let builtin = |kind: &&ProviderKind| kind.name() == provider;
-    // A built-in agent of that name is that CLI with nothing configured.
-    let config = codecrew_config::Config::default();
-    match ProviderKind::BUILT_IN.iter().find(builtin) {
-        Some(kind) => match config.agents.get(kind.name()) {
-            Some(agent) => cli_for(provider, agent).session_shape(),
-            None => identifiers::SessionShape::Word,
-        },
+    match CliKind::from_name(provider) {
+        Some(kind) => known_cli(kind).session_shape(),
         None => identifiers::SessionShape::Word,
     }
 }
@@ -457,9 +459,10 @@ mod tests {
 
     #[test]
     fn every_built_in_agent_has_its_cli() {
-        for kind in ProviderKind::BUILT_IN {
+        for kind in CliKind::ALL {
             let provider = provider(kind.name());
-            assert_eq!(provider.kind(), kind);
+            assert_eq!(provider.kind(), ProviderKind::Cli(kind));
+            assert_eq!(provider.format(), kind.format());
             assert_eq!(provider.program(), kind.name());
             assert!(!provider.install_hint().is_empty());
             assert!(provider.can_resume(), "{kind:?}");
@@ -469,10 +472,9 @@ mod tests {
     #[test]
     fn only_claude_and_codex_kept_and_llm_have_every_read_judged() {
         for mode in [Mode::Query, Mode::Execute] {
-            let judged: Vec<&str> = ProviderKind::BUILT_IN
+            let judged: Vec<&str> = CliKind::NAMES
                 .into_iter()
-                .filter(|kind| provider(kind.name()).judges_every_read(mode))
-                .map(ProviderKind::name)
+                .filter(|name| provider(name).judges_every_read(mode))
                 .collect();
             assert_eq!(judged, ["claude", "codex", "llm"], "{mode:?}");
         }
@@ -486,10 +488,9 @@ mod tests {
 
     #[test]
     fn every_cli_with_tools_is_kept_for_the_loop() {
-        let kept: Vec<&str> = ProviderKind::BUILT_IN
+        let kept: Vec<&str> = CliKind::NAMES
             .into_iter()
-            .filter(|kind| provider(kind.name()).keeps_alive(Mode::Execute))
-            .map(ProviderKind::name)
+            .filter(|name| provider(name).keeps_alive(Mode::Execute))
             .collect();
         assert_eq!(
             kept,

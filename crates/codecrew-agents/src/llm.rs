@@ -6,18 +6,16 @@
 
 use std::path::PathBuf;
 
-use codecrew_intercept::decode::Format;
-
 use super::{Cli, TurnCommand, argv, wall};
 use crate::drive::process::CommandSpec;
-use codecrew_config::ProviderKind;
+use codecrew_config::{CliKind, ProviderKind};
 
 #[derive(Debug)]
 pub struct Llm;
 
 impl Cli for Llm {
     fn kind(&self) -> ProviderKind {
-        ProviderKind::Llm
+        ProviderKind::Cli(CliKind::Llm)
     }
 
     fn program(&self) -> &str {
@@ -26,10 +24,6 @@ impl Cli for Llm {
 
     fn install_hint(&self) -> String {
         "pipx install llm (or: pip install llm)".to_owned()
-    }
-
-    fn format(&self) -> Format {
-        Format::Llm
     }
 
     /// `$LLM_USER_PATH`, else `~/.config/io.datasette.llm`: its keys, models and logs.

@@ -31,19 +31,18 @@
 //! not let it read them: opencode 1.18 imports a checkout's plugins even with that
 //! variable set. The project's `AGENTS.md` is passed back as an instruction file.
 
-use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
 use super::{Cli, LongLived, TurnCommand, argv, drive, wall};
 use crate::drive::process::CommandSpec;
-use codecrew_config::ProviderKind;
+use codecrew_config::{CliKind, ProviderKind};
 
 #[derive(Debug)]
 pub struct Opencode;
 
 impl Cli for Opencode {
     fn kind(&self) -> ProviderKind {
-        ProviderKind::Opencode
+        ProviderKind::Cli(CliKind::Opencode)
     }
 
     fn program(&self) -> &str {
@@ -52,10 +51,6 @@ impl Cli for Opencode {
 
     fn install_hint(&self) -> String {
         "npm install -g opencode-ai".to_owned()
-    }
-
-    fn format(&self) -> Format {
-        Format::Opencode
     }
 
     /// Its XDG folders: `~/.local/share/opencode` (sign-in, sessions, logs, snapshots)

@@ -18,20 +18,19 @@
 //! settings (the model provider, its key) still apply. (`--safe-mode` would keep these
 //! out too, but it also drops every permission rule, the ask above included.)
 
-use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 
 use super::{Cli, LongLived, TurnCommand, argv, wall};
 use crate::drive::process::CommandSpec;
 use crate::identifiers::SessionShape;
-use codecrew_config::ProviderKind;
+use codecrew_config::{CliKind, ProviderKind};
 
 #[derive(Debug)]
 pub struct Qwen;
 
 impl Cli for Qwen {
     fn kind(&self) -> ProviderKind {
-        ProviderKind::Qwen
+        ProviderKind::Cli(CliKind::Qwen)
     }
 
     fn program(&self) -> &str {
@@ -44,10 +43,6 @@ impl Cli for Qwen {
 
     fn session_shape(&self) -> SessionShape {
         SessionShape::Uuid
-    }
-
-    fn format(&self) -> Format {
-        Format::Claude
     }
 
     /// `~/.qwen` read only: its settings, extensions, skills, MCP approvals. Written:
@@ -200,6 +195,8 @@ fn settings_file(spec: &mut CommandSpec, variable: &str, text: &str) {
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+
+    use codecrew_intercept::decode::Format;
 
     use super::super::testing::*;
     use super::*;

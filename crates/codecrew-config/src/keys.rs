@@ -1,5 +1,9 @@
 //! What each config key expects, with an example: the source of the hints in error messages.
 
+use std::borrow::Cow;
+
+use super::{OutputFormat, ProviderKind};
+
 /// `(path, what it expects, an example)`; `*` stands for any agent id.
 pub(crate) const KEYS: &[(&str, &str, &str)] = &[
     (
@@ -17,11 +21,7 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
         "an agent table with at least a provider",
         r#"[agents.mine] provider = "claude""#,
     ),
-    (
-        "agents.*.provider",
-        "one of claude, gemini, codex, copilot, opencode, qwen, llm, command",
-        r#"provider = "claude""#,
-    ),
+    ("agents.*.provider", ONE_OF, r#"provider = "claude""#),
     ("agents.*.model", "a model name", r#"model = "sonnet""#),
     (
         "agents.*.system_prompt",
@@ -64,11 +64,7 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
         r#""stdin" (the default) or "arg" (replaces {prompt} in argv)"#,
         r#"prompt = "arg""#,
     ),
-    (
-        "agents.*.command.output",
-        "one of text, claude, gemini, codex, copilot, opencode, llm",
-        r#"output = "text""#,
-    ),
+    ("agents.*.command.output", ONE_OF, r#"output = "text""#),
     (
         "permissions",
         "a table with allow, ask, deny, pass_env, allow_network and cli_read",
@@ -250,14 +246,34 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// What a key whose values are a list of names expects: [`describe`] adds the list
+/// ([`values`]), derived from the registry of CLIs.
+const ONE_OF: &str = "one of";
+
+/// The names a key takes, when it takes one of a list.
+fn values(pattern: &str) -> &'static [&'static str] {
+    match pattern {
+        "agents.*.provider" => &ProviderKind::NAMES,
+        "agents.*.command.output" => &OutputFormat::NAMES,
+        _ => &[],
+    }
+}
+
 /// The valid provider names, for messages.
-pub(crate) const PROVIDERS: &str = "claude, gemini, codex, copilot, opencode, qwen, llm, command";
+pub(crate) fn providers() -> String {
+    ProviderKind::NAMES.join(", ")
+}
 
 /// What the key at `path` expects and an example, if it is a known key.
-pub(crate) fn describe(path: &[String]) -> Option<(&'static str, &'static str)> {
-    KEYS.iter()
-        .find(|(pattern, _, _)| matches(pattern, path))
-        .map(|&(_, expected, example)| (expected, example))
+pub(crate) fn describe(path: &[String]) -> Option<(Cow<'static, str>, &'static str)> {
+    let &(pattern, expected, example) =
+        KEYS.iter().find(|(pattern, _, _)| matches(pattern, path))?;
+    let expected = if expected == ONE_OF {
+        Cow::Owned(format!("{ONE_OF} {}", values(pattern).join(", ")))
+    } else {
+        Cow::Borrowed(expected)
+    };
+    Some((expected, example))
 }
 
 fn matches(pattern: &str, path: &[String]) -> bool {
@@ -359,7 +375,15 @@ mod tests {
     fn describes_keys_with_agent_wildcards() {
         assert_eq!(
             describe(&path("agents.mine.command.argv")).map(|d| d.0),
-            Some("a non-empty list of strings, the program first")
+            Some("a non-empty list of strings, the program first".into())
+        );
+        assert_eq!(
+            describe(&path("agents.mine.provider")).map(|d| d.0),
+            Some(format!("one of {}", ProviderKind::NAMES.join(", ")).into())
+        );
+        assert_eq!(
+            describe(&path("agents.mine.command.output")).map(|d| d.0),
+            Some(format!("one of {}", OutputFormat::NAMES.join(", ")).into())
         );
         assert!(describe(&path("agents.mine.nope")).is_none());
         assert!(

@@ -17,6 +17,7 @@ mod error;
 mod keys;
 mod layer;
 pub mod load;
+mod named;
 pub mod projects;
 pub mod secret_file;
 mod spans;
@@ -30,6 +31,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use codecrew_intercept::CliKind;
+use codecrew_intercept::decode::Format;
 pub use codecrew_policy::PermissionsConfig;
 pub use codecrew_tools::config::{ExportConfig, ExternalToolConfig, McpServerConfig};
 pub use error::{ConfigError, Diagnostic};
@@ -59,45 +62,70 @@ pub struct Config {
     pub mcp: BTreeMap<String, McpServerConfig>,
 }
 
-/// Which CLI an agent runs, and how.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// Which CLI an agent runs, and how. Written in a config file as the CLI's name
+/// (`provider = "claude"`, [`CliKind::NAMES`]) or `"command"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProviderKind {
-    Claude,
-    Gemini,
-    Codex,
-    Copilot,
-    Opencode,
-    Qwen,
-    Llm,
+    /// A CLI codecrew knows, each also a built-in agent of the same name (the CLI layer
+    /// has a module for each).
+    Cli(CliKind),
     /// Any other CLI, described by a [`CommandProvider`].
     Command,
 }
 
 impl ProviderKind {
-    /// The CLIs codecrew knows, each a built-in agent of the same name (the CLI layer
-    /// has a module for each).
-    pub const BUILT_IN: [ProviderKind; 7] = [
-        ProviderKind::Claude,
-        ProviderKind::Gemini,
-        ProviderKind::Codex,
-        ProviderKind::Copilot,
-        ProviderKind::Opencode,
-        ProviderKind::Qwen,
-        ProviderKind::Llm,
-    ];
+    /// The `provider` values: the known CLIs', then `command`.
+    pub const NAMES: [&'static str; CliKind::ALL.len() + 1] = {
+        let mut names = ["command"; CliKind::ALL.len() + 1];
+        let mut i = 0;
+        while i < CliKind::ALL.len() {
+            names[i] = CliKind::ALL[i].name();
+            i += 1;
+        }
+        names
+    };
 
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
-            ProviderKind::Claude => "claude",
-            ProviderKind::Gemini => "gemini",
-            ProviderKind::Codex => "codex",
-            ProviderKind::Copilot => "copilot",
-            ProviderKind::Opencode => "opencode",
-            ProviderKind::Qwen => "qwen",
-            ProviderKind::Llm => "llm",
+            ProviderKind::Cli(kind) => kind.name(),
             ProviderKind::Command => "command",
         }
+    }
+
+    /// The provider written `name` in a config file.
+    pub fn from_name(name: &str) -> Option<ProviderKind> {
+        match CliKind::from_name(name) {
+            Some(kind) => Some(ProviderKind::Cli(kind)),
+            None => (name == "command").then_some(ProviderKind::Command),
+        }
+    }
+}
+
+impl From<CliKind> for ProviderKind {
+    fn from(kind: CliKind) -> Self {
+        ProviderKind::Cli(kind)
+    }
+}
+
+impl Serialize for ProviderKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        named::serialize(
+            serializer,
+            "ProviderKind",
+            &ProviderKind::NAMES,
+            self.name(),
+        )
+    }
+}
+
+impl<'de> Deserialize<'de> for ProviderKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        named::deserialize(
+            deserializer,
+            "ProviderKind",
+            &ProviderKind::NAMES,
+            ProviderKind::from_name,
+        )
     }
 }
 
@@ -162,17 +190,73 @@ pub enum PromptVia {
     Arg,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OutputFormat {
-    #[default]
-    Text,
-    Claude,
-    Gemini,
-    Codex,
-    Copilot,
-    Opencode,
-    Llm,
+/// What a `command` agent's CLI prints (`output = "gemini"`): any format codecrew reads
+/// but `auto`, by its name ([`Format::name`]); plain text by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputFormat(Format);
+
+impl OutputFormat {
+    pub const TEXT: OutputFormat = OutputFormat(Format::Text);
+
+    /// The `output` values: [`Format::ALL`] but `auto`, in its order.
+    pub const NAMES: [&'static str; Format::ALL.len() - 1] = {
+        let mut names = [""; Format::ALL.len() - 1];
+        let (mut from, mut to) = (0, 0);
+        while from < Format::ALL.len() {
+            if !matches!(Format::ALL[from], Format::Auto) {
+                names[to] = Format::ALL[from].name();
+                to += 1;
+            }
+            from += 1;
+        }
+        names
+    };
+
+    /// The output format `format`; `None` for [`Format::Auto`], which a CLI cannot print.
+    pub fn new(format: Format) -> Option<OutputFormat> {
+        (format != Format::Auto).then_some(OutputFormat(format))
+    }
+
+    /// The decoder's format.
+    pub fn format(self) -> Format {
+        self.0
+    }
+
+    /// The output format written `name` in a config file (exactly: names are lower case).
+    pub fn from_name(name: &str) -> Option<OutputFormat> {
+        Format::ALL
+            .into_iter()
+            .find(|format| format.name() == name)
+            .and_then(OutputFormat::new)
+    }
+}
+
+impl Default for OutputFormat {
+    fn default() -> Self {
+        OutputFormat::TEXT
+    }
+}
+
+impl Serialize for OutputFormat {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        named::serialize(
+            serializer,
+            "OutputFormat",
+            &OutputFormat::NAMES,
+            self.0.name(),
+        )
+    }
+}
+
+impl<'de> Deserialize<'de> for OutputFormat {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        named::deserialize(
+            deserializer,
+            "OutputFormat",
+            &OutputFormat::NAMES,
+            OutputFormat::from_name,
+        )
+    }
 }
 
 /// Limits of a run.
@@ -206,13 +290,13 @@ impl LimitsConfig {
 impl Default for Config {
     /// The built-in agents: one per known CLI, `claude` the default.
     fn default() -> Self {
-        let agents = ProviderKind::BUILT_IN
+        let agents = CliKind::ALL
             .into_iter()
-            .map(|provider| {
+            .map(|kind| {
                 (
-                    provider.name().to_owned(),
+                    kind.name().to_owned(),
                     AgentConfig {
-                        provider,
+                        provider: ProviderKind::Cli(kind),
                         model: None,
                         system_prompt: None,
                         args: ModeArgs::default(),

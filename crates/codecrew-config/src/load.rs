@@ -458,7 +458,7 @@ fn diagnose(path: &Path, text: &str, error: &toml::de::Error) -> Diagnostic {
             format!(
                 "use one of {}; `command` runs any other CLI described by an \
                  [agents.<id>.command] table",
-                keys::PROVIDERS
+                keys::providers()
             )
         } else {
             keys::hint_for(&key).unwrap_or_else(|| format!("use one of: {allowed}"))

@@ -5,6 +5,7 @@
 //! stdout bytes   ── decode::Decoder ──> decode::Event   (Claude/Gemini stream-json, Codex JSONL, text)
 //! assistant text ── Scanner ─────────> Segment::{Text, Call, Rejected}
 //! both at once   ── Interceptor ─────> Item::{Event, Segment}  (only the assistant's text is scanned)
+//! a CLI          ── CliKind ─────────> its name, the decode::Format it prints (the registry of CLIs)
 //! ```
 //!
 //! A call is a JSON envelope, `{"type":"tool_use","name":"codecrew:read_file","input":{...}}`,
@@ -39,6 +40,7 @@
 //! assert_eq!(calls, [("read_file", Some("README.md"))]);
 //! ```
 
+mod cli_kind;
 pub mod decode;
 mod envelope;
 #[doc(hidden)]
@@ -51,6 +53,7 @@ mod strict;
 use serde::Serialize;
 use serde_json::Value;
 
+pub use cli_kind::CliKind;
 pub use neutralise::{neutralise_envelopes, neutralise_value};
 pub use scanner::{Scanner, ScannerLimits};
 pub use stream::{Interceptor, Item};

@@ -10,15 +10,15 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use codecrew::config::CliKind;
 use serde_json::{Value, json};
 
 use crate::support::clis::{CliEnv, CliRun, Clis, TestHome, run};
 use crate::support::fake_model::{FakeModel, Reply, Rule, Script};
 
 const FOLLOW_UP: &str = "codecrew ran the tool calls";
-const AGENTS: [&str; 7] = [
-    "claude", "gemini", "codex", "copilot", "opencode", "qwen", "llm",
-];
+/// Every CLI of the registry: a CLI added there is driven here too.
+const AGENTS: [&str; CliKind::ALL.len()] = CliKind::NAMES;
 const TIMEOUT: Duration = Duration::from_secs(180);
 
 fn fenced(envelopes: &[Value]) -> String {

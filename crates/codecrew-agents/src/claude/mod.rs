@@ -5,7 +5,6 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 use codecrew_tools::executor::CallRequest;
 use serde_json::Value;
@@ -14,7 +13,7 @@ use super::drive::native::{self, Native};
 use super::{Cli, LongLived, TurnCommand, argv, wall};
 use crate::drive::process::CommandSpec;
 use crate::identifiers::SessionShape;
-use codecrew_config::ProviderKind;
+use codecrew_config::{CliKind, ProviderKind};
 
 mod projects;
 
@@ -34,7 +33,7 @@ pub struct Claude;
 
 impl Cli for Claude {
     fn kind(&self) -> ProviderKind {
-        ProviderKind::Claude
+        ProviderKind::Cli(CliKind::Claude)
     }
 
     fn program(&self) -> &str {
@@ -47,10 +46,6 @@ impl Cli for Claude {
 
     fn session_shape(&self) -> SessionShape {
         SessionShape::Uuid
-    }
-
-    fn format(&self) -> Format {
-        Format::Claude
     }
 
     fn failure_hint(&self, said: &str) -> Option<&'static str> {

@@ -78,7 +78,8 @@ fn an_unknown_provider_lists_the_valid_ones() {
         12,
         &[
             "unknown provider `openai`",
-            "claude, gemini, codex, copilot, opencode, qwen, llm, command",
+            &format!("valid providers: {}", ProviderKind::NAMES.join(", ")),
+            &format!("use one of {};", ProviderKind::NAMES.join(", ")),
             "`command` runs any other CLI",
         ],
     );

@@ -69,7 +69,10 @@ turn_timeout_secs = 30
     assert_eq!(claude.model.as_deref(), Some("haiku"));
     assert_eq!(claude.tools, None);
     assert_eq!(claude.system_prompt, None);
-    assert_eq!(config.agents["mine"].provider, ProviderKind::Gemini);
+    assert_eq!(
+        config.agents["mine"].provider,
+        ProviderKind::Cli(CliKind::Gemini)
+    );
     assert_eq!(config.agents["codex"], Config::default().agents["codex"]);
     // Limits merge key by key.
     assert_eq!(config.limits.max_turns, 3);
@@ -299,7 +302,7 @@ fn every_key_of_config_is_accepted_in_a_file() {
             command: Some(CommandProvider {
                 argv: vec!["llm".to_owned(), "{prompt}".to_owned()],
                 prompt: PromptVia::Arg,
-                output: OutputFormat::Claude,
+                output: OutputFormat::from_name("claude").unwrap(),
             }),
             keep_alive: Some(false),
         },

@@ -88,6 +88,7 @@ mod docs;
 mod errors;
 mod files;
 mod merging;
+mod names;
 mod robustness;
 mod starter;
 mod tools;

@@ -16,7 +16,10 @@ fn the_starter_file_loads_as_a_project_file() {
     assert_eq!(aichat.argv, ["aichat", "-m", "{model}"]);
     assert_eq!(aichat.prompt, PromptVia::Stdin);
     // The built-in llm agent is not shadowed by an example.
-    assert_eq!(config.agents["llm"].provider, ProviderKind::Llm);
+    assert_eq!(
+        config.agents["llm"].provider,
+        ProviderKind::Cli(CliKind::Llm)
+    );
     let ollama = config.agents["ollama"].command.as_ref().unwrap();
     assert!(ollama.argv.contains(&"{prompt}".to_owned()));
     assert_eq!(ollama.prompt, PromptVia::Arg);

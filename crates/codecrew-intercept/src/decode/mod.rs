@@ -26,6 +26,8 @@ mod usage;
 
 use serde_json::Value;
 
+use crate::CliKind;
+
 pub use lines::LineBuffer;
 pub use usage::Usage;
 
@@ -68,7 +70,8 @@ pub enum Event {
     Malformed { reason: String, raw: String },
 }
 
-/// The output formats codecrew can read.
+/// The output formats codecrew can read: the dialects of the CLIs' output (a CLI may
+/// print another's: Qwen Code prints Claude Code's), plain text, and detection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
     /// Detect the format from the first line.
@@ -91,7 +94,9 @@ pub enum Format {
 }
 
 impl Format {
-    /// All formats, in the order `--from` lists them.
+    /// All formats, in the order `--from` lists them: `auto`, `text`, then the dialects
+    /// in the order of the CLIs that print them ([`CliKind::ALL`]; a test holds the two
+    /// lists together).
     pub const ALL: [Format; 8] = [
         Format::Auto,
         Format::Text,
@@ -103,16 +108,17 @@ impl Format {
         Format::Llm,
     ];
 
-    pub fn name(self) -> &'static str {
+    /// Its `--from` name; a dialect is named for the CLI whose output it is.
+    pub const fn name(self) -> &'static str {
         match self {
             Format::Auto => "auto",
             Format::Text => "text",
-            Format::Claude => "claude",
-            Format::Gemini => "gemini",
-            Format::Codex => "codex",
-            Format::Copilot => "copilot",
-            Format::Opencode => "opencode",
-            Format::Llm => "llm",
+            Format::Claude => CliKind::Claude.name(),
+            Format::Gemini => CliKind::Gemini.name(),
+            Format::Codex => CliKind::Codex.name(),
+            Format::Copilot => CliKind::Copilot.name(),
+            Format::Opencode => CliKind::Opencode.name(),
+            Format::Llm => CliKind::Llm.name(),
         }
     }
 }
