@@ -1,8 +1,10 @@
 //! Tests of the renderer: text, json and stream-json from scripted events.
 use super::*;
-use crate::run::session::StopReason;
+use crate::run::session::{StopReason, SubEvent};
+use crate::run::usage::JobUsage;
 use codecrew_intercept::ToolCall;
 use codecrew_tools::{Mode, ToolResult};
+use serde_json::{Value, json};
 
 fn label(agent: &str) -> JobLabel {
     JobLabel {
@@ -430,4 +432,33 @@ fn held_markdown_ends_under_the_agents_name() {
     renderer.done(0, &report("claude", true, "")).unwrap();
     let text = String::from_utf8(renderer.into_inner()).unwrap();
     assert_eq!(text, "[claude] • one\n[claude] • two\n");
+}
+
+/// Two agents, one of which calls a tool and one of which fails, rendered in every
+/// format: the snapshots under `src/output/render/snapshots/` are what a user sees.
+#[test]
+fn every_format_renders_a_run_of_two_agents_as_the_snapshots_show() {
+    let script = [
+        (0, JobEvent::Text("Let me look at ".into())),
+        (1, JobEvent::Text("Thinking.\n".into())),
+        (0, JobEvent::Text("the file.\n".into())),
+        (0, call()),
+        (0, ok_result()),
+        (0, JobEvent::Text("It says **hi**.\n".into())),
+        (1, JobEvent::Notice("the CLI exited with code 1".into())),
+    ];
+    let reports = [
+        report("claude", true, "It says **hi**."),
+        report("codex", false, ""),
+    ];
+    let agents = ["claude", "codex"];
+    for (name, output, raw) in [
+        ("text", RunOutput::Text, false),
+        ("raw", RunOutput::Text, true),
+        ("json", RunOutput::Json, false),
+        ("stream_json", RunOutput::StreamJson, false),
+    ] {
+        let rendered = render(output, raw, &agents, &script, &reports);
+        insta::assert_snapshot!(format!("two_agents_{name}"), rendered);
+    }
 }
