@@ -3,18 +3,17 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
+use crate::support::binary::Home;
 use serde_json::{Value, json};
 
 fn codecrew(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_codecrew"))
+    let home = Home::new();
+    let mut child = home
+        .codecrew()
         .args(args)
         .current_dir(dir)
-        .env("CODECREW_CONFIG", "")
-        .env_remove("RUST_LOG")
-        // Output compared as text must not be styled, whatever the caller's terminal.
-        .env_remove("CLICOLOR_FORCE")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -4,12 +4,13 @@
 //! `codecrew.toml` above it is found.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
 use tempfile::TempDir;
 
-use crate::support::binary::{BIN, assert_exit};
+use crate::support::binary::assert_exit;
+use crate::support::binary::codecrew;
 
 const STARTER: &str = include_str!("../../crates/codecrew-config/src/starter.toml");
 
@@ -38,13 +39,11 @@ impl Sandbox {
     }
 
     fn run_with_config(&self, config: &Path, args: &[&str]) -> Output {
-        Command::new(BIN)
+        codecrew(self.dir.path())
             .args(args)
             .arg("--workdir")
             .arg(self.workspace())
             .env("CODECREW_CONFIG", config)
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
             .output()
             .unwrap()
     }

@@ -2,13 +2,12 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use crate::support::binary::codecrew;
 use crate::support::clis::Clis;
-
-const BIN: &str = env!("CARGO_BIN_EXE_codecrew");
 
 struct World {
     dir: tempfile::TempDir,
@@ -40,7 +39,7 @@ impl World {
     }
 
     fn doctor_command(&self, args: &[&str], path: &Path) -> Command {
-        let mut command = Command::new(BIN);
+        let mut command = codecrew(&self.path(""));
         command
             .arg("--workdir")
             .arg(self.path("ws"))
@@ -48,8 +47,7 @@ impl World {
             .args(args)
             .env("CODECREW_CONFIG", self.path("user.toml"))
             .env("PATH", path)
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null());
+            .env("NO_COLOR", "1");
         command
     }
 }

@@ -3,11 +3,12 @@
 //! `codecrew query`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use crate::support::binary::{BIN, tool_result, tools_call_args};
+use crate::support::binary::codecrew;
+use crate::support::binary::{tool_result, tools_call_args};
 const SECRET: &str = "sk-external-tool-secret-51c2";
 
 /// The tool program: echoes its export, input, working directory and chosen variables
@@ -78,16 +79,14 @@ command = {{ argv = ["sh", {agent:?}] }}
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(BIN);
+        let mut command = codecrew(self.dir.path());
         command
             .arg("--workdir")
             .arg(self.ws())
             .args(args)
             .env("CODECREW_CONFIG", self.dir.path().join("user.toml"))
             .env("FAKE_API_KEY", SECRET)
-            .env("NO_COLOR", "1")
-            .env_remove("CODECREW_SANDBOX")
-            .stdin(Stdio::null());
+            .env("NO_COLOR", "1");
         command
     }
 

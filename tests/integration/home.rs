@@ -6,12 +6,13 @@
 //! `HOME` is a temporary folder, set on the child only; the user's own config is off.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::support::binary::{BIN, assert_exit, output_with_stdin, text, tool_result};
+use crate::support::binary::codecrew;
+use crate::support::binary::{assert_exit, output_with_stdin, text, tool_result};
 
 /// A token in each kind of place a home keeps one.
 const TOKEN: &str = "gho_codecrewHomeToken42";
@@ -46,15 +47,9 @@ impl Home {
 
     /// `codecrew ARGS` started in the home, with it as `HOME`.
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(BIN);
-        command
-            .current_dir(&self.root)
-            .args(args)
-            .stdin(Stdio::null())
-            .env("HOME", &self.root)
-            .env("CODECREW_CONFIG", "")
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("CODECREW_SANDBOX");
+        // The home is the workspace here: what these tests are about.
+        let mut command = codecrew(&self.root);
+        command.current_dir(&self.root).args(args);
         command
     }
 

@@ -7,11 +7,10 @@
 
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
+use crate::support::binary::codecrew_alone;
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_codecrew");
 
 /// The CLI: a `claude` that answers once its first line of input is in, in Claude's
 /// stream-json, and prints a version.
@@ -71,13 +70,11 @@ impl Machine {
     fn codecrew(&self, config: Option<&Path>, args: &[&str]) -> Output {
         let mut path = self.path.clone();
         path.extend(["/usr/local/bin", "/usr/bin", "/bin"].map(PathBuf::from));
-        let mut command = Command::new(BIN);
+        let mut command = codecrew_alone(&self.home());
         command
             .arg("--workdir")
             .arg(self.dir.path().join("work"))
             .args(args)
-            .env_clear()
-            .env("HOME", self.home())
             .env("PATH", std::env::join_paths(path).unwrap())
             .env("NO_COLOR", "1")
             .env(

@@ -13,11 +13,12 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
+use crate::support::binary::{Home, isolate, lasting_home};
 use crate::support::clis::{CLI_TIMEOUT, Cli, Clis, TestHome, run};
 use crate::support::fake_model::{FakeModel, Reply, Rule, Script};
 use crate::support::mcp::{text, try_call};
 
-const BIN: &str = env!("CARGO_BIN_EXE_codecrew");
+use crate::support::binary::BIN;
 
 /// A workspace with a file of unique content, a secret and a workflow file.
 fn workspace() -> tempfile::TempDir {
@@ -37,15 +38,17 @@ type Client = RunningService<RoleClient, ()>;
 /// one), connected with rmcp's client.
 async fn connect(dir: &Path, global: &[&str], args: &[&str], env: &[(&str, &str)]) -> Client {
     let mut command = tokio::process::Command::new(BIN);
+    // The server outlives this function: its home lasts.
+    isolate(
+        command.as_std_mut(),
+        &lasting_home(dir.file_name().unwrap()),
+    );
     command
         .args(global)
         .arg("--workdir")
         .arg(dir)
         .arg("mcp")
-        .args(args)
-        .env("CODECREW_CONFIG", "")
-        .env_remove("CODECREW_MCP_DEPTH")
-        .env_remove("RUST_LOG");
+        .args(args);
     for (key, value) in env {
         command.env(key, value);
     }
@@ -229,14 +232,14 @@ async fn a_write_that_asks_is_denied_without_yes_and_runs_with_it() {
 #[test]
 fn stdout_carries_nothing_but_the_protocol() {
     let dir = workspace();
-    let mut child = std::process::Command::new(BIN)
+    let home = Home::new();
+    let mut child = home
+        .codecrew()
         .args(["-vvv", "--workdir"])
         .arg(dir.path())
         // With the sandbox off nothing runs without asking: `--yes` approves the command.
         .args(["mcp", "--mode", "execute", "--yes"])
-        .env("CODECREW_CONFIG", "")
         .env("CODECREW_SANDBOX", "off")
-        .env_remove("CODECREW_MCP_DEPTH")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -12,12 +12,14 @@ use std::process::{Command, Stdio};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::support::binary::{BIN, text, tool_result, tools_call_args};
+use crate::support::binary::Home;
+use crate::support::binary::{text, tool_result, tools_call_args};
 
 /// A git repository with one committed file, and a program that leaves a marker when run.
 struct Repo {
     _dir: TempDir,
     root: PathBuf,
+    home: Home,
 }
 
 impl Repo {
@@ -36,7 +38,11 @@ impl Repo {
         std::fs::create_dir_all(base).unwrap();
         let dir = TempDir::new_in(base).unwrap();
         let root = dir.path().canonicalize().unwrap();
-        let repo = Repo { _dir: dir, root };
+        let repo = Repo {
+            _dir: dir,
+            root,
+            home: Home::new(),
+        };
         repo.git(&["init", "-q", "."]);
         repo.git(&["config", "user.email", "test@example.com"]);
         repo.git(&["config", "user.name", "Test"]);
@@ -84,11 +90,12 @@ impl Repo {
 
     fn run(&self, command: &str, yes: bool) -> Value {
         let input = json!({ "command": command }).to_string();
-        let output = Command::new(BIN)
+        let output = self
+            .home
+            .codecrew()
             .arg("--workdir")
             .arg(&self.root)
             .args(tools_call_args("run_command", &input, "execute", yes))
-            .stdin(Stdio::null())
             .output()
             .unwrap();
         let result = tool_result(&output);
@@ -392,12 +399,13 @@ fn nested_attack(marker: &str, plant: impl Fn(&Path, &str), touch: impl Fn(&Path
         "the nested repository's program ran: {result}"
     );
     let input = json!({"command": "git status"}).to_string();
-    let output = Command::new(BIN)
+    let output = repo
+        .home
+        .codecrew()
         .arg("--workdir")
         .arg(&repo.root)
         .args(tools_call_args("run_command", &input, "execute", true))
         .env("CODECREW_SANDBOX", "off")
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     let approved = tool_result(&output);

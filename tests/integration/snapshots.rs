@@ -9,12 +9,13 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use clap::CommandFactory;
 use codecrew::cli::Cli;
 
-use crate::support::binary::{BIN, text};
+use crate::support::binary::codecrew_alone;
+use crate::support::binary::text;
 
 /// A temporary HOME and an empty workspace beside it.
 struct Sandbox {
@@ -39,20 +40,13 @@ impl Sandbox {
 
     /// Runs `codecrew ARGS` in the workspace, with a clean environment.
     fn run(&self, args: &[&str]) -> Output {
-        let mut command = Command::new(BIN);
-        command
+        codecrew_alone(&self.home())
             .args(args)
             .current_dir(self.workspace())
-            .env_clear()
-            .env("HOME", self.home())
-            .env("CODECREW_CONFIG", "")
             .env("COLUMNS", "100")
             .env("NO_COLOR", "1")
-            .stdin(Stdio::null());
-        if let Some(path) = std::env::var_os("PATH") {
-            command.env("PATH", path);
-        }
-        command.output().unwrap()
+            .output()
+            .unwrap()
     }
 
     /// insta's settings for this sandbox: its paths, the version and durations filtered,

@@ -1,9 +1,10 @@
 //! What a person at a terminal gets: the manual page, colour that follows `--color`,
 //! `NO_COLOR` and `CLICOLOR_FORCE`, and logs that stay on stderr.
 
+use crate::support::binary::Home;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 /// Environment variables a test sets.
 type Env<'a> = &'a [(&'a str, &'a str)];
@@ -11,14 +12,12 @@ type Env<'a> = &'a [(&'a str, &'a str)];
 /// Runs codecrew with piped streams (never a terminal) and only the given colour
 /// variables set.
 fn codecrew(dir: &Path, args: &[&str], env: Env, stdin: &[u8]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
+    let home = Home::new();
+    let mut command = home.codecrew();
     command
         .args(args)
         .current_dir(dir)
-        .env("CODECREW_CONFIG", "")
-        .env_remove("RUST_LOG")
         .env_remove("NO_COLOR")
-        .env_remove("CLICOLOR_FORCE")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

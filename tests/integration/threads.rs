@@ -10,6 +10,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+use crate::support::binary::codecrew;
 use crate::support::binary::{BIN, assert_exit, text};
 
 /// The scripted text CLI. Each prompt is saved as `prompts/<nanoseconds>.<random>`, so the
@@ -61,12 +62,11 @@ impl World {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(BIN);
+        let mut command = codecrew(self.root.path());
         command
             .args(args)
             .current_dir(self.workspace())
-            .env("CODECREW_CONFIG", self.root.path().join("user.toml"))
-            .env_remove("RUST_LOG");
+            .env("CODECREW_CONFIG", self.root.path().join("user.toml"));
         command
     }
 

@@ -2,6 +2,7 @@
 //! sandbox the servers run in for each mode.
 
 use super::*;
+use crate::support::binary::codecrew;
 
 /// A workspace whose user config declares both servers (`everything`, `files`).
 pub(super) fn ws_with_servers(servers: &Servers, files_readonly: &[&str]) -> Ws {
@@ -201,7 +202,7 @@ fn servers_die_with_an_interrupted_codecrew() {
     let ws = ws_with_servers(&servers, &[]);
     // A call that takes long, interrupted by SIGTERM while it runs.
     let input = json!({"duration": 60, "steps": 60}).to_string();
-    let mut child = Command::new(BIN)
+    let mut child = codecrew(&ws.home)
         .arg("--workdir")
         .arg(&ws.root)
         .args([
@@ -289,13 +290,12 @@ fn a_dry_run_starts_only_the_servers_its_calls_name() {
             })
             .collect();
         let done = output_with_stdin(
-            Command::new(BIN)
+            codecrew(&ws.home)
                 .arg("--workdir")
                 .arg(&ws.root)
                 .args(["intercept", "--dry-run", "--output", output])
                 .env("CODECREW_CONFIG", &ws.user_config)
-                .env("XDG_CACHE_HOME", ws.cache())
-                .env_remove("RUST_LOG"),
+                .env("XDG_CACHE_HOME", ws.cache()),
             &model_output,
         );
         assert!(done.status.success(), "{}", text(&done.stderr));
@@ -417,13 +417,12 @@ fn a_listed_server_starts_at_the_first_call_of_one_of_its_tools() {
             })
             .collect();
         let done = output_with_stdin(
-            Command::new(BIN)
+            codecrew(&ws.home)
                 .arg("--workdir")
                 .arg(&ws.root)
                 .args(["intercept", "--output", "json"])
                 .env("CODECREW_CONFIG", &ws.user_config)
-                .env("XDG_CACHE_HOME", ws.cache())
-                .env_remove("RUST_LOG"),
+                .env("XDG_CACHE_HOME", ws.cache()),
             &model_output,
         );
         serde_json::from_slice(&done.stdout).unwrap()

@@ -22,7 +22,8 @@ use codecrew_tools::{
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::support::binary::{BIN, output_with_stdin, text, tool_result, tools_call_args};
+use crate::support::binary::codecrew;
+use crate::support::binary::{output_with_stdin, text, tool_result, tools_call_args};
 use crate::support::clis::Clis;
 
 /// The installed servers and the `node` that runs them.
@@ -104,6 +105,8 @@ struct Ws {
     _dir: TempDir,
     root: PathBuf,
     user_config: PathBuf,
+    /// The home codecrew runs with: the folder that holds the workspace.
+    home: PathBuf,
 }
 
 impl Ws {
@@ -135,6 +138,7 @@ impl Ws {
         let user_config = dir.path().join("user.toml");
         std::fs::write(&user_config, "").unwrap();
         Ws {
+            home: dir.path().to_path_buf(),
             _dir: dir,
             root,
             user_config,
@@ -158,14 +162,12 @@ impl Ws {
     }
 
     fn codecrew(&self, args: &[&str]) -> Output {
-        Command::new(BIN)
+        codecrew(&self.home)
             .arg("--workdir")
             .arg(&self.root)
             .args(args)
             .env("CODECREW_CONFIG", &self.user_config)
             .env("XDG_CACHE_HOME", self.cache())
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
             .output()
             .unwrap()
     }

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+use crate::support::binary::Home;
 use crate::support::binary::{BIN, output_with_stdin, text, tool_result, tools_call_args};
 const SECRET: &str = "sk-codecrew-test-secret-7f3a9";
 
@@ -28,6 +29,8 @@ struct Ws {
     root: PathBuf,
     _outside_dir: TempDir,
     outside: PathBuf,
+    /// The home codecrew runs with, beside the workspace.
+    home: Home,
 }
 
 impl Ws {
@@ -47,6 +50,7 @@ impl Ws {
             root,
             _outside_dir: outside_dir,
             outside,
+            home: Home::new(),
         }
     }
 
@@ -61,12 +65,11 @@ impl Ws {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(BIN);
+        let mut command = self.home.codecrew();
         command
             .arg("--workdir")
             .arg(&self.root)
             .args(args)
-            .stdin(Stdio::null())
             .env("FAKE_API_KEY", SECRET)
             .env("GITHUB_TOKEN", SECRET)
             .env("MY_SECRET", SECRET)

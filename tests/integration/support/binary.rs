@@ -1,11 +1,89 @@
 //! Running the built `codecrew` binary: what the topic modules' own runners share.
 
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_codecrew");
+
+/// `codecrew` in a world of its own under `home`: the one way the tests start the binary.
+///
+/// Nothing of the developer's reaches it or is changed by it: `HOME` and the XDG folders
+/// (config, state, cache, data) are under `home` (the thread key, the MCP token, the held
+/// files' journal, the MCP tool lists live there), no user config file is read
+/// (`CODECREW_CONFIG` empty: a test that wants one sets it), no `RUST_LOG` adds lines to
+/// stderr, no `CLICOLOR_FORCE` styles the output, the OS sandbox is as a user gets it
+/// (`CODECREW_SANDBOX` removed), and stdin is empty. A test sets what it is about on top.
+pub fn codecrew(home: &Path) -> Command {
+    let mut command = Command::new(BIN);
+    isolate(&mut command, home);
+    command
+}
+
+/// What [`codecrew`] sets, for a command built another way (tokio's, through
+/// `as_std_mut`).
+pub fn isolate(command: &mut Command, home: &Path) {
+    command
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("CODECREW_CONFIG", "")
+        .env_remove("RUST_LOG")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("CODECREW_SANDBOX")
+        .env_remove("CODECREW_MCP_DEPTH")
+        .stdin(Stdio::null());
+}
+
+/// As [`codecrew`], with nothing of the caller's environment but `PATH`: for output
+/// compared byte for byte (snapshots), where any variable of the developer's could show.
+pub fn codecrew_alone(home: &Path) -> Command {
+    let mut command = Command::new(BIN);
+    command.env_clear();
+    if let Some(path) = std::env::var_os("PATH") {
+        command.env("PATH", path);
+    }
+    isolate(&mut command, home);
+    command
+}
+
+/// A home for a binary that outlives the function that starts it (a server a client
+/// talks to): `name`'s folder under cargo's scratch folder for tests, made if missing,
+/// left there (`target/` is disposable).
+pub fn lasting_home(name: &std::ffi::OsStr) -> std::path::PathBuf {
+    let home = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("homes")
+        .join(name);
+    std::fs::create_dir_all(&home).unwrap();
+    home
+}
+
+/// A home folder of the test's own, for a test whose workspace is not inside one: it
+/// lives as long as this value, and [`Home::codecrew`] runs the binary in it.
+pub struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    pub fn new() -> Home {
+        Home {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// [`codecrew`] with this home.
+    pub fn codecrew(&self) -> Command {
+        codecrew(self.path())
+    }
+}
 
 /// A stream's bytes as text (invalid UTF-8 replaced), for messages and searches.
 pub fn text(bytes: &[u8]) -> String {

@@ -8,12 +8,12 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::binary::{codecrew, lasting_home};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_codecrew");
 /// The token the tests' servers use (given by CODECREW_MCP_TOKEN).
 pub const TOKEN: &str = "test-token-0123456789abcdef";
 
@@ -77,16 +77,14 @@ impl Served {
     /// `codecrew --workdir <dir> mcp <args>` with no user config unless `env` names one,
     /// and the tests' token.
     pub fn command(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Command {
-        let mut command = Command::new(BIN);
+        // The server outlives this function: its home lasts.
+        let mut command = codecrew(&lasting_home(dir.file_name().unwrap()));
         command
             .arg("--workdir")
             .arg(dir)
             .arg("mcp")
             .args(args)
-            .env("CODECREW_CONFIG", "")
-            .env("CODECREW_MCP_TOKEN", TOKEN)
-            .env_remove("CODECREW_MCP_DEPTH")
-            .env_remove("RUST_LOG");
+            .env("CODECREW_MCP_TOKEN", TOKEN);
         for (key, value) in env {
             command.env(key, value);
         }

@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::binary::BIN;
+use super::binary::codecrew_alone;
 
 pub struct ScriptedClaude {
     dir: tempfile::TempDir,
@@ -46,13 +46,11 @@ impl ScriptedClaude {
     /// `codecrew <args>` in the workspace, with only this machine's home and PATH, its
     /// output piped.
     pub fn codecrew(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(BIN);
+        let mut command = codecrew_alone(&self.home());
         command
             .arg("--workdir")
             .arg(self.workspace())
             .args(args)
-            .env_clear()
-            .env("HOME", self.home())
             .env("PATH", format!("{}:/usr/bin:/bin", self.bin().display()))
             .env("CODECREW_CONFIG", "")
             .env("NO_COLOR", "1")
