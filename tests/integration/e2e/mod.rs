@@ -17,8 +17,6 @@ use crate::support::clis::{CliEnv, CliRun, Clis, TestHome, run};
 use crate::support::fake_model::{FakeModel, Reply, Rule, Script};
 
 const FOLLOW_UP: &str = "codecrew ran the tool calls";
-/// Every CLI of the registry: a CLI added there is driven here too.
-const AGENTS: [&str; CliKind::ALL.len()] = CliKind::NAMES;
 const TIMEOUT: Duration = Duration::from_secs(180);
 
 fn fenced(envelopes: &[Value]) -> String {
