@@ -13,9 +13,10 @@
 //!
 //! Adding a CLI: a module here and its line in `known_cli`, its line in the registry
 //! ([`CliKind`], in `codecrew-intercept`: its name and the dialect it prints; the config's
-//! `provider` values, the built-in agents and the end-to-end matrix follow from it), a
-//! decoder with fixtures of its real output in `codecrew-intercept` unless it prints a
-//! format one already reads, and its offline environment for the end-to-end tests.
+//! `provider` values and the built-in agents follow from it), a decoder with fixtures of
+//! its real output in `codecrew-intercept` unless it prints a format one already reads,
+//! and its offline environment and its name in the matrix (checked against the registry)
+//! for the end-to-end tests.
 
 // This layer prints nothing: what the user must know goes through [`notices`], whose sink
 // the front end sets.

@@ -3,8 +3,8 @@
 //!
 //! Every other list of CLIs is derived from this one: the built-in agents and the
 //! `provider` values of the configuration, the formats a `command` agent may print, the
-//! values of `codecrew intercept --from` (the dialects, named for their CLIs), the
-//! end-to-end matrix; the docs are checked against it. Adding a CLI is a line here and
+//! values of `codecrew intercept --from` (the dialects, named for their CLIs); the docs
+//! and the end-to-end matrix are checked against it. Adding a CLI is a line here and
 //! its module in `codecrew-agents` (plus a decoder when it prints a dialect of its own).
 
 use crate::decode::Format;

@@ -38,27 +38,33 @@ fn assert_inert(run: &CliRun, what: &str) {
     }
 }
 
-#[test]
-fn no_clis_answer_acts_on_the_terminal_and_the_answer_still_shows() {
-    let Some(world) = World::new("e2e-escapes", hostile_script()) else {
+per_cli!(no_clis_answer_acts_on_the_terminal_and_the_answer_still_shows);
+
+fn no_clis_answer_acts_on_the_terminal_and_the_answer_still_shows(agent: &str) {
+    let Some(world) = World::new(&format!("e2e-escapes-{agent}"), hostile_script()) else {
         return;
     };
-    for agent in AGENTS {
-        let task = format!("@{agent} E2E-ESCAPES");
-        let run = world.codecrew(&["--color", "never", "query", &task]);
-        run.assert_code(0);
-        assert_inert(&run, agent);
-        assert!(
-            run.stdout.contains("Visible answer."),
-            "{agent}: {}",
-            run.stdout
-        );
-        assert!(
-            run.stdout.contains("Summary done."),
-            "{agent}: {}",
-            run.stdout
-        );
-    }
+    let task = format!("@{agent} E2E-ESCAPES");
+    let run = world.codecrew(&["--color", "never", "query", &task]);
+    run.assert_code(0);
+    assert_inert(&run, agent);
+    assert!(
+        run.stdout.contains("Visible answer."),
+        "{agent}: {}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("Summary done."),
+        "{agent}: {}",
+        run.stdout
+    );
+}
+
+#[test]
+fn the_sequences_are_shown_as_visible_text() {
+    let Some(world) = World::new("e2e-escapes-shown", hostile_script()) else {
+        return;
+    };
     // The sequences themselves are shown, so the reader sees what the model tried.
     let run = world.codecrew(&["--color", "never", "query", "@claude E2E-ESCAPES"]);
     for shown in [

@@ -17,8 +17,6 @@ use crate::support::clis::{CliEnv, CliRun, Clis, TestHome, run};
 use crate::support::fake_model::{FakeModel, Reply, Rule, Script};
 
 const FOLLOW_UP: &str = "codecrew ran the tool calls";
-/// Every CLI of the registry: a CLI added there is driven here too.
-const AGENTS: [&str; CliKind::ALL.len()] = CliKind::NAMES;
 const TIMEOUT: Duration = Duration::from_secs(180);
 
 fn fenced(envelopes: &[Value]) -> String {
@@ -97,6 +95,53 @@ impl World {
 
 fn result(document: &Value) -> &Value {
     &document["results"][0]
+}
+
+/// Calls `$then! { [claude, gemini, …] $args… }` with the matrix's CLIs, one ident each: the
+/// one list [`per_cli!`] expands and `the_matrix_has_every_cli_of_the_registry` checks
+/// against [`CliKind::NAMES`].
+macro_rules! matrix_clis {
+    ($then:ident! ($($args:tt)*)) => {
+        $then! { [claude, gemini, codex, copilot, opencode, qwen, llm] $($args)* }
+    };
+}
+
+/// One test per CLI of a scenario: `per_cli!(scenario)`, beside `fn scenario(agent: &str)`,
+/// is a module `scenario` with a `#[test]` per CLI (`scenario::claude`,
+/// `scenario::gemini`, …), each calling the scenario with its CLI's name, so one CLI's
+/// failure hides no other's and they run in parallel.
+macro_rules! per_cli {
+    ($scenario:ident) => {
+        matrix_clis!(per_cli_expand!($scenario));
+    };
+}
+
+/// [`per_cli!`]'s expansion, given the CLIs.
+macro_rules! per_cli_expand {
+    ([$($cli:ident),+] $scenario:ident) => {
+        mod $scenario {
+            $(
+                #[test]
+                fn $cli() {
+                    super::$scenario(stringify!($cli));
+                }
+            )+
+        }
+    };
+}
+
+/// The names of the CLIs given, as an array.
+macro_rules! cli_names {
+    ([$($cli:ident),+]) => {
+        [$(stringify!($cli)),+]
+    };
+}
+
+/// A CLI added to the registry but not to [`matrix_clis!`] has no test: this fails.
+#[test]
+fn the_matrix_has_every_cli_of_the_registry() {
+    let matrix: &[&str] = &matrix_clis!(cli_names!());
+    assert_eq!(matrix, CliKind::NAMES);
 }
 
 mod chat;

@@ -31,22 +31,28 @@ fn script() -> Script {
     Script::new().default_reply(Reply::text("Reviewed."))
 }
 
-#[test]
-fn piped_text_reaches_every_clis_model_beside_the_task() {
-    let Some(world) = World::new("e2e-piped", script()) else {
+per_cli!(piped_text_reaches_every_clis_model_beside_the_task);
+
+fn piped_text_reaches_every_clis_model_beside_the_task(agent: &str) {
+    let Some(world) = World::new(&format!("e2e-piped-{agent}"), script()) else {
         return;
     };
-    for agent in AGENTS {
-        let before = world.requests_with("piped_marker_e2e");
-        let task = format!("@{agent} review this E2E-PIPED");
-        let run = world.codecrew_fed(Stdio::piped(), Some(DIFF.as_bytes()), &["query", &task]);
-        run.assert_code(0);
-        assert!(run.stdout.contains("Reviewed."), "{agent}: {}", run.stdout);
-        assert!(
-            world.requests_with("piped_marker_e2e") > before,
-            "{agent}: the piped text never reached the model"
-        );
-    }
+    let before = world.requests_with("piped_marker_e2e");
+    let task = format!("@{agent} review this E2E-PIPED");
+    let run = world.codecrew_fed(Stdio::piped(), Some(DIFF.as_bytes()), &["query", &task]);
+    run.assert_code(0);
+    assert!(run.stdout.contains("Reviewed."), "{agent}: {}", run.stdout);
+    assert!(
+        world.requests_with("piped_marker_e2e") > before,
+        "{agent}: the piped text never reached the model"
+    );
+}
+
+#[test]
+fn piped_text_reaches_two_agents_at_once() {
+    let Some(world) = World::new("e2e-piped-two", script()) else {
+        return;
+    };
     // Two agents at once: each gets it.
     let before = world.requests_with("piped_marker_e2e");
     let run = world.codecrew_fed(

@@ -5,8 +5,9 @@
 
 use super::*;
 
-#[test]
-fn query_runs_reading_commands_refuses_writes_and_outside_reads() {
+per_cli!(query_runs_reading_commands_refuses_writes_and_outside_reads);
+
+fn query_runs_reading_commands_refuses_writes_and_outside_reads(agent: &str) {
     if codecrew_policy::sandbox::read_only_unavailable(true).is_some() {
         eprintln!("skipped: this kernel cannot hold the read-only sandbox");
         return;
@@ -31,7 +32,7 @@ fn query_runs_reading_commands_refuses_writes_and_outside_reads() {
             "E2E-QUERY-RUN",
             Reply::text(format!("Let me look.\n\n{calls}")),
         ));
-    let Some(world) = World::new("e2e-query-run", script) else {
+    let Some(world) = World::new(&format!("e2e-query-run-{agent}"), script) else {
         return;
     };
     let workspace = world.workspace();
@@ -40,29 +41,27 @@ fn query_runs_reading_commands_refuses_writes_and_outside_reads() {
     git(&["init", "-q"]);
     git(&["add", "lib.rs"]);
     git(&["commit", "-qm", "LAST-COMMIT-MESSAGE"]);
-    for agent in AGENTS {
-        let (run, doc) = world.json(
-            "query",
-            &[&format!("@{agent} E2E-QUERY-RUN review the last commit")],
-        );
-        run.assert_code(0);
-        let r = result(&doc);
-        assert_eq!(r["response"], "Reviewed the last commit.", "{agent}: {doc}");
-        let calls = r["tool_calls"].as_array().unwrap();
-        assert_eq!(calls.len(), 3, "{agent}: {doc}");
-        // The reading git command ran, in the read-only sandbox.
-        assert_eq!(calls[0]["status"], "ok", "{agent}: {doc}");
-        assert_eq!(calls[0]["output"]["sandbox"], "read-only");
-        let log = calls[0]["output"]["stdout"].as_str().unwrap();
-        assert!(log.contains("LAST-COMMIT-MESSAGE"), "{agent}: {log}");
-        assert!(log.contains("+fn reviewed() {}"), "{agent}: {log}");
-        // The write and the outside read were refused, and nothing came back.
-        for refused in &calls[1..] {
-            assert_eq!(refused["status"], "denied", "{agent}: {refused}");
-        }
-        assert!(!workspace.join("made-by-query.txt").exists(), "{agent}");
-        assert!(!doc.to_string().contains("OUTSIDE-SECRET-7731"), "{agent}");
+    let (run, doc) = world.json(
+        "query",
+        &[&format!("@{agent} E2E-QUERY-RUN review the last commit")],
+    );
+    run.assert_code(0);
+    let r = result(&doc);
+    assert_eq!(r["response"], "Reviewed the last commit.", "{agent}: {doc}");
+    let calls = r["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 3, "{agent}: {doc}");
+    // The reading git command ran, in the read-only sandbox.
+    assert_eq!(calls[0]["status"], "ok", "{agent}: {doc}");
+    assert_eq!(calls[0]["output"]["sandbox"], "read-only");
+    let log = calls[0]["output"]["stdout"].as_str().unwrap();
+    assert!(log.contains("LAST-COMMIT-MESSAGE"), "{agent}: {log}");
+    assert!(log.contains("+fn reviewed() {}"), "{agent}: {log}");
+    // The write and the outside read were refused, and nothing came back.
+    for refused in &calls[1..] {
+        assert_eq!(refused["status"], "denied", "{agent}: {refused}");
     }
+    assert!(!workspace.join("made-by-query.txt").exists(), "{agent}");
+    assert!(!doc.to_string().contains("OUTSIDE-SECRET-7731"), "{agent}");
     // The prompt offered run_command, saying what a read-only run may run.
     let prompt = world
         .server

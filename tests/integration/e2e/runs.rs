@@ -2,28 +2,35 @@
 
 use super::*;
 
-#[test]
-fn a_missing_cli_exits_3_with_how_to_install() {
-    let Some(world) = World::new("e2e-missing", Script::new()) else {
+per_cli!(a_missing_cli_exits_3_with_how_to_install);
+
+fn a_missing_cli_exits_3_with_how_to_install(agent: &str) {
+    let Some(world) = World::new(&format!("e2e-missing-{agent}"), Script::new()) else {
         return;
     };
     let bare = Path::new("/usr/bin:/bin");
     let env = world.env.clone().with("PATH", bare);
-    for agent in AGENTS {
-        let run = world.codecrew_with(
-            &env,
-            &["query", "--output", "json", &format!("@{agent} hello")],
-        );
-        run.assert_code(3);
-        let doc: Value = serde_json::from_str(run.stdout.trim()).unwrap();
-        let error = result(&doc)["error"].as_str().unwrap().to_owned();
-        let how = if agent == "llm" {
-            "pipx install llm"
-        } else {
-            "npm install -g"
-        };
-        assert!(error.contains(how), "{agent}: {error}");
-    }
+    let run = world.codecrew_with(
+        &env,
+        &["query", "--output", "json", &format!("@{agent} hello")],
+    );
+    run.assert_code(3);
+    let doc: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let error = result(&doc)["error"].as_str().unwrap().to_owned();
+    let how = if agent == "llm" {
+        "pipx install llm"
+    } else {
+        "npm install -g"
+    };
+    assert!(error.contains(how), "{agent}: {error}");
+}
+
+#[test]
+fn a_missing_cli_as_text_has_no_usage_line() {
+    let Some(world) = World::new("e2e-missing-text", Script::new()) else {
+        return;
+    };
+    let env = world.env.clone().with("PATH", Path::new("/usr/bin:/bin"));
     // As text: the error, and no usage line (nothing ran) to read past it.
     let run = world.codecrew_with(&env, &["query", "@qwen hello"]);
     run.assert_code(3);
@@ -35,25 +42,24 @@ fn a_missing_cli_exits_3_with_how_to_install() {
     assert!(!run.stderr.contains("turns"), "{}", run.stderr);
 }
 
-#[test]
-fn a_hanging_cli_is_killed_at_the_timeout() {
+per_cli!(a_hanging_cli_is_killed_at_the_timeout);
+
+fn a_hanging_cli_is_killed_at_the_timeout(agent: &str) {
     let script = Script::new().rule(Rule::on_prompt("E2E-HANG", Reply::hang()));
-    let Some(world) = World::new("e2e-hang", script) else {
+    let Some(world) = World::new(&format!("e2e-hang-{agent}"), script) else {
         return;
     };
-    for agent in AGENTS {
-        let started = std::time::Instant::now();
-        let (run, doc) = world.json("query", &["--timeout", "4s", &format!("@{agent} E2E-HANG")]);
-        run.assert_code(124);
-        assert!(
-            result(&doc)["error"]
-                .as_str()
-                .unwrap()
-                .contains("within 4 s"),
-            "{doc}"
-        );
-        assert!(started.elapsed() < Duration::from_secs(60));
-    }
+    let started = std::time::Instant::now();
+    let (run, doc) = world.json("query", &["--timeout", "4s", &format!("@{agent} E2E-HANG")]);
+    run.assert_code(124);
+    assert!(
+        result(&doc)["error"]
+            .as_str()
+            .unwrap()
+            .contains("within 4 s"),
+        "{agent}: {doc}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
 }
 
 #[test]
@@ -111,8 +117,9 @@ fn agents_run_in_parallel_each_with_its_own_result() {
     );
 }
 
-#[test]
-fn execute_writes_a_file_and_query_may_not() {
+per_cli!(execute_writes_a_file_and_query_may_not);
+
+fn execute_writes_a_file_and_query_may_not(agent: &str) {
     let call = fenced(&[envelope(
         "write_file",
         json!({"path": "out/hello.txt", "content": "written by the model\n"}),
@@ -121,45 +128,43 @@ fn execute_writes_a_file_and_query_may_not() {
         .rule(Rule::on_prompt(FOLLOW_UP, Reply::text("Written.")).and_prompt("\"status\":\"ok\""))
         .rule(Rule::on_prompt(FOLLOW_UP, Reply::text("It was refused.")).and_prompt("E_"))
         .rule(Rule::on_prompt("E2E-WRITE", Reply::text(call)));
-    let Some(world) = World::new("e2e-write", script) else {
+    let Some(world) = World::new(&format!("e2e-write-{agent}"), script) else {
         return;
     };
     let target = world.workspace().join("out/hello.txt");
-    for agent in AGENTS {
-        let _ = std::fs::remove_file(&target);
-        let (run, doc) = world.json("query", &[&format!("@{agent} E2E-WRITE")]);
-        run.assert_code(0);
-        assert_eq!(
-            result(&doc)["tool_calls"][0]["status"],
-            "denied",
-            "{agent}: {doc}"
-        );
-        assert!(!target.exists(), "query wrote a file");
+    let (run, doc) = world.json("query", &[&format!("@{agent} E2E-WRITE")]);
+    run.assert_code(0);
+    assert_eq!(
+        result(&doc)["tool_calls"][0]["status"],
+        "denied",
+        "{agent}: {doc}"
+    );
+    assert!(!target.exists(), "query wrote a file");
 
-        let (run, doc) = world.json("execute", &[&format!("@{agent} E2E-WRITE")]);
-        run.assert_code(0);
-        let r = result(&doc);
-        assert_eq!(r["mode"], "execute");
-        assert_eq!(r["tool_calls"][0]["status"], "ok", "{agent}: {doc}");
-        assert_eq!(r["response"], "Written.");
-        assert_eq!(
-            std::fs::read_to_string(&target).unwrap(),
-            "written by the model\n"
-        );
-        // An ordinary run changes nothing the walls hold (no CLI's own settings
-        // rewrite is taken for an attack).
-        assert!(
-            !run.stderr.contains("put back as it was"),
-            "{agent}: {}",
-            run.stderr
-        );
-    }
+    let (run, doc) = world.json("execute", &[&format!("@{agent} E2E-WRITE")]);
+    run.assert_code(0);
+    let r = result(&doc);
+    assert_eq!(r["mode"], "execute");
+    assert_eq!(r["tool_calls"][0]["status"], "ok", "{agent}: {doc}");
+    assert_eq!(r["response"], "Written.");
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "written by the model\n"
+    );
+    // An ordinary run changes nothing the walls hold (no CLI's own settings
+    // rewrite is taken for an attack).
+    assert!(
+        !run.stderr.contains("put back as it was"),
+        "{agent}: {}",
+        run.stderr
+    );
 }
+
+per_cli!(execute_denies_a_protected_write_without_a_terminal);
 
 /// In `execute` a write to a protected file asks; with no terminal to ask on, it is
 /// denied, the model hears why, and nothing is written, whatever the CLI.
-#[test]
-fn execute_denies_a_protected_write_without_a_terminal() {
+fn execute_denies_a_protected_write_without_a_terminal(agent: &str) {
     let call = fenced(&[envelope(
         "write_file",
         json!({"path": ".github/workflows/ci.yml", "content": "on: push\n"}),
@@ -174,18 +179,16 @@ fn execute_denies_a_protected_write_without_a_terminal() {
             Reply::text("Something else happened."),
         ))
         .rule(Rule::on_prompt("E2E-PROTECTED", Reply::text(call)));
-    let Some(world) = World::new("e2e-protected", script) else {
+    let Some(world) = World::new(&format!("e2e-protected-{agent}"), script) else {
         return;
     };
     let target = world.workspace().join(".github/workflows/ci.yml");
-    for agent in AGENTS {
-        let (run, doc) = world.json("execute", &[&format!("@{agent} E2E-PROTECTED")]);
-        run.assert_code(0);
-        let r = result(&doc);
-        assert_eq!(r["tool_calls"][0]["status"], "denied", "{agent}: {doc}");
-        assert_eq!(r["response"], "Refused, as it should be.", "{agent}: {doc}");
-        assert!(!target.exists(), "{agent}: a protected file was written");
-    }
+    let (run, doc) = world.json("execute", &[&format!("@{agent} E2E-PROTECTED")]);
+    run.assert_code(0);
+    let r = result(&doc);
+    assert_eq!(r["tool_calls"][0]["status"], "denied", "{agent}: {doc}");
+    assert_eq!(r["response"], "Refused, as it should be.", "{agent}: {doc}");
+    assert!(!target.exists(), "{agent}: a protected file was written");
 }
 
 #[test]

@@ -2,28 +2,27 @@
 
 use super::*;
 
-#[test]
-fn plain_answer() {
+per_cli!(plain_answer);
+
+fn plain_answer(agent: &str) {
     let script = Script::new().rule(Rule::on_prompt(
         "E2E-PLAIN",
         Reply::text("Plain answer from the fake."),
     ));
-    let Some(world) = World::new("e2e-plain", script) else {
+    let Some(world) = World::new(&format!("e2e-plain-{agent}"), script) else {
         return;
     };
-    for agent in AGENTS {
-        let (run, doc) = world.json("query", &[&format!("@{agent} E2E-PLAIN say hi")]);
-        run.assert_code(0);
-        let r = result(&doc);
-        assert_eq!(doc["success"], true, "{agent}: {doc}");
-        assert_eq!(r["agent"], agent);
-        assert_eq!(r["provider"], agent);
-        assert_eq!(r["mode"], "query");
-        assert_eq!(r["response"], "Plain answer from the fake.", "{agent}");
-        assert_eq!(r["turns"], 1);
-        assert!(r["session_id"].is_string(), "{agent}: {r}");
-        assert_eq!(r["tool_calls"], json!([]));
-    }
+    let (run, doc) = world.json("query", &[&format!("@{agent} E2E-PLAIN say hi")]);
+    run.assert_code(0);
+    let r = result(&doc);
+    assert_eq!(doc["success"], true, "{agent}: {doc}");
+    assert_eq!(r["agent"], agent);
+    assert_eq!(r["provider"], agent);
+    assert_eq!(r["mode"], "query");
+    assert_eq!(r["response"], "Plain answer from the fake.", "{agent}");
+    assert_eq!(r["turns"], 1);
+    assert!(r["session_id"].is_string(), "{agent}: {r}");
+    assert_eq!(r["tool_calls"], json!([]));
     // The prompt that reached the model lists codecrew's tools and carries the task.
     let first = world.server.model_requests();
     let prompt = first.iter().find_map(|r| r.prompt.clone()).unwrap();
@@ -31,8 +30,9 @@ fn plain_answer() {
     assert!(prompt.contains("E2E-PLAIN say hi"));
 }
 
-#[test]
-fn one_tool_call_then_the_answer_in_the_same_session() {
+per_cli!(one_tool_call_then_the_answer_in_the_same_session);
+
+fn one_tool_call_then_the_answer_in_the_same_session(agent: &str) {
     let call = fenced(&[envelope("read_file", json!({"path": "notes.txt"}))]);
     let script = Script::new()
         .rule(
@@ -43,41 +43,39 @@ fn one_tool_call_then_the_answer_in_the_same_session() {
             "E2E-READ",
             Reply::text(format!("Let me read it.\n\n{call}")),
         ));
-    let Some(world) = World::new("e2e-read", script) else {
+    let Some(world) = World::new(&format!("e2e-read-{agent}"), script) else {
         return;
     };
     std::fs::write(world.workspace().join("notes.txt"), "NOTE-CONTENT-42\n").unwrap();
-    for agent in AGENTS {
-        let (run, doc) = world.json(
-            "query",
-            &[&format!("@{agent} E2E-READ what do the notes say?")],
-        );
-        run.assert_code(0);
-        let r = result(&doc);
-        assert_eq!(
-            r["response"], "The notes say NOTE-CONTENT-42.",
-            "{agent}: {doc}"
-        );
-        assert_eq!(r["turns"], 2);
-        let calls = r["tool_calls"].as_array().unwrap();
-        assert_eq!(calls.len(), 1);
-        assert_eq!(calls[0]["name"], "codecrew:read_file");
-        assert_eq!(calls[0]["status"], "ok");
-        assert!(
-            calls[0]["output"]["content"]
-                .as_str()
-                .unwrap()
-                .contains("NOTE-CONTENT-42")
-        );
-    }
-    // Every follow-up continued its session: the model saw the first turn's history.
+    let (run, doc) = world.json(
+        "query",
+        &[&format!("@{agent} E2E-READ what do the notes say?")],
+    );
+    run.assert_code(0);
+    let r = result(&doc);
+    assert_eq!(
+        r["response"], "The notes say NOTE-CONTENT-42.",
+        "{agent}: {doc}"
+    );
+    assert_eq!(r["turns"], 2);
+    let calls = r["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["name"], "codecrew:read_file");
+    assert_eq!(calls[0]["status"], "ok");
+    assert!(
+        calls[0]["output"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("NOTE-CONTENT-42")
+    );
+    // The follow-up continued its session: the model saw the first turn's history.
     let follow_ups: Vec<_> = world
         .server
         .model_requests()
         .into_iter()
         .filter(|r| r.prompt.as_deref().is_some_and(|p| p.contains(FOLLOW_UP)))
         .collect();
-    assert_eq!(follow_ups.len(), AGENTS.len());
+    assert_eq!(follow_ups.len(), 1, "{agent}");
     for request in follow_ups {
         let body = request.body.to_string();
         assert!(
@@ -89,8 +87,9 @@ fn one_tool_call_then_the_answer_in_the_same_session() {
     }
 }
 
-#[test]
-fn several_calls_in_one_message_and_an_unknown_tool() {
+per_cli!(several_calls_in_one_message_and_an_unknown_tool);
+
+fn several_calls_in_one_message_and_an_unknown_tool(agent: &str) {
     let calls = fenced(&[
         envelope("read_file", json!({"path": "a.txt"})),
         envelope("list_directory", json!({})),
@@ -104,29 +103,28 @@ fn several_calls_in_one_message_and_an_unknown_tool() {
                 .and_prompt("E_UNKNOWN_TOOL"),
         )
         .rule(Rule::on_prompt("E2E-MANY", Reply::text(calls)));
-    let Some(world) = World::new("e2e-many", script) else {
+    let Some(world) = World::new(&format!("e2e-many-{agent}"), script) else {
         return;
     };
     std::fs::write(world.workspace().join("a.txt"), "ALPHA\n").unwrap();
     std::fs::write(world.workspace().join("b.txt"), "beta\n").unwrap();
-    for agent in AGENTS {
-        let (run, doc) = world.json("query", &[&format!("@{agent} E2E-MANY")]);
-        run.assert_code(0);
-        let r = result(&doc);
-        assert_eq!(r["response"], "Got all three.", "{agent}: {doc}");
-        let statuses: Vec<&str> = r["tool_calls"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["status"].as_str().unwrap())
-            .collect();
-        assert_eq!(statuses, ["ok", "ok", "error"], "{agent}");
-        assert_eq!(r["tool_calls"][2]["error"]["code"], "E_UNKNOWN_TOOL");
-    }
+    let (run, doc) = world.json("query", &[&format!("@{agent} E2E-MANY")]);
+    run.assert_code(0);
+    let r = result(&doc);
+    assert_eq!(r["response"], "Got all three.", "{agent}: {doc}");
+    let statuses: Vec<&str> = r["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["ok", "ok", "error"], "{agent}");
+    assert_eq!(r["tool_calls"][2]["error"]["code"], "E_UNKNOWN_TOOL");
 }
 
-#[test]
-fn a_chain_of_three_turns_and_max_turns() {
+per_cli!(a_chain_of_three_turns_and_max_turns);
+
+fn a_chain_of_three_turns_and_max_turns(agent: &str) {
     let first = fenced(&[envelope("read_file", json!({"path": "step1.txt"}))]);
     let second = fenced(&[envelope("read_file", json!({"path": "step2.txt"}))]);
     let script = Script::new()
@@ -139,64 +137,61 @@ fn a_chain_of_three_turns_and_max_turns() {
                 .and_prompt("STEP-ONE"),
         )
         .rule(Rule::on_prompt("E2E-CHAIN", Reply::text(first)));
-    let Some(world) = World::new("e2e-chain", script) else {
+    let Some(world) = World::new(&format!("e2e-chain-{agent}"), script) else {
         return;
     };
     std::fs::write(world.workspace().join("step1.txt"), "STEP-ONE\n").unwrap();
     std::fs::write(world.workspace().join("step2.txt"), "STEP-TWO\n").unwrap();
-    for agent in AGENTS {
-        let (run, doc) = world.json("query", &[&format!("@{agent} E2E-CHAIN")]);
-        run.assert_code(0);
-        let r = result(&doc);
-        assert_eq!(
-            r["response"], "Both steps read: STEP-TWO.",
-            "{agent}: {doc}"
-        );
-        assert_eq!(r["turns"], 3);
-        assert_eq!(r["tool_calls"].as_array().unwrap().len(), 2);
+    let (run, doc) = world.json("query", &[&format!("@{agent} E2E-CHAIN")]);
+    run.assert_code(0);
+    let r = result(&doc);
+    assert_eq!(
+        r["response"], "Both steps read: STEP-TWO.",
+        "{agent}: {doc}"
+    );
+    assert_eq!(r["turns"], 3);
+    assert_eq!(r["tool_calls"].as_array().unwrap().len(), 2);
 
-        // Stopped after two turns: the second turn's call ran, its result is reported.
-        let (run, doc) = world.json(
-            "query",
-            &["--max-turns", "2", &format!("@{agent} E2E-CHAIN")],
-        );
-        run.assert_code(0);
-        let r = result(&doc);
-        assert_eq!(r["turns"], 2, "{agent}: {doc}");
-        assert_eq!(r["stop_reason"], "max_turns");
-        assert_eq!(r["tool_calls"].as_array().unwrap().len(), 2);
+    // Stopped after two turns: the second turn's call ran, its result is reported.
+    let (run, doc) = world.json(
+        "query",
+        &["--max-turns", "2", &format!("@{agent} E2E-CHAIN")],
+    );
+    run.assert_code(0);
+    let r = result(&doc);
+    assert_eq!(r["turns"], 2, "{agent}: {doc}");
+    assert_eq!(r["stop_reason"], "max_turns");
+    assert_eq!(r["tool_calls"].as_array().unwrap().len(), 2);
 
-        // One turn returns the tool results themselves.
-        let (run, doc) = world.json(
-            "query",
-            &["--max-turns", "1", &format!("@{agent} E2E-CHAIN")],
-        );
-        run.assert_code(0);
-        let r = result(&doc);
-        assert_eq!(r["turns"], 1);
-        assert!(
-            r["response"].as_str().unwrap().contains("STEP-ONE"),
-            "{agent}: {doc}"
-        );
-    }
+    // One turn returns the tool results themselves.
+    let (run, doc) = world.json(
+        "query",
+        &["--max-turns", "1", &format!("@{agent} E2E-CHAIN")],
+    );
+    run.assert_code(0);
+    let r = result(&doc);
+    assert_eq!(r["turns"], 1);
+    assert!(
+        r["response"].as_str().unwrap().contains("STEP-ONE"),
+        "{agent}: {doc}"
+    );
 }
 
-#[test]
-fn an_api_error_is_a_failure_with_its_message() {
+per_cli!(an_api_error_is_a_failure_with_its_message);
+
+fn an_api_error_is_a_failure_with_its_message(agent: &str) {
     let script = Script::new().rule(Rule::on_prompt(
         "E2E-FAIL",
         Reply::error(400, "scripted failure E2E"),
     ));
-    let Some(world) = World::new("e2e-fail", script) else {
+    let Some(world) = World::new(&format!("e2e-fail-{agent}"), script) else {
         return;
     };
-    for agent in AGENTS {
-        let (run, doc) = world.json("query", &[&format!("@{agent} E2E-FAIL")]);
-        run.assert_code(1);
-        let r = result(&doc);
-        assert_eq!(doc["success"], false);
-        assert_eq!(r["success"], false);
-        let error = r["error"].as_str().unwrap();
-        assert!(error.contains("scripted failure E2E"), "{agent}: {error}");
-    }
+    let (run, doc) = world.json("query", &[&format!("@{agent} E2E-FAIL")]);
+    run.assert_code(1);
+    let r = result(&doc);
+    assert_eq!(doc["success"], false);
+    assert_eq!(r["success"], false);
+    let error = r["error"].as_str().unwrap();
+    assert!(error.contains("scripted failure E2E"), "{agent}: {error}");
 }

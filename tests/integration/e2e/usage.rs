@@ -28,45 +28,44 @@ fn served(server: &FakeModel, router: bool) -> (u64, u64) {
         .fold((0, 0), |(i, o), (input, output)| (i + input, o + output))
 }
 
-#[test]
-fn usage_is_what_the_model_server_reported_summed_over_the_turns() {
-    for agent in AGENTS {
-        // A server per agent, so that its log holds only this agent's requests.
-        let Some(world) = World::new(&format!("e2e-usage-{agent}"), two_turns()) else {
-            return;
-        };
-        std::fs::write(world.workspace().join("notes.txt"), "USAGE-42\n").unwrap();
-        let (run, doc) = world.json("query", &[&format!("@{agent} E2E-USAGE read the notes")]);
-        run.assert_code(0);
-        let usage = &result(&doc)["usage"];
-        assert_eq!(result(&doc)["turns"], 2, "{agent}: {doc}");
-        assert_eq!(usage["turns"], 2, "{agent}: {usage}");
-        assert_eq!(usage["tool_calls"], 1, "{agent}: {usage}");
-        assert!(usage["duration_ms"].as_u64().unwrap() > 0, "{usage}");
-        // Kept over ACP, Gemini counts the tokens of the model that answers, not those of
-        // its router's classifier calls (model `auto`); and it reports no cached count.
-        let (input, output) = served(&world.server, agent != "gemini");
-        assert_eq!(usage["input_tokens"], input, "{agent}: {usage}");
-        assert_eq!(usage["output_tokens"], output, "{agent}: {usage}");
-        // Gemini, llm and opencode (kept, over ACP) report no cached count.
-        let cached = match agent {
-            "gemini" | "llm" | "opencode" => Value::Null,
-            _ => json!(0),
-        };
-        assert_eq!(usage["cached_tokens"], cached, "{agent}: {usage}");
-        // Only Claude and opencode state a price; nobody else's is made up.
-        match agent {
-            "claude" | "opencode" => {
-                assert!(
-                    usage["cost_usd"].as_f64().unwrap() > 0.0,
-                    "{agent}: {usage}"
-                )
-            }
-            _ => assert_eq!(usage["cost_usd"], Value::Null, "{agent}: {usage}"),
+per_cli!(usage_is_what_the_model_server_reported_summed_over_the_turns);
+
+fn usage_is_what_the_model_server_reported_summed_over_the_turns(agent: &str) {
+    // A server per agent, so that its log holds only this agent's requests.
+    let Some(world) = World::new(&format!("e2e-usage-{agent}"), two_turns()) else {
+        return;
+    };
+    std::fs::write(world.workspace().join("notes.txt"), "USAGE-42\n").unwrap();
+    let (run, doc) = world.json("query", &[&format!("@{agent} E2E-USAGE read the notes")]);
+    run.assert_code(0);
+    let usage = &result(&doc)["usage"];
+    assert_eq!(result(&doc)["turns"], 2, "{agent}: {doc}");
+    assert_eq!(usage["turns"], 2, "{agent}: {usage}");
+    assert_eq!(usage["tool_calls"], 1, "{agent}: {usage}");
+    assert!(usage["duration_ms"].as_u64().unwrap() > 0, "{usage}");
+    // Kept over ACP, Gemini counts the tokens of the model that answers, not those of
+    // its router's classifier calls (model `auto`); and it reports no cached count.
+    let (input, output) = served(&world.server, agent != "gemini");
+    assert_eq!(usage["input_tokens"], input, "{agent}: {usage}");
+    assert_eq!(usage["output_tokens"], output, "{agent}: {usage}");
+    // Gemini, llm and opencode (kept, over ACP) report no cached count.
+    let cached = match agent {
+        "gemini" | "llm" | "opencode" => Value::Null,
+        _ => json!(0),
+    };
+    assert_eq!(usage["cached_tokens"], cached, "{agent}: {usage}");
+    // Only Claude and opencode state a price; nobody else's is made up.
+    match agent {
+        "claude" | "opencode" => {
+            assert!(
+                usage["cost_usd"].as_f64().unwrap() > 0.0,
+                "{agent}: {usage}"
+            )
         }
-        // One result: the document's total is that result's usage.
-        assert_eq!(&doc["usage"], usage, "{agent}: {doc}");
+        _ => assert_eq!(usage["cost_usd"], Value::Null, "{agent}: {usage}"),
     }
+    // One result: the document's total is that result's usage.
+    assert_eq!(&doc["usage"], usage, "{agent}: {doc}");
 }
 
 #[test]
