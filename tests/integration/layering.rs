@@ -216,3 +216,141 @@ fn the_layer_check_reads_paths_and_groups() {
         ["run", "clis", "config"]
     );
 }
+
+/// The library crates, whose top-level modules must not import each other in a circle.
+const LIBRARIES: [&str; 6] = [
+    "codecrew-intercept",
+    "codecrew-policy",
+    "codecrew-tools",
+    "codecrew-config",
+    "codecrew-agents",
+    "codecrew-core",
+];
+
+/// What a file says outside its comments and its unit tests: a doc link or a test's
+/// import is no dependency of the module.
+fn code_of(text: &str) -> String {
+    let text = text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text);
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Each top-level module of the crate at `src` and the top-level modules it names
+/// (`crate::<module>`); lib.rs, the crate's door, is left out.
+fn module_graph(src: &Path) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut graph: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    let top = |relative: &Path| {
+        relative
+            .components()
+            .next()
+            .map(|part| {
+                part.as_os_str()
+                    .to_string_lossy()
+                    .trim_end_matches(".rs")
+                    .to_owned()
+            })
+            .unwrap_or_default()
+    };
+    let files = sources(src);
+    for (path, _) in &files {
+        let module = top(path.strip_prefix(src).unwrap());
+        if module != "lib" {
+            graph.entry(module).or_default();
+        }
+    }
+    for (path, text) in &files {
+        let relative = path.strip_prefix(src).unwrap();
+        let module = top(relative);
+        let in_tests = relative
+            .components()
+            .any(|part| part.as_os_str() == "tests" || part.as_os_str() == "tests.rs");
+        if module == "lib" || in_tests {
+            continue;
+        }
+        for used in named_after(&code_of(text), "crate::") {
+            if used != module && graph.contains_key(&used) {
+                let edges = graph.get_mut(&module).unwrap();
+                if !edges.contains(&used) {
+                    edges.push(used);
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// A circle of `graph`, as the modules along it (the first again at the end), if any.
+fn circle(graph: &std::collections::BTreeMap<String, Vec<String>>) -> Option<Vec<String>> {
+    fn visit(
+        graph: &std::collections::BTreeMap<String, Vec<String>>,
+        module: &str,
+        path: &mut Vec<String>,
+        done: &mut std::collections::BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|m| m == module) {
+            let mut circle = path[at..].to_vec();
+            circle.push(module.to_owned());
+            return Some(circle);
+        }
+        if done.contains(module) {
+            return None;
+        }
+        path.push(module.to_owned());
+        for next in graph.get(module).into_iter().flatten() {
+            if let Some(circle) = visit(graph, next, path, done) {
+                return Some(circle);
+            }
+        }
+        path.pop();
+        done.insert(module.to_owned());
+        None
+    }
+    let mut done = std::collections::BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|module| visit(graph, module, &mut Vec::new(), &mut done))
+}
+
+/// With no circle, every library crate's modules stand in layers (each imports only
+/// modules below it in some order): a module that starts importing one that imports it
+/// fails here, naming the circle.
+#[test]
+fn no_library_crates_modules_import_each_other_in_a_circle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for name in LIBRARIES {
+        let graph = module_graph(&root.join("crates").join(name).join("src"));
+        assert!(graph.len() > 1, "{name}: no modules read");
+        if let Some(circle) = circle(&graph) {
+            panic!("{name}: modules import each other: {}", circle.join(" -> "));
+        }
+    }
+}
+
+/// The circle check finds a circle where there is one, and none in layers.
+#[test]
+fn the_circle_check_finds_circles() {
+    let graph = |edges: &[(&str, &[&str])]| {
+        edges
+            .iter()
+            .map(|(module, uses)| {
+                (
+                    (*module).to_owned(),
+                    uses.iter().map(|used| (*used).to_owned()).collect(),
+                )
+            })
+            .collect()
+    };
+    let layered = graph(&[("a", &["b", "c"]), ("b", &["c"]), ("c", &[])]);
+    assert_eq!(circle(&layered), None);
+    let circular = graph(&[("a", &["b"]), ("b", &["c"]), ("c", &["a"])]);
+    assert_eq!(
+        circle(&circular),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+    assert_eq!(
+        code_of("use crate::x;\n// [`crate::y`]\n#[cfg(test)]\nmod tests { use crate::z; }"),
+        "use crate::x;"
+    );
+}

@@ -23,9 +23,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
+use super::claude_tools;
 use super::json_lines::{JsonLines, line};
 use super::native::{Native, Outbox, Pending, Verdict};
-use crate::claude;
 
 /// The id codecrew's hook is registered under.
 const HOOK: &str = "codecrew-pre-tool-use";
@@ -93,8 +93,12 @@ impl ClaudeControl {
                     .or(request["tool_use_id"].as_str())
                     .unwrap_or("")
                     .to_owned();
-                let native =
-                    claude::native(tool, &input["tool_input"], &tool_use, input["cwd"].as_str());
+                let native = claude_tools::native(
+                    tool,
+                    &input["tool_input"],
+                    &tool_use,
+                    input["cwd"].as_str(),
+                );
                 let allowed = Arc::clone(&self.allowed);
                 let answer = move |verdict: &Verdict| {
                     if *verdict == Verdict::Allow
@@ -116,7 +120,7 @@ impl ClaudeControl {
                 let native = if hook_allowed {
                     Native::Harmless
                 } else {
-                    claude::native(tool, &request["input"], tool_use, None)
+                    claude_tools::native(tool, &request["input"], tool_use, None)
                 };
                 let answer = move |verdict: &Verdict| success(&id, permission_answer(verdict));
                 queue(tool, native, Box::new(answer), outbox);

@@ -1,7 +1,8 @@
 //! The means of driving the CLIs, apart from the CLIs themselves (one module each in
 //! [`super`]): [`process`] runs a command once, [`resident`] keeps one running,
 //! [`transport`] chooses between them per job; [`acp`], [`app_server`] and
-//! [`claude_control`] speak the long-lived JSON-RPC and control protocols (lines split by
+//! [`claude_control`] speak the long-lived JSON-RPC and control protocols (with
+//! [`claude_tools`], what Claude's own tools amount to) (lines split by
 //! [`json_lines`]), [`native`] turns a CLI's question about its own tool into the codecrew
 //! calls it amounts to, [`refused`] tells a start the CLI's wall refused, and [`start`]
 //! keeps the starts of a CLI whose processes share their set-up from colliding.
@@ -12,6 +13,7 @@
 pub mod acp;
 pub mod app_server;
 pub mod claude_control;
+pub mod claude_tools;
 pub mod json_lines;
 pub mod native;
 pub mod process;
