@@ -22,21 +22,21 @@ const RUNS: usize = 40;
 /// Claude does in either mode.
 const FAST_CLI: &str = r#"#!/bin/sh
 read -r _
-printf '%s\n' '{"type":"system","subtype":"init","session_id":"bench","model":"fake"}'
-printf '%s\n' '{"type":"assistant","message":{"content":[{"type":"text","text":"Hello from the fake CLI."}]},"session_id":"bench"}'
-printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"Hello from the fake CLI.","session_id":"bench"}'
+printf '%s\n' '{"type":"system","subtype":"init","session_id":"0b7e6a52-1f3c-4d2e-9a41-5c0de0000001","model":"fake"}'
+printf '%s\n' '{"type":"assistant","message":{"content":[{"type":"text","text":"Hello from the fake CLI."}]},"session_id":"0b7e6a52-1f3c-4d2e-9a41-5c0de0000001"}'
+printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"Hello from the fake CLI.","session_id":"0b7e6a52-1f3c-4d2e-9a41-5c0de0000001"}'
 cat > /dev/null
 "#;
 
 /// Prints text carrying its own clock (ns since the epoch), then waits before finishing.
 const STAMPING_CLI: &str = r#"#!/bin/bash
 read -r _
-printf '%s\n' '{"type":"system","subtype":"init","session_id":"bench","model":"fake"}'
+printf '%s\n' '{"type":"system","subtype":"init","session_id":"0b7e6a52-1f3c-4d2e-9a41-5c0de0000001","model":"fake"}'
 for i in 1 2 3 4 5 6 7 8 9 10; do
-  printf '{"type":"assistant","message":{"content":[{"type":"text","text":"STAMP %s\\n"}]},"session_id":"bench"}\n' "$(date +%s%N)"
+  printf '{"type":"assistant","message":{"content":[{"type":"text","text":"STAMP %s\\n"}]},"session_id":"0b7e6a52-1f3c-4d2e-9a41-5c0de0000001"}\n' "$(date +%s%N)"
   sleep 0.05
 done
-printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"bench"}'
+printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"0b7e6a52-1f3c-4d2e-9a41-5c0de0000001"}'
 cat > /dev/null
 "#;
 
