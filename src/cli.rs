@@ -218,6 +218,8 @@ pub struct ChatArgs {
 /// Flags shared by `query` and `execute`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    // The help text's `[:model]` is no link (clap shows this text as it is).
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// Tasks: "@agent[:model] text"; each argument is one task. `-`, or none with a
     /// pipe on stdin: the task is read from stdin
     #[arg(value_name = "TASK")]

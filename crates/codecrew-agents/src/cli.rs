@@ -70,9 +70,9 @@ pub enum LongLived {
     /// A stream-json `user` line per turn on stdin, output as when run per turn
     /// (Claude's `--input-format stream-json`). The turn's own flags apply.
     StreamJsonInput,
-    /// `codex app-server` JSON-RPC ([`app_server`]).
+    /// `codex app-server` JSON-RPC (`app_server`).
     AppServer,
-    /// The Agent Client Protocol ([`acp`]): `gemini --acp`, `qwen --acp`.
+    /// The Agent Client Protocol (`acp`): `gemini --acp`, `qwen --acp`.
     /// A stored session is continued per turn (the client opens new sessions only).
     Acp,
 }

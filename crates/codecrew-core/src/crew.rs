@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Both front ends use this one implementation: the prompted tools of `query`/`execute`
-//! (an [`AgentTool`] in the run's registry) and the MCP server's tools (`mcp_server`).
+//! (an `AgentTool` in the run's registry) and the MCP server's tools (`mcp_server`).
 //! A sub-agent gets its own catalog for its mode, the same policy (through the same
 //! executor factory), the run's turn limit and timeout, and the caller's cancellation.
 //! Depth is counted from the top job (or from [`DEPTH_ENV`], when codecrew itself runs

@@ -340,7 +340,7 @@ pub fn remote_with_credentials(dir: &Path) -> Option<String> {
     None
 }
 
-/// Puts [`READ_ONLY_ENV`] into a command's environment, in place of configuration the
+/// Puts `READ_ONLY_ENV` into a command's environment, in place of configuration the
 /// environment already carried (`GIT_CONFIG_COUNT`, `GIT_CONFIG_PARAMETERS`: its keys
 /// would otherwise add to or outnumber codecrew's).
 pub fn read_only_environment(env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>) {

@@ -7,9 +7,9 @@
 //! A port is a door anything on the machine can knock on, including a web page in the
 //! user's browser. So the server listens on loopback unless told otherwise, every request
 //! but `/health` needs the bearer token, a browser's `Origin` is refused unless allowed,
-//! and bodies, sessions, connections and agent runs are bounded ([`gate`],
+//! and bodies, sessions, connections and agent runs are bounded (`gate`,
 //! [`super::limits`]); at the session cap a new client takes the place of the session
-//! idle longest ([`occupancy`]), so clients that leave without a word lock nobody out. rmcp's service checks the `Host` header (DNS rebinding) and the
+//! idle longest (`occupancy`), so clients that leave without a word lock nobody out. rmcp's service checks the `Host` header (DNS rebinding) and the
 //! protocol; hyper, on a connection of its own per client, reads the requests: a client
 //! that stays silent or floods holds only its own connection.
 //!

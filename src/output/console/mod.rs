@@ -13,7 +13,7 @@
 //!   shell completion script, a manual page, a prompt for another CLI. `--output json`
 //!   and `--output stream-json` are the way to the model's exact text.
 //!
-//! Lines on stderr go through [`line`] (and [`error`], [`warn`], [`note`]), which lift a
+//! Lines on stderr go through [`line()`] (and [`error`], [`warn`], [`note`]), which lift a
 //! live view drawn there ([`set_live`]) while they write. The permission prompt is the
 //! one thing written elsewhere: to `/dev/tty`, with the policy's stricter escape, which
 //! also shows newlines and invisible characters (`output::ask`).

@@ -5,7 +5,7 @@
 //! write with its path, a shell command, a read with its path) and leaves it in the
 //! [`Outbox`], with how to answer. The job's [`NativeGate`] decides it exactly as that
 //! codecrew call: mode, rules, path classes, shell analysis, the prompt or `--yes`, the
-//! audit log. What the CLI does without asking stays inside its wall ([`super::wall`]).
+//! audit log. What the CLI does without asking stays inside its wall (`super::wall`).
 
 use std::future::Future;
 use std::path::Path;

@@ -46,7 +46,7 @@ pub struct Gates(Mutex<HashMap<String, Arc<tokio::sync::Mutex<bool>>>>);
 
 impl Gates {
     /// A place at the gate of `cli`: at once when a start of it is already past its
-    /// set-up (or the wait passed [`WAIT_AT_MOST`], or the run is cancelled), else once
+    /// set-up (or the wait passed `WAIT_AT_MOST`, or the run is cancelled), else once
     /// the start ahead is past it or failed (then this one goes first).
     pub async fn enter(&self, cli: &str, cancel: watch::Receiver<bool>) -> Pass {
         self.enter_within(cli, cancel, WAIT_AT_MOST).await
@@ -96,7 +96,7 @@ pub fn again(collided: bool, passed_on: bool, ending: &Ending, retries: u32) -> 
     collided && failed && !passed_on && retries < RETRIES
 }
 
-/// Waits before retry number `retry` ([`PAUSE`]); false when the run was cancelled
+/// Waits before retry number `retry` (`PAUSE`); false when the run was cancelled
 /// meanwhile.
 pub async fn pause(retry: u32, mut cancel: watch::Receiver<bool>) -> bool {
     let base = PAUSE.saturating_mul(retry);

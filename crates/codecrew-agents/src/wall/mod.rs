@@ -98,7 +98,7 @@ pub struct Confinement {
     pub temp: Option<Arc<tempfile::TempDir>>,
     /// Checked, and put back, when the last command holding them is dropped.
     pub guards: Vec<Arc<guard::Guard>>,
-    /// Node's compile cache for the CLI ([`compile_cache`]).
+    /// Node's compile cache for the CLI (`compile_cache`).
     pub compile_cache: Option<PathBuf>,
 }
 

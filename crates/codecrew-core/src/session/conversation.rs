@@ -14,7 +14,7 @@ pub struct Continuation {
     /// to resume.
     pub earlier: Vec<(String, String)>,
     /// What the session to resume used before, for CLIs that report a session's usage
-    /// rather than a run's ([`Provider::reports_session_usage`]).
+    /// rather than a run's (`Provider::reports_session_usage`).
     pub session_usage: Usage,
 }
 

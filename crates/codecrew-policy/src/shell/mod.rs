@@ -36,7 +36,7 @@
 //! pattern, a redirection target). Text the parser leaves opaque but bash reads again
 //! (a `${x#pattern}`, a quoted word inside `${…}`, a trap handler, a variable name with a
 //! subscript given to `unset` or `declare`) goes through one funnel,
-//! [`Analyser::reread`], to an analyser with the same deny list, variables and
+//! `Analyser::reread`, to an analyser with the same deny list, variables and
 //! directories. A deny message says where the command hid ("found in a command
 //! substitution, in a parameter expansion").
 

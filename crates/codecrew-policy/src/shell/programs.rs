@@ -52,7 +52,7 @@ pub(super) fn find_roots(argv: &[String]) -> Option<Vec<String>> {
 
 /// The safe list: read-only commands with arguments that cannot write, run other
 /// programs or reach the network. Paths they name are checked separately, and options
-/// that read names from a file or follow links are risks ([`Analyser::option_risks`]).
+/// that read names from a file or follow links are risks (`Analyser::option_risks`).
 pub fn safe(argv: &[String]) -> bool {
     let Some(program) = argv.first() else {
         return false;

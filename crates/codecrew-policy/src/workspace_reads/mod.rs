@@ -9,13 +9,13 @@
 //! a grant, so a directory that holds a sensitive file is granted only for listing, and
 //! each of its other entries gets a grant of its own; a directory that holds none is
 //! granted whole. The repository's `.git` and dependency or build directories
-//! (`node_modules`, `target`, ...) are granted whole without a look ([`scan`]).
+//! (`node_modules`, `target`, ...) are granted whole without a look (`scan`).
 //!
 //! Every directory must be looked at once, which on a checkout of 100,000 files costs
 //! a few hundred milliseconds. The plan is kept with the stamp of every directory it
-//! rests on ([`verified`]): when none moved, the next plan is the kept one, for one
-//! `stat` per directory. When some moved, the kept listings ([`cache`]) let the planner
-//! read again just the directories whose names changed ([`scan::Stamp`]).
+//! rests on (`verified`): when none moved, the next plan is the kept one, for one
+//! `stat` per directory. When some moved, the kept listings (`cache`) let the planner
+//! read again just the directories whose names changed (`scan::Stamp`).
 
 mod cache;
 mod scan;

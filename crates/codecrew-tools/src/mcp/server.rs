@@ -38,7 +38,7 @@ pub(super) const EXIT_SETTLE: Duration = Duration::from_millis(500);
 pub(super) const SHUTDOWN_GRACE: Duration = Duration::from_secs(8);
 
 /// Told the tool list of each server that lists its tools (the server's name, its list),
-/// so that a later run can offer them without starting it (see [`on_call`]).
+/// so that a later run can offer them without starting it (see `on_call`).
 pub type ListingHook = Arc<dyn Fn(&str, &[rmcp::model::Tool]) + Send + Sync>;
 
 /// A server offered from a kept tool list: started at the first call of one of its
