@@ -1,5 +1,7 @@
 //! A CLI's raw output in, text segments, calls and the CLI's other events out: the decoder
-//! and the scanner joined, so that only the assistant's own text is ever scanned.
+//! and the scanner joined, so that only the assistant's own text is ever scanned. A CLI
+//! whose output is already events (one kept over a JSON-RPC protocol, whose adapter reads
+//! its messages) gives them as they are ([`Interceptor::feed_events`]).
 
 use crate::decode::{self, Decoder, Event, Format};
 
@@ -22,6 +24,9 @@ pub struct Interceptor {
     scanner: Scanner,
     events: Vec<Event>,
     segments: Vec<Segment>,
+    /// Text fed as events and not ended yet: the end of the output ends it, as a
+    /// decoder's `finish` ends its own.
+    events_text_open: bool,
 }
 
 impl Interceptor {
@@ -31,6 +36,7 @@ impl Interceptor {
             scanner: Scanner::new(limits),
             events: Vec::new(),
             segments: Vec::new(),
+            events_text_open: false,
         }
     }
 
@@ -40,9 +46,26 @@ impl Interceptor {
         self.drain(out);
     }
 
+    /// Feeds events already decoded, kept to the decoder contract ([`decode::Sink`]): a
+    /// kept JSON-RPC CLI's messages as its protocol adapter read them.
+    pub fn feed_events(&mut self, events: impl IntoIterator<Item = Event>, out: &mut Vec<Item>) {
+        for event in events {
+            match event {
+                Event::Text(_) => self.events_text_open = true,
+                Event::TextEnd => self.events_text_open = false,
+                _ => {}
+            }
+            self.events.push(event);
+        }
+        self.drain(out);
+    }
+
     /// The output has ended.
     pub fn finish(&mut self, out: &mut Vec<Item>) {
         self.decoder.finish(&mut self.events);
+        if std::mem::take(&mut self.events_text_open) {
+            self.events.push(Event::TextEnd);
+        }
         self.drain(out);
         self.scanner.finish(&mut self.segments);
         out.extend(self.segments.drain(..).map(Item::Segment));
@@ -82,5 +105,34 @@ mod tests {
         interceptor.finish(&mut out);
         assert!(matches!(out[0], Item::Segment(Segment::Call(_))), "{out:?}");
         assert_eq!(out[1], Item::MessageEnd);
+    }
+
+    #[test]
+    fn events_are_scanned_as_decoded_output_is() {
+        let envelope = r#"{"type":"tool_use","name":"codecrew:read_file","input":{"path":"a"}}"#;
+        let events = [
+            Event::Session {
+                id: "s".into(),
+                model: None,
+            },
+            Event::Text(format!("Look.\n{}", &envelope[..20])),
+            Event::Text(format!("{}\n", &envelope[20..])),
+        ];
+        let mut interceptor = Interceptor::new(Format::Gemini, ScannerLimits::default());
+        let mut out = Vec::new();
+        interceptor.feed_events(events, &mut out);
+        // The text is still open: the end of the output ends it.
+        assert!(!out.contains(&Item::MessageEnd), "{out:?}");
+        interceptor.finish(&mut out);
+        assert!(
+            matches!(&out[0], Item::Event(Event::Session { id, .. }) if id == "s"),
+            "{out:?}"
+        );
+        let calls = out
+            .iter()
+            .filter(|item| matches!(item, Item::Segment(Segment::Call(_))))
+            .count();
+        assert_eq!(calls, 1, "{out:?}");
+        assert_eq!(out.last(), Some(&Item::MessageEnd));
     }
 }

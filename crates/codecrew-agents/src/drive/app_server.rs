@@ -7,9 +7,9 @@
 //! a turn:      item/* and thread/tokenUsage/updated notifications … turn/completed
 //! ```
 //!
-//! What the server reports is rewritten as the `codex exec --json` events codecrew's Codex
-//! decoder already reads (`thread.started`, `item.completed`, `turn.completed`,
-//! `turn.failed`, `error`), so one decoder serves both ways of running Codex.
+//! What the server reports becomes the interception engine's events ([`Event`]): the
+//! thread, each agent message whole, the commands Codex runs and their results, errors,
+//! and the turn's end with what it used.
 //!
 //! Codex's own tools answer to codecrew's policy: the thread is opened with
 //! `approvalPolicy: untrusted`, under which Codex asks before every command and every
@@ -26,12 +26,14 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use codecrew_intercept::decode::{Event, Usage};
 use serde_json::{Value, json};
 
 use codecrew_tools::Mode;
 
 use super::json_lines::{JsonLines, line};
 use super::native::{self, Outbox, Pending, Verdict};
+use super::turn_events::TurnEvents;
 
 /// The ids of codecrew's own requests (the server numbers its requests apart).
 const INITIALIZE: &str = "codecrew-initialize";
@@ -60,6 +62,11 @@ pub struct AppServer {
     usage: Option<Value>,
     /// The files each patch in flight touches, by item id, from its `item/started`.
     patches: HashMap<String, Vec<String>>,
+    /// The turn's events so far.
+    events: TurnEvents,
+    /// The command items of this turn announced by `item/started`: their completion
+    /// reports only the result.
+    started: Vec<String>,
     lines: JsonLines,
 }
 
@@ -71,12 +78,16 @@ impl AppServer {
             pending: None,
             usage: None,
             patches: HashMap::new(),
+            events: TurnEvents::default(),
+            started: Vec::new(),
             lines: JsonLines::default(),
         }
     }
 
     /// What starts a turn with `prompt`: the handshake first, for the first turn.
     pub fn start_turn(&mut self, prompt: &str) -> Vec<u8> {
+        self.events = TurnEvents::default();
+        self.started.clear();
         match &self.thread {
             Some(thread) => line(&turn_start(thread, prompt)),
             None => {
@@ -95,17 +106,17 @@ impl AppServer {
         }
     }
 
-    /// One chunk of the server's stdout: the `exec --json` lines for the decoder go to
-    /// `decoded`, what codecrew answers goes to `replies`. True when the turn is over.
-    pub fn read(&mut self, bytes: &[u8], decoded: &mut Vec<u8>, outbox: &mut Outbox) -> bool {
+    /// One chunk of the server's stdout: the turn's events go to `out`, what codecrew
+    /// answers goes to `outbox`. True when the turn is over.
+    pub fn read(&mut self, bytes: &[u8], out: &mut Vec<Event>, outbox: &mut Outbox) -> bool {
         let mut over = false;
         for message in self.lines.feed(bytes, "codex app-server") {
-            over |= self.message(&message, decoded, outbox);
+            over |= self.message(&message, out, outbox);
         }
         over
     }
 
-    fn message(&mut self, message: &Value, decoded: &mut Vec<u8>, outbox: &mut Outbox) -> bool {
+    fn message(&mut self, message: &Value, out: &mut Vec<Event>, outbox: &mut Outbox) -> bool {
         let method = message.get("method").and_then(Value::as_str);
         let id = message.get("id");
         match (method, id) {
@@ -113,8 +124,8 @@ impl AppServer {
                 self.request(method, id, &message["params"], outbox);
                 false
             }
-            (Some(method), None) => self.notification(method, &message["params"], decoded),
-            (None, Some(id)) => self.response(id.as_str().unwrap_or(""), message, decoded, outbox),
+            (Some(method), None) => self.notification(method, &message["params"], out),
+            (None, Some(id)) => self.response(id.as_str().unwrap_or(""), message, out, outbox),
             (None, None) => false,
         }
     }
@@ -171,7 +182,7 @@ impl AppServer {
         &mut self,
         id: &str,
         message: &Value,
-        decoded: &mut Vec<u8>,
+        out: &mut Vec<Event>,
         outbox: &mut Outbox,
     ) -> bool {
         if let Some(error) = message.get("error") {
@@ -179,10 +190,7 @@ impl AppServer {
                 .as_str()
                 .unwrap_or("codex app-server refused a request");
             let text = format!("codex app-server: {text}");
-            decoded.extend(line(&json!({"type": "error", "message": text})));
-            decoded.extend(line(
-                &json!({"type": "turn.failed", "error": {"message": text}}),
-            ));
+            self.events.failed(&text, None, out);
             return true;
         }
         match id {
@@ -193,15 +201,12 @@ impl AppServer {
             THREAD => {
                 let Some(thread) = message["result"]["thread"]["id"].as_str() else {
                     let text = "codex app-server opened a thread without an id";
-                    decoded.extend(line(
-                        &json!({"type": "turn.failed", "error": {"message": text}}),
-                    ));
+                    self.events.failed(text, None, out);
                     return true;
                 };
                 self.thread = Some(thread.to_owned());
-                decoded.extend(line(
-                    &json!({"type": "thread.started", "thread_id": thread}),
-                ));
+                // The model is only in Codex's config, never in what the server says.
+                self.events.session(thread, None, out);
                 let prompt = self.pending.take().unwrap_or_default();
                 outbox.bytes.extend(line(&turn_start(thread, &prompt)));
             }
@@ -234,7 +239,7 @@ impl AppServer {
         json!({"id": THREAD, "method": method, "params": params})
     }
 
-    fn notification(&mut self, method: &str, params: &Value, decoded: &mut Vec<u8>) -> bool {
+    fn notification(&mut self, method: &str, params: &Value, out: &mut Vec<Event>) -> bool {
         match method {
             "item/started" if params["item"]["type"] == "fileChange" => {
                 let item = &params["item"];
@@ -257,20 +262,22 @@ impl AppServer {
                 }
             }
             "item/started" if params["item"]["type"] == "commandExecution" => {
-                decoded.extend(line(
-                    &json!({"type": "item.started", "item": command(&params["item"])}),
-                ));
+                let item = &params["item"];
+                if let Some(id) = item["id"].as_str() {
+                    self.started.push(id.to_owned());
+                }
+                self.events.push(command(item), out);
             }
             "item/completed" => {
                 let item = &params["item"];
-                let exec = match item["type"].as_str() {
-                    Some("agentMessage") => json!({
-                        "id": item["id"], "type": "agent_message", "text": item["text"],
-                    }),
-                    Some("commandExecution") => command(item),
-                    _ => return false,
-                };
-                decoded.extend(line(&json!({"type": "item.completed", "item": exec})));
+                match item["type"].as_str() {
+                    Some("agentMessage") => {
+                        let text = item["text"].as_str().unwrap_or_default().to_owned();
+                        self.events.message(text, out);
+                    }
+                    Some("commandExecution") => self.command_completed(item, out),
+                    _ => {}
+                }
             }
             "thread/tokenUsage/updated" => {
                 self.usage = Some(params["tokenUsage"]["total"].clone());
@@ -279,29 +286,26 @@ impl AppServer {
                 let text = params["error"]["message"]
                     .as_str()
                     .unwrap_or("codex reported an error");
-                decoded.extend(line(&json!({"type": "error", "message": text})));
+                self.events.error(error_text(Some(text)), out);
             }
             "turn/completed" => {
                 let turn = &params["turn"];
-                let usage = self.usage.as_ref().map(|total| {
-                    json!({
-                        "input_tokens": total["inputTokens"],
-                        "cached_input_tokens": total["cachedInputTokens"],
-                        "output_tokens": total["outputTokens"],
-                    })
+                let usage = self.usage.as_ref().map(|total| Usage {
+                    input_tokens: total["inputTokens"].as_u64(),
+                    output_tokens: total["outputTokens"].as_u64(),
+                    cached_tokens: total["cachedInputTokens"].as_u64(),
+                    cost_usd: None,
                 });
-                let event = match turn["status"].as_str() {
-                    Some("completed") => json!({"type": "turn.completed", "usage": usage}),
-                    Some("interrupted") => json!({
-                        "type": "turn.failed", "usage": usage,
-                        "error": {"message": "codex interrupted the turn"},
-                    }),
-                    _ => json!({
-                        "type": "turn.failed", "usage": usage,
-                        "error": {"message": turn["error"]["message"]},
-                    }),
-                };
-                decoded.extend(line(&event));
+                match turn["status"].as_str() {
+                    Some("completed") => self.events.finished(usage, out),
+                    Some("interrupted") => {
+                        self.events.failed("codex interrupted the turn", usage, out);
+                    }
+                    _ => {
+                        let message = error_text(turn["error"]["message"].as_str());
+                        self.events.failed(message, usage, out);
+                    }
+                }
                 return true;
             }
             _ => {}
@@ -310,13 +314,49 @@ impl AppServer {
     }
 }
 
-/// A `commandExecution` item as `exec --json` names its `command_execution`.
-fn command(item: &Value) -> Value {
-    json!({
-        "id": item["id"], "type": "command_execution", "command": item["command"],
-        "aggregated_output": item["aggregatedOutput"], "exit_code": item["exitCode"],
-        "status": item["status"],
-    })
+impl AppServer {
+    /// A command Codex ran: its call, unless `item/started` announced it, and its result.
+    fn command_completed(&mut self, item: &Value, out: &mut Vec<Event>) {
+        let id = item["id"].as_str();
+        let announced = id
+            .and_then(|id| self.started.iter().position(|seen| seen == id))
+            .map(|index| self.started.swap_remove(index))
+            .is_some();
+        if !announced {
+            self.events.push(command(item), out);
+        }
+        let is_error = match item["exitCode"].as_i64() {
+            Some(code) => code != 0,
+            // Declined or failed before running.
+            None => item["status"] != "completed",
+        };
+        let result = Event::NativeToolResult {
+            id: id.map(str::to_owned),
+            output: item["aggregatedOutput"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            is_error,
+        };
+        self.events.push(result, out);
+    }
+}
+
+/// A `commandExecution` item as the call of Codex's own tool it is.
+fn command(item: &Value) -> Event {
+    Event::NativeTool {
+        id: item["id"].as_str().map(str::to_owned),
+        name: "command_execution".to_owned(),
+        input: json!({"command": item["command"].as_str().unwrap_or_default()}),
+    }
+}
+
+/// What an error says, or that there was one.
+fn error_text(message: Option<&str>) -> &str {
+    match message {
+        Some(message) if !message.is_empty() => message,
+        _ => "Codex reported an error",
+    }
 }
 
 fn turn_start(thread: &str, prompt: &str) -> Value {
@@ -377,16 +417,29 @@ mod tests {
         })
     }
 
-    fn feed(server: &mut AppServer, message: Value) -> (Vec<Value>, Vec<Value>, bool) {
-        let (decoded, outbox, over) = feed_outbox(server, message);
+    fn feed(server: &mut AppServer, message: Value) -> (Vec<Event>, Vec<Value>, bool) {
+        let (events, outbox, over) = feed_outbox(server, message);
         assert!(outbox.pending.is_empty());
-        (decoded, lines(&outbox.bytes), over)
+        (events, lines(&outbox.bytes), over)
     }
 
-    fn feed_outbox(server: &mut AppServer, message: Value) -> (Vec<Value>, Outbox, bool) {
-        let (mut decoded, mut outbox) = (Vec::new(), Outbox::default());
-        let over = server.read(&line(&message), &mut decoded, &mut outbox);
-        (lines(&decoded), outbox, over)
+    fn feed_outbox(server: &mut AppServer, message: Value) -> (Vec<Event>, Outbox, bool) {
+        let (mut events, mut outbox) = (Vec::new(), Outbox::default());
+        let over = server.read(&line(&message), &mut events, &mut outbox);
+        (events, outbox, over)
+    }
+
+    /// The end of a turn that failed with `why`, having used `usage`.
+    fn failed(why: &str, usage: Option<Usage>) -> [Event; 2] {
+        [
+            Event::Error(why.to_owned()),
+            Event::Finished {
+                text: None,
+                is_error: true,
+                usage,
+                stop: None,
+            },
+        ]
     }
 
     #[test]
@@ -404,13 +457,16 @@ mod tests {
             false
         );
         assert_eq!(replies[1]["params"]["model"], "gpt-5.5");
-        let (decoded, replies, _) = feed(
+        let (events, replies, _) = feed(
             &mut app,
             json!({"id": THREAD, "result": {"thread": {"id": "T1"}}}),
         );
         assert_eq!(
-            decoded,
-            [json!({"type": "thread.started", "thread_id": "T1"})]
+            events,
+            [Event::Session {
+                id: "T1".to_owned(),
+                model: None
+            }]
         );
         assert_eq!(replies[0]["method"], "turn/start");
         assert_eq!(replies[0]["params"]["input"][0]["text"], "hello");
@@ -420,7 +476,7 @@ mod tests {
     }
 
     #[test]
-    fn a_turn_becomes_exec_events_and_ends_with_its_running_usage() {
+    fn a_turn_becomes_events_and_ends_with_its_running_usage() {
         let mut app = server(Some("T0"));
         app.start_turn("hi");
         let (_, replies, _) = feed(&mut app, json!({"id": INITIALIZE, "result": {}}));
@@ -430,27 +486,74 @@ mod tests {
             &mut app,
             json!({"id": THREAD, "result": {"thread": {"id": "T0"}}}),
         );
-        let (decoded, _, over) = feed(
+        let (events, _, over) = feed(
             &mut app,
             json!({"method": "item/completed", "params": {
             "item": {"type": "agentMessage", "id": "m1", "text": "Hello."}}}),
         );
         assert!(!over);
-        assert_eq!(decoded[0]["item"]["type"], "agent_message");
-        assert_eq!(decoded[0]["item"]["text"], "Hello.");
+        assert_eq!(events, [Event::Text("Hello.".to_owned()), Event::TextEnd]);
         feed(
             &mut app,
             json!({"method": "thread/tokenUsage/updated", "params": {"tokenUsage": {
             "total": {"inputTokens": 215, "cachedInputTokens": 0, "outputTokens": 9}}}}),
         );
-        let (decoded, _, over) = feed(
+        let (events, _, over) = feed(
             &mut app,
             json!({"method": "turn/completed",
             "params": {"turn": {"status": "completed"}}}),
         );
         assert!(over);
-        assert_eq!(decoded[0]["type"], "turn.completed");
-        assert_eq!(decoded[0]["usage"]["input_tokens"], 215);
+        assert_eq!(
+            events,
+            [Event::Finished {
+                text: Some("Hello.".to_owned()),
+                is_error: false,
+                usage: Some(Usage {
+                    input_tokens: Some(215),
+                    output_tokens: Some(9),
+                    cached_tokens: Some(0),
+                    cost_usd: None,
+                }),
+                stop: None,
+            }]
+        );
+    }
+
+    #[test]
+    fn codex_s_commands_are_its_own_tools_with_their_results() {
+        let mut app = server(None);
+        app.start_turn("hi");
+        let (events, _, _) = feed(
+            &mut app,
+            json!({"method": "item/started", "params": {"item": {"type": "commandExecution",
+                "id": "c1", "command": "ls", "status": "inProgress"}}}),
+        );
+        let call = |id: &str, command: &str| Event::NativeTool {
+            id: Some(id.to_owned()),
+            name: "command_execution".to_owned(),
+            input: json!({"command": command}),
+        };
+        assert_eq!(events, [call("c1", "ls")]);
+        let (events, _, _) = feed(
+            &mut app,
+            json!({"method": "item/completed", "params": {"item": {"type": "commandExecution",
+                "id": "c1", "command": "ls", "aggregatedOutput": "a\n", "exitCode": 0,
+                "status": "completed"}}}),
+        );
+        let result = |id: &str, output: &str, is_error| Event::NativeToolResult {
+            id: Some(id.to_owned()),
+            output: output.to_owned(),
+            is_error,
+        };
+        assert_eq!(events, [result("c1", "a\n", false)]);
+        // Never announced, declined before it ran: its call, then its failure.
+        let (events, _, _) = feed(
+            &mut app,
+            json!({"method": "item/completed", "params": {"item": {"type": "commandExecution",
+                "id": "c2", "command": "rm x", "exitCode": null, "status": "declined"}}}),
+        );
+        assert_eq!(events, [call("c2", "rm x"), result("c2", "", true)]);
     }
 
     #[test]
@@ -522,32 +625,35 @@ mod tests {
         let mut app = server(Some("gone"));
         app.start_turn("hi");
         feed(&mut app, json!({"id": INITIALIZE, "result": {}}));
-        let (decoded, _, over) = feed(
+        let (events, _, over) = feed(
             &mut app,
             json!({"id": THREAD,
             "error": {"code": -32600, "message": "thread not found: gone"}}),
         );
         assert!(over);
-        assert_eq!(decoded[1]["type"], "turn.failed");
-        assert!(
-            decoded[0]["message"]
-                .as_str()
-                .unwrap()
-                .contains("thread not found")
+        assert_eq!(
+            events,
+            failed("codex app-server: thread not found: gone", None)
         );
-        // Retries in progress are not errors; a failed turn is.
-        let (decoded, _, _) = feed(
+        // Retries in progress are not errors; a failed turn is, reported once.
+        app.start_turn("again");
+        let (events, _, _) = feed(
             &mut app,
             json!({"method": "error", "params": {
             "error": {"message": "Reconnecting... 1/5"}, "willRetry": true}}),
         );
-        assert!(decoded.is_empty());
-        let (decoded, _, over) = feed(
+        assert!(events.is_empty());
+        let (events, _, _) = feed(
+            &mut app,
+            json!({"method": "error", "params": {"error": {"message": "HTTP 500"}}}),
+        );
+        assert_eq!(events, [Event::Error("HTTP 500".to_owned())]);
+        let (events, _, over) = feed(
             &mut app,
             json!({"method": "turn/completed", "params": {
             "turn": {"status": "failed", "error": {"message": "HTTP 500"}}}}),
         );
         assert!(over);
-        assert_eq!(decoded[0]["error"]["message"], "HTTP 500");
+        assert_eq!(events, failed("HTTP 500", None)[1..]);
     }
 }

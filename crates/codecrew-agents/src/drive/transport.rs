@@ -9,7 +9,7 @@ use std::path::Path;
 
 use std::time::SystemTime;
 
-use codecrew_intercept::decode::Format;
+use codecrew_intercept::decode::{Event, Format};
 use tokio::sync::watch;
 
 use crate::drive::acp::Acp;
@@ -39,14 +39,25 @@ pub struct Launch<'a> {
     pub reads: &'a [std::path::PathBuf],
 }
 
+/// What a turn's CLI printed, as the session loop is to read it.
+#[derive(Debug)]
+pub enum Output<'a> {
+    /// Its stdout as it is, for the decoder of the turn's format ([`Transport::format`]):
+    /// a CLI run per turn, Claude's kept stream-json.
+    Bytes(&'a [u8]),
+    /// What a CLI kept over a JSON-RPC protocol reported, already events: its adapter
+    /// read its messages (`codex app-server`, an ACP agent).
+    Events(Vec<Event>),
+}
+
 /// What a kept CLI reads and writes.
 enum Protocol {
     /// Claude: a stream-json `user` line per turn; its output as when run per turn, its
     /// questions about its own tools on the control protocol.
     StreamJsonInput(ClaudeControl),
-    /// Codex: `codex app-server`'s JSON-RPC, rewritten as `exec --json` events.
+    /// Codex: `codex app-server`'s JSON-RPC, read as events.
     AppServer(AppServer),
-    /// Gemini: the Agent Client Protocol, rewritten as `stream-json` events.
+    /// Gemini, Qwen Code, Copilot, opencode: the Agent Client Protocol, read as events.
     Acp(Acp),
 }
 
@@ -60,22 +71,17 @@ impl Protocol {
         }
     }
 
-    /// For the JSON-RPC protocols, one chunk of stdout rewritten as the events of the
-    /// CLI's headless mode (into `decoded`, with what codecrew answers into `replies`) and
-    /// whether the turn is over; `None` where stdout is read as it is.
-    fn rewrite(
-        &mut self,
-        bytes: &[u8],
-        decoded: &mut Vec<u8>,
-        outbox: &mut Outbox,
-    ) -> Option<bool> {
+    /// For the JSON-RPC protocols, one chunk of stdout read as events (into `events`,
+    /// with what codecrew answers into `outbox`) and whether the turn is over; `None`
+    /// where stdout is read as it is.
+    fn read(&mut self, bytes: &[u8], events: &mut Vec<Event>, outbox: &mut Outbox) -> Option<bool> {
         match self {
             Protocol::StreamJsonInput(control) => {
                 control.read(bytes, outbox);
                 None
             }
-            Protocol::AppServer(app) => Some(app.read(bytes, decoded, outbox)),
-            Protocol::Acp(acp) => Some(acp.read(bytes, decoded, outbox)),
+            Protocol::AppServer(app) => Some(app.read(bytes, events, outbox)),
+            Protocol::Acp(acp) => Some(acp.read(bytes, events, outbox)),
         }
     }
 }
@@ -163,17 +169,11 @@ impl<'a> Transport<'a> {
             && !provider.loads_kept_sessions()
     }
 
-    /// The output format `turn` will be read in: a kept JSON-RPC agent's messages are
-    /// rewritten as the events of a headless CLI (ACP's as Gemini's stream-json, the app
-    /// server's as Codex's `exec --json`).
-    pub fn format(&self, turn: &Turn<'_>) -> Format {
-        let provider = self.launch.provider;
-        let kept = self.keep_alive && !self.continues_stored_session_per_turn(turn);
-        match provider.long_lived() {
-            Some(LongLived::Acp) if kept => Format::Gemini,
-            Some(LongLived::AppServer) if kept => Format::Codex,
-            _ => provider.format(),
-        }
+    /// The output format a turn's stdout is read in, where it is passed on as bytes
+    /// ([`Output::Bytes`]): the CLI's own (a kept JSON-RPC CLI's turns come as
+    /// [`Output::Events`]).
+    pub fn format(&self) -> Format {
+        self.launch.provider.format()
     }
 
     /// From now on, a new process per turn (after the kept one failed).
@@ -182,7 +182,7 @@ impl<'a> Transport<'a> {
         self.reset().await;
     }
 
-    /// Runs one turn, passing the CLI's stdout to `on_stdout`, which returns true once
+    /// Runs one turn, passing what the CLI printed to `on_output`, which returns true once
     /// the answer is complete. A start that collided with another process of its CLI
     /// setting up, before it passed anything on, is made again ([`start`]).
     pub async fn turn(
@@ -190,7 +190,7 @@ impl<'a> Transport<'a> {
         turn: &Turn<'_>,
         limits: &RunLimits,
         cancel: watch::Receiver<bool>,
-        mut on_stdout: impl FnMut(&[u8]) -> bool,
+        mut on_output: impl FnMut(Output<'_>) -> bool,
     ) -> Result<Outcome, SpawnError> {
         let provider = self.launch.provider;
         self.prepare(limits, cancel.clone()).await;
@@ -203,9 +203,9 @@ impl<'a> Transport<'a> {
             let starts = !self.keep_alive || self.process.is_none();
             let mut passed_on = false;
             let outcome = self
-                .attempt(turn, limits, cancel.clone(), |bytes| {
+                .attempt(turn, limits, cancel.clone(), |output| {
                     passed_on = true;
-                    on_stdout(bytes)
+                    on_output(output)
                 })
                 .await?;
             let collided = starts && provider.collided_at_start(&outcome.stderr_tail);
@@ -232,7 +232,7 @@ impl<'a> Transport<'a> {
         turn: &Turn<'_>,
         limits: &RunLimits,
         mut cancel: watch::Receiver<bool>,
-        mut on_stdout: impl FnMut(&[u8]) -> bool,
+        mut on_output: impl FnMut(Output<'_>) -> bool,
     ) -> Result<Outcome, SpawnError> {
         let Launch {
             provider,
@@ -260,7 +260,7 @@ impl<'a> Transport<'a> {
             // Run per turn, the CLI prints nothing before its set-up is done.
             return process::run(&spec, limits, cancel, |bytes| {
                 pass.through();
-                on_stdout(bytes);
+                on_output(Output::Bytes(bytes));
             })
             .await;
         }
@@ -310,14 +310,13 @@ impl<'a> Transport<'a> {
             Protocol::AppServer(app) => app.start_turn(turn.prompt),
             Protocol::Acp(acp) => acp.start_turn(turn.prompt),
         };
-        let mut decoded = Vec::new();
         let outcome = resident
             .turn(&message, limits, &mut cancel, gate, |bytes, outbox| {
-                decoded.clear();
-                let over = match protocol.rewrite(bytes, &mut decoded, outbox) {
-                    None => on_stdout(bytes),
+                let mut events = Vec::new();
+                let over = match protocol.read(bytes, &mut events, outbox) {
+                    None => on_output(Output::Bytes(bytes)),
                     Some(over) => {
-                        let answered = !decoded.is_empty() && on_stdout(&decoded);
+                        let answered = !events.is_empty() && on_output(Output::Events(events));
                         over || answered
                     }
                 };

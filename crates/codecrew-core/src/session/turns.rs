@@ -18,7 +18,7 @@ use crate::usage::Usage;
 use codecrew_agents::Turn;
 use codecrew_agents::drive::process::{Outcome, RunLimits, SpawnError};
 use codecrew_agents::drive::refused;
-use codecrew_agents::drive::transport::Transport;
+use codecrew_agents::drive::transport::{Output, Transport};
 use codecrew_intercept::Interceptor;
 use codecrew_tools::executor::CallRequest;
 
@@ -209,12 +209,14 @@ impl JobRun {
             assume_yes: self.executor.assumes_yes(),
         };
         let mut turn = TurnState::default();
-        let mut interceptor =
-            Interceptor::new(transport.format(&this_turn), self.settings.scanner.clone());
+        let mut interceptor = Interceptor::new(transport.format(), self.settings.scanner.clone());
         let mut items = Vec::new();
         let outcome = transport
-            .turn(&this_turn, &course.limits, cancel.clone(), |bytes| {
-                interceptor.feed(bytes, &mut items);
+            .turn(&this_turn, &course.limits, cancel.clone(), |output| {
+                match output {
+                    Output::Bytes(bytes) => interceptor.feed(bytes, &mut items),
+                    Output::Events(decoded) => interceptor.feed_events(decoded, &mut items),
+                }
                 for item in items.drain(..) {
                     turn.take(item, |event| self.emit(events, event));
                 }

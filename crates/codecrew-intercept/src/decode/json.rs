@@ -1,5 +1,5 @@
 //! Pieces shared by the JSON decoders (Claude, Gemini, Codex): borrowed strings, line
-//! classification, and the [`Sink`] that keeps the `Text`/`TextEnd`/`Error` rules of the
+//! classification, and the [`Sink`] (public, as `decode::Sink`) that keeps the `Text`/`TextEnd`/`Error` rules of the
 //! decoder contract in one place.
 
 use std::borrow::Cow;
@@ -246,9 +246,11 @@ pub(crate) fn line_text<'l>(item: &'l LineItem<'_>, out: &mut Vec<Event>) -> Opt
 
 /// Emits events while keeping the contract's rules: no `TextEnd` without text before it,
 /// never two `TextEnd` in a row, any other event ends the open text block, the same error
-/// is not reported twice in a row, and each session id is announced once.
+/// is not reported twice in a row, and each session id is announced once. The decoders
+/// emit through one, and so does anything else that makes events for the [`crate::Interceptor`]
+/// (the protocol adapters of a CLI kept over JSON-RPC, [`crate::Interceptor::feed_events`]).
 #[derive(Debug, Default)]
-pub(crate) struct Sink {
+pub struct Sink {
     /// Text was emitted since the last `TextEnd`.
     text_open: bool,
     /// Any assistant text was emitted in this run.
@@ -259,6 +261,7 @@ pub(crate) struct Sink {
 }
 
 impl Sink {
+    /// A piece of the assistant's text (an empty piece is none).
     pub fn text(&mut self, text: &str, out: &mut Vec<Event>) {
         if text.is_empty() {
             return;
@@ -292,6 +295,7 @@ impl Sink {
         out.push(event);
     }
 
+    /// An error; it ends the open text block, and the same error twice in a row is one.
     pub fn error(&mut self, message: &str, out: &mut Vec<Event>) {
         self.end_text(out);
         if self.last_error.as_deref() == Some(message) {
@@ -317,6 +321,7 @@ impl Sink {
         );
     }
 
+    /// Whether any assistant text was emitted.
     pub fn any_text(&self) -> bool {
         self.any_text
     }

@@ -28,6 +28,7 @@ use serde_json::Value;
 
 use crate::CliKind;
 
+pub use json::Sink;
 pub use lines::LineBuffer;
 pub use usage::Usage;
 

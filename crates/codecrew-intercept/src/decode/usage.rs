@@ -105,12 +105,8 @@ impl Usage {
                 input_tokens: flat("input_tokens"),
                 output_tokens: flat("output_tokens"),
                 cached_tokens: flat("cached"),
-                // Only in the events codecrew writes for an ACP agent that states a price
-                // (opencode's running session cost); Gemini's own output has none.
-                cost_usd: stats
-                    .get("total_cost_usd")
-                    .and_then(Value::as_f64)
-                    .filter(|c| c.is_finite() && *c >= 0.0),
+                // Gemini CLI states no price.
+                cost_usd: None,
             }
         } else {
             let mut total = Usage::default();

@@ -8,9 +8,9 @@
 //!              (its stopReason, and the turn's tokens in _meta.quota)
 //! ```
 //!
-//! What the agent reports is rewritten as the `--output-format stream-json` events
-//! codecrew's Gemini decoder already reads (`init`, `message`, `tool_use`, `tool_result`,
-//! `result`), so one decoder serves every ACP agent and Gemini run per turn.
+//! What the agent reports becomes the interception engine's events ([`Event`]): its
+//! session, the model's text as it streams, the agent's own tool calls and their results,
+//! and the turn's end with what it used or why it failed.
 //!
 //! The agent asks its client before one of its own tools writes, runs a command, reads
 //! outside the workspace or fetches (`session/request_permission`, in the approval mode
@@ -35,6 +35,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use codecrew_intercept::decode::{Event, Usage};
 use serde_json::{Value, json};
 
 mod dialect;
@@ -46,6 +47,7 @@ use usage::CallUsage;
 
 use super::json_lines::{JsonLines, line};
 use super::native::Outbox;
+use super::turn_events::TurnEvents;
 
 /// The ids of codecrew's handshake; prompts are numbered from `FIRST_PROMPT` on.
 const INITIALIZE: u64 = 0;
@@ -104,6 +106,8 @@ pub struct Acp {
     refused: Arc<Mutex<Vec<String>>>,
     /// The prompts codecrew sent this turn to tell the model of a refusal.
     refusal_prompts: usize,
+    /// The turn's events so far.
+    events: TurnEvents,
     lines: JsonLines,
 }
 
@@ -128,6 +132,7 @@ impl Acp {
             total_before: CallUsage::default(),
             refused: Arc::default(),
             refusal_prompts: 0,
+            events: TurnEvents::default(),
             lines: JsonLines::default(),
         }
     }
@@ -154,6 +159,7 @@ impl Acp {
     pub fn start_turn(&mut self, prompt: &str) -> Vec<u8> {
         self.at_message_start = true;
         self.refusal_prompts = 0;
+        self.events = TurnEvents::default();
         match self.session.clone() {
             Some(session) => line(&self.prompt_request(&session, prompt)),
             None => {
@@ -174,17 +180,17 @@ impl Acp {
         }
     }
 
-    /// One chunk of the agent's stdout: the stream-json lines for the decoder go to
-    /// `decoded`, what codecrew answers goes to `replies`. True when the turn is over.
-    pub fn read(&mut self, bytes: &[u8], decoded: &mut Vec<u8>, outbox: &mut Outbox) -> bool {
+    /// One chunk of the agent's stdout: the turn's events go to `out`, what codecrew
+    /// answers goes to `outbox`. True when the turn is over.
+    pub fn read(&mut self, bytes: &[u8], out: &mut Vec<Event>, outbox: &mut Outbox) -> bool {
         let mut over = false;
         for message in self.lines.feed(bytes, &self.agent) {
-            over |= self.message(&message, decoded, outbox);
+            over |= self.message(&message, out, outbox);
         }
         over
     }
 
-    fn message(&mut self, message: &Value, decoded: &mut Vec<u8>, outbox: &mut Outbox) -> bool {
+    fn message(&mut self, message: &Value, out: &mut Vec<Event>, outbox: &mut Outbox) -> bool {
         let method = message.get("method").and_then(Value::as_str);
         match (method, message.get("id")) {
             (Some("session/request_permission"), Some(id)) => {
@@ -209,10 +215,10 @@ impl Acp {
                 if let Some(cost) = update.pointer("/cost/amount").and_then(Value::as_f64) {
                     self.cost = Some(cost);
                 }
-                self.update(update, decoded);
+                self.update(update, out);
                 false
             }
-            (None, Some(id)) => self.response(id.as_u64(), message, decoded, outbox),
+            (None, Some(id)) => self.response(id.as_u64(), message, out, outbox),
             _ => false,
         }
     }
@@ -232,7 +238,7 @@ impl Acp {
         &mut self,
         id: Option<u64>,
         message: &Value,
-        decoded: &mut Vec<u8>,
+        out: &mut Vec<Event>,
         outbox: &mut Outbox,
     ) -> bool {
         if let Some(error) = message.get("error") {
@@ -240,7 +246,8 @@ impl Acp {
             self.calls = CallUsage::default();
             self.loading = false;
             self.held = None;
-            decoded.extend(line(&failed(&error_text(&self.agent, error))));
+            self.events
+                .failed(&error_text(&self.agent, error), None, out);
             return true;
         }
         let result = &message["result"];
@@ -265,7 +272,7 @@ impl Acp {
                         "{} cannot continue a stored session (it offers no session/load)",
                         self.agent
                     );
-                    decoded.extend(line(&failed(&message)));
+                    self.events.failed(&message, None, out);
                     return true;
                 }
             },
@@ -277,20 +284,16 @@ impl Acp {
                     (false, _, Some(opened)) => opened.to_owned(),
                     _ => {
                         let message = format!("{} opened a session without an id", self.agent);
-                        decoded.extend(line(&failed(&message)));
+                        self.events.failed(&message, None, out);
                         return true;
                     }
                 };
                 self.session = Some(session.clone());
-                let mut init = json!({"type": "init", "session_id": session});
                 let model = self.dialect.model.clone();
-                if let Some(model) = model
+                let reported = model
                     .as_deref()
-                    .or(result["models"]["currentModelId"].as_str())
-                {
-                    init["model"] = json!(model);
-                }
-                decoded.extend(line(&init));
+                    .or(result["models"]["currentModelId"].as_str());
+                self.events.session(&session, reported, out);
                 match model {
                     Some(model) => outbox.bytes.extend(line(&request(
                         SET_MODEL,
@@ -305,7 +308,7 @@ impl Acp {
                     self.send_pending(&session, outbox);
                 }
             }
-            Some(id) if self.prompt == Some(id) => return self.answered(result, decoded, outbox),
+            Some(id) if self.prompt == Some(id) => return self.answered(result, out, outbox),
             _ => {}
         }
         false
@@ -313,14 +316,14 @@ impl Acp {
 
     /// The prompt's response: the turn's end, unless the agent stopped at a refusal the
     /// model is to read first ([`Dialect::refusal_ends_turn`]).
-    fn answered(&mut self, result: &Value, decoded: &mut Vec<u8>, outbox: &mut Outbox) -> bool {
+    fn answered(&mut self, result: &Value, out: &mut Vec<Event>, outbox: &mut Outbox) -> bool {
         self.prompt = None;
         let refused = std::mem::take(&mut *lock(&self.refused));
         let retell = !refused.is_empty() && self.refusal_prompts < MAX_REFUSAL_PROMPTS;
         if let (true, Some(session)) = (retell, self.session.clone()) {
             // The agent stopped at a refusal: the model reads why and goes on.
             self.refusal_prompts += 1;
-            self.flush_held(decoded);
+            self.flush_held(out);
             self.at_message_start = true;
             let prompt = refusal_prompt(&refused);
             outbox
@@ -331,10 +334,11 @@ impl Acp {
         if let Some(error) = self.held.take() {
             if !dialect::has_usage(result) {
                 self.calls = CallUsage::default();
-                decoded.extend(line(&failed(&format!("{}: {error}", self.agent))));
+                let message = format!("{}: {error}", self.agent);
+                self.events.failed(&message, None, out);
                 return true;
             }
-            decoded.extend(line(&chunk_event(&error)));
+            self.events.piece(&error, out);
         }
         let mut calls = std::mem::take(&mut self.calls);
         let mut result = result.clone();
@@ -352,7 +356,19 @@ impl Acp {
                 None
             }
         };
-        decoded.extend(line(&finished(&self.agent, &result, calls, cost)));
+        match result["stopReason"].as_str() {
+            Some("cancelled") => {
+                let message = format!("{} cancelled the turn", self.agent);
+                self.events.failed(&message, None, out);
+            }
+            Some("refusal") => {
+                let message = format!("{} refused to go on", self.agent);
+                self.events.failed(&message, None, out);
+            }
+            // end_turn, and the limits (max_tokens, max_turn_requests): the answer as it
+            // stands.
+            _ => self.events.finished(turn_usage(&result, calls, cost), out),
+        }
         true
     }
 
@@ -364,9 +380,9 @@ impl Acp {
             .extend(line(&self.prompt_request(session, &prompt)));
     }
 
-    /// A `session/update` as the stream-json event it stands for (most updates, such as
-    /// the agent's thoughts, its plan or its list of commands, have none).
-    fn update(&mut self, update: &Value, decoded: &mut Vec<u8>) {
+    /// A `session/update` as the event it stands for (most updates, such as the agent's
+    /// thoughts, its plan or its list of commands, have none).
+    fn update(&mut self, update: &Value, out: &mut Vec<Event>) {
         let kind = update["sessionUpdate"].as_str();
         if kind == Some("agent_message_chunk") {
             let Some(text) = update["content"]["text"].as_str() else {
@@ -379,7 +395,7 @@ impl Acp {
                         return;
                     }
                     dialect::Chunk::MaybeFailure => {
-                        self.flush_held(decoded);
+                        self.flush_held(out);
                         self.held = Some(text.to_owned());
                         self.at_message_start = false;
                         return;
@@ -387,24 +403,24 @@ impl Acp {
                     dialect::Chunk::Text => {}
                 }
             }
-            self.flush_held(decoded);
+            self.flush_held(out);
             self.at_message_start = false;
-            decoded.extend(line(&chunk_event(text)));
+            self.events.piece(text, out);
             return;
         }
         if matches!(kind, Some("tool_call" | "tool_call_update")) {
-            self.flush_held(decoded);
+            self.flush_held(out);
             self.at_message_start = true;
         }
-        if let Some(event) = event(update) {
-            decoded.extend(line(&event));
+        if let Some(event) = tool_event(update) {
+            self.events.push(event, out);
         }
     }
 
     /// A held chunk turned out to be the model's text after all.
-    fn flush_held(&mut self, decoded: &mut Vec<u8>) {
+    fn flush_held(&mut self, out: &mut Vec<Event>) {
         if let Some(text) = self.held.take() {
-            decoded.extend(line(&chunk_event(&text)));
+            self.events.piece(&text, out);
         }
     }
 
@@ -418,11 +434,6 @@ impl Acp {
             json!({"sessionId": session, "prompt": [{"type": "text", "text": prompt}]}),
         )
     }
-}
-
-/// The model's text as a stream-json delta.
-fn chunk_event(text: &str) -> Value {
-    json!({"type": "message", "role": "assistant", "content": text, "delta": true})
 }
 
 /// What the model reads after codecrew refused some of the agent's own tool calls and the
@@ -442,29 +453,32 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// A tool's `session/update` as the stream-json event it stands for (most other updates,
-/// such as the agent's thoughts, its plan or its list of commands, have none).
-fn event(update: &Value) -> Option<Value> {
+/// A tool's `session/update` as the event it stands for (the agent's own tool call, or
+/// its result; a call still running has none).
+fn tool_event(update: &Value) -> Option<Event> {
+    let id = update["toolCallId"].as_str().map(str::to_owned);
     let event = match update["sessionUpdate"].as_str() {
-        Some("tool_call") => json!({
-            "type": "tool_use",
-            "tool_name": tool_name(update),
-            "tool_id": update["toolCallId"],
-            "parameters": update.get("rawInput").cloned().unwrap_or_else(|| json!({
-                "title": update["title"], "locations": update["locations"],
-            })),
-        }),
+        Some("tool_call") => Event::NativeTool {
+            id,
+            name: tool_name(update),
+            input: match update.get("rawInput") {
+                Some(Value::Null) => json!({}),
+                Some(input) => input.clone(),
+                None => json!({"title": update["title"], "locations": update["locations"]}),
+            },
+        },
         Some("tool_call_update") => {
-            let status = match update["status"].as_str() {
-                Some("completed") => "success",
-                Some("failed") => "error",
+            let is_error = match update["status"].as_str() {
+                Some("completed") => false,
+                Some("failed") => true,
                 // Still running: its end comes in a later update.
                 _ => return None,
             };
-            json!({
-                "type": "tool_result", "tool_id": update["toolCallId"], "status": status,
-                "output": tool_output(&update["content"]),
-            })
+            Event::NativeToolResult {
+                id,
+                output: tool_output(&update["content"]),
+                is_error,
+            }
         }
         _ => return None,
     };
@@ -502,36 +516,33 @@ fn tool_output(content: &Value) -> String {
     parts.join("\n")
 }
 
-/// The `result` event for a prompt's response: its stop reason and the turn's tokens
-/// (Gemini's quota, else ACP's `usage`, else what the model calls reported), and the
-/// session's running cost where the agent states one.
-fn finished(agent: &str, result: &Value, calls: CallUsage, cost: Option<f64>) -> Value {
+/// What a turn used, from the prompt's response: the turn's tokens (Gemini's quota, else
+/// ACP's `usage`, else what the model calls reported), and the session's running cost
+/// where the agent states one. No tokens at all is no usage, whatever the cost.
+fn turn_usage(result: &Value, calls: CallUsage, cost: Option<f64>) -> Option<Usage> {
     let quota = &result["_meta"]["quota"]["token_count"];
-    let mut stats = if quota.is_object() {
-        json!({"input_tokens": quota["input_tokens"], "output_tokens": quota["output_tokens"]})
-    } else {
-        let mut tokens = CallUsage::default();
-        if result["usage"].is_object() {
-            tokens.add(&result["usage"]);
-        } else {
-            tokens = calls;
+    let tokens = if quota.is_object() {
+        CallUsage {
+            input: quota["input_tokens"].as_u64(),
+            output: quota["output_tokens"].as_u64(),
+            cached: None,
         }
-        json!({"input_tokens": tokens.input, "output_tokens": tokens.output,
-               "cached": tokens.cached})
+    } else if result["usage"].is_object() {
+        let mut tokens = CallUsage::default();
+        tokens.add(&result["usage"]);
+        tokens
+    } else {
+        calls
     };
-    if let Some(cost) = cost {
-        stats["total_cost_usd"] = json!(cost);
+    if tokens.input.is_none() && tokens.output.is_none() {
+        return None;
     }
-    match result["stopReason"].as_str() {
-        Some("cancelled") => failed(&format!("{agent} cancelled the turn")),
-        Some("refusal") => failed(&format!("{agent} refused to go on")),
-        // end_turn, and the limits (max_tokens, max_turn_requests): the answer as it stands.
-        _ => json!({"type": "result", "status": "success", "stats": stats}),
-    }
-}
-
-fn failed(message: &str) -> Value {
-    json!({"type": "result", "status": "error", "error": {"message": message}})
+    Some(Usage {
+        input_tokens: tokens.input,
+        output_tokens: tokens.output,
+        cached_tokens: tokens.cached,
+        cost_usd: cost.filter(|cost| cost.is_finite() && *cost >= 0.0),
+    })
 }
 
 /// An ACP error as one line: its message, and the details Gemini puts in `data`.

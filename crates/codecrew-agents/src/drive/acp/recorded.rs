@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use codecrew_intercept::decode::Format;
+use codecrew_intercept::decode::{Event, Format, Usage};
 use codecrew_intercept::{Interceptor, Item, ScannerLimits, Segment};
 use serde_json::Value;
 
@@ -19,8 +19,8 @@ use crate::drive::native::Verdict;
 
 /// What codecrew's client made of a recording.
 pub(super) struct Replay {
-    /// Per turn, the stream-json events the decoder read.
-    pub turns: Vec<Vec<Value>>,
+    /// Per turn, the events codecrew's client made of the agent's messages.
+    pub turns: Vec<Vec<Event>>,
     /// Every line codecrew's client sent.
     pub sent: Vec<Value>,
     /// The questions codecrew was asked, as the native tool names the gate saw.
@@ -32,10 +32,9 @@ pub(super) struct Replay {
 impl Replay {
     /// Turn `n` as the session loop reads it: text, codecrew calls, results.
     pub fn items(&self, n: usize) -> Vec<Item> {
-        let mut interceptor = Interceptor::new(Format::Gemini, ScannerLimits::default());
-        let bytes: Vec<u8> = self.turns[n].iter().flat_map(line).collect();
+        let mut interceptor = Interceptor::new(Format::Text, ScannerLimits::default());
         let mut items = Vec::new();
-        interceptor.feed(&bytes, &mut items);
+        interceptor.feed_events(self.turns[n].clone(), &mut items);
         interceptor.finish(&mut items);
         items
     }
@@ -66,12 +65,49 @@ impl Replay {
             .collect()
     }
 
-    /// The `result` event that ended turn `n`.
-    pub fn result(&self, n: usize) -> &Value {
+    /// How turn `n` ended: what it used, or why it failed.
+    pub fn result(&self, n: usize) -> Result<Option<Usage>, String> {
+        let turn = &self.turns[n];
+        let Some(Event::Finished {
+            is_error, usage, ..
+        }) = turn.last()
+        else {
+            panic!("turn {n} did not finish: {turn:?}");
+        };
+        if !is_error {
+            return Ok(*usage);
+        }
+        let why = turn.iter().rev().find_map(|event| match event {
+            Event::Error(message) => Some(message.clone()),
+            _ => None,
+        });
+        Err(why.unwrap_or_else(|| panic!("turn {n} failed without why: {turn:?}")))
+    }
+
+    /// What turn `n` used, which ended well.
+    pub fn usage(&self, n: usize) -> Usage {
+        match self.result(n) {
+            Ok(Some(usage)) => usage,
+            other => panic!("turn {n}: {other:?}"),
+        }
+    }
+
+    /// What each event of turn `n` is.
+    pub fn kinds(&self, n: usize) -> Vec<&'static str> {
         self.turns[n]
             .iter()
-            .rfind(|event| event["type"] == "result")
-            .unwrap_or_else(|| panic!("turn {n} has no result: {:?}", self.turns[n]))
+            .map(|event| match event {
+                Event::Session { .. } => "session",
+                Event::Text(_) => "text",
+                Event::TextEnd => "text end",
+                Event::Thinking(_) => "thinking",
+                Event::NativeTool { .. } => "tool",
+                Event::NativeToolResult { .. } => "tool result",
+                Event::Finished { .. } => "finished",
+                Event::Error(_) => "error",
+                Event::Malformed { .. } => "malformed",
+            })
+            .collect()
     }
 }
 
@@ -101,7 +137,7 @@ pub(super) fn replay(name: &str, dialect: Dialect, verdict: impl Fn(&str) -> Ver
     // The id of codecrew's request in flight, which the agent's next answer is to.
     let mut in_flight: Option<Value> = None;
     let mut turn_over = true;
-    let mut decoded = Vec::new();
+    let mut events = Vec::new();
     let send = |bytes: Vec<u8>, replay: &mut Replay, in_flight: &mut Option<Value>| {
         for message in parse_lines(&bytes) {
             if message.get("method").is_some() {
@@ -150,10 +186,9 @@ pub(super) fn replay(name: &str, dialect: Dialect, verdict: impl Fn(&str) -> Ver
                     message["id"] = in_flight.take().unwrap_or(Value::Null);
                 }
                 let mut outbox = Outbox::default();
-                decoded.clear();
-                let over = acp.read(&line(&message), &mut decoded, &mut outbox);
+                let over = acp.read(&line(&message), &mut events, &mut outbox);
                 if let Some(turn) = replay.turns.last_mut() {
-                    turn.extend(parse_lines(&decoded));
+                    turn.append(&mut events);
                 }
                 for pending in std::mem::take(&mut outbox.pending) {
                     replay.asked.push(pending.native.clone());
@@ -189,7 +224,7 @@ fn allow(_: &str) -> Verdict {
 fn copilot_s_disabled_tools_notice_is_not_part_of_the_answer() {
     let replay = replay("copilot/disabled_tools_notice.jsonl", copilot(), allow);
     assert_eq!(replay.text(0), "Plain answer text.");
-    assert_eq!(replay.result(0)["status"], "success");
+    assert!(replay.result(0).is_ok());
     // Read as the model's text, the notice is glued to the answer.
     let plain = self::replay(
         "copilot/disabled_tools_notice.jsonl",
@@ -218,15 +253,13 @@ fn copilot_s_api_errors_are_failures_not_answers() {
         ),
     ] {
         let replay = replay(name, copilot(), allow);
-        let result = replay.result(0);
-        assert_eq!(result["status"], "error", "{name}: {result}");
-        let message = result["error"]["message"].as_str().unwrap();
+        let message = replay.result(0).expect_err(name);
         assert!(message.starts_with("copilot --acp: Error: "), "{message}");
         assert!(message.contains(said), "{message}");
         // No retry notice and no error text reaches the answer.
         assert_eq!(replay.text(0), "", "{name}");
         // The session goes on: the next prompt is answered as usual.
-        assert_eq!(replay.result(1)["status"], "success", "{name}");
+        assert!(replay.result(1).is_ok(), "{name}");
         assert!(!replay.text(1).is_empty(), "{name}");
     }
 }
@@ -254,9 +287,9 @@ fn every_codecrew_call_copilot_streams_is_found() {
 fn copilot_s_running_usage_is_taken_apart_per_turn() {
     let replay = replay("copilot/plain.jsonl", copilot(), allow);
     // 10332 for the first prompt; 20724 is the process's total after the second.
-    assert_eq!(replay.result(0)["stats"]["input_tokens"], 10332);
-    assert_eq!(replay.result(1)["stats"]["input_tokens"], 20724 - 10332);
-    assert_eq!(replay.result(1)["stats"]["output_tokens"], 10);
+    assert_eq!(replay.usage(0).input_tokens, Some(10332));
+    assert_eq!(replay.usage(1).input_tokens, Some(20724 - 10332));
+    assert_eq!(replay.usage(1).output_tokens, Some(10));
 }
 
 #[test]
@@ -279,7 +312,7 @@ fn a_refused_copilot_edit_is_explained_to_the_model_within_the_turn() {
     );
     assert_eq!(replay.turns.len(), 1);
     assert_eq!(replay.text(0), "Default fake reply.");
-    assert_eq!(replay.result(0)["status"], "success");
+    assert!(replay.result(0).is_ok());
     // "Info: Operation cancelled by user" is Copilot's, not the model's.
     assert!(!replay.text(0).contains("Info:"));
 }
@@ -296,11 +329,8 @@ fn an_allowed_copilot_edit_runs_within_the_turn() {
             .count(),
         1
     );
-    let events: Vec<&str> = replay.turns[0]
-        .iter()
-        .map(|e| e["type"].as_str().unwrap())
-        .collect();
-    assert!(events.contains(&"tool_result"), "{events:?}");
+    let events = replay.kinds(0);
+    assert!(events.contains(&"tool result"), "{events:?}");
     assert_eq!(replay.text(0), "Finished after tool.");
 }
 
@@ -345,7 +375,12 @@ fn opencode_takes_its_model_over_the_protocol() {
         replay.sent[2]["params"]["modelId"],
         "anthropic/claude-sonnet-4-5"
     );
-    assert_eq!(replay.turns[0][0]["model"], "anthropic/claude-sonnet-4-5");
+    assert!(
+        matches!(&replay.turns[0][0], Event::Session { model: Some(model), .. }
+                 if model == "anthropic/claude-sonnet-4-5"),
+        "{:?}",
+        replay.turns[0]
+    );
     assert_eq!(replay.text(0), "ok");
 }
 
@@ -353,10 +388,10 @@ fn opencode_takes_its_model_over_the_protocol() {
 fn opencode_s_turns_report_their_tokens_and_the_session_s_cost() {
     let replay = replay("opencode/plain.jsonl", opencode(None), allow);
     assert_eq!(replay.text(0), "Hello from the fake model.");
-    assert_eq!(replay.result(0)["stats"]["input_tokens"], 7644);
-    assert_eq!(replay.result(1)["stats"]["input_tokens"], 7692);
+    assert_eq!(replay.usage(0).input_tokens, Some(7644));
+    assert_eq!(replay.usage(1).input_tokens, Some(7692));
     // The running cost: the transport takes each turn's part.
-    assert_eq!(replay.result(1)["stats"]["total_cost_usd"], 0.015396);
+    assert_eq!(replay.usage(1).cost_usd, Some(0.015396));
 }
 
 #[test]
@@ -405,10 +440,9 @@ fn opencode_s_own_tools_are_judged_as_codecrew_calls() {
 #[test]
 fn opencode_s_api_error_fails_the_turn_with_its_message() {
     let replay = replay("opencode/api_error_400.jsonl", opencode(None), allow);
-    assert_eq!(replay.result(0)["status"], "error");
     assert_eq!(
-        replay.result(0)["error"]["message"],
-        "opencode acp: Internal error: bad request: max_tokens too large"
+        replay.result(0),
+        Err("opencode acp: Internal error: bad request: max_tokens too large".to_owned())
     );
 }
 
@@ -416,19 +450,15 @@ fn opencode_s_api_error_fails_the_turn_with_its_message() {
 fn a_loaded_opencode_session_answers_without_its_replayed_history() {
     let replay = replay("opencode/load_replay.jsonl", opencode(None), allow);
     assert_eq!(replay.sent[1]["method"], "session/load");
-    let events: Vec<&str> = replay.turns[0]
-        .iter()
-        .map(|e| e["type"].as_str().unwrap())
-        .collect();
-    // No replayed read (tool_use) nor old text: the new answer alone.
+    // No replayed read (a tool) nor old text: the new answer alone.
     assert_eq!(
-        events,
-        ["init", "message", "result"],
+        replay.kinds(0),
+        ["session", "text", "text end", "finished"],
         "{:?}",
         replay.turns[0]
     );
     // The cost before the load is not this turn's.
-    assert!(replay.result(0)["stats"].get("total_cost_usd").is_none());
+    assert_eq!(replay.usage(0).cost_usd, None);
 }
 
 #[test]
