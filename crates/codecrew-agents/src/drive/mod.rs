@@ -4,7 +4,7 @@
 //! [`claude_control`] speak the long-lived JSON-RPC and control protocols (with
 //! [`claude_tools`], what Claude's own tools amount to) (lines split by [`json_lines`];
 //! what the JSON-RPC CLIs report becomes the interception engine's events in
-//! [`turn_events`]), [`native`] turns a CLI's question about its own tool into the codecrew
+//! `turn_events`), [`native`] turns a CLI's question about its own tool into the codecrew
 //! calls it amounts to, [`refused`] tells a start the CLI's wall refused, and [`start`]
 //! keeps the starts of a CLI whose processes share their set-up from colliding.
 //!

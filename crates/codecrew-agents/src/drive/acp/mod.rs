@@ -15,7 +15,7 @@
 //! The agent asks its client before one of its own tools writes, runs a command, reads
 //! outside the workspace or fetches (`session/request_permission`, in the approval mode
 //! that asks: Gemini's and Qwen's `default`). codecrew decides each question as the
-//! codecrew call it amounts to ([`permission`]). What the agent does without asking (its reads inside the
+//! codecrew call it amounts to (`permission`). What the agent does without asking (its reads inside the
 //! workspace) stays inside its wall. codecrew offers no file system and no terminal; any
 //! other request of the agent is answered "not supported".
 //!
@@ -25,7 +25,7 @@
 //! session's running cost in `usage_update` notifications (as `opencode acp` does).
 //!
 //! A stored session is continued with `session/load` where the agent offers it and its
-//! module trusts it ([`crate::Cli::loads_kept_sessions`]): the agent first replays
+//! module trusts it ([`crate::Provider::loads_kept_sessions`]): the agent first replays
 //! the session's history as `session/update` notifications, which codecrew has already
 //! shown and so drops until the load's response. Gemini CLI 0.61.0's `session/load`
 //! starts a new record under the session's id before it reads the stored one, which
