@@ -85,9 +85,15 @@ impl<'a> Analyser<'a> {
             }
             "command_substitution" => {
                 self.risk("command substitution `$(...)` runs a command whose output becomes part of another");
-                self.within("a command substitution", |this| {
-                    this.children(node, src, depth)
-                });
+                match backtick_body(Self::text(node, src)) {
+                    // Bash reads a backtick substitution's body with its backslashes
+                    // taken away first (`\\`, `` \` ``, `\$`), then as a script: read it
+                    // so, or `\\rm` (which runs `rm`) would be read as `\rm`.
+                    Some(body) => self.reread(&body, Reread::Commands, "a command substitution"),
+                    None => self.within("a command substitution", |this| {
+                        this.children(node, src, depth)
+                    }),
+                }
             }
             "process_substitution" => {
                 self.risk("process substitution `<(...)` runs a hidden command");
@@ -406,4 +412,24 @@ pub(super) fn calls_command(node: Node<'_>, src: &[u8], name: &str, depth: usize
     children
         .into_iter()
         .any(|child| calls_command(child, src, name, depth + 1))
+}
+
+/// The script bash runs for a backtick substitution (`` `…` ``): its body with the
+/// backslashes that quote `\`, `` ` `` and `$` taken away, as bash takes them before it
+/// reads the body. None for a `$(…)` substitution, read as it stands.
+fn backtick_body(text: &str) -> Option<String> {
+    let body = text.strip_prefix('`')?;
+    let body = body.strip_suffix('`').unwrap_or(body);
+    let mut script = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('\\', Some(&next @ ('\\' | '`' | '$'))) => {
+                script.push(next);
+                chars.next();
+            }
+            _ => script.push(c),
+        }
+    }
+    Some(script)
 }

@@ -447,6 +447,18 @@ const HIDDEN: &[(&str, &str, &str)] = &[
         "`rm -rf` on /",
         "in the script `sh` runs",
     ),
+    // Bash takes a backtick body's quoting backslashes away before it reads it: `\\rm`
+    // there runs `rm`, and an escaped backtick nests a substitution.
+    (
+        r"echo `\\rm -rf /`",
+        "`rm -rf` on /",
+        "in a command substitution",
+    ),
+    (
+        r"echo `echo \`rm -rf /\``",
+        "`rm -rf` on /",
+        "in a command substitution, in a command substitution",
+    ),
     (
         r#"bash -c "eval ': \${x:=\$(rm -rf /)}'""#,
         "`rm -rf` on /",
@@ -601,7 +613,11 @@ fn forms() -> Vec<Form> {
         ("export PS4", |c| {
             format!("export PS4={}", quoted(&format!("$({c})")))
         }),
-        ("backticks", |c| format!("echo `{c}`")),
+        // Within backticks bash reads `\\` and `` \` `` as quoted: a command holding
+        // backticks nests only so escaped (unescaped, `echo `echo `x``` runs no `x`).
+        ("backticks", |c| {
+            format!("echo `{}`", c.replace('\\', "\\\\").replace('`', "\\`"))
+        }),
         ("process substitution", |c| format!("cat <({c})")),
         ("here-string", |c| format!("cat <<< \"${{x:=$({c})}}\"")),
         ("redirection", |c| format!("echo > \"${{f:-$({c})}}\"")),
