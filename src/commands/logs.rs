@@ -78,7 +78,12 @@ fn list(store: Option<&Store>, args: &LogsListArgs, workspace: &Path) -> anyhow:
         return Ok(());
     }
     if listed.is_empty() {
-        let text = "No runs kept yet; each run of query, execute and chat is kept here.\n";
+        let filtered = args.here || args.agent.is_some() || args.since.is_some();
+        let text = if filtered || args.status.is_some() {
+            "No run matches.\n"
+        } else {
+            "No runs kept yet; each run of query, execute and chat is kept here.\n"
+        };
         console::stdout().show(&Text::plain(text))?;
         return Ok(());
     }

@@ -130,6 +130,13 @@ impl Store {
             .map_err(sqlite)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(sqlite)?;
+        // No checkpoint as each codecrew closes the store (two fsyncs a run): the WAL is
+        // folded in by SQLite's automatic checkpoint as it grows (1000 pages).
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .map_err(sqlite)?;
         schema::migrate(&mut conn, path)?;
         Ok(Store {
             conn,
