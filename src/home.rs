@@ -53,6 +53,7 @@ fn runs_tools(command: &Command) -> Option<&'static str> {
         | Command::Prompt(_)
         | Command::Agents(_)
         | Command::Threads(_)
+        | Command::Logs(_)
         | Command::Completions(_)
         | Command::Man(_) => None,
     }

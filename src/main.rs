@@ -119,6 +119,15 @@ async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
         yes: cli.yes,
         audit: cli.audit,
         colors,
+        log: codecrew::run::engine::LogOptions {
+            command: match &cli.command {
+                Command::Execute(_) => "execute",
+                Command::Chat(_) => "chat",
+                Command::Mcp(_) => "mcp",
+                _ => "query",
+            },
+            enabled: !cli.no_log,
+        },
     };
     if matches!(
         cli.command,
@@ -143,6 +152,7 @@ async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
         Command::Init(args) => commands::init::run(&args, &workdir),
         Command::Agents(command) => commands::agents::run(&command, &workdir),
         Command::Threads(command) => commands::threads::run(&command, &workdir),
+        Command::Logs(args) => commands::logs::run(&args, &workdir),
         Command::Doctor(args) => commands::doctor::run(args, &workdir).await,
         Command::Completions(args) => commands::completions::run(&args),
         Command::Man(args) => commands::man::run(&args),

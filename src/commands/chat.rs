@@ -266,6 +266,7 @@ impl Chat {
         // The CLIs' groups first, so that none writes after what is held is put back.
         Engine::stop_now();
         self.say_unsaved().await;
+        self.agents.finish(ending.code());
         self.summary();
     }
 

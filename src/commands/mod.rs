@@ -6,6 +6,7 @@ pub mod completions;
 pub mod doctor;
 pub mod init;
 pub mod intercept;
+pub mod logs;
 pub mod man;
 pub mod mcp;
 pub mod prompt;
@@ -53,6 +54,8 @@ pub struct ToolOptions {
     pub audit: bool,
     /// `--color` with the environment: which streams are styled.
     pub colors: codecrew::output::color::Colors,
+    /// The command whose runs the engine records, and whether (`--no-log`).
+    pub log: engine::LogOptions,
 }
 
 impl ToolOptions {
@@ -66,6 +69,7 @@ impl ToolOptions {
             audit: self.audit,
             asker: default_asker(self.colors.tty),
             help: Arc::new(CliHelp),
+            log: self.log.clone(),
         })?)
     }
 }

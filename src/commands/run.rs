@@ -36,6 +36,7 @@ pub async fn run(
             turn_timeout: args.timeout,
         },
         thread: args.thread.clone(),
+        input: piped.digest(),
     };
     let mut run = match engine.start(request).await {
         Ok(run) => run,
@@ -135,7 +136,7 @@ pub async fn run(
         }
     }
     let mut code = exit_code(&reports, interrupted, count);
-    for error in run.finish().await {
+    for error in run.finish(code).await {
         // The answer was printed but the thread does not have it: not a success.
         console::error(format_args!("the thread was not updated: {error}"));
         if code == 0 {

@@ -13,6 +13,7 @@ mod fake_model_clis;
 mod home;
 mod install_shapes;
 mod layering;
+mod logs;
 mod mcp_client;
 mod mcp_http;
 mod mcp_server;

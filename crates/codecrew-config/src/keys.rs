@@ -244,6 +244,16 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
         "a string of at least 16 printable characters (user config file only)",
         r#"token = "a-long-random-string""#,
     ),
+    (
+        "logs",
+        "a table saying whether runs are kept for `codecrew logs` (user config file only)",
+        "[logs] enabled = false",
+    ),
+    (
+        "logs.enabled",
+        "true or false (user config file only)",
+        "enabled = false",
+    ),
 ];
 
 /// What a key whose values are a list of names expects: [`describe`] adds the list

@@ -43,6 +43,16 @@ pub(crate) struct FileLayer {
     pub(crate) trusted_projects: Option<Vec<PathBuf>>,
     /// User file only: `codecrew mcp --http`'s settings.
     pub(crate) mcp_server: Option<McpServerLayer>,
+    /// User file only: whether runs are kept in the run store.
+    pub(crate) logs: Option<LogsLayer>,
+}
+
+/// `[logs]`: the run store (`codecrew logs`). User file only: a checkout could otherwise
+/// turn on the keeping of what its users' agents read and answer.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LogsLayer {
+    pub(crate) enabled: Option<bool>,
 }
 
 /// `[mcp_server]`: how `codecrew mcp --http` serves. User file only: a checkout that named

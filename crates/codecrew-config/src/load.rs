@@ -47,6 +47,9 @@ pub struct LoadedConfig {
     pub sources: Vec<PathBuf>,
     /// The user file's `[mcp_server] token`: the token of `codecrew mcp --http`.
     pub mcp_token: Option<String>,
+    /// The user file's `[logs] enabled`: whether runs are kept in the run store (true
+    /// unless the user said otherwise; a project file cannot say).
+    pub logs_enabled: bool,
     /// The user file, when one was read.
     pub user_file: Option<PathBuf>,
     /// The project file, when one was found.
@@ -84,6 +87,7 @@ impl LoadedConfig {
             project_trusted: false,
             sources: Vec::new(),
             mcp_token: None,
+            logs_enabled: true,
             user_file: None,
             project_file: None,
             agent_origins,
@@ -221,6 +225,11 @@ pub fn load_from(workspace: &Path, user_file: Option<&Path>) -> Result<LoadedCon
         .as_ref()
         .and_then(|user| user.layer.mcp_server.as_ref())
         .and_then(|server| server.token.clone());
+    loaded.logs_enabled = user
+        .as_ref()
+        .and_then(|user| user.layer.logs.as_ref())
+        .and_then(|logs| logs.enabled)
+        .unwrap_or(true);
     let mut default_set_by: Option<&ParsedFile> = None;
     for file in user.iter().chain(&project) {
         let layer = &file.layer;

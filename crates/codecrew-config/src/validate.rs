@@ -25,6 +25,15 @@ pub(crate) fn file(file: &ParsedFile) -> Vec<Diagnostic> {
              your user config file ($CODECREW_CONFIG or ~/.config/codecrew/config.toml)",
         );
     }
+    if layer.logs.is_some() && file.kind == FileKind::Project {
+        check.report(
+            &[Seg::Key("logs")],
+            Part::Key,
+            "logs cannot be set in a project file",
+            "whether codecrew keeps your runs is yours to say: move this table to your user \
+             config file ($CODECREW_CONFIG or ~/.config/codecrew/config.toml)",
+        );
+    }
     if let Some(trusted) = &layer.trusted_projects {
         match file.kind {
             FileKind::Project => check.report(

@@ -13,7 +13,7 @@
 //! the mentions ([`mention`]), the prompt ([`prompt`]), the jobs and their tools
 //! ([`jobs`], [`toolbox`], [`mcp_listing`]), the loop of one job ([`session`]), agents
 //! that consult each other ([`crew`], [`codecrew_config::agent_tools`]), threads across invocations
-//! ([`thread`]) and what each job used ([`usage`]).
+//! ([`thread`]), what each job used ([`usage`]) and the store of every run ([`runs`]).
 
 // This layer prints nothing: the front ends render its events.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -25,6 +25,7 @@ pub mod mcp_listing;
 pub mod mention;
 pub mod piped;
 pub mod prompt;
+pub mod runs;
 pub mod session;
 pub mod thread;
 pub mod toolbox;

@@ -117,6 +117,18 @@ fn fence_for(text: &str) -> String {
 }
 
 impl Piped {
+    /// The piped text's size in bytes and its SHA-256 (hex), as the run store keeps it;
+    /// None when nothing was piped beside the tasks.
+    pub fn digest(&self) -> Option<(u64, String)> {
+        use sha2::{Digest, Sha256};
+        let Piped::Text { text, .. } = self else {
+            return None;
+        };
+        let hash = Sha256::digest(text.as_bytes());
+        let hex = hash.iter().map(|byte| format!("{byte:02x}")).collect();
+        Some((u64::try_from(text.len()).unwrap_or(u64::MAX), hex))
+    }
+
     /// The task with the piped text beside it, marked as input rather than instructions.
     pub fn beside(&self, task: &str) -> String {
         let Piped::Text { text, cut } = self else {

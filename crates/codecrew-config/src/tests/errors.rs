@@ -347,6 +347,27 @@ fn only_the_user_names_the_mcp_servers_token() {
 }
 
 #[test]
+fn only_the_user_says_whether_runs_are_kept() {
+    let repo = Repo::new();
+    assert!(
+        repo.load().unwrap().logs_enabled,
+        "kept unless the user says otherwise"
+    );
+    let (path, message) =
+        repo.project_error("default_agent = \"claude\"\n[logs]\nenabled = true\n");
+    assert_reported(
+        &message,
+        &path,
+        2,
+        2,
+        &["logs cannot be set in a project file", "user config file"],
+    );
+    std::fs::remove_file(path).unwrap();
+    repo.write_user("[logs]\nenabled = false\n");
+    assert!(!repo.load().unwrap().logs_enabled);
+}
+
+#[test]
 fn syntax_errors_point_at_the_place() {
     let repo = Repo::new();
     let (path, message) = repo.project_error("[agents.mine]\nprovider = \"claude\n");

@@ -8,6 +8,7 @@
 //! worker of another mode or model to go on from.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot, watch};
@@ -15,6 +16,7 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use super::{Engine, JobLabel, Limits, Recorder, Stage, StartError};
 use crate::mention::Job;
+use crate::runs::{NewJob, RunLog};
 use crate::session::{Continuation, Conversation, EventSender, JobEvent, JobReport, JobRun};
 use crate::thread::ThreadName;
 use codecrew_tools::Mode;
@@ -30,6 +32,18 @@ pub struct KeptAgents {
     /// Where each agent's conversation stood when its worker was closed.
     conversations: BTreeMap<String, Conversation>,
     recorder: Recorder,
+    /// The conversation in the run store: one run, started with its first line, each
+    /// agent's answer to each line one of its jobs.
+    log: Log,
+}
+
+#[derive(Default)]
+enum Log {
+    /// Not started: no line yet.
+    #[default]
+    Unstarted,
+    /// Started (None: not recorded), with the count of its jobs so far.
+    Started(Option<Arc<RunLog>>, usize),
 }
 
 /// One line handed to its agents: their events and answers, as they come.
@@ -66,6 +80,7 @@ impl KeptAgents {
             workers: BTreeMap::new(),
             conversations: BTreeMap::new(),
             recorder,
+            log: Log::Unstarted,
         }
     }
 
@@ -106,6 +121,10 @@ impl KeptAgents {
     /// cannot start.
     pub async fn ask(&mut self, engine: &Engine, jobs: Vec<Job>) -> Result<Line, StartError> {
         crate::jobs::check(engine.config(), &jobs)?;
+        if let Log::Unstarted = self.log {
+            let tasks: Vec<&str> = jobs.iter().map(|job| job.task.as_str()).collect();
+            self.log = Log::Started(engine.start_log(self.mode, &tasks, None), 0);
+        }
         let mut labels = Vec::new();
         for job in &jobs {
             labels.push(
@@ -128,6 +147,7 @@ impl KeptAgents {
             // The agent's place among those that run: its events and its answer say it.
             let index = line.labels.len();
             let (answer, answered) = oneshot::channel();
+            let log = self.log_job(&label, &job.task);
             let sent = self.workers.get(&job.agent).is_some_and(|(worker, _)| {
                 worker.send(Task {
                     task: job.task.clone(),
@@ -135,6 +155,7 @@ impl KeptAgents {
                     index,
                     cancel: cancelled.clone(),
                     answer,
+                    log,
                 })
             });
             if !sent {
@@ -151,6 +172,33 @@ impl KeptAgents {
             line.tasks.push(job.task);
         }
         Ok(line)
+    }
+
+    /// The next job of the conversation's run, recorded as started.
+    fn log_job(&mut self, label: &JobLabel, task: &str) -> Option<(Arc<RunLog>, usize)> {
+        let Log::Started(Some(log), count) = &mut self.log else {
+            return None;
+        };
+        let index = *count;
+        *count += 1;
+        log.job_started(
+            index,
+            &NewJob {
+                agent: &label.agent,
+                cli: &label.provider,
+                model: label.model.as_deref(),
+                task,
+                thread: Some(self.recorder.name().as_str()),
+            },
+        );
+        Some((log.clone(), index))
+    }
+
+    /// The conversation ends with `exit_code`: recorded in the run store.
+    pub fn finish(&mut self, exit_code: u8) {
+        if let Log::Started(Some(log), _) = &self.log {
+            log.ended(exit_code);
+        }
     }
 
     /// Records the answer to the line's task at `index` in the thread.
@@ -283,6 +331,8 @@ struct Task {
     index: usize,
     cancel: watch::Receiver<bool>,
     answer: oneshot::Sender<JobReport>,
+    /// The run store's record of the conversation, and this task's job in it.
+    log: Option<(Arc<RunLog>, usize)>,
 }
 
 /// A running agent: its CLI kept between the lines addressed to it.
@@ -308,9 +358,13 @@ impl Worker {
             while let Some(task) = received.recv().await {
                 let (own, mut events) = mpsc::unbounded_channel::<(usize, JobEvent)>();
                 let (display, index) = (task.events.clone(), task.index);
+                let log = task.log.clone();
                 // The line's display knows this agent by its place on the line.
                 let forward = tokio::spawn(async move {
                     while let Some((_, event)) = events.recv().await {
+                        if let Some((log, job)) = &log {
+                            log.event(*job, &event);
+                        }
                         let _ = display.send((index, event));
                     }
                 });
@@ -325,6 +379,9 @@ impl Worker {
                     .await;
                 drop(own);
                 let _ = forward.await;
+                if let Some((log, job)) = &task.log {
+                    log.job_ended(*job, &report);
+                }
                 let _ = task.answer.send(report);
             }
             transport.close().await;

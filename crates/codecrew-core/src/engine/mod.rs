@@ -56,6 +56,18 @@ pub struct Options {
     pub asker: Arc<dyn Asker>,
     /// What the built-in help tool explains (the front end's commands).
     pub help: Arc<dyn HelpSource>,
+    /// The command whose runs are recorded in the run store (`query`, `chat`...), and
+    /// whether they are (`--no-log` says not; so does the user's `[logs] enabled = false`).
+    pub log: LogOptions,
+}
+
+/// Whether and as what the engine's runs are recorded in the run store ([`crate::runs`]).
+#[derive(Debug, Clone)]
+pub struct LogOptions {
+    /// The front end's command, as `codecrew logs` shows it.
+    pub command: &'static str,
+    /// False: nothing is recorded (`--no-log`).
+    pub enabled: bool,
 }
 
 /// The flags that override the config's limits for one run.
@@ -123,6 +135,40 @@ impl Engine {
 
     pub fn workspace(&self) -> &Path {
         &self.options.workspace
+    }
+
+    /// Where this engine's runs are recorded: None when `--no-log`, the user's
+    /// `[logs] enabled = false`, or no state folder (neither XDG_STATE_HOME nor HOME).
+    pub fn runs_path(&self) -> Option<PathBuf> {
+        if !self.options.log.enabled || !self.loaded.logs_enabled {
+            return None;
+        }
+        crate::runs::default_path()
+    }
+
+    /// The run's record, started in the store (None when runs are not recorded, or the
+    /// store cannot be written: said once, the run goes on).
+    pub(crate) fn start_log(
+        &self,
+        mode: Mode,
+        tasks: &[&str],
+        input: Option<(u64, String)>,
+    ) -> Option<Arc<crate::runs::RunLog>> {
+        let path = self.runs_path()?;
+        let mut task: Vec<&str> = Vec::new();
+        for one in tasks {
+            if !task.contains(one) {
+                task.push(one);
+            }
+        }
+        let run = crate::runs::NewRun {
+            workspace: self.workspace().display().to_string(),
+            command: self.options.log.command.to_owned(),
+            mode: mode.name().to_owned(),
+            task: task.join("\n\n"),
+            input,
+        };
+        crate::runs::RunLog::start(&path, &run).map(Arc::new)
     }
 
     /// The same engine, asking `asker` instead (the MCP server: nobody can be asked).

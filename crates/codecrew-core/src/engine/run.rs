@@ -1,11 +1,14 @@
 //! A run of `query` or `execute`: every job at once, from the request to the reports.
 
+use std::sync::Arc;
+
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use super::{Engine, JobLabel, Limits, Recorder, Stage};
 use crate::jobs::PlanError;
 use crate::mention::Job;
+use crate::runs::{NewJob, RunLog};
 use crate::session::{EventSender, JobEvent, JobReport};
 use crate::thread::{ThreadError, ThreadName, ThreadStore};
 use codecrew_tools::Mode;
@@ -19,6 +22,9 @@ pub struct Request {
     pub limits: Limits,
     /// The thread the jobs go on with, and record their answers in.
     pub thread: Option<ThreadName>,
+    /// Piped input set beside the tasks: its size in bytes and SHA-256 (hex), for the
+    /// run store.
+    pub input: Option<(u64, String)>,
 }
 
 /// Why a run did not start. Nothing was started: a usage error (exit 2).
@@ -52,6 +58,7 @@ pub struct Run {
     cancel: watch::Sender<bool>,
     jobs: JoinSet<()>,
     recorder: Option<Recorder>,
+    log: Option<Arc<RunLog>>,
     stage: Stage,
 }
 
@@ -61,6 +68,7 @@ impl Engine {
     pub async fn start(&self, request: Request) -> Result<Run, StartError> {
         crate::jobs::check(self.config(), &request.jobs)?;
         // The thread as it stands now; each job records its exchange when it ends.
+        let thread_name = request.thread.as_ref().map(ToString::to_string);
         let (recorder, thread) = match request.thread {
             Some(name) => {
                 let store = ThreadStore::in_workspace(self.workspace());
@@ -84,8 +92,25 @@ impl Engine {
                 }
             }
         }
-        let labels = runs.iter().map(JobLabel::of).collect();
-        let tasks_of = runs.iter().map(|run| run.job.task.clone()).collect();
+        let labels: Vec<JobLabel> = runs.iter().map(JobLabel::of).collect();
+        let tasks_of: Vec<String> = runs.iter().map(|run| run.job.task.clone()).collect();
+        // Recorded from here on: the run, then each job as it starts.
+        let tasks: Vec<&str> = tasks_of.iter().map(String::as_str).collect();
+        let log = self.start_log(request.mode, &tasks, request.input);
+        if let Some(log) = &log {
+            for (index, (label, task)) in labels.iter().zip(&tasks_of).enumerate() {
+                log.job_started(
+                    index,
+                    &NewJob {
+                        agent: &label.agent,
+                        cli: &label.provider,
+                        model: label.model.as_deref(),
+                        task,
+                        thread: thread_name.as_deref(),
+                    },
+                );
+            }
+        }
         let (events_tx, events): (EventSender, _) = mpsc::unbounded_channel();
         let (cancel, cancelled) = watch::channel(false);
         // Each job's report comes as soon as its answer is final; its task ends once its
@@ -112,6 +137,7 @@ impl Engine {
             cancel,
             jobs,
             recorder,
+            log,
             stage,
         })
     }
@@ -125,7 +151,8 @@ impl Run {
 
     /// The next event or answer; None once every job has answered, or ended without (it
     /// stopped abnormally, which is logged). A job's events come before its answer. An
-    /// answer that succeeded is recorded in the request's thread. Cancel-safe.
+    /// answer that succeeded is recorded in the request's thread; every event and
+    /// answer in the run store. Cancel-safe.
     pub async fn next(&mut self) -> Option<Update> {
         loop {
             if self.answered == self.labels.len() {
@@ -134,10 +161,16 @@ impl Run {
             tokio::select! {
                 biased;
                 Some((index, event)) = self.events.recv() => {
+                    if let Some(log) = &self.log {
+                        log.event(index, &event);
+                    }
                     return Some(Update::Event(index, event));
                 }
                 Some((index, report)) = self.answers.recv() => {
                     self.answered += 1;
+                    if let Some(log) = &self.log {
+                        log.job_ended(index, &report);
+                    }
                     if let (Some(recorder), Some(task)) =
                         (&mut self.recorder, self.tasks_of.get(index))
                     {
@@ -171,14 +204,19 @@ impl Run {
         }
     }
 
-    /// After [`Run::wind_down`]: the thread's saves awaited and the MCP servers ended.
+    /// After [`Run::wind_down`]: the thread's saves awaited, the MCP servers ended, and
+    /// the run's end recorded in the run store with `exit_code` (1 when a save failed).
     /// The errors of saves that failed: the answer was printed but the thread does not
     /// have it.
-    pub async fn finish(mut self) -> Vec<String> {
+    pub async fn finish(mut self, exit_code: u8) -> Vec<String> {
         let errors = match &mut self.recorder {
             Some(recorder) => recorder.settle().await,
             None => Vec::new(),
         };
+        if let Some(log) = &self.log {
+            let failed = !errors.is_empty() && exit_code == 0;
+            log.ended(if failed { 1 } else { exit_code });
+        }
         self.stage.shutdown().await;
         errors
     }

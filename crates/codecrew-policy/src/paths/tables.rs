@@ -53,6 +53,12 @@ pub(super) const SENSITIVE_FILE_PATHS: &[&[&str]] = &[
     // The key that seals the user's threads (`$XDG_STATE_HOME/codecrew/thread-key`):
     // whoever reads it can make a thread pass for the user's.
     &["codecrew", "thread-key"],
+    // The run store (`$XDG_STATE_HOME/codecrew/runs.db`, with SQLite's journal files):
+    // every task, answer and tool call of the user's runs, in every workspace.
+    &["codecrew", "runs.db"],
+    &["codecrew", "runs.db-wal"],
+    &["codecrew", "runs.db-shm"],
+    &["codecrew", "runs.db-journal"],
 ];
 
 /// Whole file names that are sensitive.

@@ -1,0 +1,257 @@
+use std::os::unix::fs::PermissionsExt;
+
+use super::*;
+use crate::session::{JobEvent, JobReport, StopReason};
+use crate::usage::JobUsage;
+use codecrew_intercept::ToolCall;
+use codecrew_tools::{Mode, Status, ToolResult};
+
+fn new_run(task: &str) -> NewRun {
+    NewRun {
+        workspace: "/w".to_owned(),
+        command: "query".to_owned(),
+        mode: "query".to_owned(),
+        task: task.to_owned(),
+        input: None,
+    }
+}
+
+fn job<'a>(agent: &'a str, task: &'a str) -> write::NewJob<'a> {
+    write::NewJob {
+        agent,
+        cli: "command",
+        model: None,
+        task,
+        thread: None,
+    }
+}
+
+fn report(agent: &str, answer: &str) -> JobReport {
+    JobReport {
+        agent: agent.to_owned(),
+        provider: "command".to_owned(),
+        model: Some("m1".to_owned()),
+        mode: Mode::Query,
+        success: true,
+        response: answer.to_owned(),
+        turns: 1,
+        tool_calls: Vec::new(),
+        session_id: Some("s-1".to_owned()),
+        duration_ms: 12,
+        error: None,
+        error_code: None,
+        stop_reason: StopReason::Answered,
+        usage: JobUsage::default(),
+        timed_out: false,
+        missing_cli: false,
+    }
+}
+
+fn all(store: &Store) -> Vec<RunSummary> {
+    store
+        .list(&Filter {
+            limit: 1000,
+            ..Filter::default()
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_new_store_is_migrated_private_and_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state/codecrew/runs.db");
+    let store = Store::open(&path).unwrap();
+    let version: i64 = store
+        .conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, schema::VERSION);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(path.parent().unwrap()), 0o700);
+    assert!(all(&store).is_empty());
+    drop(store);
+    // Opened again: nothing migrated twice.
+    assert!(all(&Store::open(&path).unwrap()).is_empty());
+}
+
+#[test]
+fn a_newer_schema_is_refused_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    let store = Store::open(&path).unwrap();
+    store
+        .conn
+        .pragma_update(None, "user_version", schema::VERSION + 1)
+        .unwrap();
+    drop(store);
+    assert!(matches!(Store::open(&path), Err(StoreError::Newer { .. })));
+}
+
+#[test]
+fn a_run_is_written_as_it_goes_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    let log = RunLog::try_start(&path, &new_run("explain the parser")).unwrap();
+    log.job_started(0, &job("alice", "explain the parser"));
+    let call = ToolCall {
+        name: "codecrew:read_file".to_owned(),
+        tool: "read_file".to_owned(),
+        input: serde_json::json!({"path": "src/lib.rs"}),
+    };
+    log.event(0, &JobEvent::ToolCall(call));
+    log.event(
+        0,
+        &JobEvent::ToolResult(ToolResult {
+            tool_call_id: "1".to_owned(),
+            tool: "read_file".to_owned(),
+            status: Status::Ok,
+            output: serde_json::Value::String("x".repeat(write::OUTPUT_CAP + 10)),
+            error: None,
+            duration_ms: 3,
+        }),
+    );
+    // Before the job ends, the run is there, not finished, with its call.
+    let store = Store::open(&path).unwrap();
+    let shown = store.show(&log.id()[..8]).unwrap();
+    assert_eq!(shown.run.status, RunStatus::NotFinished);
+    assert_eq!(shown.jobs[0].answer, None);
+    let call = &shown.jobs[0].tool_calls[0];
+    assert_eq!(call.name, "read_file");
+    assert_eq!(call.input["path"], "src/lib.rs");
+    assert!(call.output_cut);
+    assert!(call.output.as_str().unwrap().len() <= write::OUTPUT_CAP);
+
+    log.job_ended(0, &report("alice", "it reads tokens"));
+    log.ended(0);
+    let shown = store.show(log.id()).unwrap();
+    assert_eq!(shown.run.status, RunStatus::Ok);
+    assert_eq!(shown.run.agents, ["alice"]);
+    let job = &shown.jobs[0];
+    assert_eq!(job.answer.as_deref(), Some("it reads tokens"));
+    assert_eq!(job.session_id.as_deref(), Some("s-1"));
+    assert_eq!(job.model.as_deref(), Some("m1"));
+    assert_eq!(job.success, Some(true));
+    assert_eq!(job.stop_reason.as_deref(), Some("answered"));
+    assert!(job.usage.is_some());
+
+    let hits = store.search("tokens", 10).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].run.id, log.id());
+    assert_eq!(hits[0].found_in, "job 0");
+    assert_eq!(store.search("parser", 10).unwrap()[0].found_in, "task");
+    assert!(store.search("\"unbalanced OR", 10).unwrap().is_empty());
+}
+
+#[test]
+fn a_run_never_ended_stays_not_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    let log = RunLog::try_start(&path, &new_run("killed")).unwrap();
+    log.job_started(0, &job("alice", "killed"));
+    // The process dies: nothing more is written.
+    drop(log);
+    let store = Store::open(&path).unwrap();
+    let runs = all(&store);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].status, RunStatus::NotFinished);
+    assert_eq!(runs[0].ended, None);
+    let open = store
+        .list(&Filter {
+            limit: 10,
+            status: Some(RunStatus::NotFinished),
+            ..Filter::default()
+        })
+        .unwrap();
+    assert_eq!(open.len(), 1);
+    let failed = store
+        .list(&Filter {
+            limit: 10,
+            status: Some(RunStatus::Failed),
+            ..Filter::default()
+        })
+        .unwrap();
+    assert!(failed.is_empty());
+}
+
+#[test]
+fn twenty_writers_at_once_lose_no_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    let writers: Vec<_> = (0..20)
+        .map(|n| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                // Each its own connection, as each codecrew process has.
+                let log = RunLog::try_start(&path, &new_run(&format!("task {n}"))).unwrap();
+                for index in 0..3 {
+                    log.job_started(index, &job("alice", "t"));
+                    log.job_ended(index, &report("alice", &format!("answer {n} {index}")));
+                }
+                log.ended(0);
+                log.id().to_owned()
+            })
+        })
+        .collect();
+    let ids: Vec<String> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+    let store = Store::open(&path).unwrap();
+    let runs = all(&store);
+    assert_eq!(runs.len(), 20);
+    for id in &ids {
+        let shown = store.show(id).unwrap();
+        assert_eq!(shown.run.status, RunStatus::Ok);
+        assert_eq!(shown.jobs.len(), 3);
+        assert!(shown.jobs.iter().all(|job| job.answer.is_some()));
+    }
+}
+
+#[test]
+fn an_unwritable_store_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocked = dir.path().join("file");
+    std::fs::write(&blocked, "not a folder").unwrap();
+    let path = blocked.join("runs.db");
+    assert!(matches!(Store::open(&path), Err(StoreError::Io { .. })));
+    assert!(RunLog::try_start(&path, &new_run("t")).is_err());
+    assert!(RunLog::start(&path, &new_run("t")).is_none());
+    // Not a database at all.
+    let garbage = dir.path().join("garbage.db");
+    std::fs::write(&garbage, vec![7u8; 4096]).unwrap();
+    std::fs::set_permissions(&garbage, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(matches!(
+        Store::open(&garbage),
+        Err(StoreError::Sqlite { .. })
+    ));
+}
+
+#[test]
+fn ids_are_shown_by_their_shortest_unique_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("runs.db")).unwrap();
+    for id in ["abcdef0011112222", "abcdef0099998888", "123456aaaaaaaaaa"] {
+        store
+            .conn
+            .execute(
+                "INSERT INTO runs (id, started, pid, workspace, command, mode, task)
+                 VALUES (?1, 0, 1, '/w', 'query', 'query', 't')",
+                [id],
+            )
+            .unwrap();
+    }
+    assert_eq!(store.short_id("123456aaaaaaaaaa").unwrap(), "123456");
+    assert_eq!(store.short_id("abcdef0011112222").unwrap(), "abcdef001");
+    assert_eq!(store.resolve("123456").unwrap(), "123456aaaaaaaaaa");
+    assert_eq!(store.resolve("ABCDEF009").unwrap(), "abcdef0099998888");
+    assert!(matches!(
+        store.resolve("abcdef"),
+        Err(StoreError::Ambiguous { ids, .. }) if ids.len() == 2
+    ));
+    assert!(matches!(
+        store.resolve("ffff"),
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(store.resolve("x%"), Err(StoreError::BadId(_))));
+    assert_eq!(store.remove("1234").unwrap(), "123456aaaaaaaaaa");
+    assert_eq!(store.prune(1).unwrap(), 2);
+    assert!(all(&store).is_empty());
+}

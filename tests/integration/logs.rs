@@ -1,0 +1,336 @@
+//! The run store and `codecrew logs`: a real `codecrew query` through a scripted
+//! `command` agent is kept as it goes, then listed, shown, searched, removed; `--no-log`
+//! and `[logs] enabled = false` keep nothing; codecrew's tools never read the store.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+use crate::support::binary::{Home, assert_exit, text, tool_result, tools_call_args};
+
+/// The scripted CLI: calls codecrew's `help` tool on its first turn, then answers with
+/// the `TASK-...` word of its task (`TASK-HANG...`: after 10 s).
+const AGENT_SCRIPT: &str = r#"#!/bin/sh
+dir=$(dirname "$0")
+prompt=$(cat)
+task=$(printf '%s' "$prompt" | grep -o 'TASK-[A-Za-z0-9-]*' | tail -n 1)
+case "$task" in TASK-HANG*) sleep 10 ;; esac
+if [ ! -e "$dir/called-$task" ]; then
+    touch "$dir/called-$task"
+    printf 'Calling.\n```json\n{"type":"tool_use","name":"codecrew:help","input":{}}\n```\n'
+    exit 0
+fi
+printf 'The zebracorn answer to %s\n' "$task"
+"#;
+
+/// A home, a workspace inside it, and a user config declaring `@echo`.
+struct World {
+    home: Home,
+}
+
+impl World {
+    fn new(user_config_extra: &str) -> World {
+        let home = Home::new();
+        let root = home.path();
+        std::fs::create_dir_all(root.join("agent")).unwrap();
+        std::fs::create_dir_all(root.join("ws")).unwrap();
+        std::fs::write(root.join("agent/agent.sh"), AGENT_SCRIPT).unwrap();
+        std::fs::write(
+            root.join("user.toml"),
+            format!(
+                "[agents.echo]\nprovider = \"command\"\ncommand = {{ argv = [\"sh\", {:?}] }}\n{user_config_extra}",
+                root.join("agent/agent.sh").display().to_string()
+            ),
+        )
+        .unwrap();
+        World { home }
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.home.path().join("ws")
+    }
+
+    fn store(&self) -> PathBuf {
+        self.home.path().join(".local/state/codecrew/runs.db")
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = self.home.codecrew();
+        command
+            .args(args)
+            .current_dir(self.workspace())
+            .env("CODECREW_CONFIG", self.home.path().join("user.toml"));
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let output = self.run(args);
+        assert_exit(&output, 0);
+        serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|error| panic!("not JSON ({error}): {}", text(&output.stdout)))
+    }
+
+    fn runs(&self) -> Vec<Value> {
+        self.json(&["logs", "--output", "json"])["runs"]
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+}
+
+#[test]
+fn a_query_is_kept_listed_shown_searched_and_removed() {
+    let world = World::new("");
+    let output = world.run(&["query", "@echo explain TASK-ONE please"]);
+    assert_exit(&output, 0);
+    assert!(text(&output.stdout).contains("The zebracorn answer to TASK-ONE"));
+    let mode = |path: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    };
+    assert_eq!(mode(&world.store()), 0o600);
+    assert_eq!(mode(world.store().parent().unwrap()), 0o700);
+
+    let runs = world.runs();
+    assert_eq!(runs.len(), 1, "{runs:#?}");
+    let run = &runs[0];
+    assert_eq!(run["status"], "ok");
+    assert_eq!(run["exit_code"], 0);
+    assert_eq!(run["command"], "query");
+    assert_eq!(run["mode"], "query");
+    assert_eq!(run["agents"], json!(["echo"]));
+    assert!(run["task"].as_str().unwrap().contains("explain TASK-ONE"));
+    let workspace = world.workspace().canonicalize().unwrap();
+    assert_eq!(run["workspace"], workspace.display().to_string());
+    let id = run["id"].as_str().unwrap();
+    let short = run["short_id"].as_str().unwrap();
+    assert_eq!(short.len(), 6);
+    assert!(id.starts_with(short));
+
+    // Shown by its short id: the answer, the call, the usage.
+    let shown = world.json(&["logs", "show", short, "--output", "json"]);
+    assert_eq!(shown["id"], id);
+    let job = &shown["jobs"][0];
+    assert_eq!(job["agent"], "echo");
+    assert_eq!(job["cli"], "command");
+    assert_eq!(job["success"], true);
+    assert_eq!(job["stop_reason"], "answered");
+    assert!(
+        job["answer"]
+            .as_str()
+            .unwrap()
+            .contains("The zebracorn answer to TASK-ONE")
+    );
+    assert_eq!(job["tool_calls"][0]["name"], "help");
+    assert_eq!(job["tool_calls"][0]["status"], "ok");
+    assert_eq!(job["usage"]["turns"], 2);
+    let shown = world.run(&["logs", "show", short]);
+    assert_exit(&shown, 0);
+    let shown = text(&shown.stdout);
+    assert!(
+        shown.contains("The zebracorn answer to TASK-ONE"),
+        "{shown}"
+    );
+    assert!(shown.contains("call help("), "{shown}");
+
+    // The text listing.
+    let listed = world.run(&["logs"]);
+    assert_exit(&listed, 0);
+    let listed = text(&listed.stdout);
+    assert!(
+        listed.contains(short) && listed.contains("@echo") && listed.contains(" ok "),
+        "{listed}"
+    );
+
+    // A second run: the filters.
+    assert_exit(&world.run(&["query", "@echo TASK-TWO"]), 0);
+    assert_eq!(world.runs().len(), 2);
+    let newest = world.json(&["logs", "-n", "1", "--output", "json"]);
+    assert!(
+        newest["runs"][0]["task"]
+            .as_str()
+            .unwrap()
+            .contains("TASK-TWO")
+    );
+    let none = world.json(&["logs", "--agent", "nobody", "--output", "json"]);
+    assert_eq!(none["runs"], json!([]));
+    let here = world.json(&[
+        "logs", "--here", "--since", "1h", "--status", "ok", "--output", "json",
+    ]);
+    assert_eq!(here["runs"].as_array().unwrap().len(), 2);
+    let failed = world.json(&["logs", "--status", "failed", "--output", "json"]);
+    assert_eq!(failed["runs"], json!([]));
+
+    // Searched: a word of an answer, a word of a task.
+    let found = world.json(&["logs", "search", "zebracorn", "--output", "json"]);
+    let matches = found["matches"].as_array().unwrap();
+    assert_eq!(matches.len(), 2, "{found:#}");
+    let found = world.json(&["logs", "search", "explain", "--output", "json"]);
+    assert_eq!(found["matches"][0]["id"], id);
+    assert_eq!(found["matches"][0]["found_in"], "task");
+
+    // An id nobody has, then removed by its prefix.
+    let missing = world.run(&["logs", "show", "ffffffffff"]);
+    assert_exit(&missing, 1);
+    assert!(text(&missing.stderr).contains("no run has the id"));
+    assert_exit(&world.run(&["logs", "rm", short]), 0);
+    assert_eq!(world.runs().len(), 1);
+    let pruned = world.json(&["logs", "prune", "--older-than", "0s", "--output", "json"]);
+    assert_eq!(pruned["removed"], 1);
+    assert!(world.runs().is_empty());
+}
+
+/// `kill -9` leaves no chance to write an end: the run stays, "not finished".
+#[test]
+fn a_run_killed_stays_not_finished() {
+    let world = World::new("");
+    let mut child = world
+        .command(&["query", "@echo TASK-HANG"])
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !world.store().exists() || world.runs().is_empty() {
+        assert!(start.elapsed().as_secs() < 30, "the run was never recorded");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let runs = world.runs();
+    assert_eq!(runs[0]["status"], "not_finished", "{runs:#?}");
+    assert_eq!(runs[0]["ended"], Value::Null);
+    let listed = text(&world.run(&["logs", "--status", "not-finished"]).stdout);
+    assert!(listed.contains("not finished"), "{listed}");
+    let shown = world.json(&[
+        "logs",
+        "show",
+        runs[0]["id"].as_str().unwrap(),
+        "--output",
+        "json",
+    ]);
+    assert_eq!(shown["jobs"][0]["agent"], "echo");
+    assert_eq!(shown["jobs"][0]["answer"], Value::Null);
+}
+
+#[test]
+fn no_log_and_the_user_config_keep_nothing() {
+    let world = World::new("");
+    assert_exit(&world.run(&["query", "--no-log", "@echo TASK-A"]), 0);
+    assert!(world.runs().is_empty());
+    assert!(!world.store().exists(), "the store is not even made");
+
+    let world = World::new("[logs]\nenabled = false\n");
+    assert_exit(&world.run(&["query", "@echo TASK-B"]), 0);
+    assert!(!world.store().exists());
+    assert!(world.runs().is_empty());
+}
+
+#[test]
+fn a_store_that_cannot_be_written_only_warns() {
+    let world = World::new("");
+    // The state folder is a file: the store cannot be made.
+    std::fs::create_dir_all(world.home.path().join(".local")).unwrap();
+    std::fs::write(world.home.path().join(".local/state"), "not a folder").unwrap();
+    let output = world.run(&["query", "@echo TASK-C"]);
+    assert_exit(&output, 0);
+    assert!(text(&output.stdout).contains("The zebracorn answer to TASK-C"));
+    let stderr = text(&output.stderr);
+    assert_eq!(
+        stderr.matches("not kept for `codecrew logs`").count(),
+        1,
+        "{stderr}"
+    );
+}
+
+/// With the state folder inside the workspace, the store is a file the tools could
+/// reach: it is a sensitive path, never read without a question (denied where nobody
+/// can be asked).
+#[test]
+fn the_tools_never_read_the_store() {
+    let world = World::new("");
+    let state = world.workspace().join("state");
+    let mut query = world.command(&["query", "@echo TASK-D"]);
+    query.env("XDG_STATE_HOME", &state);
+    assert_exit(&query.output().unwrap(), 0);
+    assert!(state.join("codecrew/runs.db").exists());
+    for path in ["state/codecrew/runs.db", "state/codecrew/runs.db-wal"] {
+        let input = json!({ "path": path }).to_string();
+        let mut call = world.command(&tools_call_args("read_file", &input, "query", false));
+        call.env("XDG_STATE_HOME", &state);
+        let result = tool_result(&call.output().unwrap());
+        assert_eq!(result["status"], "denied", "{path}: {result:#}");
+        assert_eq!(result["error"]["code"], "E_PERMISSION_DENIED", "{result:#}");
+        assert!(!result.to_string().contains("zebracorn"), "{result:#}");
+    }
+}
+
+/// A chat at a terminal is one run: each answer a job of it, recorded by the engine as it
+/// comes, and the run's end when the chat ends (Ctrl-D).
+#[test]
+fn a_chat_is_kept_as_one_run() {
+    use crate::support::clis::CliEnv;
+    use crate::support::pty::Terminal;
+    use std::time::Duration;
+
+    let world = World::new("");
+    let home = world.home.path();
+    let env = CliEnv {
+        workdir: Some(world.workspace()),
+        ..CliEnv::default()
+    }
+    .with("HOME", home)
+    .with("XDG_STATE_HOME", home.join(".local/state"))
+    .with("XDG_CONFIG_HOME", home.join(".config"))
+    .with("XDG_CACHE_HOME", home.join(".cache"))
+    .with("XDG_DATA_HOME", home.join(".local/share"))
+    .with("CODECREW_CONFIG", home.join("user.toml"))
+    .with("NO_COLOR", "1")
+    .without(&["RUST_LOG", "CODECREW_SANDBOX", "CODECREW_MCP_DEPTH"]);
+    let limit = Duration::from_secs(60);
+    let mut terminal = Terminal::run(
+        &env,
+        Path::new(env!("CARGO_BIN_EXE_codecrew")),
+        &["chat", "--thread", "kept"],
+    );
+    terminal.wait_for("prompt", limit, |shown| shown.contains("query> "));
+    terminal.type_keys(b"@echo first TASK-CHAT-ONE\r");
+    terminal.wait_for("first answer", limit, |shown| {
+        shown
+            .split_once("answer to TASK-CHAT-ONE")
+            .is_some_and(|(_, after)| after.contains("query> "))
+    });
+    // While the chat runs, its run is there, not finished, with its first job.
+    let runs = world.runs();
+    assert_eq!(runs.len(), 1, "{runs:#?}");
+    assert_eq!(runs[0]["status"], "not_finished");
+    terminal.type_keys(b"@echo second TASK-CHAT-TWO\r");
+    terminal.wait_for("second answer", limit, |shown| {
+        shown
+            .split_once("answer to TASK-CHAT-TWO")
+            .is_some_and(|(_, after)| after.contains("query> "))
+    });
+    terminal.type_keys(b"\x04");
+    let status = terminal.wait(limit).expect("the chat ended");
+    assert_eq!(status.code(), Some(0), "{}", terminal.text());
+
+    let runs = world.runs();
+    assert_eq!(runs.len(), 1, "{runs:#?}");
+    let run = &runs[0];
+    assert_eq!(run["command"], "chat");
+    assert_eq!(run["status"], "ok");
+    assert!(run["task"].as_str().unwrap().contains("TASK-CHAT-ONE"));
+    let id = run["id"].as_str().unwrap();
+    let shown = world.json(&["logs", "show", id, "--output", "json"]);
+    let jobs = shown["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "{shown:#}");
+    for (job, task) in jobs.iter().zip(["TASK-CHAT-ONE", "TASK-CHAT-TWO"]) {
+        assert_eq!(job["agent"], "echo");
+        assert_eq!(job["thread"], "kept");
+        assert!(job["answer"].as_str().unwrap().contains(task), "{job:#}");
+        assert_eq!(job["tool_calls"][0]["name"], "help");
+    }
+}
