@@ -2,9 +2,8 @@ use clap::CommandFactory;
 
 use super::*;
 
-/// `intercept --from` offers exactly the engine's decoders, by their own names.
-#[test]
-fn from_offers_every_decoder_by_its_name() {
+/// The values clap offers for `intercept --from`.
+fn from_values() -> Vec<String> {
     let command = Cli::command();
     let intercept = command
         .find_subcommand("intercept")
@@ -13,11 +12,16 @@ fn from_offers_every_decoder_by_its_name() {
         .get_arguments()
         .find(|arg| arg.get_id() == "from")
         .expect("--from");
-    let offered: Vec<String> = from
-        .get_possible_values()
+    from.get_possible_values()
         .iter()
         .map(|value| value.get_name().to_owned())
-        .collect();
+        .collect()
+}
+
+/// `intercept --from` offers exactly the engine's decoders, by their own names.
+#[test]
+fn from_offers_every_decoder_by_its_name() {
+    let offered = from_values();
     let decoders: Vec<String> = Format::ALL.iter().map(|f| f.name().to_owned()).collect();
     assert_eq!(offered, decoders);
     for format in Format::ALL {
@@ -94,19 +98,7 @@ fn every_list_of_clis_is_the_registrys() {
     formats.extend(printed.iter().cloned());
 
     // The code: clap's `--from`, the config's `provider` and `output` values.
-    let command = Cli::command();
-    let intercept = command
-        .find_subcommand("intercept")
-        .expect("intercept is a command");
-    let from = intercept
-        .get_arguments()
-        .find(|arg| arg.get_id() == "from")
-        .expect("--from");
-    let offered: Vec<String> = from
-        .get_possible_values()
-        .iter()
-        .map(|value| value.get_name().to_owned())
-        .collect();
+    let offered = from_values();
     assert_eq!(offered, formats, "intercept --from");
     assert_eq!(
         accepted("provider = \"nope\"\n"),
