@@ -15,8 +15,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::{Engine, JobLabel, Limits, Recorder, Stage, StartError};
+use crate::jobs::PlanError;
 use crate::mention::Job;
-use crate::runs::{NewJob, RunLog};
+use crate::runs::RunLog;
 use crate::session::{Continuation, Conversation, EventSender, JobEvent, JobReport, JobRun};
 use crate::thread::ThreadName;
 use codecrew_tools::Mode;
@@ -28,7 +29,7 @@ pub struct KeptAgents {
     limits: Limits,
     stage: Option<Stage>,
     /// The running agents, and the model each was started with.
-    workers: BTreeMap<String, (Worker, Option<String>)>,
+    workers: BTreeMap<String, (Worker, JobLabel)>,
     /// Where each agent's conversation stood when its worker was closed.
     conversations: BTreeMap<String, Conversation>,
     recorder: Recorder,
@@ -94,7 +95,9 @@ impl KeptAgents {
 
     /// The model `agent` runs, when it is running (`Some(None)`: the CLI's default).
     pub fn running(&self, agent: &str) -> Option<Option<&str>> {
-        self.workers.get(agent).map(|(_, model)| model.as_deref())
+        self.workers
+            .get(agent)
+            .map(|(_, label)| label.model.as_deref())
     }
 
     /// From now on in `mode`: the CLIs run in their mode's wall, so they start again,
@@ -183,13 +186,7 @@ impl KeptAgents {
         *count += 1;
         log.job_started(
             index,
-            &NewJob {
-                agent: &label.agent,
-                cli: &label.provider,
-                model: label.model.as_deref(),
-                task,
-                thread: Some(self.recorder.name().as_str()),
-            },
+            &label.new_job(task, Some(self.recorder.name().as_str())),
         );
         Some((log.clone(), index))
     }
@@ -240,7 +237,7 @@ impl KeptAgents {
         model: Option<&str>,
     ) -> Result<JobLabel, StartError> {
         let stale = match (self.workers.get(agent), model) {
-            (Some((_, running)), Some(asked)) => running.as_deref() != Some(asked),
+            (Some((_, running)), Some(asked)) => running.model.as_deref() != Some(asked),
             _ => false,
         };
         if stale
@@ -252,20 +249,16 @@ impl KeptAgents {
         if !self.workers.contains_key(agent) {
             self.start_worker(engine, agent, model).await?;
         }
-        let provider = engine
-            .config()
-            .config
-            .agents
+        self.workers
             .get(agent)
-            .map(|config| config.provider.name())
-            .unwrap_or_default();
-        let model = self.workers.get(agent).and_then(|(_, model)| model.clone());
-        Ok(JobLabel {
-            agent: agent.to_owned(),
-            provider: provider.to_owned(),
-            model,
-            mode: self.mode.name(),
-        })
+            .map(|(_, label)| label.clone())
+            // Started above, or the plan said why not.
+            .ok_or_else(|| {
+                StartError::Plan(PlanError::UnknownAgent {
+                    agent: agent.to_owned(),
+                    known: String::new(),
+                })
+            })
     }
 
     async fn start_worker(
@@ -274,11 +267,11 @@ impl KeptAgents {
         agent: &str,
         model: Option<&str>,
     ) -> Result<(), StartError> {
-        if self.stage.is_none() {
-            self.stage = Some(engine.stage(self.mode, self.limits).await);
-        }
-        let Some(stage) = &self.stage else {
-            return Ok(());
+        let stage = match &mut self.stage {
+            Some(stage) => stage,
+            None => self
+                .stage
+                .insert(engine.stage(self.mode, self.limits).await),
         };
         let job = Job {
             agent: agent.to_owned(),
@@ -312,13 +305,10 @@ impl KeptAgents {
             earlier: conversation.earlier.clone(),
             session_usage: conversation.session_usage,
         };
-        let model = run
-            .provider
-            .model(run.job.model.as_deref())
-            .map(str::to_owned);
+        let label = JobLabel::of(&run);
         engine.say_left_out(std::iter::once((agent, &run.provider)));
         self.workers
-            .insert(agent.to_owned(), (Worker::start(run, conversation), model));
+            .insert(agent.to_owned(), (Worker::start(run, conversation), label));
         Ok(())
     }
 }

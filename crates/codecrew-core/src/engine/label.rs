@@ -1,5 +1,6 @@
 //! Who a job is, as the front ends show it.
 
+use crate::runs::NewJob;
 use crate::session::JobRun;
 
 /// Who a job is, for headers, status lines and events.
@@ -19,11 +20,19 @@ impl JobLabel {
         JobLabel {
             agent: run.job.agent.clone(),
             provider: run.provider.kind().name().to_owned(),
-            model: run
-                .provider
-                .model(run.job.model.as_deref())
-                .map(str::to_owned),
+            model: run.model(),
             mode: run.settings.mode.name(),
+        }
+    }
+
+    /// The job as the run store records it when it starts.
+    pub(crate) fn new_job<'a>(&'a self, task: &'a str, thread: Option<&'a str>) -> NewJob<'a> {
+        NewJob {
+            agent: &self.agent,
+            cli: &self.provider,
+            model: self.model.as_deref(),
+            task,
+            thread,
         }
     }
 

@@ -8,7 +8,7 @@ use tokio::task::JoinSet;
 use super::{Engine, JobLabel, Limits, Recorder, Stage};
 use crate::jobs::PlanError;
 use crate::mention::Job;
-use crate::runs::{NewJob, RunLog};
+use crate::runs::RunLog;
 use crate::session::{EventSender, JobEvent, JobReport};
 use crate::thread::{ThreadError, ThreadName, ThreadStore};
 use codecrew_tools::Mode;
@@ -99,16 +99,7 @@ impl Engine {
         let log = self.start_log(request.mode, &tasks, request.input);
         if let Some(log) = &log {
             for (index, (label, task)) in labels.iter().zip(&tasks_of).enumerate() {
-                log.job_started(
-                    index,
-                    &NewJob {
-                        agent: &label.agent,
-                        cli: &label.provider,
-                        model: label.model.as_deref(),
-                        task,
-                        thread: thread_name.as_deref(),
-                    },
-                );
+                log.job_started(index, &label.new_job(task, thread_name.as_deref()));
             }
         }
         let (events_tx, events): (EventSender, _) = mpsc::unbounded_channel();

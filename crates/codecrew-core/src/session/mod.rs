@@ -107,14 +107,18 @@ impl JobRun {
         }
     }
 
+    /// The model the job runs: the one its mention named, else its agent's.
+    pub fn model(&self) -> Option<String> {
+        self.provider
+            .model(self.job.model.as_deref())
+            .map(str::to_owned)
+    }
+
     fn report(&self, started: Instant) -> JobReport {
         JobReport {
             agent: self.job.agent.clone(),
             provider: self.provider.kind().name().to_owned(),
-            model: self
-                .provider
-                .model(self.job.model.as_deref())
-                .map(str::to_owned),
+            model: self.model(),
             mode: self.settings.mode,
             success: false,
             response: String::new(),
