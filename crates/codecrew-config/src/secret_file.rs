@@ -44,7 +44,25 @@ pub fn read(path: &Path) -> Result<Option<String>, SecretFileError> {
         }
         Err(error) => return Err(io_error(error)),
     };
-    let metadata = file.metadata().map_err(io_error)?;
+    private(&file, path)?;
+    let mut text = String::new();
+    file.take(MAX_LEN)
+        .read_to_string(&mut text)
+        .map_err(io_error)?;
+    Ok(Some(text.trim().to_owned()))
+}
+
+/// Fails unless `file` (opened from `path`) is a regular file of the user's that no one
+/// else may read or write.
+fn private(file: &fs::File, path: &Path) -> Result<(), SecretFileError> {
+    let unsafe_file = |reason: &str| SecretFileError::Unsafe {
+        path: path.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let metadata = file.metadata().map_err(|source| SecretFileError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
     if !metadata.is_file() {
         return Err(unsafe_file("it is not a regular file"));
     }
@@ -56,11 +74,45 @@ pub fn read(path: &Path) -> Result<Option<String>, SecretFileError> {
             "others may read or write it (its mode must be 0600)",
         ));
     }
-    let mut text = String::new();
-    file.take(MAX_LEN)
-        .read_to_string(&mut text)
-        .map_err(io_error)?;
-    Ok(Some(text.trim().to_owned()))
+    Ok(())
+}
+
+/// The private file at `path`, made (0600, its folder 0700) when there is none: for what
+/// the user's codecrew keeps that is not a secret of its own but is theirs alone (the
+/// run store). Refused like [`read`] refuses a secret: a link, not a regular file, not
+/// the user's, or readable or writable by others.
+pub fn open_private(path: &Path) -> Result<fs::File, SecretFileError> {
+    let io_error = |source| SecretFileError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(io_error)?;
+    }
+    let file = match OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(error) if error.raw_os_error() == Some(nix::libc::ELOOP) => {
+            return Err(SecretFileError::Unsafe {
+                path: path.to_owned(),
+                reason: "it is a symbolic link".to_owned(),
+            });
+        }
+        Err(error) => return Err(io_error(error)),
+    };
+    private(&file, path)?;
+    Ok(file)
 }
 
 /// A new secret of `bytes` random bytes as hex, written to `path` with mode 0600 (its

@@ -16,8 +16,7 @@ mod read;
 mod schema;
 mod write;
 
-use std::fs::{self, OpenOptions};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -39,6 +38,10 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The file cannot be made, or is not the user's alone (a link, another's, one
+    /// others may read).
+    #[error("the run store {0}")]
+    File(#[from] codecrew_config::secret_file::SecretFileError),
     #[error("the run store {}: {source}", path.display())]
     Sqlite {
         path: PathBuf,
@@ -81,27 +84,9 @@ impl Store {
     /// Opens the store at `path`, made when there is none (its folder 0700, the file
     /// 0600, never through a link), and brought to the current schema.
     pub fn open(path: &Path) -> Result<Store> {
-        let io = |source| StoreError::Io {
-            path: path.to_owned(),
-            source,
-        };
-        if let Some(dir) = path.parent() {
-            fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(io)?;
-        }
-        // Made 0600 before SQLite opens it (its journals take the database's mode).
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(nix::libc::O_NOFOLLOW)
-            .open(path)
-            .map_err(io)?;
+        // Made 0600 before SQLite opens it (its journals take the database's mode), and
+        // refused when others could read it: it holds the agents' answers.
+        codecrew_config::secret_file::open_private(path)?;
         Store::connect(path)
     }
 

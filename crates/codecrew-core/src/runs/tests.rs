@@ -211,7 +211,7 @@ fn an_unwritable_store_is_an_error_not_a_panic() {
     let blocked = dir.path().join("file");
     std::fs::write(&blocked, "not a folder").unwrap();
     let path = blocked.join("runs.db");
-    assert!(matches!(Store::open(&path), Err(StoreError::Io { .. })));
+    assert!(matches!(Store::open(&path), Err(StoreError::File(_))));
     assert!(RunLog::try_start(&path, &new_run("t")).is_err());
     assert!(RunLog::start(&path, &new_run("t")).is_none());
     // Not a database at all.
@@ -222,6 +222,30 @@ fn an_unwritable_store_is_an_error_not_a_panic() {
         Store::open(&garbage),
         Err(StoreError::Sqlite { .. })
     ));
+}
+
+/// The store holds the agents' answers: one that others may read, that is a link (to a
+/// file another program would have codecrew write), or that is not a file is not used.
+#[test]
+fn a_store_that_is_not_the_users_alone_is_refused_and_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared.db");
+    std::fs::write(&shared, "").unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let error = Store::open(&shared).err().unwrap();
+    assert!(error.to_string().contains("mode must be 0600"), "{error}");
+    assert!(RunLog::start(&shared, &new_run("t")).is_none());
+    assert_eq!(std::fs::read(&shared).unwrap(), b"");
+    let target = dir.path().join("elsewhere");
+    std::fs::write(&target, "theirs").unwrap();
+    let link = dir.path().join("link.db");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let error = Store::open(&link).err().unwrap();
+    assert!(error.to_string().contains("symbolic link"), "{error}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "theirs");
+    let folder = dir.path().join("folder.db");
+    std::fs::create_dir(&folder).unwrap();
+    assert!(Store::open(&folder).is_err());
 }
 
 #[test]
