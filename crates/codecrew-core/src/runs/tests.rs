@@ -112,6 +112,7 @@ fn a_run_is_written_as_it_goes_and_read_back() {
         }),
     );
     // Before the job ends, the run is there, not finished, with its call.
+    assert!(log.flush());
     let store = Store::open(&path).unwrap();
     let shown = store.show(&log.id()[..8]).unwrap();
     assert_eq!(shown.run.status, RunStatus::NotFinished);
@@ -123,7 +124,7 @@ fn a_run_is_written_as_it_goes_and_read_back() {
     assert!(call.output.as_str().unwrap().len() <= write::OUTPUT_CAP);
 
     log.job_ended(0, &report("alice", "it reads tokens"));
-    log.ended(0);
+    assert!(log.ended(0));
     let shown = store.show(log.id()).unwrap();
     assert_eq!(shown.run.status, RunStatus::Ok);
     assert_eq!(shown.run.agents, ["alice"]);
@@ -188,7 +189,7 @@ fn twenty_writers_at_once_lose_no_row() {
                     log.job_started(index, &job("alice", "t"));
                     log.job_ended(index, &report("alice", &format!("answer {n} {index}")));
                 }
-                log.ended(0);
+                assert!(log.ended(0), "a write was lost");
                 log.id().to_owned()
             })
         })
@@ -213,7 +214,8 @@ fn an_unwritable_store_is_an_error_not_a_panic() {
     let path = blocked.join("runs.db");
     assert!(matches!(Store::open(&path), Err(StoreError::File(_))));
     assert!(RunLog::try_start(&path, &new_run("t")).is_err());
-    assert!(RunLog::start(&path, &new_run("t")).is_none());
+    // Said once on the writer's thread; the run goes on, and its end says it was not kept.
+    assert!(!RunLog::start(&path, &new_run("t")).unwrap().ended(0));
     // Not a database at all.
     let garbage = dir.path().join("garbage.db");
     std::fs::write(&garbage, vec![7u8; 4096]).unwrap();
@@ -234,7 +236,7 @@ fn a_store_that_is_not_the_users_alone_is_refused_and_left_as_it_was() {
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o644)).unwrap();
     let error = Store::open(&shared).err().unwrap();
     assert!(error.to_string().contains("mode must be 0600"), "{error}");
-    assert!(RunLog::start(&shared, &new_run("t")).is_none());
+    assert!(!RunLog::start(&shared, &new_run("t")).unwrap().ended(0));
     assert_eq!(std::fs::read(&shared).unwrap(), b"");
     let target = dir.path().join("elsewhere");
     std::fs::write(&target, "theirs").unwrap();

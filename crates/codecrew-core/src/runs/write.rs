@@ -2,9 +2,11 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, mpsc};
+use std::time::Duration;
 
-use rusqlite::params;
+use rusqlite::params_from_iter;
+use rusqlite::types::Value as SqlValue;
 use serde_json::Value;
 
 use super::{Result, Store, now_ms};
@@ -37,76 +39,84 @@ pub struct NewJob<'a> {
     pub thread: Option<&'a str>,
 }
 
-/// A run being recorded. Every write is tried in turn; the first that fails is said
+/// A run being recorded. The writes go, in order, to a thread of the run's own that
+/// owns the store, so that neither the start of a run nor the events it streams wait for
+/// the disk; [`RunLog::ended`] waits for them all. The first write that fails is said
 /// once (a warning) and the store is let go, so that the run goes on unrecorded.
 pub struct RunLog {
     id: String,
-    state: Mutex<State>,
+    writes: mpsc::Sender<Write>,
+    pending: Mutex<Pending>,
 }
 
-struct State {
-    store: Option<Store>,
-    /// Each job's calls whose results have not come yet (name, input), and its count of
-    /// calls recorded.
-    pending: BTreeMap<usize, (VecDeque<(String, Value)>, u32)>,
+/// Each job's calls whose results have not come yet (name, input), and its count of
+/// calls recorded.
+type Pending = BTreeMap<usize, (VecDeque<(String, Value)>, u32)>;
+
+/// One step for the writer: statements run in one transaction, or the run's end.
+enum Write {
+    Steps(Vec<Step>),
+    /// Every write before it is done: say whether the run was recorded to its end.
+    Flush(mpsc::Sender<bool>),
 }
+
+/// A statement and its parameters.
+type Step = (&'static str, Vec<SqlValue>);
+
+/// The longest [`RunLog::ended`] waits for the writes before it (a store another
+/// codecrew holds locked has a busy timeout of its own).
+const FLUSH_WAIT: Duration = Duration::from_secs(3);
 
 impl RunLog {
-    /// Opens the store at `path` and records the run's start. None (said once) when the
-    /// store cannot be opened or written.
+    /// Records the run in the store at `path`, opened on the writer's thread. None only
+    /// when no thread can be started; a store that cannot be opened or written is said
+    /// once, there, and the run goes on unrecorded.
     pub fn start(path: &Path, run: &NewRun) -> Option<RunLog> {
-        match RunLog::try_start(path, run) {
-            Ok(log) => Some(log),
-            Err(error) => {
-                warn(&error);
-                None
+        let path = path.to_owned();
+        let (id, first) = start_steps(run);
+        RunLog::spawn(id, move |writes| {
+            let store = Store::open(&path).and_then(|store| {
+                run_steps(&store, &first).map_err(|error| store.sqlite(error))?;
+                Ok(store)
+            });
+            match store {
+                Ok(store) => serve(Some(store), writes),
+                Err(error) => {
+                    warn(&error);
+                    serve(None, writes);
+                }
             }
-        }
+        })
     }
 
-    /// As [`RunLog::start`], the error returned.
+    /// As [`RunLog::start`], with the store opened and the run's row written before it
+    /// returns: the error, if any, is returned instead of said.
     pub fn try_start(path: &Path, run: &NewRun) -> Result<RunLog> {
         let store = Store::open(path)?;
-        let id = new_id();
-        let (bytes, digest) = match &run.input {
-            Some((bytes, digest)) => (
-                Some(i64::try_from(*bytes).unwrap_or(i64::MAX)),
-                Some(digest),
-            ),
-            None => (None, None),
-        };
-        let tx = store
-            .conn
-            .unchecked_transaction()
-            .map_err(|e| store.sqlite(e))?;
-        tx.execute(
-            "INSERT INTO runs (id, started, pid, workspace, command, mode, task, input_bytes, input_sha256)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                id,
-                now_ms(),
-                std::process::id(),
-                run.workspace,
-                run.command,
-                run.mode,
-                run.task,
-                bytes,
-                digest
-            ],
-        )
-        .map_err(|e| store.sqlite(e))?;
-        tx.execute(
-            "INSERT INTO texts (run, job, text) VALUES (?1, NULL, ?2)",
-            params![id, run.task],
-        )
-        .map_err(|e| store.sqlite(e))?;
-        tx.commit().map_err(|e| store.sqlite(e))?;
-        Ok(RunLog {
+        let (id, first) = start_steps(run);
+        run_steps(&store, &first).map_err(|error| store.sqlite(error))?;
+        RunLog::spawn(id, move |writes| serve(Some(store), writes)).ok_or_else(|| {
+            super::StoreError::Io {
+                path: path.to_owned(),
+                source: std::io::Error::other("cannot start the run store's writer"),
+            }
+        })
+    }
+
+    fn spawn(
+        id: String,
+        writer: impl FnOnce(mpsc::Receiver<Write>) + Send + 'static,
+    ) -> Option<RunLog> {
+        let (writes, received) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("codecrew-runs".to_owned())
+            .spawn(move || writer(received))
+            .map_err(|error| tracing::warn!("the run store's writer: {error}"))
+            .ok()?;
+        Some(RunLog {
             id,
-            state: Mutex::new(State {
-                store: Some(store),
-                pending: BTreeMap::new(),
-            }),
+            writes,
+            pending: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -117,23 +127,20 @@ impl RunLog {
 
     /// Job `index` starts.
     pub fn job_started(&self, index: usize, job: &NewJob<'_>) {
-        self.write(|store, id| {
-            store.conn.execute(
-                "INSERT INTO jobs (run, idx, agent, cli, model, task, thread, started)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    id,
-                    int(index),
-                    job.agent,
-                    job.cli,
-                    job.model,
-                    job.task,
-                    job.thread,
-                    now_ms()
-                ],
-            )?;
-            Ok(())
-        });
+        self.write(vec![(
+            "INSERT INTO jobs (run, idx, agent, cli, model, task, thread, started)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            vec![
+                self.id.clone().into(),
+                int(index).into(),
+                job.agent.to_owned().into(),
+                job.cli.to_owned().into(),
+                job.model.map(str::to_owned).into(),
+                job.task.to_owned().into(),
+                job.thread.map(str::to_owned).into(),
+                now_ms().into(),
+            ],
+        )]);
     }
 
     /// One of job `index`'s events: a call is kept until its result comes, then both are
@@ -141,8 +148,8 @@ impl RunLog {
     pub fn event(&self, index: usize, event: &JobEvent) {
         match event {
             JobEvent::ToolCall(call) => {
-                if let Ok(mut state) = self.state.lock() {
-                    let (calls, _) = state.pending.entry(index).or_default();
+                if let Ok(mut pending) = self.pending.lock() {
+                    let (calls, _) = pending.entry(index).or_default();
                     calls.push_back((call.tool.clone(), call.input.clone()));
                 }
             }
@@ -159,10 +166,10 @@ impl RunLog {
 
     fn call(&self, index: usize, result: &ToolResult) {
         let (input, seq) = {
-            let Ok(mut state) = self.state.lock() else {
+            let Ok(mut pending) = self.pending.lock() else {
                 return;
             };
-            let (calls, count) = state.pending.entry(index).or_default();
+            let (calls, count) = pending.entry(index).or_default();
             let at = calls.iter().position(|(name, _)| *name == result.tool);
             let input = at
                 .and_then(|at| calls.remove(at))
@@ -181,26 +188,23 @@ impl RunLog {
             .ok()
             .and_then(|value| value.as_str().map(str::to_owned))
             .unwrap_or_default();
-        self.write(|store, id| {
-            store.conn.execute(
-                "INSERT INTO tool_calls (run, job, seq, at, name, input, status, output, output_cut, error, duration_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                params![
-                    id,
-                    int(index),
-                    seq,
-                    now_ms(),
-                    result.tool,
-                    input.to_string(),
-                    status,
-                    output,
-                    cut,
-                    error,
-                    i64::try_from(result.duration_ms).unwrap_or(i64::MAX)
-                ],
-            )?;
-            Ok(())
-        });
+        self.write(vec![(
+            "INSERT INTO tool_calls (run, job, seq, at, name, input, status, output, output_cut, error, duration_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            vec![
+                self.id.clone().into(),
+                int(index).into(),
+                seq.into(),
+                now_ms().into(),
+                result.tool.clone().into(),
+                input.to_string().into(),
+                status.into(),
+                output.to_owned().into(),
+                cut.into(),
+                error.into(),
+                i64::try_from(result.duration_ms).unwrap_or(i64::MAX).into(),
+            ],
+        )]);
     }
 
     /// Job `index`'s answer is final.
@@ -210,61 +214,127 @@ impl RunLog {
             .ok()
             .and_then(|value| value.as_str().map(str::to_owned));
         let code = report.error_code.map(|code| code.as_str().to_owned());
-        self.write(|store, id| {
-            let tx = store.conn.unchecked_transaction()?;
-            tx.execute(
-                "UPDATE jobs SET ended = ?3, session_id = ?4, answer = ?5, stop_reason = ?6,
-                     success = ?7, error = ?8, error_code = ?9, turns = ?10, usage = ?11,
-                     duration_ms = ?12, model = COALESCE(?13, model)
-                 WHERE run = ?1 AND idx = ?2",
-                params![
-                    id,
-                    int(index),
-                    now_ms(),
-                    report.session_id,
-                    report.response,
-                    stop,
-                    report.success,
-                    report.error,
-                    code,
-                    report.turns,
-                    usage,
-                    i64::try_from(report.duration_ms).unwrap_or(i64::MAX),
-                    report.model
+        let mut steps = vec![(
+            "UPDATE jobs SET ended = ?3, session_id = ?4, answer = ?5, stop_reason = ?6,
+                 success = ?7, error = ?8, error_code = ?9, turns = ?10, usage = ?11,
+                 duration_ms = ?12, model = COALESCE(?13, model)
+             WHERE run = ?1 AND idx = ?2",
+            vec![
+                self.id.clone().into(),
+                int(index).into(),
+                now_ms().into(),
+                report.session_id.clone().into(),
+                report.response.clone().into(),
+                stop.into(),
+                report.success.into(),
+                report.error.clone().into(),
+                code.into(),
+                report.turns.into(),
+                usage.into(),
+                i64::try_from(report.duration_ms).unwrap_or(i64::MAX).into(),
+                report.model.clone().into(),
+            ],
+        )];
+        if !report.response.is_empty() {
+            steps.push((
+                "INSERT INTO texts (run, job, text) VALUES (?1, ?2, ?3)",
+                vec![
+                    self.id.clone().into(),
+                    int(index).into(),
+                    report.response.clone().into(),
                 ],
-            )?;
-            if !report.response.is_empty() {
-                tx.execute(
-                    "INSERT INTO texts (run, job, text) VALUES (?1, ?2, ?3)",
-                    params![id, int(index), report.response],
-                )?;
+            ));
+        }
+        self.write(steps);
+    }
+
+    /// The run ends, with codecrew's exit code: recorded after every write before it,
+    /// which this waits for (at most `FLUSH_WAIT`). Whether the run was recorded to
+    /// its end.
+    pub fn ended(&self, exit_code: u8) -> bool {
+        self.write(vec![(
+            "UPDATE runs SET ended = ?2, exit_code = ?3 WHERE id = ?1",
+            vec![self.id.clone().into(), now_ms().into(), exit_code.into()],
+        )]);
+        self.flush()
+    }
+
+    /// Waits (at most `FLUSH_WAIT`) until every write so far is done; whether the
+    /// store still records them.
+    pub fn flush(&self) -> bool {
+        let (done, finished) = mpsc::channel();
+        if self.writes.send(Write::Flush(done)).is_err() {
+            return false;
+        }
+        finished.recv_timeout(FLUSH_WAIT).unwrap_or(false)
+    }
+
+    /// Hands `steps` to the writer (gone only when its thread died: nothing to say).
+    fn write(&self, steps: Vec<Step>) {
+        let _ = self.writes.send(Write::Steps(steps));
+    }
+}
+
+/// The run's id and the steps that record its start.
+fn start_steps(run: &NewRun) -> (String, Vec<Step>) {
+    let id = new_id();
+    let (bytes, digest) = match &run.input {
+        Some((bytes, digest)) => (
+            Some(i64::try_from(*bytes).unwrap_or(i64::MAX)),
+            Some(digest.clone()),
+        ),
+        None => (None, None),
+    };
+    let steps = vec![
+        (
+            "INSERT INTO runs (id, started, pid, workspace, command, mode, task, input_bytes, input_sha256)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            vec![
+                id.clone().into(),
+                now_ms().into(),
+                std::process::id().into(),
+                run.workspace.clone().into(),
+                run.command.clone().into(),
+                run.mode.clone().into(),
+                run.task.clone().into(),
+                bytes.into(),
+                digest.into(),
+            ],
+        ),
+        (
+            "INSERT INTO texts (run, job, text) VALUES (?1, NULL, ?2)",
+            vec![id.clone().into(), run.task.clone().into()],
+        ),
+    ];
+    (id, steps)
+}
+
+/// Runs `steps` in one transaction.
+fn run_steps(store: &Store, steps: &[Step]) -> rusqlite::Result<()> {
+    let tx = store.conn.unchecked_transaction()?;
+    for (sql, values) in steps {
+        tx.prepare_cached(sql)?
+            .execute(params_from_iter(values.iter()))?;
+    }
+    tx.commit()
+}
+
+/// The writer's loop: every step in order until every handle is gone; after a failure
+/// (said once) the steps are dropped.
+fn serve(mut store: Option<Store>, writes: mpsc::Receiver<Write>) {
+    for write in writes {
+        match write {
+            Write::Steps(steps) => {
+                if let Some(open) = &store
+                    && let Err(error) = run_steps(open, &steps)
+                {
+                    warn(&open.sqlite(error));
+                    store = None;
+                }
             }
-            tx.commit()
-        });
-    }
-
-    /// The run ends, with codecrew's exit code.
-    pub fn ended(&self, exit_code: u8) {
-        self.write(|store, id| {
-            store.conn.execute(
-                "UPDATE runs SET ended = ?2, exit_code = ?3 WHERE id = ?1",
-                params![id, now_ms(), exit_code],
-            )?;
-            Ok(())
-        });
-    }
-
-    /// Runs `write`; the first failure is said and the store let go.
-    fn write(&self, write: impl FnOnce(&Store, &str) -> rusqlite::Result<()>) {
-        let Ok(mut state) = self.state.lock() else {
-            return;
-        };
-        let Some(store) = &state.store else {
-            return;
-        };
-        if let Err(error) = write(store, &self.id) {
-            warn(&store.sqlite(error));
-            state.store = None;
+            Write::Flush(done) => {
+                let _ = done.send(store.is_some());
+            }
         }
     }
 }
