@@ -268,6 +268,50 @@ fn the_tools_never_read_the_store() {
     }
 }
 
+/// The store as a hostile model would go after it, through every door of codecrew's own
+/// tools in query mode, with the store inside the workspace (the worst place it can be):
+/// a search over the workspace, a shell read, a copy, a listing of its contents. None
+/// gives back a word of it.
+#[test]
+fn no_tool_door_gives_back_what_the_store_holds() {
+    let world = World::new("");
+    let state = world.workspace().join("state");
+    let mut query = world.command(&["query", "@echo TASK-E"]);
+    query.env("XDG_STATE_HOME", &state);
+    assert_exit(&query.output().unwrap(), 0);
+    assert!(state.join("codecrew/runs.db").exists());
+    let calls = [
+        ("grep", json!({"pattern": "zebracorn", "path": "."})),
+        (
+            "grep",
+            json!({"pattern": "zebracorn", "path": "state/codecrew"}),
+        ),
+        (
+            "run_command",
+            json!({"command": "cat state/codecrew/runs.db"}),
+        ),
+        ("run_command", json!({"command": "grep -ra zebracorn ."})),
+        (
+            "run_command",
+            json!({"command": "strings state/codecrew/runs.db-wal"}),
+        ),
+        (
+            "run_command",
+            json!({"command": "cp state/codecrew/runs.db /dev/stdout"}),
+        ),
+        ("run_command", json!({"command": "cat state/*/runs.d?"})),
+    ];
+    for (tool, input) in calls {
+        let input = input.to_string();
+        let mut call = world.command(&tools_call_args(tool, &input, "query", false));
+        call.env("XDG_STATE_HOME", &state);
+        let output = call.output().unwrap();
+        let shown = format!("{}{}", text(&output.stdout), text(&output.stderr));
+        assert!(!shown.contains("zebracorn"), "{tool} {input}: {shown}");
+        assert!(!shown.contains("TASK-E"), "{tool} {input}: {shown}");
+    }
+}
+
 /// A chat at a terminal is one run: each answer a job of it, recorded by the engine as it
 /// comes, and the run's end when the chat ends (Ctrl-D).
 #[test]

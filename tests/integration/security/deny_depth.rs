@@ -32,6 +32,11 @@ const SPELLINGS: &[&str] = &[
     r#"case ${x:-$(rm -rf ./*)} in *) ;; esac"#,
     r#"cat <<< "${x:-$(rm -rf ./*)}""#,
     r#"sh -c "bash -c ': \${x:=\$(rm -rf ./*)}'""#,
+    // Bash takes a backtick body's quoting backslashes away before it reads it, and
+    // runs backtick substitutions in a here-document's body.
+    r"echo `\\rm -rf ./*`",
+    r"echo `echo \`rm -rf ./*\``",
+    "cat <<EOF\n`rm -rf ./*`\nEOF",
 ];
 
 /// Calls in one message (codecrew runs at most 16 of one message).

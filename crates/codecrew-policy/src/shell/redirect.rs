@@ -35,8 +35,23 @@ impl<'a> Analyser<'a> {
                 // pipeline or redirect that follows the marker.
                 let mut cursor = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                // `<<'EOF'` (any quote in the marker): the body is not expanded at all.
+                let expanded = !children.iter().any(|child| {
+                    child.kind() == "heredoc_start"
+                        && Self::text(*child, src).contains(['\'', '"', '\\'])
+                });
                 for child in children {
                     match child.kind() {
+                        // The grammar reads `$(…)` in a body but leaves a backtick
+                        // substitution in its text, which bash runs all the same: such a
+                        // body is read again for its expansions, as bash expands it.
+                        "heredoc_body" if expanded && Self::text(child, src).contains('`') => {
+                            self.reread(
+                                Self::text(child, src),
+                                Reread::Expansions,
+                                "a here-document",
+                            );
+                        }
                         "heredoc_body" => self.children(child, src, depth),
                         _ => self.node(child, src, depth + 1),
                     }

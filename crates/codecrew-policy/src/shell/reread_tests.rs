@@ -459,6 +459,38 @@ const HIDDEN: &[(&str, &str, &str)] = &[
         "`rm -rf` on /",
         "in a command substitution, in a command substitution",
     ),
+    // The same inside double quotes, in an assignment and in a here-document: bash
+    // reads each body the same way (checked with harmless commands in bash 5).
+    (
+        r#"echo "`\\rm -rf /`""#,
+        "`rm -rf` on /",
+        "in a command substitution",
+    ),
+    (
+        r#"echo "`echo \"\$(rm -rf /)\"`""#,
+        "`rm -rf` on /",
+        "in a command substitution",
+    ),
+    (
+        r"x=`echo \`\\rm -rf /\``",
+        "`rm -rf` on /",
+        "in a command substitution",
+    ),
+    (
+        "cat <<EOF\n`rm -rf /`\nEOF",
+        "`rm -rf` on /",
+        "in a command substitution, in a here-document",
+    ),
+    (
+        "cat <<-EOF\n\tx `echo y; rm -rf /` z\n\tEOF",
+        "`rm -rf` on /",
+        "in a here-document",
+    ),
+    (
+        "cat <<EOF\n`\\\\rm -rf /`\nEOF",
+        "`rm -rf` on /",
+        "in a command substitution",
+    ),
     (
         r#"bash -c "eval ': \${x:=\$(rm -rf /)}'""#,
         "`rm -rf` on /",
@@ -488,6 +520,10 @@ fn harmless_uses_of_the_same_places_are_not_denied() {
     let ws = Ws::new();
     for command in [
         r#"echo "${HOME:-/tmp}""#,
+        // A quoted marker: the body is data, never expanded.
+        "cat <<'EOF'\n`rm -rf /`\nEOF",
+        "cat <<\"EOF\"\n$(rm -rf /)\nEOF",
+        "cat <<EOF\n`date`\nEOF",
         r#"ls "${dir:-.}""#,
         "git log --format=%H",
         ": ${x:=$(date)}",
