@@ -10,12 +10,14 @@ use serde_json::{Value, json};
 use crate::support::binary::{Home, assert_exit, text, tool_result, tools_call_args};
 
 /// The scripted CLI: calls codecrew's `help` tool on its first turn, then answers with
-/// the `TASK-...` word of its task (`TASK-HANG...`: after 10 s).
+/// the `TASK-...` word of its task (`TASK-HANG...`: after 10 s; `TASK-RAW...`: at once,
+/// with terminal control sequences in its answer).
 const AGENT_SCRIPT: &str = r#"#!/bin/sh
 dir=$(dirname "$0")
 prompt=$(cat)
 task=$(printf '%s' "$prompt" | grep -o 'TASK-[A-Za-z0-9-]*' | tail -n 1)
 case "$task" in TASK-HANG*) sleep 10 ;; esac
+case "$task" in TASK-RAW*) printf 'raw \033]52;c;cHduZWQ=\007\033[2J end\n'; exit 0 ;; esac
 if [ ! -e "$dir/called-$task" ]; then
     touch "$dir/called-$task"
     printf 'Calling.\n```json\n{"type":"tool_use","name":"codecrew:help","input":{}}\n```\n'
@@ -266,6 +268,35 @@ fn the_tools_never_read_the_store() {
         assert_eq!(result["error"]["code"], "E_PERMISSION_DENIED", "{result:#}");
         assert!(!result.to_string().contains("zebracorn"), "{result:#}");
     }
+}
+
+/// What the store gives back is text codecrew did not compose (the user's task, the
+/// model's answer): `logs`, `logs show` and `logs search` show it inert, whatever it
+/// holds (a clipboard write, a screen clear), and JSON carries it escaped.
+#[test]
+fn what_the_store_holds_reaches_the_terminal_inert() {
+    let world = World::new("");
+    let task = "@echo TASK-RAW \u{1b}]0;title\u{7} \u{1b}[31mred";
+    assert_exit(&world.run(&["query", task]), 0);
+    let id = world.runs()[0]["short_id"].as_str().unwrap().to_owned();
+    for args in [
+        vec!["logs"],
+        vec!["logs", "show", id.as_str()],
+        vec!["logs", "search", "raw"],
+        vec!["logs", "search", "TASK-RAW"],
+    ] {
+        let output = world.run(&args);
+        assert_exit(&output, 0);
+        assert!(!output.stdout.contains(&0x1b), "{args:?}: {:?}", text(&output.stdout));
+        assert!(!output.stdout.contains(&0x07), "{args:?}: {:?}", text(&output.stdout));
+    }
+    let shown = world.run(&["logs", "show", &id]);
+    assert!(text(&shown.stdout).contains("end"), "{}", text(&shown.stdout));
+    let json = world.run(&["logs", "show", &id, "--output", "json"]);
+    assert!(!json.stdout.contains(&0x1b));
+    let value: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let answer = value["jobs"][0]["answer"].as_str().unwrap();
+    assert!(answer.contains("\u{1b}]52;c;"), "{answer:?}");
 }
 
 /// The store as a hostile model would go after it, through every door of codecrew's own
