@@ -287,11 +287,23 @@ fn what_the_store_holds_reaches_the_terminal_inert() {
     ] {
         let output = world.run(&args);
         assert_exit(&output, 0);
-        assert!(!output.stdout.contains(&0x1b), "{args:?}: {:?}", text(&output.stdout));
-        assert!(!output.stdout.contains(&0x07), "{args:?}: {:?}", text(&output.stdout));
+        assert!(
+            !output.stdout.contains(&0x1b),
+            "{args:?}: {:?}",
+            text(&output.stdout)
+        );
+        assert!(
+            !output.stdout.contains(&0x07),
+            "{args:?}: {:?}",
+            text(&output.stdout)
+        );
     }
     let shown = world.run(&["logs", "show", &id]);
-    assert!(text(&shown.stdout).contains("end"), "{}", text(&shown.stdout));
+    assert!(
+        text(&shown.stdout).contains("end"),
+        "{}",
+        text(&shown.stdout)
+    );
     let json = world.run(&["logs", "show", &id, "--output", "json"]);
     assert!(!json.stdout.contains(&0x1b));
     let value: Value = serde_json::from_slice(&json.stdout).unwrap();
