@@ -365,18 +365,20 @@ fn a_chat_is_kept_as_one_run() {
 
     let world = World::new("");
     let home = world.home.path();
-    let env = CliEnv {
-        workdir: Some(world.workspace()),
-        ..CliEnv::default()
-    }
-    .with("HOME", home)
-    .with("XDG_STATE_HOME", home.join(".local/state"))
-    .with("XDG_CONFIG_HOME", home.join(".config"))
-    .with("XDG_CACHE_HOME", home.join(".cache"))
-    .with("XDG_DATA_HOME", home.join(".local/share"))
-    .with("CODECREW_CONFIG", home.join("user.toml"))
-    .with("NO_COLOR", "1")
-    .without(&["RUST_LOG", "CODECREW_SANDBOX", "CODECREW_MCP_DEPTH"]);
+    // The pty's environment: the same isolation as every other run of the binary.
+    let (set, removed) = crate::support::binary::isolation(home);
+    let env = set
+        .into_iter()
+        .fold(
+            CliEnv {
+                workdir: Some(world.workspace()),
+                ..CliEnv::default()
+            },
+            |env, (name, value)| env.with(name, value),
+        )
+        .without(&removed)
+        .with("CODECREW_CONFIG", home.join("user.toml"))
+        .with("NO_COLOR", "1");
     let limit = Duration::from_secs(60);
     let mut terminal = Terminal::run(
         &env,

@@ -25,18 +25,34 @@ pub fn codecrew(home: &Path) -> Command {
 /// What [`codecrew`] sets, for a command built another way (tokio's, through
 /// `as_std_mut`).
 pub fn isolate(command: &mut Command, home: &Path) {
-    command
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .env("CODECREW_CONFIG", "")
-        .env_remove("RUST_LOG")
-        .env_remove("CLICOLOR_FORCE")
-        .env_remove("CODECREW_SANDBOX")
-        .env_remove("CODECREW_MCP_DEPTH")
-        .stdin(Stdio::null());
+    let (set, removed) = isolation(home);
+    for (name, value) in set {
+        command.env(name, value);
+    }
+    for name in removed {
+        command.env_remove(name);
+    }
+    command.stdin(Stdio::null());
+}
+
+/// What [`isolate`] sets (the folders under `home`, no user config) and removes.
+pub fn isolation(home: &Path) -> (Vec<(&'static str, std::ffi::OsString)>, [&'static str; 4]) {
+    let under = |relative: &str| home.join(relative).into_os_string();
+    let set = vec![
+        ("HOME", home.as_os_str().to_owned()),
+        ("XDG_CONFIG_HOME", under(".config")),
+        ("XDG_STATE_HOME", under(".local/state")),
+        ("XDG_CACHE_HOME", under(".cache")),
+        ("XDG_DATA_HOME", under(".local/share")),
+        ("CODECREW_CONFIG", std::ffi::OsString::new()),
+    ];
+    let removed = [
+        "RUST_LOG",
+        "CLICOLOR_FORCE",
+        "CODECREW_SANDBOX",
+        "CODECREW_MCP_DEPTH",
+    ];
+    (set, removed)
 }
 
 /// As [`codecrew`], with nothing of the caller's environment but `PATH`: for output
