@@ -105,7 +105,7 @@ impl Engine {
     }
 
     /// As [`Engine::open`], over a config already loaded.
-    pub fn with_config(loaded: LoadedConfig, options: Options) -> Result<Engine, OpenError> {
+    fn with_config(loaded: LoadedConfig, options: Options) -> Result<Engine, OpenError> {
         let policy = Policy::from_layers(
             &codecrew_policy::builtin_defaults(),
             loaded.user_permissions.as_ref(),
@@ -127,10 +127,6 @@ impl Engine {
     /// The config, to change before anything starts (which MCP servers a command needs).
     pub fn config_mut(&mut self) -> &mut LoadedConfig {
         &mut self.loaded
-    }
-
-    pub fn policy(&self) -> &Arc<Policy> {
-        &self.policy
     }
 
     pub fn workspace(&self) -> &Path {

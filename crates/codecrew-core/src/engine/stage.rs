@@ -48,10 +48,6 @@ impl Engine {
 }
 
 impl Stage {
-    pub fn mode(&self) -> Mode {
-        self.mode
-    }
-
     /// The config's tools, without the agent tools (which the crew adds to its own).
     pub fn tools(&self) -> &Arc<ToolRegistry> {
         self.toolbox.registry()
@@ -59,10 +55,6 @@ impl Stage {
 
     pub fn crew(&self) -> &Arc<Crew> {
         &self.crew
-    }
-
-    pub fn settings(&self) -> &Settings {
-        &self.settings
     }
 
     /// One run per job, each with its catalog and an executor of the crew's; checked
