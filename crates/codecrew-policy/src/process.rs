@@ -4,6 +4,10 @@
 //! codecrew also makes itself a *child subreaper*: a process that leaves its group (with
 //! `setsid`) and is orphaned is re-parented to codecrew instead of init, so the exit sweep
 //! finds it among codecrew's children.
+//!
+//! Beside it, what `/proc` says of any process (its parent, group, start time, owner: a
+//! pid and its start time name one process), and the session of its own that a run in
+//! the background starts in ([`own_session`]).
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -143,6 +147,58 @@ pub struct Stat {
     pub start: u64,
 }
 
+/// When `pid` started, in milliseconds since the Unix epoch: the boot time (`btime` of
+/// `/proc/stat`, whole seconds) plus its start in clock ticks. Good to about a second,
+/// which is enough to tell a process from a later one that took its pid. `None` when the
+/// process is gone or `/proc` does not say.
+pub fn started_ms(pid: i32) -> Option<i64> {
+    let ticks = i64::try_from(stat(pid)?.start).ok()?;
+    let per_second = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .filter(|hz| *hz > 0)?;
+    let boot = boot_time()?;
+    Some(boot.saturating_mul(1000) + ticks.saturating_mul(1000) / i64::from(per_second))
+}
+
+/// `btime` of `/proc/stat`: when the machine booted, in seconds since the Unix epoch.
+fn boot_time() -> Option<i64> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    text.lines()
+        .find_map(|line| line.strip_prefix("btime "))
+        .and_then(|seconds| seconds.trim().parse().ok())
+}
+
+/// The real user id `pid` runs as (`Uid:` of `/proc/<pid>/status`); `None` when it is
+/// gone. Read from `status`, which anyone may read, since the owner of `/proc/<pid>`
+/// itself is root for a process that made itself non-dumpable, as codecrew does.
+pub fn owner(pid: i32) -> Option<u32> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    text.lines()
+        .find_map(|line| line.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().next())
+        .and_then(|real| real.parse().ok())
+}
+
+/// Makes the child of `command` start a session of its own, as a program run in the
+/// background is (`query --detach`): it has no controlling terminal, so nothing it runs
+/// can open `/dev/tty` to ask a question, and the terminal's Ctrl-C and hang-up do not
+/// reach it.
+#[allow(unsafe_code)]
+pub fn own_session(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec and makes one system call
+    // (setsid), which is async-signal-safe; it allocates nothing and takes no lock, and
+    // its error is a plain errno value.
+    unsafe {
+        command.pre_exec(|| {
+            nix::unistd::setsid()
+                .map(drop)
+                .map_err(|errno| std::io::Error::from_raw_os_error(errno as i32))
+        });
+    }
+}
+
 /// Reads `/proc/<pid>/stat`; `None` when the process is gone or the line is odd.
 pub fn stat(pid: i32) -> Option<Stat> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -160,4 +216,66 @@ pub fn stat(pid: i32) -> Option<Stat> {
         pgrp,
         start,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn me() -> i32 {
+        i32::try_from(std::process::id()).unwrap()
+    }
+
+    fn now_ms() -> i64 {
+        let since = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        i64::try_from(since.as_millis()).unwrap()
+    }
+
+    #[test]
+    fn this_process_started_before_now_and_is_the_users() {
+        let started = started_ms(me()).unwrap();
+        let now = now_ms();
+        // The boot time is whole seconds: a start read up to a second early.
+        assert!(started <= now + 1000, "started {started}, now {now}");
+        // A test process is not older than a day.
+        assert!(now - started < 86_400_000, "started {started}, now {now}");
+        assert_eq!(owner(me()), Some(nix::unistd::getuid().as_raw()));
+    }
+
+    #[test]
+    fn a_child_just_started_started_now_and_after_its_parent() {
+        let parent = started_ms(me()).unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let pid = i32::try_from(child.id()).unwrap();
+        let started = started_ms(pid).unwrap();
+        let now = now_ms();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // Milliseconds since the epoch, not ticks or seconds: within the second the boot
+        // time loses.
+        assert!((now - started).abs() < 2000, "child {started}, now {now}");
+        assert!(started >= parent, "child {started}, parent {parent}");
+        // pid_max is at most 2^22: this pid is never anyone's.
+        assert_eq!(started_ms(i32::MAX), None);
+        assert_eq!(owner(i32::MAX), None);
+    }
+
+    #[test]
+    fn a_command_in_its_own_session_leads_it() {
+        let mut command = std::process::Command::new("sleep");
+        command.arg("5");
+        own_session(&mut command);
+        let mut child = command.spawn().unwrap();
+        let pid = i32::try_from(child.id()).unwrap();
+        let session = nix::unistd::getsid(Some(Pid::from_raw(pid))).unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(session.as_raw(), pid);
+        assert_ne!(nix::unistd::getsid(None).unwrap().as_raw(), pid);
+    }
 }
