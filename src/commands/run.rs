@@ -37,6 +37,7 @@ pub async fn run(
         },
         thread: args.thread.clone(),
         input: piped.digest(),
+        run_id: None,
     };
     let mut run = match engine.start(request).await {
         Ok(run) => run,

@@ -126,7 +126,7 @@ impl KeptAgents {
         crate::jobs::check(engine.config(), &jobs)?;
         if let Log::Unstarted = self.log {
             let tasks: Vec<&str> = jobs.iter().map(|job| job.task.as_str()).collect();
-            self.log = Log::Started(engine.start_log(self.mode, &tasks, None), 0);
+            self.log = Log::Started(engine.start_log(None, self.mode, &tasks, None), 0);
         }
         let mut labels = Vec::new();
         for job in &jobs {

@@ -142,10 +142,12 @@ impl Engine {
         crate::runs::default_path()
     }
 
-    /// The run's record, started in the store (None when runs are not recorded, or the
-    /// store cannot be written: said once, the run goes on).
+    /// The run's record, started in the store under `id` (a new one when None), or None
+    /// when runs are not recorded, or the store cannot be written (said once, the run
+    /// goes on).
     pub(crate) fn start_log(
         &self,
+        id: Option<String>,
         mode: Mode,
         tasks: &[&str],
         input: Option<(u64, String)>,
@@ -158,6 +160,7 @@ impl Engine {
             }
         }
         let run = crate::runs::NewRun {
+            id,
             workspace: self.workspace().display().to_string(),
             command: self.options.log.command.to_owned(),
             mode: mode.name().to_owned(),

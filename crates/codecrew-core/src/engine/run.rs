@@ -25,6 +25,9 @@ pub struct Request {
     /// Piped input set beside the tasks: its size in bytes and SHA-256 (hex), for the
     /// run store.
     pub input: Option<(u64, String)>,
+    /// The id the run is recorded under, when the front end chose it (a run in the
+    /// background, whose id its parent printed); else a new one.
+    pub run_id: Option<String>,
 }
 
 /// Why a run did not start. Nothing was started: a usage error (exit 2).
@@ -96,7 +99,7 @@ impl Engine {
         let tasks_of: Vec<String> = runs.iter().map(|run| run.job.task.clone()).collect();
         // Recorded from here on: the run, then each job as it starts.
         let tasks: Vec<&str> = tasks_of.iter().map(String::as_str).collect();
-        let log = self.start_log(request.mode, &tasks, request.input);
+        let log = self.start_log(request.run_id, request.mode, &tasks, request.input);
         if let Some(log) = &log {
             for (index, (label, task)) in labels.iter().zip(&tasks_of).enumerate() {
                 log.job_started(index, &label.new_job(task, thread_name.as_deref()));

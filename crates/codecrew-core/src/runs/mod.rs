@@ -6,12 +6,15 @@
 //!   -> RunLog: the run's row at its start, each job's row as it starts and ends, each
 //!      tool call as its result comes, the run's end (a run killed keeps `ended` NULL)
 //! codecrew logs -> Store: runs listed, shown, searched (FTS5), removed, pruned
+//! codecrew ps, kill, result -> the runs not ended, each with whether its process still
+//!      runs (alive.rs: its pid, started by the run's start, the user's)
 //! ```
 //!
 //! The schema is in `docs/RUNS.md` and `schema.rs`; a database another codecrew made
 //! newer is refused rather than written. A store that cannot be opened or written never
 //! stops a run: [`RunLog`] says so once, through the notices, and the run goes on.
 
+mod alive;
 mod read;
 mod schema;
 mod write;
@@ -22,8 +25,11 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
-pub use read::{CallDetail, Filter, JobDetail, RunDetail, RunStatus, RunSummary, SearchHit};
-pub use write::{NewJob, NewRun, RunLog};
+pub use alive::process_runs;
+pub use read::{
+    CallDetail, Filter, JobDetail, Progress, RunDetail, RunStatus, RunSummary, SearchHit,
+};
+pub use write::{NewJob, NewRun, RunLog, new_id};
 
 /// How long a write waits for another codecrew's.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);

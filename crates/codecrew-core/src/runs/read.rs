@@ -1,4 +1,5 @@
 //! What `codecrew logs` reads: runs listed, one shown, the texts searched; runs removed.
+//! What `ps`, `kill` and `result` poll: the runs not ended, where one stands.
 
 use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
@@ -108,6 +109,31 @@ pub struct CallDetail {
     pub duration_ms: i64,
 }
 
+/// Where a run stands, as `result --wait` and `kill` poll it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// The codecrew process that records it.
+    pub pid: i64,
+    pub started_ms: i64,
+    /// None while it runs, or forever if its process was killed.
+    pub ended_ms: Option<i64>,
+    pub exit_code: Option<i64>,
+}
+
+impl Progress {
+    /// Not ended, and its process still runs ([`super::process_runs`]).
+    pub fn running(&self) -> bool {
+        self.ended_ms.is_none() && super::process_runs(self.pid, self.started_ms)
+    }
+}
+
+impl RunSummary {
+    /// Not ended, and its process still runs ([`super::process_runs`]).
+    pub fn running(&self) -> bool {
+        self.status == RunStatus::NotFinished && super::process_runs(self.pid, self.started_ms)
+    }
+}
+
 /// A run whose task or answers hold what was searched.
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchHit {
@@ -156,6 +182,35 @@ impl Store {
             )
             .map_err(|e| self.sqlite(e))?;
         Ok(rows)
+    }
+
+    /// The runs not ended (running, or their process killed), newest first.
+    pub fn unfinished(&self) -> Result<Vec<RunSummary>> {
+        self.list(&Filter {
+            limit: usize::MAX,
+            status: Some(RunStatus::NotFinished),
+            ..Filter::default()
+        })
+    }
+
+    /// Where the run `id` (whole, as [`Store::resolve`] gives it) stands; None when no
+    /// run has it (yet: a run being started is recorded by its own process).
+    pub fn progress(&self, id: &str) -> Result<Option<Progress>> {
+        self.conn
+            .query_row(
+                "SELECT pid, started, ended, exit_code FROM runs WHERE id = ?1",
+                params![id],
+                |row| {
+                    Ok(Progress {
+                        pid: row.get(0)?,
+                        started_ms: row.get(1)?,
+                        ended_ms: row.get(2)?,
+                        exit_code: row.get(3)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.sqlite(e))
     }
 
     /// The run whose id is, or starts with, `prefix`.

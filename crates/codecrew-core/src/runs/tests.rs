@@ -8,6 +8,7 @@ use codecrew_tools::{Mode, Status, ToolResult};
 
 fn new_run(task: &str) -> NewRun {
     NewRun {
+        id: None,
         workspace: "/w".to_owned(),
         command: "query".to_owned(),
         mode: "query".to_owned(),
@@ -280,4 +281,91 @@ fn ids_are_shown_by_their_shortest_unique_prefix() {
     assert_eq!(store.remove("1234").unwrap(), "123456aaaaaaaaaa");
     assert_eq!(store.prune(1).unwrap(), 2);
     assert!(all(&store).is_empty());
+}
+
+/// A run whose id was chosen before it started (one in the background: its parent
+/// printed the id) is recorded under it; `progress` follows it to its end.
+#[test]
+fn a_run_recorded_under_a_chosen_id_is_followed_to_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    let id = new_id();
+    assert_eq!(id.len(), 16);
+    assert!(id.bytes().all(|byte| byte.is_ascii_hexdigit()));
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.progress(&id).unwrap(), None);
+    let log = RunLog::try_start(
+        &path,
+        &NewRun {
+            id: Some(id.clone()),
+            ..new_run("in the background")
+        },
+    )
+    .unwrap();
+    assert_eq!(log.id(), id);
+    log.job_started(0, &job("alice", "in the background"));
+    assert!(log.flush());
+    let progress = store.progress(&id).unwrap().unwrap();
+    assert_eq!(progress.pid, i64::from(std::process::id()));
+    assert_eq!(progress.ended_ms, None);
+    assert_eq!(progress.exit_code, None);
+    // This process records it, and runs.
+    assert!(progress.running());
+    let unfinished = store.unfinished().unwrap();
+    assert_eq!(unfinished.len(), 1);
+    assert_eq!(unfinished[0].id, id);
+    assert!(unfinished[0].running());
+
+    log.job_ended(0, &report("alice", "done"));
+    assert!(log.ended(130));
+    let progress = store.progress(&id).unwrap().unwrap();
+    assert!(progress.ended_ms.is_some());
+    assert_eq!(progress.exit_code, Some(130));
+    assert!(!progress.running());
+    assert!(store.unfinished().unwrap().is_empty());
+    // Only the whole id: a prefix is `resolve`'s.
+    assert_eq!(store.progress(&id[..8]).unwrap(), None);
+}
+
+/// A run whose process is gone without ending it (`kill -9`, a restart) is not running,
+/// though its pid may be another process's now.
+#[test]
+fn a_run_whose_process_is_gone_is_unfinished_and_not_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("runs.db")).unwrap();
+    let me = std::process::id();
+    // Recorded by this pid a day ago: by a process that had it before this one.
+    let day_ago = now_ms() - 86_400_000;
+    for (id, pid, started) in [
+        ("aaaaaaaaaaaaaaaa", i64::from(me), day_ago),
+        ("bbbbbbbbbbbbbbbb", i64::from(i32::MAX), now_ms()),
+        ("cccccccccccccccc", i64::from(me), now_ms()),
+    ] {
+        store
+            .conn
+            .execute(
+                "INSERT INTO runs (id, started, pid, workspace, command, mode, task)
+                 VALUES (?1, ?2, ?3, '/w', 'query', 'query', 't')",
+                rusqlite::params![id, started, pid],
+            )
+            .unwrap();
+    }
+    let unfinished = store.unfinished().unwrap();
+    let running: Vec<(&str, bool)> = unfinished
+        .iter()
+        .map(|run| (run.id.as_str(), run.running()))
+        .collect();
+    // Newest first; the third is this process's own.
+    assert_eq!(running.len(), 3);
+    assert!(running.contains(&("aaaaaaaaaaaaaaaa", false)));
+    assert!(running.contains(&("bbbbbbbbbbbbbbbb", false)));
+    assert!(running.contains(&("cccccccccccccccc", true)));
+    assert_eq!(unfinished.last().unwrap().id, "aaaaaaaaaaaaaaaa");
+    assert!(
+        !store
+            .progress("aaaaaaaaaaaaaaaa")
+            .unwrap()
+            .unwrap()
+            .running()
+    );
 }

@@ -20,6 +20,9 @@ pub const OUTPUT_CAP: usize = 64 * 1024;
 /// What a run's row says at its start.
 #[derive(Debug, Clone, Default)]
 pub struct NewRun {
+    /// The run's id when it was chosen before the run started (a run in the background:
+    /// its parent printed it); else a new one ([`new_id`]).
+    pub id: Option<String>,
     pub workspace: String,
     /// `query`, `execute`, `chat`.
     pub command: String,
@@ -277,7 +280,7 @@ impl RunLog {
 
 /// The run's id and the steps that record its start.
 fn start_steps(run: &NewRun) -> (String, Vec<Step>) {
-    let id = new_id();
+    let id = run.id.clone().unwrap_or_else(new_id);
     let (bytes, digest) = match &run.input {
         Some((bytes, digest)) => (
             Some(i64::try_from(*bytes).unwrap_or(i64::MAX)),
@@ -362,8 +365,10 @@ fn capped(text: &str) -> (&str, bool) {
     (text.get(..end).unwrap_or_default(), true)
 }
 
-/// 16 hex digits from the OS's random source (the clock's, should it fail).
-fn new_id() -> String {
+/// A new run's id: 16 hex digits from the OS's random source (the clock's, should it
+/// fail). Made by the run's log, or beforehand by whoever must name the run before it
+/// starts ([`NewRun::id`]).
+pub fn new_id() -> String {
     let mut bytes = [0u8; 8];
     if getrandom::fill(&mut bytes).is_err() {
         let nanos = std::time::SystemTime::now()
