@@ -158,7 +158,8 @@ pub fn started_ms(pid: i32) -> Option<i64> {
         .flatten()
         .filter(|hz| *hz > 0)?;
     let boot = boot_time()?;
-    Some(boot.saturating_mul(1000) + ticks.saturating_mul(1000) / i64::from(per_second))
+    // `c_long`: i64 here, i32 on 32-bit targets.
+    Some(boot.saturating_mul(1000) + ticks.saturating_mul(1000) / per_second as i64)
 }
 
 /// `btime` of `/proc/stat`: when the machine booted, in seconds since the Unix epoch.
