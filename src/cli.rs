@@ -9,10 +9,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::output::color::ColorChoice;
 
 pub use crate::output::render::RunOutput;
+pub use background::{DetachArgs, KillArgs, PsArgs, ResultArgs};
+use background::{KILL_HELP, PS_HELP, RESULT_HELP};
 use logs::LOGS_HELP;
 pub use logs::{LogsArgs, LogsCommand, LogsListArgs, LogsStatus, Since, parse_since};
 pub use spans::{parse_age, parse_duration};
 
+mod background;
 mod help;
 mod logs;
 mod spans;
@@ -121,6 +124,17 @@ pub enum Command {
     /// List, show, search and remove the runs kept of query, execute and chat
     #[command(after_help = LOGS_HELP, args_conflicts_with_subcommands = true)]
     Logs(LogsArgs),
+    /// List the runs that have not ended: those going on (--detach, or at another
+    /// terminal), and those whose codecrew died (killed, the machine restarted)
+    #[command(after_help = PS_HELP)]
+    Ps(PsArgs),
+    /// Stop a running run as Ctrl-C would: its agents' CLIs stopped, what their walls
+    /// hold put back
+    #[command(after_help = KILL_HELP)]
+    Kill(KillArgs),
+    /// Print a run's answers once it has ended; --wait waits for them
+    #[command(after_help = RESULT_HELP)]
+    Result(ResultArgs),
     /// Check the setup: installed CLIs and their versions, the config, the MCP servers,
     /// the OS sandbox; with --live, ask each agent a one-word question
     #[command(after_help = DOCTOR_HELP)]
@@ -267,6 +281,8 @@ pub struct RunArgs {
     /// digits, '-', '_', '.', at most 64, not starting with '.'; see `codecrew threads`
     #[arg(long, value_name = "NAME", value_parser = parse_thread_name)]
     pub thread: Option<ThreadName>,
+    #[command(flatten)]
+    pub background: DetachArgs,
 }
 
 fn parse_thread_name(text: &str) -> Result<ThreadName, String> {

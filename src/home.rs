@@ -32,7 +32,8 @@ pub struct HomeRefused {
 
 /// The command's name when it runs codecrew's tools or an agent CLI in the workspace.
 /// The others read or print only what codecrew itself keeps or composes: the prompt,
-/// the tool list, the config and agents, the stored threads, completions, the manual;
+/// the tool list, the config and agents, the stored threads and runs (`kill` signals a
+/// run's own codecrew), completions, the manual;
 /// `doctor` without `--live` runs each CLI's `--version` only, and `intercept
 /// --dry-run` lists calls without running them.
 fn runs_tools(command: &Command) -> Option<&'static str> {
@@ -54,6 +55,9 @@ fn runs_tools(command: &Command) -> Option<&'static str> {
         | Command::Agents(_)
         | Command::Threads(_)
         | Command::Logs(_)
+        | Command::Ps(_)
+        | Command::Kill(_)
+        | Command::Result(_)
         | Command::Completions(_)
         | Command::Man(_) => None,
     }

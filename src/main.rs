@@ -63,6 +63,9 @@ fn main() -> ExitCode {
         Command::Query(_) | Command::Execute(_) | Command::Chat(_) => true,
         // Over HTTP, a signal drains the server (see `mcp_server::http`).
         Command::Mcp(args) => args.http.is_some(),
+        // `result --wait` says that the run goes on; `kill`, interrupted while it waits
+        // for a run to stop, has nothing of its own to stop.
+        Command::Result(_) | Command::Kill(_) => true,
         _ => false,
     };
     codecrew_policy::sandbox::protect_self();
@@ -153,6 +156,9 @@ async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
         Command::Agents(command) => commands::agents::run(&command, &workdir),
         Command::Threads(command) => commands::threads::run(&command, &workdir),
         Command::Logs(args) => commands::logs::run(&args, &workdir),
+        Command::Ps(args) => commands::background::ps(&args),
+        Command::Kill(args) => commands::background::kill(&args).await,
+        Command::Result(args) => commands::background::result(&args).await,
         Command::Doctor(args) => commands::doctor::run(args, &workdir).await,
         Command::Completions(args) => commands::completions::run(&args),
         Command::Man(args) => commands::man::run(&args),

@@ -110,7 +110,17 @@ fn list(store: Option<&Store>, args: &LogsListArgs, workspace: &Path) -> anyhow:
         "WORKSPACE",
         "TASK",
     ];
-    let widths: Vec<usize> = (0..titles.len())
+    // Tasks and workspaces are anyone's text: shown inert.
+    console::stdout().show(&Text::plain(&table(&titles, &rows)?))?;
+    Ok(())
+}
+
+/// `rows` in columns under `titles`, each as wide as its widest cell, the last as it is.
+pub(super) fn table<const N: usize>(
+    titles: &[&str; N],
+    rows: &[[String; N]],
+) -> Result<String, std::fmt::Error> {
+    let widths: Vec<usize> = (0..N)
         .map(|column| {
             rows.iter()
                 .filter_map(|row| row.get(column))
@@ -134,12 +144,10 @@ fn list(store: Option<&Store>, args: &LogsListArgs, workspace: &Path) -> anyhow:
         Ok(())
     };
     line(&mut out, titles.to_vec())?;
-    for row in &rows {
+    for row in rows {
         line(&mut out, row.iter().map(String::as_str).collect())?;
     }
-    // Tasks and workspaces are anyone's text: shown inert.
-    console::stdout().show(&Text::plain(&out))?;
-    Ok(())
+    Ok(out)
 }
 
 fn show(store: &Store, id: &str, output: OutputArg) -> anyhow::Result<()> {
@@ -309,7 +317,7 @@ fn since_ms(since: Since) -> i64 {
     }
 }
 
-fn now_ms() -> i64 {
+pub(super) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| {
@@ -318,11 +326,11 @@ fn now_ms() -> i64 {
 }
 
 /// `2026-11-28T10:04:05Z` -> `2026-11-28 10:04`.
-fn minute(rfc3339: &str) -> String {
+pub(super) fn minute(rfc3339: &str) -> String {
     rfc3339.get(..16).unwrap_or(rfc3339).replace('T', " ")
 }
 
-fn duration(ms: i64) -> String {
+pub(super) fn duration(ms: i64) -> String {
     match ms {
         ..1_000 => format!("{}ms", ms.max(0)),
         1_000..60_000 => format!("{:.1}s", ms as f64 / 1000.0),
@@ -331,7 +339,7 @@ fn duration(ms: i64) -> String {
     }
 }
 
-fn agents(run: &RunSummary) -> String {
+pub(super) fn agents(run: &RunSummary) -> String {
     if run.agents.is_empty() {
         return "-".to_owned();
     }
@@ -339,7 +347,7 @@ fn agents(run: &RunSummary) -> String {
     mentions.join(",")
 }
 
-fn home_relative(path: &str) -> String {
+pub(super) fn home_relative(path: &str) -> String {
     match std::env::var("HOME") {
         Ok(home) if !home.is_empty() && home != "/" => match path.strip_prefix(&home) {
             Some("") => "~".to_owned(),
@@ -351,7 +359,7 @@ fn home_relative(path: &str) -> String {
 }
 
 /// The first line of `text`, at most `width` characters (`…` where it was cut).
-fn shortened(text: &str, width: usize) -> String {
+pub(super) fn shortened(text: &str, width: usize) -> String {
     let first = text
         .lines()
         .find(|line| !line.trim().is_empty())

@@ -1,8 +1,10 @@
 //! One module per command. Each prints its result on stdout and returns the exit code.
 
 pub mod agents;
+pub mod background;
 pub mod chat;
 pub mod completions;
+pub mod detach;
 pub mod doctor;
 pub mod init;
 pub mod intercept;

@@ -2,6 +2,7 @@
 //! render as they go, and turn the reports into an exit code.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use codecrew::cli::{RunArgs, RunOutput};
 use codecrew::output::color::{NOTICE, Palette};
@@ -9,10 +10,11 @@ use codecrew::output::console::{self, Text};
 use codecrew::output::live::LiveView;
 use codecrew::output::render::{Renderer, failure_line};
 use codecrew::run::engine::{Engine, JobLabel, Limits, Request, Run, StartError, Update};
-use codecrew::run::mention;
+use codecrew::run::mention::{self, Job};
 use codecrew::run::piped::{self, Piped};
 use codecrew::run::session::{JobReport, StopReason};
 use codecrew::run::usage::JobUsage;
+use codecrew_policy::NonInteractive;
 use codecrew_tools::Mode;
 
 pub async fn run(
@@ -20,16 +22,23 @@ pub async fn run(
     mode: Mode,
     options: super::ToolOptions,
 ) -> anyhow::Result<ExitCode> {
-    let engine = options.engine()?;
-    let Some((tasks, piped)) = tasks_and_stdin(&args).await else {
+    if args.background.detach {
+        return super::detach::start(args, options).await;
+    }
+    let mut engine = options.engine()?;
+    if args.background.run_id.is_some() {
+        // A run in the background (`--detach`'s child): nobody is there to answer, and
+        // it has no terminal to ask at; every question is a denial, at once.
+        engine = engine.asking(Arc::new(NonInteractive));
+    }
+    let Some(piped) = read_stdin(&args).await else {
         return Ok(ExitCode::from(super::EXIT_USAGE));
     };
-    let mut jobs = mention::jobs(&tasks, &engine.config().config.default_agent);
-    for job in &mut jobs {
-        job.task = piped.beside(&job.task);
-    }
+    let Some((tasks, piped)) = tasks(&args, piped) else {
+        return Ok(ExitCode::from(super::EXIT_USAGE));
+    };
     let request = Request {
-        jobs,
+        jobs: jobs(&engine, &tasks, &piped),
         mode,
         limits: Limits {
             max_turns: args.max_turns,
@@ -37,7 +46,7 @@ pub async fn run(
         },
         thread: args.thread.clone(),
         input: piped.digest(),
-        run_id: None,
+        run_id: args.background.run_id.clone(),
     };
     let mut run = match engine.start(request).await {
         Ok(run) => run,
@@ -147,31 +156,47 @@ pub async fn run(
     Ok(ExitCode::from(code))
 }
 
-/// The command line's tasks, and what a pipe on stdin gives beside them (nothing when
-/// stdin was the task itself: `-`, or no task given). None after a usage error, said.
-async fn tasks_and_stdin(args: &RunArgs) -> Option<(Vec<String>, Piped)> {
+/// What a pipe on stdin gives (nothing when it is a terminal, or `--no-stdin`). None
+/// after a usage error, said.
+pub(super) async fn read_stdin(args: &RunArgs) -> Option<Piped> {
     use std::io::IsTerminal;
     let stdin = std::io::stdin();
-    let piped = if args.no_stdin || stdin.is_terminal() {
-        Piped::Nothing
-    } else {
-        let wait = args.stdin_timeout.unwrap_or(piped::DEFAULT_WAIT);
-        let read = tokio::task::spawn_blocking(move || piped::read(stdin, wait)).await;
-        match read {
-            Ok(Ok(piped)) => piped,
-            Ok(Err(error)) => {
-                console::error(error);
-                return None;
-            }
-            Err(error) => {
-                console::error(format_args!("cannot read stdin: {error}"));
-                return None;
-            }
+    if args.no_stdin || stdin.is_terminal() {
+        return Some(Piped::Nothing);
+    }
+    let wait = args.stdin_timeout.unwrap_or(piped::DEFAULT_WAIT);
+    let read = tokio::task::spawn_blocking(move || piped::read(stdin, wait)).await;
+    let piped = match read {
+        Ok(Ok(piped)) => piped,
+        Ok(Err(error)) => {
+            console::error(error);
+            return None;
         }
+        Err(error) => {
+            console::error(format_args!("cannot read stdin: {error}"));
+            return None;
+        }
+    };
+    let piped = match piped {
+        // A run in the background gets the input its parent read, which says whether it
+        // was cut (the model is told), and said what the user should know of it.
+        Piped::Text { text, cut } if args.background.run_id.is_some() => {
+            return Some(Piped::Text {
+                text,
+                cut: cut || args.background.stdin_cut,
+            });
+        }
+        piped => piped,
     };
     if let Some(notice) = piped.notice() {
         console::warn(notice);
     }
+    Some(piped)
+}
+
+/// The command line's tasks, and what of `piped` goes beside them (nothing when it was
+/// the task itself: `-`, or no task given). None after a usage error, said.
+pub(super) fn tasks(args: &RunArgs, piped: Piped) -> Option<(Vec<String>, Piped)> {
     let wants_stdin = args.tasks.is_empty() || args.tasks.iter().any(|task| task == "-");
     if !wants_stdin {
         return Some((args.tasks.clone(), piped));
@@ -196,6 +221,15 @@ async fn tasks_and_stdin(args: &RunArgs) -> Option<(Vec<String>, Piped)> {
         args.tasks.iter().map(task).collect()
     };
     Some((tasks, Piped::Nothing))
+}
+
+/// One job per mention of the tasks, each with the piped input beside its task.
+pub(super) fn jobs(engine: &Engine, tasks: &[String], piped: &Piped) -> Vec<Job> {
+    let mut jobs = mention::jobs(tasks, &engine.config().config.default_agent);
+    for job in &mut jobs {
+        job.task = piped.beside(&job.task);
+    }
+    jobs
 }
 
 /// The first interrupt: every job is told to stop. A second one ends the process at
