@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod answer_first;
+mod background;
 mod commands;
 mod config;
 mod doctor;
