@@ -35,8 +35,9 @@ Examples:
   codecrew result \"$id\" --wait
   codecrew result 3f9a1c --output json
 
-The answer as query prints it without a terminal: the text of each agent's answer, headed
-by the agent's name when there are several; an agent that failed is said on stderr.
+Each agent's answer as its text (escape sequences in it shown, never sent), under the
+agent's name when there are several; an agent that failed is said on stderr. `codecrew
+logs show ID` has the rest: the tasks, the tool calls, what each agent used.
 
 Exit code: the run's own once it has ended (0 ok, 1 an agent failed, 3, 124, 130 ...);
 75 when it is still running (without --wait); 1 when its codecrew died before the run
