@@ -212,7 +212,7 @@ fn detach_returns_at_once_and_result_waits_for_the_answers() {
 }
 
 /// The input piped to a detached run reaches its agent, as a run's piped input does; so
-/// does a task read from stdin (`-`).
+/// does a task read from stdin (`-`), on a thread the answer is recorded in.
 #[test]
 fn piped_input_is_handed_to_the_detached_run() {
     let world = World::new();
@@ -230,7 +230,7 @@ fn piped_input_is_handed_to_the_detached_run() {
     assert_eq!(shown["input_bytes"], 26, "{shown:#}");
 
     let output = output_with_stdin(
-        &mut world.command(&["query", "--detach", "-"]),
+        &mut world.command(&["query", "--detach", "--thread", "later", "-"]),
         "@other TASK-FROM-STDIN",
     );
     assert_exit(&output, 0);
@@ -238,6 +238,13 @@ fn piped_input_is_handed_to_the_detached_run() {
     let answered = world.run(&["result", &id, "--wait"]);
     assert_exit(&answered, 0);
     assert_eq!(text(&answered.stdout), "The answer to TASK-FROM-STDIN\n");
+    let thread = world.run(&["threads", "show", "later"]);
+    assert_exit(&thread, 0);
+    assert!(
+        text(&thread.stdout).contains("The answer to TASK-FROM-STDIN"),
+        "{}",
+        text(&thread.stdout)
+    );
 }
 
 /// `kill` interrupts the run as Ctrl-C would: its agent's CLI is stopped and the run
