@@ -130,7 +130,18 @@ pub async fn kill(args: &KillArgs) -> anyhow::Result<ExitCode> {
         ));
         return Ok(ExitCode::from(1));
     }
-    let pid = Pid::from_raw(i32::try_from(progress.pid).unwrap_or(0));
+    // Never 0 or negative, which would signal a whole process group (`running` holds
+    // only of a real pid; said again here, where it matters).
+    let pid = match i32::try_from(progress.pid) {
+        Ok(pid) if pid > 0 => Pid::from_raw(pid),
+        _ => {
+            console::error(format_args!(
+                "run {short} names no process (pid {})",
+                progress.pid
+            ));
+            return Ok(ExitCode::from(1));
+        }
+    };
     // SIGINT, as Ctrl-C at its terminal: the run stops its agents, puts back what their
     // walls hold and records its end.
     if let Err(errno) = signal(pid, Signal::SIGINT) {

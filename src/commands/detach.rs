@@ -199,12 +199,36 @@ fn lines_of(stderr: std::process::ChildStderr) -> mpsc::Receiver<String> {
     said
 }
 
-/// What the child has said so far, on this codecrew's stderr (made inert, as any text
-/// codecrew did not compose this moment).
+/// What the child has said so far, on this codecrew's stderr.
 fn relay(said: &mpsc::Receiver<String>) {
     for line in said.try_iter() {
-        console::line(&Text::plain(&line));
+        console::line(&relayed(&line));
     }
+}
+
+/// A line of the child's stderr as this codecrew shows it. The child made what it did not
+/// compose inert already; what is left of escape sequences is its own styles (under
+/// CLICOLOR_FORCE or `--color always`), dropped, and the rest made inert again, so that
+/// nothing in a relayed line can act on the terminal.
+fn relayed(line: &str) -> Text {
+    let mut plain = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find("\x1b[") {
+        plain.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let params = after
+            .find(|c: char| !(c.is_ascii_digit() || c == ';'))
+            .unwrap_or(after.len());
+        if after[params..].starts_with('m') {
+            rest = &after[params + 1..];
+        } else {
+            // Not a style: kept, to be shown inert.
+            plain.push_str(&rest[at..at + 2]);
+            rest = after;
+        }
+    }
+    plain.push_str(rest);
+    Text::plain(&plain)
 }
 
 /// The exit code for a child that ended before its run was recorded: its own (a usage
@@ -229,6 +253,19 @@ fn ended_early(status: std::process::ExitStatus) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_relayed_line_loses_the_childs_styles_and_stays_inert() {
+        let styled = "codecrew: \x1b[1;33mwarning:\x1b[0m left out";
+        assert_eq!(
+            relayed(styled).as_str(),
+            Text::plain("codecrew: warning: left out").as_str()
+        );
+        // Anything else is shown, not sent: no escape byte reaches the terminal.
+        let other = relayed("a \x1b[2J clear \x1b]52;c;eA==\x07 and \x1b[");
+        assert!(!other.as_str().contains('\x1b'), "{:?}", other.as_str());
+        assert!(other.as_str().contains("clear"), "{:?}", other.as_str());
+    }
 
     fn args(list: &[&str]) -> Vec<OsString> {
         list.iter().map(OsString::from).collect()
