@@ -86,7 +86,16 @@ pub fn bare_name(name: &str) -> &str {
 /// Resolves on Ctrl-C, SIGTERM or SIGHUP with the exit code to use (130, 143, 129); the
 /// caller then stops what it runs, and `main` sweeps up whatever is left.
 pub async fn interrupted() -> u8 {
-    let code = interrupted_quietly().await;
+    interrupted_on(None).await
+}
+
+/// [`interrupted`], on `signals` when given: listened for since they were made, so that
+/// one that came before this is awaited is not lost.
+pub async fn interrupted_on(signals: Option<Signals>) -> u8 {
+    let code = match signals.or_else(Signals::new) {
+        Some(mut signals) => signals.next().await,
+        None => std::future::pending().await,
+    };
     console::line(&console::Text::plain(
         "\ncodecrew: interrupted; stopping the agents and commands it started",
     ));

@@ -26,10 +26,14 @@ pub async fn run(
         return super::detach::start(args, options).await;
     }
     let mut engine = options.engine()?;
+    let mut early_signals = None;
     if args.background.run_id.is_some() {
         // A run in the background (`--detach`'s child): nobody is there to answer, and
         // it has no terminal to ask at; every question is a denial, at once.
         engine = engine.asking(Arc::new(NonInteractive));
+        // `codecrew kill` may interrupt it as soon as its run is recorded, which
+        // `Engine::start` does before it returns: listened for from before then.
+        early_signals = super::Signals::new();
     }
     let Some(piped) = read_stdin(&args).await else {
         return Ok(ExitCode::from(super::EXIT_USAGE));
@@ -85,7 +89,7 @@ pub async fn run(
     renderer.start()?;
     let mut reports: Vec<Option<JobReport>> = (0..count).map(|_| None).collect();
     let mut interrupted: Option<u8> = None;
-    let signal = super::interrupted();
+    let signal = super::interrupted_on(early_signals);
     tokio::pin!(signal);
     // Until every job has answered (or ended without): events, answers, ticks, signals.
     loop {

@@ -284,6 +284,17 @@ fn kill_stops_a_detached_run_as_ctrl_c_would() {
         "{}",
         text(&again.stderr)
     );
+
+    // Killed as soon as `--detach` has returned, as a script would: the same.
+    let id = world.detach(&["@other TASK-HANG-AT-ONCE"]);
+    let killed = world.run(&["kill", &id]);
+    assert_exit(&killed, 0);
+    assert!(
+        text(&killed.stdout).ends_with("(exit code 130).\n"),
+        "{}",
+        text(&killed.stdout)
+    );
+
     let unknown = world.run(&["kill", "ffffffffffff"]);
     assert_exit(&unknown, 2);
     assert!(text(&unknown.stderr).contains("no run has the id"));
