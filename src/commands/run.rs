@@ -24,7 +24,22 @@ pub async fn run(
     let Some((tasks, piped)) = tasks_and_stdin(&args).await else {
         return Ok(ExitCode::from(super::EXIT_USAGE));
     };
-    let mut jobs = mention::jobs(&tasks, &engine.config().config.default_agent);
+    let continues = match args.resume().map(|which| engine.earlier(&which)) {
+        Some(Ok(earlier)) => Some(earlier),
+        Some(Err(error)) => {
+            console::error(error);
+            return Ok(ExitCode::from(super::EXIT_USAGE));
+        }
+        None => None,
+    };
+    // A task with no mention goes to the agents of the run gone on from, else the
+    // default agent.
+    let default_agent = engine.config().config.default_agent.as_str();
+    let agents: Vec<&str> = match &continues {
+        Some(earlier) => earlier.agents().collect(),
+        None => vec![default_agent],
+    };
+    let mut jobs = mention::jobs_for(&tasks, &agents);
     for job in &mut jobs {
         job.task = piped.beside(&job.task);
     }
@@ -37,6 +52,7 @@ pub async fn run(
         },
         thread: args.thread.clone(),
         input: piped.digest(),
+        continues,
     };
     let mut run = match engine.start(request).await {
         Ok(run) => run,

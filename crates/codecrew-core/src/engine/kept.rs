@@ -17,7 +17,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use super::{Engine, JobLabel, Limits, Recorder, Stage, StartError};
 use crate::jobs::PlanError;
 use crate::mention::Job;
-use crate::runs::RunLog;
+use crate::runs::{self, JobRecord, RunLog};
 use crate::session::{Continuation, Conversation, EventSender, JobEvent, JobReport, JobRun};
 use crate::thread::ThreadName;
 use codecrew_tools::Mode;
@@ -43,8 +43,8 @@ enum Log {
     /// Not started: no line yet.
     #[default]
     Unstarted,
-    /// Started (None: not recorded), with the count of its jobs so far.
-    Started(Option<Arc<RunLog>>, usize),
+    /// Started (None: not recorded).
+    Started(Option<Arc<RunLog>>),
 }
 
 /// One line handed to its agents: their events and answers, as they come.
@@ -126,7 +126,7 @@ impl KeptAgents {
         crate::jobs::check(engine.config(), &jobs)?;
         if let Log::Unstarted = self.log {
             let tasks: Vec<&str> = jobs.iter().map(|job| job.task.as_str()).collect();
-            self.log = Log::Started(engine.start_log(self.mode, &tasks, None), 0);
+            self.log = Log::Started(engine.start_log(self.mode, &tasks, None, None));
         }
         let mut labels = Vec::new();
         for job in &jobs {
@@ -178,22 +178,20 @@ impl KeptAgents {
     }
 
     /// The next job of the conversation's run, recorded as started.
-    fn log_job(&mut self, label: &JobLabel, task: &str) -> Option<(Arc<RunLog>, usize)> {
-        let Log::Started(Some(log), count) = &mut self.log else {
+    fn log_job(&mut self, label: &JobLabel, task: &str) -> Option<JobRecord> {
+        let Log::Started(Some(log)) = &self.log else {
             return None;
         };
-        let index = *count;
-        *count += 1;
-        log.job_started(
-            index,
-            &label.new_job(task, Some(self.recorder.name().as_str())),
-        );
-        Some((log.clone(), index))
+        let job = log.job_started(&label.new_job(task, Some(self.recorder.name().as_str())));
+        Some(JobRecord {
+            log: log.clone(),
+            job,
+        })
     }
 
     /// The conversation ends with `exit_code`: recorded in the run store.
     pub fn finish(&mut self, exit_code: u8) {
-        if let Log::Started(Some(log), _) = &self.log {
+        if let Log::Started(Some(log)) = &self.log {
             log.ended(exit_code);
         }
     }
@@ -322,7 +320,7 @@ struct Task {
     cancel: watch::Receiver<bool>,
     answer: oneshot::Sender<JobReport>,
     /// The run store's record of the conversation, and this task's job in it.
-    log: Option<(Arc<RunLog>, usize)>,
+    log: Option<JobRecord>,
 }
 
 /// A running agent: its CLI kept between the lines addressed to it.
@@ -352,25 +350,24 @@ impl Worker {
                 // The line's display knows this agent by its place on the line.
                 let forward = tokio::spawn(async move {
                     while let Some((_, event)) = events.recv().await {
-                        if let Some((log, job)) = &log {
-                            log.event(*job, &event);
+                        if let Some(record) = &log {
+                            record.log.event(record.job, &event);
                         }
                         let _ = display.send((index, event));
                     }
                 });
-                let report = run
-                    .run_task(
-                        &task.task,
-                        &mut conversation,
-                        &mut transport,
-                        &own,
-                        task.cancel,
-                    )
-                    .await;
+                let turns = run.run_task(
+                    &task.task,
+                    &mut conversation,
+                    &mut transport,
+                    &own,
+                    task.cancel,
+                );
+                let report = runs::recording(task.log.clone(), turns).await;
                 drop(own);
                 let _ = forward.await;
-                if let Some((log, job)) = &task.log {
-                    log.job_ended(*job, &report);
+                if let Some(record) = &task.log {
+                    record.log.job_ended(record.job, &report);
                 }
                 let _ = task.answer.send(report);
             }

@@ -39,7 +39,7 @@ use crate::crew::ExecutorFactory;
 pub use kept::{KeptAgents, Line};
 pub use label::JobLabel;
 pub use recorder::Recorder;
-pub use run::{Request, Run, StartError, Update};
+pub use run::{Request, Resume, ResumeError, Run, StartError, Update};
 pub use stage::Stage;
 
 /// What a front end gives the engine once, for every run it starts.
@@ -149,6 +149,7 @@ impl Engine {
         mode: Mode,
         tasks: &[&str],
         input: Option<(u64, String)>,
+        continues: Option<String>,
     ) -> Option<Arc<crate::runs::RunLog>> {
         let path = self.runs_path()?;
         let mut task: Vec<&str> = Vec::new();
@@ -163,6 +164,7 @@ impl Engine {
             mode: mode.name().to_owned(),
             task: task.join("\n\n"),
             input,
+            continues,
         };
         crate::runs::RunLog::start(&path, &run).map(Arc::new)
     }

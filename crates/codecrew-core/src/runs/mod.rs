@@ -13,6 +13,7 @@
 //! stops a run: [`RunLog`] says so once, through the notices, and the run goes on.
 
 mod read;
+mod resume;
 mod schema;
 mod write;
 
@@ -23,7 +24,8 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 pub use read::{CallDetail, Filter, JobDetail, RunDetail, RunStatus, RunSummary, SearchHit};
-pub use write::{NewJob, NewRun, RunLog};
+pub use resume::Earlier;
+pub use write::{JobRecord, NewJob, NewRun, RunLog, WITHHELD, current_record, recording};
 
 /// How long a write waits for another codecrew's.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -62,6 +64,8 @@ pub enum StoreError {
     Ambiguous { prefix: String, ids: Vec<String> },
     #[error("`{0}` is not a run's id: ids are hexadecimal (`codecrew logs` lists them)")]
     BadId(String),
+    #[error("the run {0} has no answer to go on from (none of its agents answered)")]
+    NothingToResume(String),
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -59,6 +59,8 @@ pub struct RunSummary {
     pub status: RunStatus,
     pub exit_code: Option<i64>,
     pub pid: i64,
+    /// The run this one went on from (`-c`, `--resume`).
+    pub continues: Option<String>,
     #[serde(skip)]
     pub started_ms: i64,
 }
@@ -77,6 +79,10 @@ pub struct RunDetail {
 #[derive(Debug, Clone, Serialize)]
 pub struct JobDetail {
     pub index: i64,
+    /// The job whose call (`query_agent`, `execute_agent`) started this one.
+    pub parent: Option<i64>,
+    /// 0 for the command line's jobs (a chat's lines), 1 for the agents they called...
+    pub depth: i64,
     pub agent: String,
     pub cli: String,
     pub model: Option<String>,
@@ -104,8 +110,14 @@ pub struct CallDetail {
     /// As the tool gave it; a string when it was cut at 64 KiB.
     pub output: Value,
     pub output_cut: bool,
+    /// The output was not kept: the call was let through after asking about what it
+    /// reads (a sensitive file).
+    pub output_withheld: bool,
     pub error: Option<Value>,
     pub duration_ms: i64,
+    /// Who let it run or refused it: `policy`, `mode`, `user`, `session`, `yes`,
+    /// `nobody`; None when it never reached the permission check.
+    pub decided_by: Option<String>,
 }
 
 /// A run whose task or answers hold what was searched.
@@ -121,7 +133,8 @@ pub struct SearchHit {
 
 const SUMMARY: &str = "SELECT id, started, ended, workspace, command, mode, task, exit_code, pid,
         strftime('%Y-%m-%dT%H:%M:%SZ', started / 1000, 'unixepoch'),
-        strftime('%Y-%m-%dT%H:%M:%SZ', ended / 1000, 'unixepoch')
+        strftime('%Y-%m-%dT%H:%M:%SZ', ended / 1000, 'unixepoch'),
+        continues
     FROM runs r";
 
 impl Store {
@@ -333,13 +346,15 @@ impl Store {
     fn jobs(&self, run: &str) -> rusqlite::Result<Vec<JobDetail>> {
         let mut statement = self.conn.prepare(
             "SELECT idx, agent, cli, model, task, thread, session_id, answer, stop_reason,
-                    success, error, error_code, turns, usage, duration_ms
+                    success, error, error_code, turns, usage, duration_ms, parent, depth
              FROM jobs WHERE run = ?1 ORDER BY idx",
         )?;
         let rows = statement.query_map(params![run], |row| {
             let usage: Option<String> = row.get(13)?;
             Ok(JobDetail {
                 index: row.get(0)?,
+                parent: row.get(15)?,
+                depth: row.get(16)?,
                 agent: row.get(1)?,
                 cli: row.get(2)?,
                 model: row.get(3)?,
@@ -359,7 +374,8 @@ impl Store {
         })?;
         let mut jobs: Vec<JobDetail> = rows.collect::<rusqlite::Result<_>>()?;
         let mut calls = self.conn.prepare(
-            "SELECT name, input, status, output, output_cut, error, duration_ms
+            "SELECT name, input, status, output, output_cut, error, duration_ms, decided_by,
+                    output_withheld
              FROM tool_calls WHERE run = ?1 AND job = ?2 ORDER BY seq",
         )?;
         for job in &mut jobs {
@@ -377,8 +393,10 @@ impl Store {
                         serde_json::from_str(&output).unwrap_or(Value::String(output))
                     },
                     output_cut: cut,
+                    output_withheld: row.get(8)?,
                     error: error.and_then(|error| serde_json::from_str(&error).ok()),
                     duration_ms: row.get(6)?,
+                    decided_by: row.get(7)?,
                 })
             })?;
             job.tool_calls = rows.collect::<rusqlite::Result<_>>()?;
@@ -410,6 +428,7 @@ fn summary(row: &Row<'_>) -> rusqlite::Result<RunSummary> {
         status,
         exit_code,
         pid: row.get(8)?,
+        continues: row.get(11)?,
         started_ms,
     })
 }
