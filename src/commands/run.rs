@@ -24,7 +24,7 @@ pub async fn run(
     let Some((tasks, piped)) = tasks_and_stdin(&args).await else {
         return Ok(ExitCode::from(super::EXIT_USAGE));
     };
-    let continues = match args.resume().map(|which| engine.earlier(&which)) {
+    let continues = match args.resume().map(|which| engine.earlier(&which, None)) {
         Some(Ok(earlier)) => Some(earlier),
         Some(Err(error)) => {
             console::error(error);

@@ -227,3 +227,51 @@ fn real_clis_resume_their_session_with_continue() {
         assert!(!body.contains("earlier conversation"), "{agent}: {body}");
     }
 }
+
+/// In a chat, `/resume` goes on from the last run here: its agents answer a line that
+/// mentions none, each from where it stood.
+#[test]
+fn chat_resume_goes_on_from_the_last_run() {
+    use crate::support::clis::CliEnv;
+    use crate::support::pty::Terminal;
+    use std::time::Duration;
+
+    let world = World::new();
+    let first = world.run(&["query", "--raw", "@other TASK-ONE first"]);
+    assert_exit(&first, 0);
+    let home = world.home.path();
+    let (set, removed) = crate::support::binary::isolation(home);
+    let env = set
+        .into_iter()
+        .fold(
+            CliEnv {
+                workdir: Some(home.join("ws")),
+                ..CliEnv::default()
+            },
+            |env, (name, value)| env.with(name, value),
+        )
+        .without(&removed)
+        .with("CODECREW_CONFIG", home.join("user.toml"))
+        .with("NO_COLOR", "1");
+    let limit = Duration::from_secs(60);
+    let mut terminal = Terminal::run(&env, std::path::Path::new(BIN), &["chat"]);
+    terminal.wait_for("prompt", limit, |shown| shown.contains("query> "));
+    terminal.type_keys(b"/resume\r");
+    terminal.wait_for("resumed", limit, |shown| {
+        shown.contains("going on from run") && shown.contains("with @other")
+    });
+    terminal.type_keys(b"TASK-CHAT go on\r");
+    terminal.wait_for("answer", limit, |shown| {
+        shown
+            .split_once("ANSWER-TASK-CHAT")
+            .is_some_and(|(_, after)| after.contains("query> "))
+    });
+    let prompt = world.last_prompt();
+    assert!(prompt.contains("ANSWER-TASK-ONE"), "{prompt}");
+    terminal.type_keys(b"/exit\r");
+    let status = terminal.wait(limit).expect("the chat ended");
+    assert_eq!(status.code(), Some(0), "{}", terminal.text());
+    let runs = world.runs();
+    assert_eq!(runs[0]["command"], "chat");
+    assert_eq!(runs[0]["continues"], runs[1]["id"]);
+}

@@ -92,8 +92,9 @@ pub struct Run {
 
 impl Engine {
     /// Where the agents of the earlier run `which` names stand, read from the run store
-    /// (even when this run is not recorded: `--no-log`).
-    pub fn earlier(&self, which: &Resume) -> Result<Earlier, ResumeError> {
+    /// (even when this run is not recorded: `--no-log`). `except`: the run asking (a
+    /// chat), which is not the last one to go on from.
+    pub fn earlier(&self, which: &Resume, except: Option<&str>) -> Result<Earlier, ResumeError> {
         let path = runs::default_path().ok_or(ResumeError::NoStore)?;
         let none_here = || ResumeError::NoneHere(self.workspace().to_owned());
         let Some(store) = Store::open_existing(&path)? else {
@@ -104,7 +105,7 @@ impl Engine {
         };
         let id = match which {
             Resume::Last => store
-                .last_answered_in(&self.workspace().display().to_string())?
+                .last_answered_in(&self.workspace().display().to_string(), except)?
                 .ok_or_else(none_here)?,
             Resume::Run(id) => id.clone(),
         };

@@ -116,16 +116,21 @@ impl Earlier {
 
 impl Store {
     /// The newest run in `workspace` that an agent answered (of `query`, `execute` or
-    /// `chat`): what `-c` goes on from.
-    pub fn last_answered_in(&self, workspace: &str) -> Result<Option<String>> {
+    /// `chat`), other than `except` (the chat asking): what `-c` goes on from.
+    pub fn last_answered_in(
+        &self,
+        workspace: &str,
+        except: Option<&str>,
+    ) -> Result<Option<String>> {
         self.conn
             .query_row(
                 "SELECT id FROM runs r
                  WHERE workspace = ?1 AND command IN ('query', 'execute', 'chat')
+                   AND (?2 IS NULL OR id != ?2)
                    AND EXISTS (SELECT 1 FROM jobs j
                                WHERE j.run = r.id AND j.depth = 0 AND j.success = 1)
                  ORDER BY started DESC, id LIMIT 1",
-                params![workspace],
+                params![workspace, except],
                 |row| row.get(0),
             )
             .optional()

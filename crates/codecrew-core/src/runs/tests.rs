@@ -405,8 +405,15 @@ fn going_on_gives_each_agent_its_session_and_the_chain_of_its_exchanges() {
     assert!(failed.ended(1));
 
     let store = Store::open(&path).unwrap();
-    assert_eq!(store.last_answered_in("/w").unwrap(), Some(second.clone()));
-    assert_eq!(store.last_answered_in("/nowhere").unwrap(), None);
+    assert_eq!(
+        store.last_answered_in("/w", None).unwrap(),
+        Some(second.clone())
+    );
+    assert_eq!(
+        store.last_answered_in("/w", Some(&second)).unwrap(),
+        Some(first.clone())
+    );
+    assert_eq!(store.last_answered_in("/nowhere", None).unwrap(), None);
     let earlier = store.earlier(&second[..8]).unwrap();
     assert_eq!(earlier.run, second);
     assert_eq!(earlier.agents().collect::<Vec<_>>(), ["alice", "bob"]);
