@@ -21,6 +21,7 @@ mod kept;
 mod label;
 mod recorder;
 mod run;
+mod served;
 mod stage;
 
 use std::path::{Path, PathBuf};
@@ -40,6 +41,7 @@ pub use kept::{KeptAgents, Line};
 pub use label::JobLabel;
 pub use recorder::Recorder;
 pub use run::{Request, Resume, ResumeError, Run, StartError, Update};
+pub use served::ServedRun;
 pub use stage::Stage;
 
 /// What a front end gives the engine once, for every run it starts.

@@ -307,6 +307,17 @@ impl RunLog {
         self.write(steps);
     }
 
+    /// Job `index` of a served run (a client of `codecrew mcp`) ends as the server does:
+    /// it has no answer, only its calls.
+    pub fn job_served(&self, index: usize) {
+        self.write(vec![(
+            "UPDATE jobs SET ended = ?3, stop_reason = 'served', success = 1,
+                 duration_ms = ?3 - started
+             WHERE run = ?1 AND idx = ?2",
+            vec![self.id.clone().into(), int(index).into(), now_ms().into()],
+        )]);
+    }
+
     /// The run ends, with codecrew's exit code: recorded after every write before it,
     /// which this waits for (at most `FLUSH_WAIT`). Whether the run was recorded to
     /// its end.
