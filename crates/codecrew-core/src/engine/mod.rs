@@ -168,7 +168,7 @@ impl Engine {
             input,
             continues,
         };
-        crate::runs::RunLog::start(&path, &run).map(Arc::new)
+        crate::runs::RunLog::start(&path, &run, self.loaded.logs_max_size.0).map(Arc::new)
     }
 
     /// The same engine, asking `asker` instead (the MCP server: nobody can be asked).

@@ -20,6 +20,8 @@ const MAX_CLIENT_NAME: usize = 64;
 pub struct ServedRun {
     /// None: runs are not recorded.
     path: Option<PathBuf>,
+    /// The store's bound in bytes.
+    bound: u64,
     run: NewRun,
     log: OnceLock<Option<Arc<RunLog>>>,
     /// Each client's job, by the name it gave.
@@ -31,6 +33,7 @@ impl Engine {
     pub fn served_run(&self, mode: Mode) -> ServedRun {
         ServedRun {
             path: self.runs_path(),
+            bound: self.config().logs_max_size.0,
             run: NewRun {
                 workspace: self.workspace().display().to_string(),
                 command: self.options.log.command.to_owned(),
@@ -53,7 +56,7 @@ impl ServedRun {
             .log
             .get_or_init(|| {
                 let path = self.path.as_ref()?;
-                RunLog::start(path, &self.run).map(Arc::new)
+                RunLog::start(path, &self.run, self.bound).map(Arc::new)
             })
             .as_ref()?;
         let name = client_name(name);

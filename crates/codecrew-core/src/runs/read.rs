@@ -6,6 +6,9 @@ use serde_json::Value;
 
 use super::{MIN_ID_LEN, Result, Store, StoreError};
 
+/// The smallest bound [`Store::keep_under`] keeps the store under.
+pub const MIN_BOUND: u64 = 1 << 20;
+
 /// How a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -153,7 +156,7 @@ impl Store {
                     OR (?4 = 'ok' AND ended IS NOT NULL AND exit_code = 0)
                     OR (?4 = 'failed' AND ended IS NOT NULL AND exit_code IS NOT 0)
                     OR (?4 = 'open' AND ended IS NULL))
-             ORDER BY started DESC, id LIMIT ?5"
+             ORDER BY started DESC, rowid DESC LIMIT ?5"
         );
         let limit = i64::try_from(filter.limit).unwrap_or(i64::MAX);
         let rows = self
@@ -245,6 +248,44 @@ impl Store {
         let id = self.resolve(prefix)?;
         self.delete_where("id = ?1", params![id])?;
         Ok(id)
+    }
+
+    /// Removes the oldest finished runs while the store holds more than `bound` bytes
+    /// (at least [`MIN_BOUND`]); how many. A run not finished (going on, or killed) is
+    /// left: it may be another codecrew's. The file keeps its size; what was freed is
+    /// used again, so it does not grow past the bound.
+    pub fn keep_under(&self, bound: u64) -> Result<usize> {
+        let bound = bound.max(MIN_BOUND);
+        let mut removed = 0;
+        loop {
+            let used = self.used_bytes().map_err(|e| self.sqlite(e))?;
+            if used <= bound {
+                return Ok(removed);
+            }
+            // A tenth of the runs at a time (at least one): few passes, little overshoot.
+            let batch = self.delete_where(
+                "id IN (SELECT id FROM runs WHERE ended IS NOT NULL ORDER BY started, rowid
+                            LIMIT max(1, (SELECT count(*) FROM runs) / 10))",
+                params![],
+            )?;
+            if batch == 0 {
+                return Ok(removed);
+            }
+            removed += batch;
+            // The search index keeps what was deleted until its segments are merged.
+            self.conn
+                .execute("INSERT INTO texts (texts) VALUES ('optimize')", [])
+                .map_err(|e| self.sqlite(e))?;
+        }
+    }
+
+    /// The bytes the store's pages in use hold.
+    pub(super) fn used_bytes(&self) -> rusqlite::Result<u64> {
+        let pragma = |name: &str| -> rusqlite::Result<i64> {
+            self.conn.pragma_query_value(None, name, |row| row.get(0))
+        };
+        let pages = pragma("page_count")? - pragma("freelist_count")?;
+        Ok(u64::try_from(pages.max(0) * pragma("page_size")?).unwrap_or(0))
     }
 
     /// Removes the runs started before `before_ms`; how many.

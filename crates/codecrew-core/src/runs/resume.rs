@@ -129,7 +129,7 @@ impl Store {
                    AND (?2 IS NULL OR id != ?2)
                    AND EXISTS (SELECT 1 FROM jobs j
                                WHERE j.run = r.id AND j.depth = 0 AND j.success = 1)
-                 ORDER BY started DESC, id LIMIT 1",
+                 ORDER BY started DESC, rowid DESC LIMIT 1",
                 params![workspace, except],
                 |row| row.get(0),
             )

@@ -219,7 +219,11 @@ fn an_unwritable_store_is_an_error_not_a_panic() {
     assert!(matches!(Store::open(&path), Err(StoreError::File(_))));
     assert!(RunLog::try_start(&path, &new_run("t")).is_err());
     // Said once on the writer's thread; the run goes on, and its end says it was not kept.
-    assert!(!RunLog::start(&path, &new_run("t")).unwrap().ended(0));
+    assert!(
+        !RunLog::start(&path, &new_run("t"), u64::MAX)
+            .unwrap()
+            .ended(0)
+    );
     // Not a database at all.
     let garbage = dir.path().join("garbage.db");
     std::fs::write(&garbage, vec![7u8; 4096]).unwrap();
@@ -240,7 +244,11 @@ fn a_store_that_is_not_the_users_alone_is_refused_and_left_as_it_was() {
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o644)).unwrap();
     let error = Store::open(&shared).err().unwrap();
     assert!(error.to_string().contains("mode must be 0600"), "{error}");
-    assert!(!RunLog::start(&shared, &new_run("t")).unwrap().ended(0));
+    assert!(
+        !RunLog::start(&shared, &new_run("t"), u64::MAX)
+            .unwrap()
+            .ended(0)
+    );
     assert_eq!(std::fs::read(&shared).unwrap(), b"");
     let target = dir.path().join("elsewhere");
     std::fs::write(&target, "theirs").unwrap();
@@ -465,4 +473,38 @@ fn a_store_of_the_first_schema_is_migrated_with_its_runs() {
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .unwrap();
     assert_eq!(version, schema::VERSION);
+}
+
+#[test]
+fn the_store_is_kept_under_its_bound_by_removing_the_oldest_finished_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    // 60 runs of ~40 KB answers: ~2.4 MB, over the smallest bound (1 MiB).
+    let mut ids = Vec::new();
+    for n in 0..60 {
+        let answer = format!("{n} ").repeat(20_000);
+        ids.push(answered_run(
+            &path,
+            new_run(&format!("run {n}")),
+            &[("alice", "t", &answer)],
+        ));
+    }
+    // One not finished, the oldest of all: never removed.
+    let open = RunLog::try_start(&path, &new_run("still going")).unwrap();
+    assert!(open.flush());
+    let store = Store::open(&path).unwrap();
+    store
+        .conn
+        .execute("UPDATE runs SET started = 0 WHERE id = ?1", [open.id()])
+        .unwrap();
+    let removed = store.keep_under(0).unwrap();
+    assert!(removed > 20 && removed < 60, "{removed}");
+    assert!(store.used_bytes().unwrap() <= read::MIN_BOUND);
+    let left: Vec<String> = all(&store).into_iter().map(|run| run.id).collect();
+    assert!(left.contains(&open.id().to_owned()));
+    // The newest are kept, the oldest gone.
+    assert!(left.contains(ids.last().unwrap()));
+    assert!(!left.contains(&ids[0]));
+    // Under the bound: nothing more is removed.
+    assert_eq!(store.keep_under(u64::MAX).unwrap(), 0);
 }

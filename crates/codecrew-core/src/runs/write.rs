@@ -112,11 +112,18 @@ impl RunLog {
     /// Records the run in the store at `path`, opened on the writer's thread. None only
     /// when no thread can be started; a store that cannot be opened or written is said
     /// once, there, and the run goes on unrecorded.
-    pub fn start(path: &Path, run: &NewRun) -> Option<RunLog> {
+    /// Before the run's row is written, the oldest finished runs are removed while the
+    /// store holds more than `bound` bytes.
+    pub fn start(path: &Path, run: &NewRun, bound: u64) -> Option<RunLog> {
         let path = path.to_owned();
         let (id, first) = start_steps(run);
         RunLog::spawn(id, move |writes| {
             let store = Store::open(&path).and_then(|store| {
+                match store.keep_under(bound) {
+                    Ok(0) => {}
+                    Ok(removed) => tracing::info!(removed, bound, "the run store was pruned"),
+                    Err(error) => tracing::warn!("the run store was not pruned: {error}"),
+                }
                 run_steps(&store, &first).map_err(|error| store.sqlite(error))?;
                 Ok(store)
             });
