@@ -399,11 +399,24 @@ fn run_steps(store: &Store, steps: &[Step]) -> rusqlite::Result<()> {
 }
 
 /// The writer's loop: every step in order until every handle is gone; after a failure
-/// (said once) the steps are dropped.
+/// (said once) the steps are dropped. The steps waiting when the writer comes to them go
+/// in one transaction: a run whose events come quickly costs few commits.
 fn serve(mut store: Option<Store>, writes: mpsc::Receiver<Write>) {
-    for write in writes {
+    let mut next = writes.recv().ok();
+    while let Some(write) = next.take() {
         match write {
-            Write::Steps(steps) => {
+            Write::Steps(mut steps) => {
+                // Gather what is already waiting, up to a flush (answered after).
+                loop {
+                    match writes.try_recv() {
+                        Ok(Write::Steps(more)) => steps.extend(more),
+                        Ok(flush @ Write::Flush(_)) => {
+                            next = Some(flush);
+                            break;
+                        }
+                        Err(_) => break,
+                    }
+                }
                 if let Some(open) = &store
                     && let Err(error) = run_steps(open, &steps)
                 {
@@ -414,6 +427,9 @@ fn serve(mut store: Option<Store>, writes: mpsc::Receiver<Write>) {
             Write::Flush(done) => {
                 let _ = done.send(store.is_some());
             }
+        }
+        if next.is_none() {
+            next = writes.recv().ok();
         }
     }
 }
