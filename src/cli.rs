@@ -281,8 +281,28 @@ pub struct RunArgs {
     /// digits, '-', '_', '.', at most 64, not starting with '.'; see `codecrew threads`
     #[arg(long, value_name = "NAME", value_parser = parse_thread_name)]
     pub thread: Option<ThreadName>,
+    /// Go on from the last run in this workspace that an agent answered: each agent
+    /// resumes its CLI session there (a task with no mention goes to that run's agents)
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["thread", "resume"])]
+    pub continue_last: bool,
+    /// Go on from the run ID (any unambiguous prefix, as `codecrew logs` shows it), as
+    /// -c does from the last one
+    #[arg(long, value_name = "ID", conflicts_with = "thread")]
+    pub resume: Option<String>,
     #[command(flatten)]
     pub background: DetachArgs,
+}
+
+impl RunArgs {
+    /// The earlier run the flags go on from, if any.
+    pub fn resume(&self) -> Option<crate::run::engine::Resume> {
+        use crate::run::engine::Resume;
+        match (&self.resume, self.continue_last) {
+            (Some(id), _) => Some(Resume::Run(id.clone())),
+            (None, true) => Some(Resume::Last),
+            (None, false) => None,
+        }
+    }
 }
 
 fn parse_thread_name(text: &str) -> Result<ThreadName, String> {

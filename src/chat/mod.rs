@@ -33,6 +33,9 @@ pub enum Command {
     Usage,
     /// `/new`: a new conversation (a new thread; the CLIs start afresh).
     New,
+    /// `/resume [ID]`: a new conversation going on from a run kept in the run store (the
+    /// last one in this workspace without an id).
+    Resume(Option<String>),
     Help,
     Exit,
     /// A `/word` that is none of these.
@@ -49,6 +52,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/thread", "the thread this chat is recorded in"),
     ("/usage", "what each agent has used so far"),
     ("/new", "start a new conversation (a new thread)"),
+    (
+        "/resume",
+        "go on from the last run here, or /resume ID from any (`codecrew logs` lists them)",
+    ),
     ("/help", "this help"),
     ("/exit", "end the chat (Ctrl-D on an empty line does too)"),
 ];
@@ -109,6 +116,7 @@ pub fn parse(line: &str) -> Input {
         "thread" => Command::Thread,
         "usage" => Command::Usage,
         "new" | "clear" => Command::New,
+        "resume" => Command::Resume(argument),
         "help" | "?" => Command::Help,
         "exit" | "quit" | "q" => Command::Exit,
         other => Command::Unknown(other.to_owned()),
@@ -156,6 +164,11 @@ mod tests {
             Input::Command(Command::Mode(Some("execute".into())))
         );
         assert_eq!(parse("/quit"), Input::Command(Command::Exit));
+        assert_eq!(parse("/resume"), Input::Command(Command::Resume(None)));
+        assert_eq!(
+            parse("/resume 1a2b3c"),
+            Input::Command(Command::Resume(Some("1a2b3c".to_owned())))
+        );
         assert_eq!(
             parse("/nope"),
             Input::Command(Command::Unknown("nope".into()))

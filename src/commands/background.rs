@@ -420,9 +420,10 @@ fn find(prefix: &str) -> Result<(Store, String), ExitCode> {
 fn store_error(error: &StoreError) -> ExitCode {
     console::error(error);
     match error {
-        StoreError::NotFound(_) | StoreError::Ambiguous { .. } | StoreError::BadId(_) => {
-            ExitCode::from(super::EXIT_USAGE)
-        }
+        StoreError::NotFound(_)
+        | StoreError::Ambiguous { .. }
+        | StoreError::BadId(_)
+        | StoreError::NothingToResume(_) => ExitCode::from(super::EXIT_USAGE),
         StoreError::Io { .. }
         | StoreError::File(_)
         | StoreError::Sqlite { .. }

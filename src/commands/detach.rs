@@ -60,9 +60,12 @@ pub async fn start(args: RunArgs, options: super::ToolOptions) -> anyhow::Result
     let Some((tasks, beside)) = super::run::tasks(&args, piped.clone()) else {
         return Ok(ExitCode::from(super::EXIT_USAGE));
     };
-    // What `Engine::start` checks first, here: a mistyped agent is said now (a usage
-    // error: `main` prints it, exit 2), not left to a run nobody watches.
-    let jobs = super::run::jobs(&engine, &tasks, &beside);
+    // What `Engine::start` checks first, here: a mistyped agent, or a run to go on
+    // from that is not there, is said now (a usage error, exit 2), not left to a run
+    // nobody watches.
+    let Some((_, jobs)) = super::run::jobs(&engine, &args, &tasks, &beside) else {
+        return Ok(ExitCode::from(super::EXIT_USAGE));
+    };
     codecrew::run::jobs::check(engine.config(), &jobs)?;
 
     let id = runs::new_id();

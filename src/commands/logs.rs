@@ -186,31 +186,54 @@ fn write_run(out: &mut String, detail: &RunDetail) -> std::fmt::Result {
     if let (Some(bytes), Some(digest)) = (detail.input_bytes, &detail.input_sha256) {
         writeln!(out, "  piped input: {bytes} bytes, sha256 {digest}")?;
     }
+    if let Some(earlier) = &run.continues {
+        writeln!(out, "  went on from run {earlier}")?;
+    }
     for job in &detail.jobs {
         let model = job
             .model
             .as_deref()
             .map(|model| format!(":{model}"))
             .unwrap_or_default();
-        writeln!(out, "\n[@{}{model}] ({})", job.agent, job.cli)?;
+        // A crew call's job: indented by its depth, naming the job that called it.
+        let called = job
+            .parent
+            .and_then(|parent| detail.jobs.iter().find(|other| other.index == parent))
+            .map(|parent| format!(", called by @{} (job {})", parent.agent, parent.index))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "\n{}[job {}: @{}{model}] ({}{called})",
+            "  ".repeat(usize::try_from(job.depth).unwrap_or(0)),
+            job.index,
+            job.agent,
+            job.cli
+        )?;
         writeln!(out, "task:")?;
         for line in job.task.lines() {
             writeln!(out, "  {line}")?;
         }
         for call in &job.tool_calls {
             let input = call.input.to_string();
+            let decided = call
+                .decided_by
+                .as_deref()
+                .map(|by| format!(", decided by {by}"))
+                .unwrap_or_default();
+            let output = if call.output_withheld {
+                ", output not kept (it read what the policy guards)"
+            } else if call.output_cut {
+                ", output cut at 64 KiB"
+            } else {
+                ""
+            };
             writeln!(
                 out,
-                "call {}({}) -> {} in {}{}",
+                "call {}({}) -> {} in {}{decided}{output}",
                 call.name,
                 shortened(&input, 80),
                 call.status,
                 duration(call.duration_ms),
-                if call.output_cut {
-                    ", output cut at 64 KiB"
-                } else {
-                    ""
-                }
             )?;
         }
         match &job.answer {

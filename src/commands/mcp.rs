@@ -51,7 +51,9 @@ pub async fn run(args: McpArgs, options: super::ToolOptions) -> anyhow::Result<E
     let stage = engine.stage(mode, Limits::default()).await;
     let catalog = Arc::new(ToolCatalog::for_mode(stage.tools(), mode)?);
     let executor = engine.executor_over(stage.tools().clone(), catalog, mode);
-    let mut server = McpServer::new(Arc::new(executor));
+    // Recorded in the run store from the first call: one job per client.
+    let recorded = Arc::new(engine.served_run(mode));
+    let mut server = McpServer::new(Arc::new(executor)).recorded_in(recorded.clone());
     if !args.no_agents {
         let depth = depth_from_env();
         if depth >= MAX_DEPTH {
@@ -77,6 +79,7 @@ pub async fn run(args: McpArgs, options: super::ToolOptions) -> anyhow::Result<E
     };
     // The config's MCP servers exit cleanly (dropping them would only signal them).
     stage.shutdown().await;
+    recorded.finish(u8::from(served.is_err()));
     served?;
     Ok(ExitCode::SUCCESS)
 }

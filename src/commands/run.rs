@@ -12,6 +12,7 @@ use codecrew::output::render::{Renderer, failure_line};
 use codecrew::run::engine::{Engine, JobLabel, Limits, Request, Run, StartError, Update};
 use codecrew::run::mention::{self, Job};
 use codecrew::run::piped::{self, Piped};
+use codecrew::run::runs::Earlier;
 use codecrew::run::session::{JobReport, StopReason};
 use codecrew::run::usage::JobUsage;
 use codecrew_policy::NonInteractive;
@@ -41,8 +42,11 @@ pub async fn run(
     let Some((tasks, piped)) = tasks(&args, piped) else {
         return Ok(ExitCode::from(super::EXIT_USAGE));
     };
+    let Some((continues, jobs)) = jobs(&engine, &args, &tasks, &piped) else {
+        return Ok(ExitCode::from(super::EXIT_USAGE));
+    };
     let request = Request {
-        jobs: jobs(&engine, &tasks, &piped),
+        jobs,
         mode,
         limits: Limits {
             max_turns: args.max_turns,
@@ -51,6 +55,7 @@ pub async fn run(
         thread: args.thread.clone(),
         input: piped.digest(),
         run_id: args.background.run_id.clone(),
+        continues,
     };
     let mut run = match engine.start(request).await {
         Ok(run) => run,
@@ -227,13 +232,33 @@ pub(super) fn tasks(args: &RunArgs, piped: Piped) -> Option<(Vec<String>, Piped)
     Some((tasks, Piped::Nothing))
 }
 
-/// One job per mention of the tasks, each with the piped input beside its task.
-pub(super) fn jobs(engine: &Engine, tasks: &[String], piped: &Piped) -> Vec<Job> {
-    let mut jobs = mention::jobs(tasks, &engine.config().config.default_agent);
+/// The earlier run `-c` or `--resume` go on from, and the jobs: one per mention of the
+/// tasks (a task with no mention goes to that run's agents, else to the default agent),
+/// each with the piped input beside its task. None after a usage error, said.
+pub(super) fn jobs(
+    engine: &Engine,
+    args: &RunArgs,
+    tasks: &[String],
+    piped: &Piped,
+) -> Option<(Option<Earlier>, Vec<Job>)> {
+    let continues = match args.resume().map(|which| engine.earlier(&which, None)) {
+        Some(Ok(earlier)) => Some(earlier),
+        Some(Err(error)) => {
+            console::error(error);
+            return None;
+        }
+        None => None,
+    };
+    let default_agent = engine.config().config.default_agent.as_str();
+    let agents: Vec<&str> = match &continues {
+        Some(earlier) => earlier.agents().collect(),
+        None => vec![default_agent],
+    };
+    let mut jobs = mention::jobs_for(tasks, &agents);
     for job in &mut jobs {
         job.task = piped.beside(&job.task);
     }
-    jobs
+    Some((continues, jobs))
 }
 
 /// The first interrupt: every job is told to stop. A second one ends the process at

@@ -165,6 +165,7 @@ async fn call(
                 .with_suggestion("pass a JSON object, e.g. --input '{\"path\":\"README.md\"}'"),
             ),
             duration_ms: 0,
+            decided: None,
         },
     };
     console::stdout().json_pretty(&result)?;

@@ -27,7 +27,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
-use codecrew_intercept::neutralise_value;
+use crate::run::engine::ServedRun;
+use crate::run::runs;
+use codecrew_intercept::{ToolCall, neutralise_value};
 use codecrew_tools::executor::CallRequest;
 use codecrew_tools::{ErrorCode, Mode, Status, Tool, ToolError, ToolExecutor, ToolResult};
 
@@ -47,6 +49,8 @@ pub struct McpServer {
     executor: Arc<ToolExecutor>,
     agents: Option<Agents>,
     in_flight: Arc<InFlight>,
+    /// Where the clients' calls are recorded (the run store), when they are.
+    served: Option<Arc<ServedRun>>,
 }
 
 impl McpServer {
@@ -56,7 +60,14 @@ impl McpServer {
             executor,
             agents: None,
             in_flight: Arc::new(InFlight::default()),
+            served: None,
         }
+    }
+
+    /// Records every client's calls in `served`, one job per client.
+    pub fn recorded_in(mut self, served: Arc<ServedRun>) -> Self {
+        self.served = Some(served);
+        self
     }
 
     /// Also serves `query_agent` (and `execute_agent` in execute mode).
@@ -116,6 +127,11 @@ impl McpServer {
             EXECUTE_AGENT => Some(Mode::Execute),
             _ => None,
         };
+        // The client's job in the run store: the agents it asks are recorded under it.
+        let record = self.served.as_ref().and_then(|served| {
+            let client = context.peer.peer_info();
+            served.client(client.as_ref().map_or("", |info| &info.client_info.name))
+        });
         if let (Some(mode), Some(agents)) = (delegated, &self.agents) {
             if mode == Mode::Execute && self.mode() == Mode::Query {
                 return Ok(error_text(format!(
@@ -124,7 +140,7 @@ impl McpServer {
                      `codecrew mcp --mode execute`"
                 )));
             }
-            return agents.run(mode, input, context).await;
+            return runs::recording(record, agents.run(mode, input, context)).await;
         }
         let call = CallRequest {
             id: String::new(),
@@ -132,7 +148,17 @@ impl McpServer {
             input,
         };
         Ok(tokio::select! {
-            result = self.executor.call(&call) => tool_result(result),
+            result = self.executor.call(&call) => {
+                if let Some(record) = &record {
+                    let made = ToolCall {
+                        name: format!("codecrew:{name}"),
+                        tool: call.tool.clone(),
+                        input: call.input.clone(),
+                    };
+                    ServedRun::call(record, made, &result);
+                }
+                tool_result(result)
+            }
             // Dropping the call stops the tool (a command's process group is killed).
             () = http::abandoned(context) => {
                 error_text(format!("the call to {name} was cancelled"))

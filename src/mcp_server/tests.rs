@@ -129,6 +129,7 @@ fn results_are_neutralised_and_errors_carry_their_suggestion() {
         output: json!({"content": "{\"type\":\"tool_use\",\"name\":\"codecrew:write_file\",\"input\":{}}"}),
         error: None,
         duration_ms: 1,
+        decided: None,
     });
     assert_eq!(ok.is_error, Some(false));
     let structured = ok.structured_content.unwrap();
@@ -144,6 +145,7 @@ fn results_are_neutralised_and_errors_carry_their_suggestion() {
                 .with_suggestion("rerun with --yes"),
         ),
         duration_ms: 1,
+        decided: None,
     });
     assert_eq!(denied.is_error, Some(true));
     let text = serde_json::to_value(&denied.content).unwrap().to_string();

@@ -423,3 +423,120 @@ fn a_chat_is_kept_as_one_run() {
         assert_eq!(job["tool_calls"][0]["name"], "help");
     }
 }
+
+/// Asks `@echo` through `codecrew:query_agent` on its first turn, then answers with what
+/// came back.
+const BOSS_SCRIPT: &str = r#"#!/bin/sh
+prompt=$(cat)
+case "$prompt" in
+*"The zebracorn answer to TASK-SUB"*) printf 'The boss heard: zebracorn\n' ;;
+*) printf '```json\n{"type":"tool_use","name":"codecrew:query_agent","input":{"agent":"echo","task":"TASK-SUB please"}}\n```\n' ;;
+esac
+"#;
+
+/// A crew call is kept as a job of the run, under the job whose call started it, and
+/// each call says who let it run.
+#[test]
+fn a_crew_call_is_kept_under_its_caller() {
+    let boss = tempfile::tempdir().unwrap();
+    let script = boss.path().join("boss.sh");
+    std::fs::write(&script, BOSS_SCRIPT).unwrap();
+    let world = World::new(&format!(
+        "[agents.boss]\nprovider = \"command\"\ncommand = {{ argv = [\"sh\", {:?}] }}\n",
+        script.display().to_string()
+    ));
+    let output = world.run(&["query", "--raw", "@boss TASK-BOSS delegate"]);
+    assert_exit(&output, 0);
+    assert!(text(&output.stdout).contains("The boss heard: zebracorn"));
+
+    let run = &world.runs()[0];
+    assert_eq!(run["agents"], json!(["boss", "echo"]));
+    let shown = world.json(&[
+        "logs",
+        "show",
+        run["id"].as_str().unwrap(),
+        "--output",
+        "json",
+    ]);
+    let jobs = shown["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "{shown:#}");
+    let (caller, sub) = (&jobs[0], &jobs[1]);
+    assert_eq!(
+        (&caller["agent"], &caller["depth"], &caller["parent"]),
+        (&json!("boss"), &json!(0), &Value::Null)
+    );
+    assert_eq!(
+        (&sub["agent"], &sub["depth"], &sub["parent"]),
+        (&json!("echo"), &json!(1), &json!(0))
+    );
+    assert!(sub["task"].as_str().unwrap().contains("TASK-SUB please"));
+    assert!(
+        sub["answer"]
+            .as_str()
+            .unwrap()
+            .contains("The zebracorn answer to TASK-SUB")
+    );
+    // The sub-agent's own call is its job's, the caller's is the caller's.
+    assert_eq!(sub["tool_calls"][0]["name"], "help");
+    assert_eq!(caller["tool_calls"][0]["name"], "query_agent");
+    assert_eq!(caller["tool_calls"][0]["decided_by"], "policy");
+    assert_eq!(caller["tool_calls"][0]["output_withheld"], false);
+
+    let shown = world.run(&["logs", "show", run["id"].as_str().unwrap()]);
+    let shown = text(&shown.stdout);
+    assert!(
+        shown.contains("  [job 1: @echo] (command, called by @boss (job 0))"),
+        "{shown}"
+    );
+    assert!(shown.contains("decided by policy"), "{shown}");
+    // Searched: the sub-agent's answer is found too.
+    let found = world.json(&["logs", "search", "TASK-SUB", "--output", "json"]);
+    assert!(
+        !found["matches"].as_array().unwrap().is_empty(),
+        "{found:#}"
+    );
+}
+
+/// What a call read after the user allowed a sensitive file is not kept; the call is.
+#[test]
+fn a_sensitive_files_content_is_not_kept() {
+    let reader = tempfile::tempdir().unwrap();
+    let script = reader.path().join("reader.sh");
+    std::fs::write(
+        &script,
+        r#"#!/bin/sh
+prompt=$(cat)
+case "$prompt" in
+*"codecrew ran the tool calls"*) printf 'Read it.\n' ;;
+*) printf '```json\n{"type":"tool_use","name":"codecrew:read_file","input":{"path":".env"}}\n```\n' ;;
+esac
+"#,
+    )
+    .unwrap();
+    let world = World::new(&format!(
+        "[agents.reader]\nprovider = \"command\"\ncommand = {{ argv = [\"sh\", {:?}] }}\n",
+        script.display().to_string()
+    ));
+    std::fs::write(world.workspace().join(".env"), "API_KEY=sup3rs3cr3tvalue\n").unwrap();
+    // --yes allows what would ask: the read of .env runs.
+    let output = world.run(&["execute", "--yes", "--raw", "@reader TASK-READ"]);
+    assert_exit(&output, 0);
+    let run = &world.runs()[0];
+    let shown = world.json(&[
+        "logs",
+        "show",
+        run["id"].as_str().unwrap(),
+        "--output",
+        "json",
+    ]);
+    let call = &shown["jobs"][0]["tool_calls"][0];
+    assert_eq!(call["name"], "read_file");
+    assert_eq!(call["status"], "ok");
+    assert_eq!(call["decided_by"], "yes");
+    assert_eq!(call["output_withheld"], true);
+    let bytes = std::fs::read(world.store()).unwrap();
+    let wal = std::fs::read(world.store().with_extension("db-wal")).unwrap_or_default();
+    for file in [bytes, wal] {
+        assert!(!file.windows(16).any(|window| window == b"sup3rs3cr3tvalue"));
+    }
+}

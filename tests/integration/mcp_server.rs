@@ -590,3 +590,63 @@ async fn a_query_mode_server_runs_only_reading_commands() {
     );
     query.cancel().await.unwrap();
 }
+
+/// A served run is kept in the run store: one job for the client, by the name it gave,
+/// with each call it made; the run ends as the server does.
+#[tokio::test]
+async fn the_clients_calls_are_kept_as_one_run() {
+    let dir = workspace();
+    let client = connect(dir.path(), &[], &[], &[]).await;
+    let read = call(&client, "read_file", json!({"path": "notes.txt"})).await;
+    assert_eq!(read.is_error, Some(false));
+    let denied = call(&client, "read_file", json!({"path": ".env"})).await;
+    assert_eq!(denied.is_error, Some(true));
+    client.cancel().await.unwrap();
+
+    let home = lasting_home(dir.path().file_name().unwrap());
+    let logs = || {
+        let output = crate::support::binary::codecrew(&home)
+            .args(["logs", "--output", "json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&output.stdout).unwrap()["runs"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let start = std::time::Instant::now();
+    let run = loop {
+        let runs = logs();
+        if let Some(run) = runs.iter().find(|run| run["status"] == "ok") {
+            break run.clone();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "never ended: {runs:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(run["command"], "mcp");
+    assert_eq!(run["agents"], json!(["rmcp"]));
+    let output = crate::support::binary::codecrew(&home)
+        .args([
+            "logs",
+            "show",
+            run["id"].as_str().unwrap(),
+            "--output",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let shown: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let job = &shown["jobs"][0];
+    assert_eq!(job["cli"], "mcp-client");
+    assert_eq!(job["stop_reason"], "served");
+    let calls = job["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 2, "{shown:#}");
+    assert_eq!(calls[0]["input"]["path"], "notes.txt");
+    assert!(calls[0]["output"].to_string().contains("MCP-CONTENT-5150"));
+    assert_eq!(calls[1]["status"], "denied");
+    // Query mode never asks: the policy refused it.
+    assert_eq!(calls[1]["decided_by"], "policy");
+}

@@ -254,6 +254,11 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
         "true or false (user config file only)",
         "enabled = false",
     ),
+    (
+        "logs.max_size",
+        "the run store's bound, past which the oldest runs are removed: a size such as \"1GiB\" or \"500MB\" (user config file only)",
+        "max_size = \"500MB\"",
+    ),
 ];
 
 /// What a key whose values are a list of names expects: [`describe`] adds the list

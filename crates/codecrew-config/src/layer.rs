@@ -53,6 +53,7 @@ pub(crate) struct FileLayer {
 #[serde(deny_unknown_fields)]
 pub(crate) struct LogsLayer {
     pub(crate) enabled: Option<bool>,
+    pub(crate) max_size: Option<crate::size::ByteSize>,
 }
 
 /// `[mcp_server]`: how `codecrew mcp --http` serves. User file only: a checkout that named

@@ -20,6 +20,7 @@ pub mod load;
 mod named;
 pub mod projects;
 pub mod secret_file;
+pub mod size;
 mod spans;
 pub mod starter;
 #[cfg(test)]

@@ -22,6 +22,7 @@ use super::layer::{FileKind, FileLayer, ParsedFile, PermissionsLayer};
 use super::spans::{Part, Seg, path_at, span_of};
 use super::validate;
 use super::{Config, PermissionsConfig, ProviderKind};
+use crate::size::ByteSize;
 
 /// The project file's name.
 pub const PROJECT_FILE: &str = "codecrew.toml";
@@ -50,6 +51,9 @@ pub struct LoadedConfig {
     /// The user file's `[logs] enabled`: whether runs are kept in the run store (true
     /// unless the user said otherwise; a project file cannot say).
     pub logs_enabled: bool,
+    /// The user file's `[logs] max_size`: the run store's bound, past which the oldest
+    /// runs are removed ([`DEFAULT_LOGS_MAX_SIZE`] unless the user said otherwise).
+    pub logs_max_size: ByteSize,
     /// The user file, when one was read.
     pub user_file: Option<PathBuf>,
     /// The project file, when one was found.
@@ -62,6 +66,9 @@ pub struct LoadedConfig {
     /// (`agents.<id>.keep_alive`), which would run a CLI whose own tools then ask no one.
     pub blocked: Vec<String>,
 }
+
+/// The run store's bound when the user sets none: 1 GiB.
+pub const DEFAULT_LOGS_MAX_SIZE: ByteSize = ByteSize(1 << 30);
 
 /// Where an agent is defined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +95,7 @@ impl LoadedConfig {
             sources: Vec::new(),
             mcp_token: None,
             logs_enabled: true,
+            logs_max_size: DEFAULT_LOGS_MAX_SIZE,
             user_file: None,
             project_file: None,
             agent_origins,
@@ -230,6 +238,11 @@ pub fn load_from(workspace: &Path, user_file: Option<&Path>) -> Result<LoadedCon
         .and_then(|user| user.layer.logs.as_ref())
         .and_then(|logs| logs.enabled)
         .unwrap_or(true);
+    loaded.logs_max_size = user
+        .as_ref()
+        .and_then(|user| user.layer.logs.as_ref())
+        .and_then(|logs| logs.max_size)
+        .unwrap_or(DEFAULT_LOGS_MAX_SIZE);
     let mut default_set_by: Option<&ParsedFile> = None;
     for file in user.iter().chain(&project) {
         let layer = &file.layer;

@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
 use crate::mention::{self, Job};
+use crate::runs::{self, JobRecord, NewJob};
 use crate::session::{JobEvent, JobReport, Settings, SubEvent};
 use codecrew_config::LoadedConfig;
 use codecrew_intercept::neutralise_envelopes;
@@ -148,8 +149,31 @@ impl Crew {
             return Err("no job to run".to_owned());
         };
         tracing::info!(agent = %run.job.agent, mode = mode.name(), depth, "delegating");
+        // Recorded as a job of the caller's run, under the caller's job.
+        let record = runs::current_record().map(|caller| {
+            let model = run.model();
+            let job = caller.log.job_started(&NewJob {
+                agent: &run.job.agent,
+                cli: run.provider.kind().name(),
+                model: model.as_deref(),
+                task: &run.job.task,
+                thread: None,
+                parent: Some(caller.job),
+                depth,
+            });
+            JobRecord {
+                log: caller.log,
+                job,
+            }
+        });
+        let mut on_event = |event: JobEvent| {
+            if let Some(record) = &record {
+                record.log.event(record.job, &event);
+            }
+            on_event(event);
+        };
         let (events_tx, mut events) = mpsc::unbounded_channel();
-        let job = run.run(events_tx, cancel);
+        let job = runs::recording(record.clone(), run.run(events_tx, cancel));
         tokio::pin!(job);
         let report = loop {
             tokio::select! {
@@ -159,6 +183,9 @@ impl Crew {
         };
         while let Ok((_, event)) = events.try_recv() {
             on_event(event);
+        }
+        if let Some(record) = &record {
+            record.log.job_ended(record.job, &report);
         }
         Ok(report)
     }

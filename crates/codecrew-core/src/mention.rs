@@ -93,15 +93,23 @@ fn parse_mention(word: &str) -> Option<(Mention, &str)> {
 /// The jobs of a command line: one per mention per argument; an argument with no mention
 /// goes to the default agent.
 pub fn jobs(arguments: &[String], default_agent: &str) -> Vec<Job> {
+    jobs_for(arguments, &[default_agent])
+}
+
+/// As [`jobs`], an argument with no mention going to each of `agents` (those of the run
+/// `-c` goes on from).
+pub fn jobs_for(arguments: &[String], agents: &[&str]) -> Vec<Job> {
     let mut jobs = Vec::new();
     for argument in arguments {
         let task = parse_task(argument);
         if task.mentions.is_empty() {
-            jobs.push(Job {
-                agent: default_agent.to_owned(),
-                model: None,
-                task: task.text,
-            });
+            for agent in agents {
+                jobs.push(Job {
+                    agent: (*agent).to_owned(),
+                    model: None,
+                    task: task.text.clone(),
+                });
+            }
         } else {
             for mention in task.mentions {
                 jobs.push(Job {

@@ -65,6 +65,9 @@ pub struct Reason {
     pub message: String,
     /// A rule that would allow the call (for Ask), or what to do instead (for Deny).
     pub hint: Option<String>,
+    /// Ask: because of what the call touches (a sensitive file, a protected one, a risky
+    /// command), not for want of a rule. What such a call reads may be a secret.
+    pub risk: bool,
 }
 
 impl Reason {
@@ -72,7 +75,14 @@ impl Reason {
         Reason {
             message: message.into(),
             hint: None,
+            risk: false,
         }
+    }
+
+    /// The reason is what the call touches ([`Reason::risk`]).
+    pub fn as_risk(mut self) -> Self {
+        self.risk = true;
+        self
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
@@ -300,6 +310,7 @@ impl Policy {
                     ),
                     None => "run the task in execute mode, where codecrew can ask".to_owned(),
                 }),
+                risk: reason.risk,
             }),
             // In query an approval of this run ("always") cannot widen the sandbox.
             (Mode::Query, Decision::Allow(_)) => Decision::Allow(Grant::Unattended),
@@ -346,7 +357,7 @@ impl Policy {
             )));
         }
         if !facts.risks.is_empty() {
-            return Decision::Ask(Reason::new(facts.risks.join("; ")));
+            return Decision::Ask(Reason::new(facts.risks.join("; ")).as_risk());
         }
         // An external or MCP tool (`resource__name`) the user declared read-only in the
         // config runs like the built-in readers; the others ask unless a rule allows them.

@@ -17,7 +17,8 @@ use codecrew_policy::{Answer, Asker, Decision, Grant, NonInteractive, Policy, Qu
 
 use super::middleware::{CallInfo, Middleware};
 use super::{
-    ErrorCode, Mode, Status, ToolCatalog, ToolContext, ToolError, ToolRegistry, ToolResult,
+    Decided, DecidedBy, ErrorCode, Mode, Status, ToolCatalog, ToolContext, ToolError, ToolRegistry,
+    ToolResult,
 };
 
 /// One call to execute: the tool's name without prefix, and its input.
@@ -153,7 +154,12 @@ impl ToolExecutor {
         };
         let info = self.announce(id.clone(), call);
         let started = Instant::now();
-        let (status, outcome, max_error_chars) = self.run(call).await;
+        let Outcome {
+            status,
+            result: outcome,
+            max_error_chars,
+            decided,
+        } = self.run(call).await;
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let (output, error) = match outcome {
             Ok(output) => (output, None),
@@ -166,6 +172,7 @@ impl ToolExecutor {
             output,
             error,
             duration_ms,
+            decided,
         };
         self.report(&info, &result);
         result
@@ -192,7 +199,7 @@ impl ToolExecutor {
         }
     }
 
-    async fn run(&self, call: &CallRequest) -> (Status, Result<Value, ToolError>, usize) {
+    async fn run(&self, call: &CallRequest) -> Outcome {
         let default_cap = super::DEFAULT_MAX_ERROR_CHARS;
         let Some(entry) = self.catalog.get(&call.tool) else {
             let offered: Vec<&str> = self.catalog.names().collect();
@@ -219,7 +226,8 @@ impl ToolExecutor {
                 .with_suggestion(format!("available tools: {}", prefixed(&offered)));
                 (Status::Error, error)
             };
-            return (status, Err(error), default_cap);
+            let decided = (status == Status::Denied).then_some(Decided::by(DecidedBy::Mode));
+            return Outcome::failed(status, error, default_cap, decided);
         };
         let tool = &entry.tool;
         let cap = tool.max_error_chars();
@@ -229,7 +237,7 @@ impl ToolExecutor {
                     "`codecrew tools show {}` prints the input schema",
                     tool.name()
                 ));
-            return (Status::Error, Err(error), cap);
+            return Outcome::failed(Status::Error, error, cap, None);
         }
         if self.context.mode == Mode::Query && !tool.readonly() && !tool.offered_in_query() {
             let error = ToolError::new(
@@ -240,11 +248,13 @@ impl ToolExecutor {
                 ),
             )
             .with_suggestion("run the task with `codecrew execute` instead");
-            return (Status::Denied, Err(error), cap);
+            let decided = Some(Decided::by(DecidedBy::Mode));
+            return Outcome::failed(Status::Denied, error, cap, decided);
         }
-        let grant = match self.permit(tool.name(), tool.readonly(), &call.input).await {
+        let (verdict, decided) = self.permit(tool.name(), tool.readonly(), &call.input).await;
+        let grant = match verdict {
             Ok(grant) => grant,
-            Err(error) => return (Status::Denied, Err(error), cap),
+            Err(error) => return Outcome::failed(Status::Denied, error, cap, Some(decided)),
         };
         // The grant picks the sandbox of the commands this call starts.
         let mut context = self.context.clone();
@@ -267,7 +277,37 @@ impl ToolExecutor {
         } else {
             Status::Error
         };
-        (status, outcome, cap)
+        Outcome {
+            status,
+            result: outcome,
+            max_error_chars: cap,
+            decided: Some(decided),
+        }
+    }
+}
+
+/// How a call ended, before it is a [`ToolResult`].
+struct Outcome {
+    status: Status,
+    result: Result<Value, ToolError>,
+    /// How much of an error's message the tool lets through.
+    max_error_chars: usize,
+    decided: Option<Decided>,
+}
+
+impl Outcome {
+    fn failed(
+        status: Status,
+        error: ToolError,
+        max_error_chars: usize,
+        decided: Option<Decided>,
+    ) -> Outcome {
+        Outcome {
+            status,
+            result: Err(error),
+            max_error_chars,
+            decided,
+        }
     }
 }
 
@@ -288,15 +328,16 @@ impl ToolExecutor {
             .map_or((false, false), |tool| {
                 (tool.readonly(), tool.offered_in_query())
             });
-        let verdict = if self.context.mode == Mode::Query && !readonly && !offered {
-            Err(ToolError::new(
+        let (verdict, decided) = if self.context.mode == Mode::Query && !readonly && !offered {
+            let refused = ToolError::new(
                 ErrorCode::PermissionDenied,
                 format!(
                     "query mode is read-only: {} can change files or reach out",
                     call.tool
                 ),
             )
-            .with_suggestion("run the task with `codecrew execute` instead"))
+            .with_suggestion("run the task with `codecrew execute` instead");
+            (Err(refused), Decided::by(DecidedBy::Mode))
         } else {
             self.permit(&call.tool, readonly, &call.input).await
         };
@@ -311,6 +352,7 @@ impl ToolExecutor {
             output: Value::Null,
             error: verdict.as_ref().err().cloned(),
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            decided: Some(decided),
         };
         self.report(&info, &result);
         verdict
@@ -319,25 +361,40 @@ impl ToolExecutor {
 
 impl ToolExecutor {
     /// The permission decision for a validated call, and the question when it asks;
-    /// who let it through when it may run.
-    async fn permit(&self, tool: &str, readonly: bool, input: &Value) -> Result<Grant, ToolError> {
+    /// the grant when it may run, and who decided.
+    async fn permit(
+        &self,
+        tool: &str,
+        readonly: bool,
+        input: &Value,
+    ) -> (Result<Grant, ToolError>, Decided) {
+        let by_policy = Decided::by(DecidedBy::Policy);
         let reason = match self.decide(tool, readonly, input).await {
-            Decision::Allow(grant) => return Ok(grant),
+            Decision::Allow(grant) => return (Ok(grant), by_policy),
             Decision::Deny(reason) => {
                 let hint = reason.hint.clone().unwrap_or_else(|| {
                     "no flag or prompt overrides a denial; change the call".to_owned()
                 });
-                return Err(ToolError::new(
+                let denied = ToolError::new(
                     ErrorCode::PermissionDenied,
                     format!("codecrew:{tool} is denied: {}", reason.message),
                 )
-                .with_suggestion(hint));
+                .with_suggestion(hint);
+                return (Err(denied), by_policy);
             }
             Decision::Ask(reason) => reason,
         };
+        // Let through after asking about what it touches: what it reads is kept nowhere.
+        let allowed = |by| {
+            let decided = Decided {
+                by,
+                guarded: reason.risk,
+            };
+            (Ok(Grant::Approved), decided)
+        };
         if self.assume_yes {
             tracing::info!(tool, reason = %reason, "allowed by --yes");
-            return Ok(Grant::Approved);
+            return allowed(DecidedBy::Yes);
         }
         let key = format!("{tool}\u{0}{input}");
         if self
@@ -345,10 +402,13 @@ impl ToolExecutor {
             .lock()
             .is_ok_and(|approved| approved.contains(&key))
         {
-            return Ok(Grant::Approved);
+            return allowed(DecidedBy::Session);
         }
         if !self.asker.interactive() {
-            return Err(needs_approval(tool, &reason));
+            return (
+                Err(needs_approval(tool, &reason)),
+                Decided::by(DecidedBy::Nobody),
+            );
         }
         let asker = Arc::clone(&self.asker);
         let question = Question {
@@ -360,7 +420,7 @@ impl ToolExecutor {
             .await
             .unwrap_or(Answer::Deny);
         match answer {
-            Answer::Once => Ok(Grant::Approved),
+            Answer::Once => allowed(DecidedBy::User),
             Answer::Always => {
                 if let Some(rule) = &reason.hint
                     && let Err(error) = self.policy.allow_for_run(rule)
@@ -370,13 +430,16 @@ impl ToolExecutor {
                 if let Ok(mut approved) = self.approved.lock() {
                     approved.insert(key);
                 }
-                Ok(Grant::Approved)
+                allowed(DecidedBy::User)
             }
-            Answer::Deny => Err(ToolError::new(
-                ErrorCode::PermissionDenied,
-                format!("the user did not allow codecrew:{tool}: {}", reason.message),
-            )
-            .with_suggestion("do something else, or ask the user what they want")),
+            Answer::Deny => {
+                let refused = ToolError::new(
+                    ErrorCode::PermissionDenied,
+                    format!("the user did not allow codecrew:{tool}: {}", reason.message),
+                )
+                .with_suggestion("do something else, or ask the user what they want");
+                (Err(refused), Decided::by(DecidedBy::User))
+            }
         }
     }
 }

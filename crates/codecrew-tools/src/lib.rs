@@ -114,11 +114,61 @@ pub struct ToolResult {
     pub output: Value,
     pub error: Option<ToolError>,
     pub duration_ms: u64,
+    /// Who let the call run or refused it (None: it never reached the permission check,
+    /// e.g. its input was invalid). Kept in the run store; not part of what is printed.
+    #[serde(skip)]
+    pub decided: Option<Decided>,
 }
 
 impl ToolResult {
     pub fn is_ok(&self) -> bool {
         self.status == Status::Ok
+    }
+}
+
+/// Who decided whether a call ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecidedBy {
+    /// The policy's rules and built-in lists; nobody was asked.
+    Policy,
+    /// The run's mode: query mode's tools read only.
+    Mode,
+    /// The user, asked (at the terminal, or in the editor).
+    User,
+    /// An "always" the user gave earlier in the run.
+    Session,
+    /// `--yes`, which allows what would ask.
+    Yes,
+    /// The call needed asking and nobody could be asked: refused.
+    Nobody,
+}
+
+impl DecidedBy {
+    /// As the run store writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DecidedBy::Policy => "policy",
+            DecidedBy::Mode => "mode",
+            DecidedBy::User => "user",
+            DecidedBy::Session => "session",
+            DecidedBy::Yes => "yes",
+            DecidedBy::Nobody => "nobody",
+        }
+    }
+}
+
+/// The permission decision a call met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decided {
+    pub by: DecidedBy,
+    /// It asked because of what it touches (a sensitive file, a risky command) and was
+    /// let through: what it read may be a secret, so its output is kept nowhere.
+    pub guarded: bool,
+}
+
+impl Decided {
+    fn by(by: DecidedBy) -> Decided {
+        Decided { by, guarded: false }
     }
 }
 

@@ -3,6 +3,7 @@
 use codecrew::chat::{COMMANDS, Command};
 use codecrew::output::color::LABEL;
 use codecrew::output::console::{self, Text};
+use codecrew::run::engine::Resume;
 use codecrew_tools::Mode;
 
 use super::{Chat, new_thread_name};
@@ -61,6 +62,35 @@ impl Chat {
                     Err(error) => console::error(error),
                 }
                 self.say_hello(false);
+            }
+            Command::Resume(id) => {
+                let which = id.map_or(Resume::Last, Resume::Run);
+                let earlier = match self.engine.earlier(&which, self.agents.run_id()) {
+                    Ok(earlier) => earlier,
+                    Err(error) => {
+                        console::error(error);
+                        return;
+                    }
+                };
+                let name = match new_thread_name() {
+                    Ok(name) => name,
+                    Err(error) => {
+                        console::error(error);
+                        return;
+                    }
+                };
+                let run = earlier.run.clone();
+                self.last = earlier.agents().map(str::to_owned).collect();
+                for error in self.agents.resume(name, earlier).await {
+                    console::error(format_args!("the thread was not updated: {error}"));
+                }
+                let agents: Vec<String> = self.last.iter().map(|a| format!("@{a}")).collect();
+                self.notice(&format!(
+                    "going on from run {} with {} (each resumes where it stood) · thread {}",
+                    run.get(..8).unwrap_or(&run),
+                    agents.join(", "),
+                    self.thread()
+                ));
             }
             Command::Help => {
                 let mut text = Text::plain(

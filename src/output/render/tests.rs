@@ -64,6 +64,7 @@ fn ok_result() -> JobEvent {
         output: json!({}),
         error: None,
         duration_ms: 3,
+        decided: None,
     })
 }
 

@@ -17,7 +17,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use super::{Engine, JobLabel, Limits, Recorder, Stage, StartError};
 use crate::jobs::PlanError;
 use crate::mention::Job;
-use crate::runs::RunLog;
+use crate::runs::{self, Earlier, JobRecord, RunLog};
 use crate::session::{Continuation, Conversation, EventSender, JobEvent, JobReport, JobRun};
 use crate::thread::ThreadName;
 use codecrew_tools::Mode;
@@ -36,6 +36,9 @@ pub struct KeptAgents {
     /// The conversation in the run store: one run, started with its first line, each
     /// agent's answer to each line one of its jobs.
     log: Log,
+    /// The earlier run the conversation went on from (`/resume`): where each of its
+    /// agents starts, until the conversation starts anew.
+    resumed: Option<Earlier>,
 }
 
 #[derive(Default)]
@@ -43,8 +46,8 @@ enum Log {
     /// Not started: no line yet.
     #[default]
     Unstarted,
-    /// Started (None: not recorded), with the count of its jobs so far.
-    Started(Option<Arc<RunLog>>, usize),
+    /// Started (None: not recorded).
+    Started(Option<Arc<RunLog>>),
 }
 
 /// One line handed to its agents: their events and answers, as they come.
@@ -82,6 +85,15 @@ impl KeptAgents {
             conversations: BTreeMap::new(),
             recorder,
             log: Log::Unstarted,
+            resumed: None,
+        }
+    }
+
+    /// The conversation's run in the run store, once its first line started it.
+    pub fn run_id(&self) -> Option<&str> {
+        match &self.log {
+            Log::Started(Some(log)) => Some(log.id()),
+            _ => None,
         }
     }
 
@@ -113,9 +125,19 @@ impl KeptAgents {
     pub async fn restart(&mut self, name: ThreadName) -> Vec<String> {
         self.close().await;
         self.conversations.clear();
+        self.resumed = None;
         let errors = self.recorder.settle().await;
         let store = self.recorder.store().clone();
         self.recorder = Recorder::new(store, name);
+        errors
+    }
+
+    /// A new conversation in thread `name` going on from `earlier`: every CLI ends, and
+    /// each agent of the earlier run starts again from where it stood there (its session
+    /// resumed, or its exchanges resent).
+    pub async fn resume(&mut self, name: ThreadName, earlier: Earlier) -> Vec<String> {
+        let errors = self.restart(name).await;
+        self.resumed = Some(earlier);
         errors
     }
 
@@ -126,7 +148,8 @@ impl KeptAgents {
         crate::jobs::check(engine.config(), &jobs)?;
         if let Log::Unstarted = self.log {
             let tasks: Vec<&str> = jobs.iter().map(|job| job.task.as_str()).collect();
-            self.log = Log::Started(engine.start_log(None, self.mode, &tasks, None), 0);
+            let continues = self.resumed.as_ref().map(|earlier| earlier.run.clone());
+            self.log = Log::Started(engine.start_log(None, self.mode, &tasks, None, continues));
         }
         let mut labels = Vec::new();
         for job in &jobs {
@@ -178,22 +201,20 @@ impl KeptAgents {
     }
 
     /// The next job of the conversation's run, recorded as started.
-    fn log_job(&mut self, label: &JobLabel, task: &str) -> Option<(Arc<RunLog>, usize)> {
-        let Log::Started(Some(log), count) = &mut self.log else {
+    fn log_job(&mut self, label: &JobLabel, task: &str) -> Option<JobRecord> {
+        let Log::Started(Some(log)) = &self.log else {
             return None;
         };
-        let index = *count;
-        *count += 1;
-        log.job_started(
-            index,
-            &label.new_job(task, Some(self.recorder.name().as_str())),
-        );
-        Some((log.clone(), index))
+        let job = log.job_started(&label.new_job(task, Some(self.recorder.name().as_str())));
+        Some(JobRecord {
+            log: log.clone(),
+            job,
+        })
     }
 
     /// The conversation ends with `exit_code`: recorded in the run store.
     pub fn finish(&mut self, exit_code: u8) {
-        if let Log::Started(Some(log), _) = &self.log {
+        if let Log::Started(Some(log)) = &self.log {
             log.ended(exit_code);
         }
     }
@@ -284,10 +305,20 @@ impl KeptAgents {
         };
         let kind = run.provider.kind().name();
         // Where this agent's conversation stands: its worker of another mode, else the
-        // thread as stored.
-        let conversation = match self.conversations.remove(agent) {
-            Some(conversation) => conversation,
-            None => {
+        // earlier run gone on from, else the thread as stored.
+        let resumed = self
+            .resumed
+            .as_ref()
+            .filter(|earlier| earlier.agents().any(|name| name == agent));
+        let conversation = match (self.conversations.remove(agent), resumed) {
+            (Some(conversation), _) => conversation,
+            (None, Some(earlier)) => {
+                if run.job.model.is_none() {
+                    run.job.model = earlier.model_for(agent, kind);
+                }
+                Conversation::from(&earlier.continuation(agent, kind))
+            }
+            (None, None) => {
                 let (store, name) = (self.recorder.store(), self.recorder.name());
                 match store.load_to_continue(name, engine.config().project_trusted)? {
                     Some(thread) => {
@@ -322,7 +353,7 @@ struct Task {
     cancel: watch::Receiver<bool>,
     answer: oneshot::Sender<JobReport>,
     /// The run store's record of the conversation, and this task's job in it.
-    log: Option<(Arc<RunLog>, usize)>,
+    log: Option<JobRecord>,
 }
 
 /// A running agent: its CLI kept between the lines addressed to it.
@@ -352,25 +383,24 @@ impl Worker {
                 // The line's display knows this agent by its place on the line.
                 let forward = tokio::spawn(async move {
                     while let Some((_, event)) = events.recv().await {
-                        if let Some((log, job)) = &log {
-                            log.event(*job, &event);
+                        if let Some(record) = &log {
+                            record.log.event(record.job, &event);
                         }
                         let _ = display.send((index, event));
                     }
                 });
-                let report = run
-                    .run_task(
-                        &task.task,
-                        &mut conversation,
-                        &mut transport,
-                        &own,
-                        task.cancel,
-                    )
-                    .await;
+                let turns = run.run_task(
+                    &task.task,
+                    &mut conversation,
+                    &mut transport,
+                    &own,
+                    task.cancel,
+                );
+                let report = runs::recording(task.log.clone(), turns).await;
                 drop(own);
                 let _ = forward.await;
-                if let Some((log, job)) = &task.log {
-                    log.job_ended(*job, &report);
+                if let Some(record) = &task.log {
+                    record.log.job_ended(record.job, &report);
                 }
                 let _ = task.answer.send(report);
             }

@@ -33,6 +33,8 @@ impl JobLabel {
             model: self.model.as_deref(),
             task,
             thread,
+            parent: None,
+            depth: 0,
         }
     }
 

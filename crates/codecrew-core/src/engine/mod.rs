@@ -21,6 +21,7 @@ mod kept;
 mod label;
 mod recorder;
 mod run;
+mod served;
 mod stage;
 
 use std::path::{Path, PathBuf};
@@ -39,7 +40,8 @@ use crate::crew::ExecutorFactory;
 pub use kept::{KeptAgents, Line};
 pub use label::JobLabel;
 pub use recorder::Recorder;
-pub use run::{Request, Run, StartError, Update};
+pub use run::{Request, Resume, ResumeError, Run, StartError, Update};
+pub use served::ServedRun;
 pub use stage::Stage;
 
 /// What a front end gives the engine once, for every run it starts.
@@ -151,6 +153,7 @@ impl Engine {
         mode: Mode,
         tasks: &[&str],
         input: Option<(u64, String)>,
+        continues: Option<String>,
     ) -> Option<Arc<crate::runs::RunLog>> {
         let path = self.runs_path()?;
         let mut task: Vec<&str> = Vec::new();
@@ -166,8 +169,9 @@ impl Engine {
             mode: mode.name().to_owned(),
             task: task.join("\n\n"),
             input,
+            continues,
         };
-        crate::runs::RunLog::start(&path, &run).map(Arc::new)
+        crate::runs::RunLog::start(&path, &run, self.loaded.logs_max_size.0).map(Arc::new)
     }
 
     /// The same engine, asking `asker` instead (the MCP server: nobody can be asked).

@@ -8,7 +8,7 @@ use tokio::task::JoinSet;
 use super::{Engine, JobLabel, Limits, Recorder, Stage};
 use crate::jobs::PlanError;
 use crate::mention::Job;
-use crate::runs::RunLog;
+use crate::runs::{self, Earlier, JobRecord, RunLog, Store, StoreError};
 use crate::session::{EventSender, JobEvent, JobReport};
 use crate::thread::{ThreadError, ThreadName, ThreadStore};
 use codecrew_tools::Mode;
@@ -28,6 +28,33 @@ pub struct Request {
     /// The id the run is recorded under, when the front end chose it (a run in the
     /// background, whose id its parent printed); else a new one.
     pub run_id: Option<String>,
+    /// The earlier run the jobs go on from (`-c`, `--resume`): each agent resumes its
+    /// CLI session there, or gets its earlier tasks and answers. Not with `thread`.
+    pub continues: Option<Earlier>,
+}
+
+/// Which earlier run to go on from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resume {
+    /// The newest run in this workspace that an agent answered (`-c`).
+    Last,
+    /// The run with this id, or an unambiguous prefix of it (`--resume ID`).
+    Run(String),
+}
+
+/// Why there is no earlier run to go on from (a usage error: exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    #[error(
+        "no earlier run in {} to go on from (`codecrew logs` lists the runs kept; \
+         --resume ID goes on from one of another workspace)",
+        .0.display()
+    )]
+    NoneHere(std::path::PathBuf),
+    #[error("there is no run store to go on from: neither XDG_STATE_HOME nor HOME is set")]
+    NoStore,
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 /// Why a run did not start. Nothing was started: a usage error (exit 2).
@@ -61,11 +88,33 @@ pub struct Run {
     cancel: watch::Sender<bool>,
     jobs: JoinSet<()>,
     recorder: Option<Recorder>,
-    log: Option<Arc<RunLog>>,
+    /// The run store's record, and each job's index in it.
+    log: Option<(Arc<RunLog>, Vec<usize>)>,
     stage: Stage,
 }
 
 impl Engine {
+    /// Where the agents of the earlier run `which` names stand, read from the run store
+    /// (even when this run is not recorded: `--no-log`). `except`: the run asking (a
+    /// chat), which is not the last one to go on from.
+    pub fn earlier(&self, which: &Resume, except: Option<&str>) -> Result<Earlier, ResumeError> {
+        let path = runs::default_path().ok_or(ResumeError::NoStore)?;
+        let none_here = || ResumeError::NoneHere(self.workspace().to_owned());
+        let Some(store) = Store::open_existing(&path)? else {
+            return Err(match which {
+                Resume::Last => none_here(),
+                Resume::Run(id) => StoreError::NotFound(id.clone()).into(),
+            });
+        };
+        let id = match which {
+            Resume::Last => store
+                .last_answered_in(&self.workspace().display().to_string(), except)?
+                .ok_or_else(none_here)?,
+            Resume::Run(id) => id.clone(),
+        };
+        Ok(store.earlier(&id)?)
+    }
+
     /// Starts every job of `request` at once. Before anything starts, the jobs are
     /// checked (a mistyped agent costs nothing) and the thread is read.
     pub async fn start(&self, request: Request) -> Result<Run, StartError> {
@@ -94,17 +143,37 @@ impl Engine {
                     run.job.model = thread.model_for(&run.job.agent, kind);
                 }
             }
+        } else if let Some(earlier) = &request.continues {
+            for run in &mut runs {
+                let kind = run.provider.kind().name();
+                run.continuation = earlier.continuation(&run.job.agent, kind);
+                if run.job.model.is_none() {
+                    run.job.model = earlier.model_for(&run.job.agent, kind);
+                }
+            }
         }
         let labels: Vec<JobLabel> = runs.iter().map(JobLabel::of).collect();
         let tasks_of: Vec<String> = runs.iter().map(|run| run.job.task.clone()).collect();
         // Recorded from here on: the run, then each job as it starts.
         let tasks: Vec<&str> = tasks_of.iter().map(String::as_str).collect();
-        let log = self.start_log(request.run_id, request.mode, &tasks, request.input);
-        if let Some(log) = &log {
-            for (index, (label, task)) in labels.iter().zip(&tasks_of).enumerate() {
-                log.job_started(index, &label.new_job(task, thread_name.as_deref()));
-            }
-        }
+        let log = self
+            .start_log(
+                request.run_id,
+                request.mode,
+                &tasks,
+                request.input,
+                request.continues.map(|earlier| earlier.run),
+            )
+            .map(|log| {
+                let rows: Vec<usize> = labels
+                    .iter()
+                    .zip(&tasks_of)
+                    .map(|(label, task)| {
+                        log.job_started(&label.new_job(task, thread_name.as_deref()))
+                    })
+                    .collect();
+                (log, rows)
+            });
         let (events_tx, events): (EventSender, _) = mpsc::unbounded_channel();
         let (cancel, cancelled) = watch::channel(false);
         // Each job's report comes as soon as its answer is final; its task ends once its
@@ -115,12 +184,18 @@ impl Engine {
             let index = run.index;
             let (events_tx, answers_tx) = (events_tx.clone(), answers_tx.clone());
             let cancelled = cancelled.clone();
-            jobs.spawn(async move {
+            let record = log.as_ref().and_then(|(log, rows)| {
+                rows.get(index).map(|&job| JobRecord {
+                    log: log.clone(),
+                    job,
+                })
+            });
+            jobs.spawn(runs::recording(record, async move {
                 run.run_reporting(events_tx, cancelled, |report| {
                     let _ = answers_tx.send((index, report));
                 })
                 .await;
-            });
+            }));
         }
         Ok(Run {
             labels,
@@ -155,15 +230,15 @@ impl Run {
             tokio::select! {
                 biased;
                 Some((index, event)) = self.events.recv() => {
-                    if let Some(log) = &self.log {
-                        log.event(index, &event);
+                    if let Some((log, &job)) = self.row(index) {
+                        log.event(job, &event);
                     }
                     return Some(Update::Event(index, event));
                 }
                 Some((index, report)) = self.answers.recv() => {
                     self.answered += 1;
-                    if let Some(log) = &self.log {
-                        log.job_ended(index, &report);
+                    if let Some((log, &job)) = self.row(index) {
+                        log.job_ended(job, &report);
                     }
                     if let (Some(recorder), Some(task)) =
                         (&mut self.recorder, self.tasks_of.get(index))
@@ -181,6 +256,12 @@ impl Run {
                 },
             }
         }
+    }
+
+    /// The run store's log and job `index`'s row in it.
+    fn row(&self, index: usize) -> Option<(&RunLog, &usize)> {
+        let (log, rows) = self.log.as_ref()?;
+        Some((log, rows.get(index)?))
     }
 
     /// Tells every job to stop (their turns end, their CLIs are closed).
@@ -207,7 +288,7 @@ impl Run {
             Some(recorder) => recorder.settle().await,
             None => Vec::new(),
         };
-        if let Some(log) = &self.log {
+        if let Some((log, _)) = &self.log {
             let failed = !errors.is_empty() && exit_code == 0;
             log.ended(if failed { 1 } else { exit_code });
         }

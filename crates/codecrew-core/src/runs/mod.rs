@@ -16,6 +16,7 @@
 
 mod alive;
 mod read;
+mod resume;
 mod schema;
 mod write;
 
@@ -29,7 +30,8 @@ pub use alive::process_runs;
 pub use read::{
     CallDetail, Filter, JobDetail, Progress, RunDetail, RunStatus, RunSummary, SearchHit,
 };
-pub use write::{NewJob, NewRun, RunLog, new_id};
+pub use resume::Earlier;
+pub use write::{JobRecord, NewJob, NewRun, RunLog, WITHHELD, current_record, new_id, recording};
 
 /// How long a write waits for another codecrew's.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -68,6 +70,8 @@ pub enum StoreError {
     Ambiguous { prefix: String, ids: Vec<String> },
     #[error("`{0}` is not a run's id: ids are hexadecimal (`codecrew logs` lists them)")]
     BadId(String),
+    #[error("the run {0} has no answer to go on from (none of its agents answered)")]
+    NothingToResume(String),
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

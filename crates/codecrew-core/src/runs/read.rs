@@ -7,6 +7,9 @@ use serde_json::Value;
 
 use super::{MIN_ID_LEN, Result, Store, StoreError};
 
+/// The smallest bound [`Store::keep_under`] keeps the store under.
+pub const MIN_BOUND: u64 = 1 << 20;
+
 /// How a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -60,6 +63,8 @@ pub struct RunSummary {
     pub status: RunStatus,
     pub exit_code: Option<i64>,
     pub pid: i64,
+    /// The run this one went on from (`-c`, `--resume`).
+    pub continues: Option<String>,
     #[serde(skip)]
     pub started_ms: i64,
 }
@@ -78,6 +83,10 @@ pub struct RunDetail {
 #[derive(Debug, Clone, Serialize)]
 pub struct JobDetail {
     pub index: i64,
+    /// The job whose call (`query_agent`, `execute_agent`) started this one.
+    pub parent: Option<i64>,
+    /// 0 for the command line's jobs (a chat's lines), 1 for the agents they called...
+    pub depth: i64,
     pub agent: String,
     pub cli: String,
     pub model: Option<String>,
@@ -105,8 +114,14 @@ pub struct CallDetail {
     /// As the tool gave it; a string when it was cut at 64 KiB.
     pub output: Value,
     pub output_cut: bool,
+    /// The output was not kept: the call was let through after asking about what it
+    /// reads (a sensitive file).
+    pub output_withheld: bool,
     pub error: Option<Value>,
     pub duration_ms: i64,
+    /// Who let it run or refused it: `policy`, `mode`, `user`, `session`, `yes`,
+    /// `nobody`; None when it never reached the permission check.
+    pub decided_by: Option<String>,
 }
 
 /// Where a run stands, as `result --wait` and `kill` poll it.
@@ -147,7 +162,8 @@ pub struct SearchHit {
 
 const SUMMARY: &str = "SELECT id, started, ended, workspace, command, mode, task, exit_code, pid,
         strftime('%Y-%m-%dT%H:%M:%SZ', started / 1000, 'unixepoch'),
-        strftime('%Y-%m-%dT%H:%M:%SZ', ended / 1000, 'unixepoch')
+        strftime('%Y-%m-%dT%H:%M:%SZ', ended / 1000, 'unixepoch'),
+        continues
     FROM runs r";
 
 impl Store {
@@ -166,7 +182,7 @@ impl Store {
                     OR (?4 = 'ok' AND ended IS NOT NULL AND exit_code = 0)
                     OR (?4 = 'failed' AND ended IS NOT NULL AND exit_code IS NOT 0)
                     OR (?4 = 'open' AND ended IS NULL))
-             ORDER BY started DESC, id LIMIT ?5"
+             ORDER BY started DESC, rowid DESC LIMIT ?5"
         );
         let limit = i64::try_from(filter.limit).unwrap_or(i64::MAX);
         let rows = self
@@ -289,6 +305,44 @@ impl Store {
         Ok(id)
     }
 
+    /// Removes the oldest finished runs while the store holds more than `bound` bytes
+    /// (at least [`MIN_BOUND`]); how many. A run not finished (going on, or killed) is
+    /// left: it may be another codecrew's. The file keeps its size; what was freed is
+    /// used again, so it does not grow past the bound.
+    pub fn keep_under(&self, bound: u64) -> Result<usize> {
+        let bound = bound.max(MIN_BOUND);
+        let mut removed = 0;
+        loop {
+            let used = self.used_bytes().map_err(|e| self.sqlite(e))?;
+            if used <= bound {
+                return Ok(removed);
+            }
+            // A tenth of the runs at a time (at least one): few passes, little overshoot.
+            let batch = self.delete_where(
+                "id IN (SELECT id FROM runs WHERE ended IS NOT NULL ORDER BY started, rowid
+                            LIMIT max(1, (SELECT count(*) FROM runs) / 10))",
+                params![],
+            )?;
+            if batch == 0 {
+                return Ok(removed);
+            }
+            removed += batch;
+            // The search index keeps what was deleted until its segments are merged.
+            self.conn
+                .execute("INSERT INTO texts (texts) VALUES ('optimize')", [])
+                .map_err(|e| self.sqlite(e))?;
+        }
+    }
+
+    /// The bytes the store's pages in use hold.
+    pub(super) fn used_bytes(&self) -> rusqlite::Result<u64> {
+        let pragma = |name: &str| -> rusqlite::Result<i64> {
+            self.conn.pragma_query_value(None, name, |row| row.get(0))
+        };
+        let pages = pragma("page_count")? - pragma("freelist_count")?;
+        Ok(u64::try_from(pages.max(0) * pragma("page_size")?).unwrap_or(0))
+    }
+
     /// Removes the runs started before `before_ms`; how many.
     pub fn prune(&self, before_ms: i64) -> Result<usize> {
         self.delete_where("started < ?1", params![before_ms])
@@ -388,13 +442,15 @@ impl Store {
     fn jobs(&self, run: &str) -> rusqlite::Result<Vec<JobDetail>> {
         let mut statement = self.conn.prepare(
             "SELECT idx, agent, cli, model, task, thread, session_id, answer, stop_reason,
-                    success, error, error_code, turns, usage, duration_ms
+                    success, error, error_code, turns, usage, duration_ms, parent, depth
              FROM jobs WHERE run = ?1 ORDER BY idx",
         )?;
         let rows = statement.query_map(params![run], |row| {
             let usage: Option<String> = row.get(13)?;
             Ok(JobDetail {
                 index: row.get(0)?,
+                parent: row.get(15)?,
+                depth: row.get(16)?,
                 agent: row.get(1)?,
                 cli: row.get(2)?,
                 model: row.get(3)?,
@@ -414,7 +470,8 @@ impl Store {
         })?;
         let mut jobs: Vec<JobDetail> = rows.collect::<rusqlite::Result<_>>()?;
         let mut calls = self.conn.prepare(
-            "SELECT name, input, status, output, output_cut, error, duration_ms
+            "SELECT name, input, status, output, output_cut, error, duration_ms, decided_by,
+                    output_withheld
              FROM tool_calls WHERE run = ?1 AND job = ?2 ORDER BY seq",
         )?;
         for job in &mut jobs {
@@ -432,8 +489,10 @@ impl Store {
                         serde_json::from_str(&output).unwrap_or(Value::String(output))
                     },
                     output_cut: cut,
+                    output_withheld: row.get(8)?,
                     error: error.and_then(|error| serde_json::from_str(&error).ok()),
                     duration_ms: row.get(6)?,
+                    decided_by: row.get(7)?,
                 })
             })?;
             job.tool_calls = rows.collect::<rusqlite::Result<_>>()?;
@@ -465,6 +524,7 @@ fn summary(row: &Row<'_>) -> rusqlite::Result<RunSummary> {
         status,
         exit_code,
         pid: row.get(8)?,
+        continues: row.get(11)?,
         started_ms,
     })
 }

@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::{Result, StoreError};
 
 /// Each migration, in order: the database at version `n` has had the first `n`.
-const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     // 1: runs, their jobs, the jobs' tool calls, and the text searched.
     r"
 CREATE TABLE runs (
@@ -65,6 +65,15 @@ CREATE TABLE tool_calls (
 );
 -- What `codecrew logs search` searches: each run's task and each job's answer.
 CREATE VIRTUAL TABLE texts USING fts5(run UNINDEXED, job UNINDEXED, text);
+",
+    // 2: where a run went on from, the crew calls' jobs, and who decided each call.
+    r"
+ALTER TABLE runs ADD COLUMN continues TEXT;  -- the run `-c`/--resume went on from
+ALTER TABLE jobs ADD COLUMN parent INTEGER;  -- the job whose call started this one
+ALTER TABLE jobs ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;  -- 0: the command line's
+ALTER TABLE tool_calls ADD COLUMN decided_by TEXT;  -- policy, mode, user, session, yes, nobody
+ALTER TABLE tool_calls ADD COLUMN output_withheld INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX runs_continues ON runs(continues);
 ",
 ];
 

@@ -14,6 +14,7 @@ fn new_run(task: &str) -> NewRun {
         mode: "query".to_owned(),
         task: task.to_owned(),
         input: None,
+        continues: None,
     }
 }
 
@@ -24,6 +25,8 @@ fn job<'a>(agent: &'a str, task: &'a str) -> write::NewJob<'a> {
         model: None,
         task,
         thread: None,
+        parent: None,
+        depth: 0,
     }
 }
 
@@ -94,7 +97,7 @@ fn a_run_is_written_as_it_goes_and_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("runs.db");
     let log = RunLog::try_start(&path, &new_run("explain the parser")).unwrap();
-    log.job_started(0, &job("alice", "explain the parser"));
+    assert_eq!(log.job_started(&job("alice", "explain the parser")), 0);
     let call = ToolCall {
         name: "codecrew:read_file".to_owned(),
         tool: "read_file".to_owned(),
@@ -110,6 +113,7 @@ fn a_run_is_written_as_it_goes_and_read_back() {
             output: serde_json::Value::String("x".repeat(write::OUTPUT_CAP + 10)),
             error: None,
             duration_ms: 3,
+            decided: None,
         }),
     );
     // Before the job ends, the run is there, not finished, with its call.
@@ -150,7 +154,7 @@ fn a_run_never_ended_stays_not_finished() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("runs.db");
     let log = RunLog::try_start(&path, &new_run("killed")).unwrap();
-    log.job_started(0, &job("alice", "killed"));
+    log.job_started(&job("alice", "killed"));
     // The process dies: nothing more is written.
     drop(log);
     let store = Store::open(&path).unwrap();
@@ -186,8 +190,8 @@ fn twenty_writers_at_once_lose_no_row() {
             std::thread::spawn(move || {
                 // Each its own connection, as each codecrew process has.
                 let log = RunLog::try_start(&path, &new_run(&format!("task {n}"))).unwrap();
-                for index in 0..3 {
-                    log.job_started(index, &job("alice", "t"));
+                for _ in 0..3 {
+                    let index = log.job_started(&job("alice", "t"));
                     log.job_ended(index, &report("alice", &format!("answer {n} {index}")));
                 }
                 assert!(log.ended(0), "a write was lost");
@@ -216,7 +220,11 @@ fn an_unwritable_store_is_an_error_not_a_panic() {
     assert!(matches!(Store::open(&path), Err(StoreError::File(_))));
     assert!(RunLog::try_start(&path, &new_run("t")).is_err());
     // Said once on the writer's thread; the run goes on, and its end says it was not kept.
-    assert!(!RunLog::start(&path, &new_run("t")).unwrap().ended(0));
+    assert!(
+        !RunLog::start(&path, &new_run("t"), u64::MAX)
+            .unwrap()
+            .ended(0)
+    );
     // Not a database at all.
     let garbage = dir.path().join("garbage.db");
     std::fs::write(&garbage, vec![7u8; 4096]).unwrap();
@@ -237,7 +245,11 @@ fn a_store_that_is_not_the_users_alone_is_refused_and_left_as_it_was() {
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o644)).unwrap();
     let error = Store::open(&shared).err().unwrap();
     assert!(error.to_string().contains("mode must be 0600"), "{error}");
-    assert!(!RunLog::start(&shared, &new_run("t")).unwrap().ended(0));
+    assert!(
+        !RunLog::start(&shared, &new_run("t"), u64::MAX)
+            .unwrap()
+            .ended(0)
+    );
     assert_eq!(std::fs::read(&shared).unwrap(), b"");
     let target = dir.path().join("elsewhere");
     std::fs::write(&target, "theirs").unwrap();
@@ -283,6 +295,221 @@ fn ids_are_shown_by_their_shortest_unique_prefix() {
     assert!(all(&store).is_empty());
 }
 
+fn result(tool: &str, output: &str, decided: Option<codecrew_tools::Decided>) -> JobEvent {
+    JobEvent::ToolResult(ToolResult {
+        tool_call_id: "1".to_owned(),
+        tool: tool.to_owned(),
+        status: Status::Ok,
+        output: serde_json::Value::String(output.to_owned()),
+        error: None,
+        duration_ms: 1,
+        decided,
+    })
+}
+
+#[test]
+fn who_decided_is_kept_and_what_a_guarded_call_read_is_not() {
+    use codecrew_tools::{Decided, DecidedBy};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    let log = RunLog::try_start(&path, &new_run("read the env")).unwrap();
+    let job = log.job_started(&job("alice", "read the env"));
+    let asked = Decided {
+        by: DecidedBy::User,
+        guarded: true,
+    };
+    let unattended = Decided {
+        by: DecidedBy::Policy,
+        guarded: false,
+    };
+    log.event(job, &result("read_file", "API_KEY=hunter2", Some(asked)));
+    log.event(job, &result("read_file", "fn main() {}", Some(unattended)));
+    log.event(job, &result("read_file", "bad input", None));
+    assert!(log.ended(0));
+    let store = Store::open(&path).unwrap();
+    let calls = &store.show(log.id()).unwrap().jobs[0].tool_calls;
+    assert_eq!(calls[0].decided_by.as_deref(), Some("user"));
+    assert!(calls[0].output_withheld);
+    assert_eq!(calls[0].output, write::WITHHELD);
+    assert_eq!(calls[1].decided_by.as_deref(), Some("policy"));
+    assert!(!calls[1].output_withheld);
+    assert_eq!(calls[1].output, "fn main() {}");
+    assert_eq!(calls[2].decided_by, None);
+    // Nowhere in the file: not in a table, not in the search index.
+    drop(store);
+    let bytes = std::fs::read(&path).unwrap();
+    let wal = std::fs::read(path.with_extension("db-wal")).unwrap_or_default();
+    let needle = b"hunter2";
+    assert!(!bytes.windows(needle.len()).any(|w| w == needle));
+    assert!(!wal.windows(needle.len()).any(|w| w == needle));
+}
+
+#[test]
+fn a_sub_agents_job_is_kept_under_its_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    let log = RunLog::try_start(&path, &new_run("ask bob")).unwrap();
+    let caller = log.job_started(&job("alice", "ask bob"));
+    let sub = log.job_started(&write::NewJob {
+        parent: Some(caller),
+        depth: 1,
+        ..job("bob", "what is X?")
+    });
+    log.job_ended(sub, &report("bob", "X is Y"));
+    log.job_ended(caller, &report("alice", "bob says X is Y"));
+    assert!(log.ended(0));
+    let store = Store::open(&path).unwrap();
+    let jobs = store.show(log.id()).unwrap().jobs;
+    assert_eq!(
+        (jobs[0].agent.as_str(), jobs[0].parent, jobs[0].depth),
+        ("alice", None, 0)
+    );
+    assert_eq!(
+        (jobs[1].agent.as_str(), jobs[1].parent, jobs[1].depth),
+        ("bob", Some(0), 1)
+    );
+    // A sub-agent's answer is not one `-c` goes on from.
+    let earlier = store.earlier(log.id()).unwrap();
+    assert_eq!(earlier.agents().collect::<Vec<_>>(), ["alice"]);
+}
+
+fn answered_run(path: &std::path::Path, run: NewRun, answers: &[(&str, &str, &str)]) -> String {
+    let log = RunLog::try_start(path, &run).unwrap();
+    for (agent, task, answer) in answers {
+        let index = log.job_started(&job(agent, task));
+        let mut report = report(agent, answer);
+        report.session_id = Some(format!("{agent}-session"));
+        log.job_ended(index, &report);
+    }
+    assert!(log.ended(0));
+    log.id().to_owned()
+}
+
+#[test]
+fn going_on_gives_each_agent_its_session_and_the_chain_of_its_exchanges() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    let first = answered_run(
+        &path,
+        new_run("one"),
+        &[("alice", "one", "1"), ("bob", "one", "b1")],
+    );
+    let second = answered_run(
+        &path,
+        NewRun {
+            continues: Some(first.clone()),
+            ..new_run("two")
+        },
+        &[("alice", "two", "2")],
+    );
+    let mut elsewhere = new_run("other");
+    elsewhere.workspace = "/elsewhere".to_owned();
+    answered_run(&path, elsewhere, &[("carol", "other", "c")]);
+    // A run no agent answered is not gone on from.
+    let failed = RunLog::try_start(&path, &new_run("failed")).unwrap();
+    let index = failed.job_started(&job("alice", "failed"));
+    let mut report_failed = report("alice", "");
+    report_failed.success = false;
+    failed.job_ended(index, &report_failed);
+    assert!(failed.ended(1));
+
+    let store = Store::open(&path).unwrap();
+    assert_eq!(
+        store.last_answered_in("/w", None).unwrap(),
+        Some(second.clone())
+    );
+    assert_eq!(
+        store.last_answered_in("/w", Some(&second)).unwrap(),
+        Some(first.clone())
+    );
+    assert_eq!(store.last_answered_in("/nowhere", None).unwrap(), None);
+    let earlier = store.earlier(&second[..8]).unwrap();
+    assert_eq!(earlier.run, second);
+    assert_eq!(earlier.agents().collect::<Vec<_>>(), ["alice", "bob"]);
+    let alice = earlier.continuation("alice", "command");
+    assert_eq!(alice.session_id.as_deref(), Some("alice-session"));
+    assert_eq!(
+        alice.earlier,
+        [
+            ("one".to_owned(), "1".to_owned()),
+            ("two".to_owned(), "2".to_owned())
+        ]
+    );
+    // Another CLI cannot resume the session; it gets the exchanges.
+    let moved = earlier.continuation("alice", "claude");
+    assert_eq!(moved.session_id, None);
+    assert_eq!(moved.earlier.len(), 2);
+    assert_eq!(earlier.model_for("alice", "command").as_deref(), Some("m1"));
+    assert!(earlier.continuation("dave", "command").earlier.is_empty());
+    assert!(matches!(
+        store.earlier(failed.id()),
+        Err(StoreError::NothingToResume(_))
+    ));
+}
+
+#[test]
+fn a_store_of_the_first_schema_is_migrated_with_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(schema::MIGRATIONS[0]).unwrap();
+        conn.execute_batch(
+            "INSERT INTO runs (id, started, pid, workspace, command, mode, task)
+                 VALUES ('00112233aabbccdd', 1, 1, '/w', 'query', 'query', 'old');
+             INSERT INTO jobs (run, idx, agent, cli, task, started, success, answer)
+                 VALUES ('00112233aabbccdd', 0, 'alice', 'command', 'old', 1, 1, 'kept');
+             PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    }
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let store = Store::open(&path).unwrap();
+    let shown = store.show("00112233").unwrap();
+    assert_eq!(shown.run.continues, None);
+    assert_eq!((shown.jobs[0].parent, shown.jobs[0].depth), (None, 0));
+    assert_eq!(store.earlier("00112233").unwrap().agents().count(), 1);
+    let version: i64 = store
+        .conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, schema::VERSION);
+}
+
+#[test]
+fn the_store_is_kept_under_its_bound_by_removing_the_oldest_finished_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    // 60 runs of ~40 KB answers: ~2.4 MB, over the smallest bound (1 MiB).
+    let mut ids = Vec::new();
+    for n in 0..60 {
+        let answer = format!("{n} ").repeat(20_000);
+        ids.push(answered_run(
+            &path,
+            new_run(&format!("run {n}")),
+            &[("alice", "t", &answer)],
+        ));
+    }
+    // One not finished, the oldest of all: never removed.
+    let open = RunLog::try_start(&path, &new_run("still going")).unwrap();
+    assert!(open.flush());
+    let store = Store::open(&path).unwrap();
+    store
+        .conn
+        .execute("UPDATE runs SET started = 0 WHERE id = ?1", [open.id()])
+        .unwrap();
+    let removed = store.keep_under(0).unwrap();
+    assert!(removed > 20 && removed < 60, "{removed}");
+    assert!(store.used_bytes().unwrap() <= read::MIN_BOUND);
+    let left: Vec<String> = all(&store).into_iter().map(|run| run.id).collect();
+    assert!(left.contains(&open.id().to_owned()));
+    // The newest are kept, the oldest gone.
+    assert!(left.contains(ids.last().unwrap()));
+    assert!(!left.contains(&ids[0]));
+    // Under the bound: nothing more is removed.
+    assert_eq!(store.keep_under(u64::MAX).unwrap(), 0);
+}
+
 /// A run whose id was chosen before it started (one in the background: its parent
 /// printed the id) is recorded under it; `progress` follows it to its end.
 #[test]
@@ -303,7 +530,7 @@ fn a_run_recorded_under_a_chosen_id_is_followed_to_its_end() {
     )
     .unwrap();
     assert_eq!(log.id(), id);
-    log.job_started(0, &job("alice", "in the background"));
+    let index = log.job_started(&job("alice", "in the background"));
     assert!(log.flush());
     let progress = store.progress(&id).unwrap().unwrap();
     assert_eq!(progress.pid, i64::from(std::process::id()));
@@ -316,7 +543,7 @@ fn a_run_recorded_under_a_chosen_id_is_followed_to_its_end() {
     assert_eq!(unfinished[0].id, id);
     assert!(unfinished[0].running());
 
-    log.job_ended(0, &report("alice", "done"));
+    log.job_ended(index, &report("alice", "done"));
     assert!(log.ended(130));
     let progress = store.progress(&id).unwrap().unwrap();
     assert!(progress.ended_ms.is_some());

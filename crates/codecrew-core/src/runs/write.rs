@@ -1,8 +1,10 @@
 //! A run recorded as it goes: [`RunLog`], the engine's handle on the store.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
 use std::path::Path;
-use std::sync::{Mutex, mpsc};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use rusqlite::params_from_iter;
@@ -12,10 +14,15 @@ use serde_json::Value;
 use super::{Result, Store, now_ms};
 use crate::session::{JobEvent, JobReport};
 use codecrew_agents::notices;
-use codecrew_tools::ToolResult;
+use codecrew_tools::{Decided, ToolResult};
 
 /// The most of a call's output that is kept.
 pub const OUTPUT_CAP: usize = 64 * 1024;
+
+/// What is kept instead of the output of a call let through after asking about what it
+/// reads (a sensitive file, a risky command).
+pub const WITHHELD: &str = "(not kept: the call read what the policy guards, and was \
+                            let through when asked)";
 
 /// What a run's row says at its start.
 #[derive(Debug, Clone, Default)]
@@ -30,6 +37,8 @@ pub struct NewRun {
     pub task: String,
     /// Piped input set beside the tasks: its size and SHA-256, hex.
     pub input: Option<(u64, String)>,
+    /// The run this one goes on from (`-c`, `--resume`).
+    pub continues: Option<String>,
 }
 
 /// One job as it starts.
@@ -40,6 +49,36 @@ pub struct NewJob<'a> {
     pub model: Option<&'a str>,
     pub task: &'a str,
     pub thread: Option<&'a str>,
+    /// The job whose call (`query_agent`, `execute_agent`) started this one.
+    pub parent: Option<usize>,
+    /// 0 for a job of the command line (or a chat's line), 1 for one it called...
+    pub depth: u32,
+}
+
+/// A job's place in the run store: the run's log and the job's index in it.
+#[derive(Clone)]
+pub struct JobRecord {
+    pub log: Arc<RunLog>,
+    pub job: usize,
+}
+
+tokio::task_local! {
+    /// The record of the job whose turns run on this task: the agent tools read it to
+    /// record a sub-agent's job under its caller.
+    static RECORDING: JobRecord;
+}
+
+/// Runs `job` (a job's turns) with `record` as the job the store knows it by.
+pub async fn recording<F: Future>(record: Option<JobRecord>, job: F) -> F::Output {
+    match record {
+        Some(record) => RECORDING.scope(record, job).await,
+        None => job.await,
+    }
+}
+
+/// The record of the job whose turns run on this task, if it is recorded.
+pub fn current_record() -> Option<JobRecord> {
+    RECORDING.try_with(JobRecord::clone).ok()
 }
 
 /// A run being recorded. The writes go, in order, to a thread of the run's own that
@@ -50,6 +89,8 @@ pub struct RunLog {
     id: String,
     writes: mpsc::Sender<Write>,
     pending: Mutex<Pending>,
+    /// The jobs recorded so far: the next one's index.
+    jobs: AtomicUsize,
 }
 
 /// Each job's calls whose results have not come yet (name, input), and its count of
@@ -74,11 +115,18 @@ impl RunLog {
     /// Records the run in the store at `path`, opened on the writer's thread. None only
     /// when no thread can be started; a store that cannot be opened or written is said
     /// once, there, and the run goes on unrecorded.
-    pub fn start(path: &Path, run: &NewRun) -> Option<RunLog> {
+    /// Before the run's row is written, the oldest finished runs are removed while the
+    /// store holds more than `bound` bytes.
+    pub fn start(path: &Path, run: &NewRun, bound: u64) -> Option<RunLog> {
         let path = path.to_owned();
         let (id, first) = start_steps(run);
         RunLog::spawn(id, move |writes| {
             let store = Store::open(&path).and_then(|store| {
+                match store.keep_under(bound) {
+                    Ok(0) => {}
+                    Ok(removed) => tracing::info!(removed, bound, "the run store was pruned"),
+                    Err(error) => tracing::warn!("the run store was not pruned: {error}"),
+                }
                 run_steps(&store, &first).map_err(|error| store.sqlite(error))?;
                 Ok(store)
             });
@@ -120,6 +168,7 @@ impl RunLog {
             id,
             writes,
             pending: Mutex::new(BTreeMap::new()),
+            jobs: AtomicUsize::new(0),
         })
     }
 
@@ -128,11 +177,12 @@ impl RunLog {
         &self.id
     }
 
-    /// Job `index` starts.
-    pub fn job_started(&self, index: usize, job: &NewJob<'_>) {
+    /// A job starts: its index in the run, in the order the jobs started.
+    pub fn job_started(&self, job: &NewJob<'_>) -> usize {
+        let index = self.jobs.fetch_add(1, Ordering::Relaxed);
         self.write(vec![(
-            "INSERT INTO jobs (run, idx, agent, cli, model, task, thread, started)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO jobs (run, idx, agent, cli, model, task, thread, started, parent, depth)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             vec![
                 self.id.clone().into(),
                 int(index).into(),
@@ -142,12 +192,15 @@ impl RunLog {
                 job.task.to_owned().into(),
                 job.thread.map(str::to_owned).into(),
                 now_ms().into(),
+                job.parent.map(int).into(),
+                job.depth.into(),
             ],
         )]);
+        index
     }
 
     /// One of job `index`'s events: a call is kept until its result comes, then both are
-    /// recorded. A sub-agent's events are not (yet) recorded.
+    /// recorded. A sub-agent's events are its own job's, which the crew records.
     pub fn event(&self, index: usize, event: &JobEvent) {
         match event {
             JobEvent::ToolCall(call) => {
@@ -181,8 +234,18 @@ impl RunLog {
             *count += 1;
             (input, seq)
         };
-        let output = result.output.to_string();
+        // What a call let through after asking about a sensitive file may be a secret:
+        // the call is kept, not what it read.
+        let withheld = result.decided.is_some_and(|decided| decided.guarded);
+        let output = if withheld {
+            Value::String(WITHHELD.to_owned()).to_string()
+        } else {
+            result.output.to_string()
+        };
         let (output, cut) = capped(&output);
+        let decided_by = result
+            .decided
+            .map(|Decided { by, .. }| by.name().to_owned());
         let error = result
             .error
             .as_ref()
@@ -192,8 +255,9 @@ impl RunLog {
             .and_then(|value| value.as_str().map(str::to_owned))
             .unwrap_or_default();
         self.write(vec![(
-            "INSERT INTO tool_calls (run, job, seq, at, name, input, status, output, output_cut, error, duration_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            "INSERT INTO tool_calls (run, job, seq, at, name, input, status, output, output_cut,
+                 error, duration_ms, decided_by, output_withheld)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             vec![
                 self.id.clone().into(),
                 int(index).into(),
@@ -206,6 +270,8 @@ impl RunLog {
                 cut.into(),
                 error.into(),
                 i64::try_from(result.duration_ms).unwrap_or(i64::MAX).into(),
+                decided_by.into(),
+                withheld.into(),
             ],
         )]);
     }
@@ -251,6 +317,17 @@ impl RunLog {
         self.write(steps);
     }
 
+    /// Job `index` of a served run (a client of `codecrew mcp`) ends as the server does:
+    /// it has no answer, only its calls.
+    pub fn job_served(&self, index: usize) {
+        self.write(vec![(
+            "UPDATE jobs SET ended = ?3, stop_reason = 'served', success = 1,
+                 duration_ms = ?3 - started
+             WHERE run = ?1 AND idx = ?2",
+            vec![self.id.clone().into(), int(index).into(), now_ms().into()],
+        )]);
+    }
+
     /// The run ends, with codecrew's exit code: recorded after every write before it,
     /// which this waits for (at most `FLUSH_WAIT`). Whether the run was recorded to
     /// its end.
@@ -290,8 +367,9 @@ fn start_steps(run: &NewRun) -> (String, Vec<Step>) {
     };
     let steps = vec![
         (
-            "INSERT INTO runs (id, started, pid, workspace, command, mode, task, input_bytes, input_sha256)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO runs (id, started, pid, workspace, command, mode, task, input_bytes,
+                 input_sha256, continues)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             vec![
                 id.clone().into(),
                 now_ms().into(),
@@ -302,6 +380,7 @@ fn start_steps(run: &NewRun) -> (String, Vec<Step>) {
                 run.task.clone().into(),
                 bytes.into(),
                 digest.into(),
+                run.continues.clone().into(),
             ],
         ),
         (
@@ -323,11 +402,24 @@ fn run_steps(store: &Store, steps: &[Step]) -> rusqlite::Result<()> {
 }
 
 /// The writer's loop: every step in order until every handle is gone; after a failure
-/// (said once) the steps are dropped.
+/// (said once) the steps are dropped. The steps waiting when the writer comes to them go
+/// in one transaction: a run whose events come quickly costs few commits.
 fn serve(mut store: Option<Store>, writes: mpsc::Receiver<Write>) {
-    for write in writes {
+    let mut next = writes.recv().ok();
+    while let Some(write) = next.take() {
         match write {
-            Write::Steps(steps) => {
+            Write::Steps(mut steps) => {
+                // Gather what is already waiting, up to a flush (answered after).
+                loop {
+                    match writes.try_recv() {
+                        Ok(Write::Steps(more)) => steps.extend(more),
+                        Ok(flush @ Write::Flush(_)) => {
+                            next = Some(flush);
+                            break;
+                        }
+                        Err(_) => break,
+                    }
+                }
                 if let Some(open) = &store
                     && let Err(error) = run_steps(open, &steps)
                 {
@@ -338,6 +430,9 @@ fn serve(mut store: Option<Store>, writes: mpsc::Receiver<Write>) {
             Write::Flush(done) => {
                 let _ = done.send(store.is_some());
             }
+        }
+        if next.is_none() {
+            next = writes.recv().ok();
         }
     }
 }
