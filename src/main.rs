@@ -76,7 +76,7 @@ fn main() -> ExitCode {
             // others (`mcp` on stdio: its agents), what runs is killed and what the CLIs'
             // walls hold put back now, before the command is dropped half-way.
             code = commands::interrupted(), if !handles_signals => {
-                Engine::stop_now();
+                Engine::stop_now(code);
                 Ok(ExitCode::from(code))
             }
         }

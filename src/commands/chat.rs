@@ -264,7 +264,7 @@ impl Chat {
         }
         let _ = tokio::time::timeout(CLOSE_WAIT, self.agents.close()).await;
         // The CLIs' groups first, so that none writes after what is held is put back.
-        Engine::stop_now();
+        Engine::stop_now(ending.code());
         self.say_unsaved().await;
         self.agents.finish(ending.code());
         self.summary();

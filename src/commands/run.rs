@@ -268,7 +268,7 @@ fn stop_on_signal(code: u8, run: &Run) -> u8 {
     run.stop();
     tokio::spawn(async move {
         let code = super::interrupted().await;
-        Engine::stop_now();
+        Engine::stop_now(code);
         std::process::exit(i32::from(code));
     });
     code

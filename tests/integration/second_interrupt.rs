@@ -53,6 +53,21 @@ fn a_second_interrupt_still_puts_back_what_the_wall_holds() {
     assert!(!plant.exists(), "the plant outlived codecrew: {stderr}");
     assert!(stderr.contains("put back as it was"), "{stderr}");
     assert!(!machine.claude_runs(), "the CLI outlived codecrew");
+    assert_ended(&machine, "query", 130);
+}
+
+/// The run store has the run of `command`, recorded as ended with `code`: the end that
+/// could not wait still wrote it (else `ps` would call it dead).
+fn assert_ended(machine: &ScriptedClaude, command: &str, code: i64) {
+    let output = machine
+        .codecrew(&["logs", "--output", "json"])
+        .output()
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let run = &listed["runs"][0];
+    assert_eq!(run["command"], command, "{listed:#}");
+    assert_eq!(run["exit_code"], code, "{listed:#}");
+    assert_eq!(run["status"], "failed", "{listed:#}");
 }
 
 /// `codecrew mcp` on stdio, running `query_agent` for a `claude` that plants and hangs,
@@ -104,6 +119,7 @@ fn mcp_ends_on(signal: Signal, code: i32) {
     assert!(!planted_left, "the plant outlived codecrew: {stderr}");
     assert!(!machine.claude_runs(), "the CLI outlived codecrew");
     drop(stdin);
+    assert_ended(&machine, "mcp", i64::from(code));
 }
 
 #[test]

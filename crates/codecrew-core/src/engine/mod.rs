@@ -283,10 +283,12 @@ impl Engine {
 
     /// Ends what runs at once, dropping nothing: the CLIs' and tools' process groups are
     /// killed first, then what the CLIs' walls hold is put back (which dropping their
-    /// commands would have done). For a second signal, or an end that cannot wait.
-    pub fn stop_now() {
+    /// commands would have done), and each run not ended yet is recorded as ended with
+    /// `exit_code`. For a second signal, or an end that cannot wait.
+    pub fn stop_now(exit_code: u8) {
         codecrew_policy::process::kill_all();
         codecrew_agents::wall::guard::restore_all_now();
+        crate::runs::end_open_runs(exit_code);
     }
 
     /// As the process ends: whatever still runs is killed, what the walls hold is put

@@ -65,6 +65,10 @@ pub struct RunSummary {
     pub pid: i64,
     /// The run this one went on from (`-c`, `--resume`).
     pub continues: Option<String>,
+    /// When its process started, as `/proc` gives it (ms): tells the process from a
+    /// later one that took its pid.
+    #[serde(skip)]
+    pub pid_start: Option<i64>,
     #[serde(skip)]
     pub started_ms: i64,
 }
@@ -130,6 +134,8 @@ pub struct Progress {
     /// The codecrew process that records it.
     pub pid: i64,
     pub started_ms: i64,
+    /// When its process started, as `/proc` gives it (ms).
+    pub pid_start: Option<i64>,
     /// None while it runs, or forever if its process was killed.
     pub ended_ms: Option<i64>,
     pub exit_code: Option<i64>,
@@ -138,14 +144,15 @@ pub struct Progress {
 impl Progress {
     /// Not ended, and its process still runs ([`super::process_runs`]).
     pub fn running(&self) -> bool {
-        self.ended_ms.is_none() && super::process_runs(self.pid, self.started_ms)
+        self.ended_ms.is_none() && super::process_runs(self.pid, self.started_ms, self.pid_start)
     }
 }
 
 impl RunSummary {
     /// Not ended, and its process still runs ([`super::process_runs`]).
     pub fn running(&self) -> bool {
-        self.status == RunStatus::NotFinished && super::process_runs(self.pid, self.started_ms)
+        self.status == RunStatus::NotFinished
+            && super::process_runs(self.pid, self.started_ms, self.pid_start)
     }
 }
 
@@ -163,7 +170,7 @@ pub struct SearchHit {
 const SUMMARY: &str = "SELECT id, started, ended, workspace, command, mode, task, exit_code, pid,
         strftime('%Y-%m-%dT%H:%M:%SZ', started / 1000, 'unixepoch'),
         strftime('%Y-%m-%dT%H:%M:%SZ', ended / 1000, 'unixepoch'),
-        continues
+        continues, pid_start
     FROM runs r";
 
 impl Store {
@@ -214,7 +221,7 @@ impl Store {
     pub fn progress(&self, id: &str) -> Result<Option<Progress>> {
         self.conn
             .query_row(
-                "SELECT pid, started, ended, exit_code FROM runs WHERE id = ?1",
+                "SELECT pid, started, ended, exit_code, pid_start FROM runs WHERE id = ?1",
                 params![id],
                 |row| {
                     Ok(Progress {
@@ -222,6 +229,7 @@ impl Store {
                         started_ms: row.get(1)?,
                         ended_ms: row.get(2)?,
                         exit_code: row.get(3)?,
+                        pid_start: row.get(4)?,
                     })
                 },
             )
@@ -525,6 +533,7 @@ fn summary(row: &Row<'_>) -> rusqlite::Result<RunSummary> {
         exit_code,
         pid: row.get(8)?,
         continues: row.get(11)?,
+        pid_start: row.get(12)?,
         started_ms,
     })
 }

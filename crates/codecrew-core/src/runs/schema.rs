@@ -66,9 +66,11 @@ CREATE TABLE tool_calls (
 -- What `codecrew logs search` searches: each run's task and each job's answer.
 CREATE VIRTUAL TABLE texts USING fts5(run UNINDEXED, job UNINDEXED, text);
 ",
-    // 2: where a run went on from, the crew calls' jobs, and who decided each call.
+    // 2: where a run went on from, its process's start, the crew calls' jobs, and who
+    // decided each call.
     r"
 ALTER TABLE runs ADD COLUMN continues TEXT;  -- the run `-c`/--resume went on from
+ALTER TABLE runs ADD COLUMN pid_start INTEGER;  -- when pid started (ms, from /proc): a reused pid told apart
 ALTER TABLE jobs ADD COLUMN parent INTEGER;  -- the job whose call started this one
 ALTER TABLE jobs ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;  -- 0: the command line's
 ALTER TABLE tool_calls ADD COLUMN decided_by TEXT;  -- policy, mode, user, session, yes, nobody

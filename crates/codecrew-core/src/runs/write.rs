@@ -164,6 +164,9 @@ impl RunLog {
             .spawn(move || writer(received))
             .map_err(|error| tracing::warn!("the run store's writer: {error}"))
             .ok()?;
+        if let Ok(mut open) = OPEN.lock() {
+            open.push((id.clone(), writes.clone()));
+        }
         Some(RunLog {
             id,
             writes,
@@ -332,10 +335,10 @@ impl RunLog {
     /// which this waits for (at most `FLUSH_WAIT`). Whether the run was recorded to
     /// its end.
     pub fn ended(&self, exit_code: u8) -> bool {
-        self.write(vec![(
-            "UPDATE runs SET ended = ?2, exit_code = ?3 WHERE id = ?1",
-            vec![self.id.clone().into(), now_ms().into(), exit_code.into()],
-        )]);
+        if let Ok(mut open) = OPEN.lock() {
+            open.retain(|(id, _)| *id != self.id);
+        }
+        let _ = self.writes.send(end_step(&self.id, exit_code));
         self.flush()
     }
 
@@ -355,6 +358,36 @@ impl RunLog {
     }
 }
 
+/// The runs of this process not ended yet, and their writers: what [`end_open_runs`]
+/// ends when the process cannot wait for them to end their own way.
+static OPEN: Mutex<Vec<(String, mpsc::Sender<Write>)>> = Mutex::new(Vec::new());
+
+/// The process is about to end at once (a second interrupt): each run not ended yet is
+/// recorded as ended with `exit_code`, its writes so far done first. Waits at most half a
+/// second in all; a run it cannot record stays "not finished".
+pub fn end_open_runs(exit_code: u8) {
+    let open = OPEN.lock().map(|mut open| std::mem::take(&mut *open));
+    let deadline = std::time::Instant::now() + Duration::from_millis(500);
+    for (id, writes) in open.unwrap_or_default() {
+        let (done, finished) = mpsc::channel();
+        if writes.send(end_step(&id, exit_code)).is_err()
+            || writes.send(Write::Flush(done)).is_err()
+        {
+            continue;
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let _ = finished.recv_timeout(left);
+    }
+}
+
+/// The step that records run `id`'s end.
+fn end_step(id: &str, exit_code: u8) -> Write {
+    Write::Steps(vec![(
+        "UPDATE runs SET ended = ?2, exit_code = ?3 WHERE id = ?1",
+        vec![id.to_owned().into(), now_ms().into(), exit_code.into()],
+    )])
+}
+
 /// The run's id and the steps that record its start.
 fn start_steps(run: &NewRun) -> (String, Vec<Step>) {
     let id = run.id.clone().unwrap_or_else(new_id);
@@ -368,8 +401,8 @@ fn start_steps(run: &NewRun) -> (String, Vec<Step>) {
     let steps = vec![
         (
             "INSERT INTO runs (id, started, pid, workspace, command, mode, task, input_bytes,
-                 input_sha256, continues)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                 input_sha256, continues, pid_start)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             vec![
                 id.clone().into(),
                 now_ms().into(),
@@ -381,6 +414,7 @@ fn start_steps(run: &NewRun) -> (String, Vec<Step>) {
                 bytes.into(),
                 digest.into(),
                 run.continues.clone().into(),
+                own_start().into(),
             ],
         ),
         (
@@ -435,6 +469,16 @@ fn serve(mut store: Option<Store>, writes: mpsc::Receiver<Write>) {
             next = writes.recv().ok();
         }
     }
+}
+
+/// When this process started, as `/proc` gives it (what `ps` compares a pid's with).
+fn own_start() -> Option<i64> {
+    static START: std::sync::OnceLock<Option<i64>> = std::sync::OnceLock::new();
+    *START.get_or_init(|| {
+        i32::try_from(std::process::id())
+            .ok()
+            .and_then(codecrew_policy::process::started_ms)
+    })
 }
 
 fn int(n: usize) -> i64 {
