@@ -157,4 +157,21 @@ fn a_chat_keeps_each_agents_cli_asks_stops_and_leaves_a_thread() {
         );
     }
     assert!(shown.stdout.contains("@gemini"), "{}", shown.stdout);
+
+    // The chat is one run in the run store, each answer a job of it, found by a word.
+    let logs = world.codecrew(&["logs", "--output", "json"]);
+    logs.assert_code(0);
+    let listed: Value = serde_json::from_str(&logs.stdout).unwrap();
+    let run = &listed["runs"][0];
+    assert_eq!(run["command"], "chat", "{listed:#}");
+    assert_eq!(run["agents"], json!(["claude", "gemini"]), "{listed:#}");
+    let id = run["id"].as_str().unwrap();
+    let shown = world.codecrew(&["logs", "show", id]);
+    shown.assert_code(0);
+    for said in ["Answer one.", "Answer three.", "Written it."] {
+        assert!(shown.stdout.contains(said), "{said}:\n{}", shown.stdout);
+    }
+    let found = world.codecrew(&["logs", "search", "Answer", "three", "--output", "json"]);
+    let found: Value = serde_json::from_str(&found.stdout).unwrap();
+    assert_eq!(found["matches"][0]["id"], id, "{found:#}");
 }

@@ -154,6 +154,7 @@ mod escapes;
 mod fresh_starts;
 mod home;
 mod interrupt;
+mod kept_runs;
 mod live;
 mod mcp_http;
 mod native_policy;
