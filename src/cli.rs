@@ -112,6 +112,10 @@ pub enum Command {
     /// with --http) for CLIs that call MCP tools natively (Claude Code, Gemini CLI, Codex)
     #[command(after_help = MCP_HELP)]
     Mcp(McpArgs),
+    /// Serve the crew to an editor over the Agent Client Protocol (Zed, JetBrains IDEs,
+    /// Neovim, Emacs): prompts with @mentions, every tool call and question shown there
+    #[command(after_help = ACP_HELP)]
+    Acp(AcpArgs),
     /// Write a commented starter codecrew.toml in the workspace
     #[command(after_help = "Then check it with:\n  codecrew agents list")]
     Init(InitArgs),
@@ -365,6 +369,22 @@ pub enum ToolsCommand {
     },
 }
 
+const ACP_HELP: &str = "\
+stdin and stdout carry the protocol (JSON-RPC, ACP version 1), so logs (-v) go to stderr.
+An editor starts it; each session it opens is a folder (held to the same rules as the
+command line: not the home folder without --allow-home). A prompt may mention agents
+(@claude @gemini:flash ...); without one, the agents last addressed answer, else the
+session's chosen agent. What codecrew's policy would ask at a terminal is asked in the
+editor. Sessions are kept in the run store (`codecrew logs`) and can be listed and loaded.
+
+Zed (settings.json):
+  \"agent_servers\": {\"codecrew\": {\"type\": \"custom\", \"command\": \"codecrew\", \"args\": [\"acp\"]}}
+JetBrains IDEs (~/.jetbrains/acp.json):
+  {\"agent_servers\": {\"codecrew\": {\"command\": \"codecrew\", \"args\": [\"acp\"]}}}
+Neovim, CodeCompanion (adapters.acp):
+  codecrew = function() return require(\"codecompanion.adapters\").extend(\"gemini_cli\",
+    { commands = { default = { \"codecrew\", \"acp\" } } }) end";
+
 const MCP_HELP: &str = "\
 Without --http, stdin and stdout carry the MCP protocol, so logs (-v) go to stderr.
 Nothing is asked on a terminal: a call that would need approval is denied with the rule or
@@ -417,6 +437,21 @@ client that drops its connection mid-call cancels that call.
     \"headers\": {\"Authorization\": \"Bearer ${CODECREW_MCP_TOKEN}\"}}}}
   Codex (config.toml): [mcp_servers.codecrew] url = \"http://127.0.0.1:8765/mcp\"
     bearer_token_env_var = \"CODECREW_MCP_TOKEN\"";
+
+#[derive(Debug, Args)]
+pub struct AcpArgs {
+    /// The mode a new session starts in (the editor may switch it: query reads only,
+    /// execute also writes files and runs commands under the permission policy)
+    #[arg(long, value_enum, default_value_t = ModeArg::Query)]
+    pub mode: ModeArg,
+    /// The most sessions open at once
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub max_sessions: u32,
+    /// Time one CLI turn may take before its process group is killed (and how long a
+    /// question may wait for the editor's answer), e.g. 90s, 10m [default: 10m]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+}
 
 #[derive(Debug, Args)]
 pub struct McpArgs {

@@ -58,8 +58,40 @@ fn runs_tools(command: &Command) -> Option<&'static str> {
         | Command::Ps(_)
         | Command::Kill(_)
         | Command::Result(_)
+        // An editor starts it where it likes; each session's folder is checked instead.
+        | Command::Acp(_)
         | Command::Completions(_)
         | Command::Man(_) => None,
+    }
+}
+
+/// An editor's session refused because its folder is not a project.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{what}, not a project: a codecrew session there would give the agents and tools the \
+     sign-ins, keys and histories that programs keep there; open a project folder in the \
+     editor, or start the agent as `codecrew acp --allow-home` to allow it (the hidden \
+     files and folders of your home then stay out of reach)"
+)]
+pub struct SessionRefused {
+    what: String,
+}
+
+/// Refuses an editor's session whose `workspace` (canonical) is not a project, unless
+/// `allow_home` (`codecrew acp --allow-home`); as [`guard`] does a command. The editor
+/// starts `codecrew acp` wherever it likes: each session's folder is what counts.
+pub fn refuse_session(workspace: &Path, allow_home: bool) -> Result<(), SessionRefused> {
+    let homes = homes();
+    let Some(what) = NotAProject::of(workspace, &homes) else {
+        return Ok(());
+    };
+    codecrew_policy::home::withhold_hidden_entries(workspace, &homes);
+    if allow_home {
+        Ok(())
+    } else {
+        Err(SessionRefused {
+            what: what.describe(workspace),
+        })
     }
 }
 

@@ -28,6 +28,7 @@
 // are banned in clippy.toml for the same reason).
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod acp_server;
 pub mod chat;
 pub mod cli;
 pub use codecrew_agents as clis;

@@ -60,7 +60,7 @@ fn main() -> ExitCode {
     // Orphaned tool processes come back to codecrew, and are killed when it exits.
     process::become_subreaper();
     let handles_signals = match &cli.command {
-        Command::Query(_) | Command::Execute(_) | Command::Chat(_) => true,
+        Command::Query(_) | Command::Execute(_) | Command::Chat(_) | Command::Acp(_) => true,
         // Over HTTP, a signal drains the server (see `mcp_server::http`).
         Command::Mcp(args) => args.http.is_some(),
         // `result --wait` says that the run goes on; `kill`, interrupted while it waits
@@ -127,6 +127,7 @@ async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
                 Command::Execute(_) => "execute",
                 Command::Chat(_) => "chat",
                 Command::Mcp(_) => "mcp",
+                Command::Acp(_) => "acp",
                 _ => "query",
             },
             enabled: !cli.no_log,
@@ -138,6 +139,7 @@ async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
             | Command::Execute(_)
             | Command::Chat(_)
             | Command::Mcp(_)
+            | Command::Acp(_)
             | Command::Doctor(_)
     ) {
         // Before any CLI starts: what a killed codecrew held goes back first, so that no
@@ -152,6 +154,7 @@ async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
         Command::Intercept(args) => commands::intercept::run(args, options).await,
         Command::Tools(command) => commands::tools::run(command, options).await,
         Command::Mcp(args) => commands::mcp::run(args, options).await,
+        Command::Acp(args) => commands::acp::run(args, options, cli.allow_home).await,
         Command::Init(args) => commands::init::run(&args, &workdir),
         Command::Agents(command) => commands::agents::run(&command, &workdir),
         Command::Threads(command) => commands::threads::run(&command, &workdir),

@@ -424,6 +424,7 @@ fn store_error(error: &StoreError) -> ExitCode {
         | StoreError::Ambiguous { .. }
         | StoreError::BadId(_)
         | StoreError::NothingToResume(_) => ExitCode::from(super::EXIT_USAGE),
+        StoreError::InUse { .. } => ExitCode::from(1),
         StoreError::Io { .. }
         | StoreError::File(_)
         | StoreError::Sqlite { .. }

@@ -122,8 +122,11 @@ impl Chat {
         ));
     }
 
-    fn thread(&self) -> &ThreadName {
-        self.agents.recorder().name()
+    /// The chat's thread (a chat always has one).
+    fn thread(&self) -> &str {
+        self.agents
+            .recorder()
+            .map_or("(none)", |recorder| recorder.name().as_str())
     }
 
     /// The chat's lines, one after the other, until one of them, a signal or the

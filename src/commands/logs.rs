@@ -68,6 +68,7 @@ fn list(store: Option<&Store>, args: &LogsListArgs, workspace: &Path) -> anyhow:
             LogsStatus::Failed => RunStatus::Failed,
             LogsStatus::NotFinished => RunStatus::NotFinished,
         }),
+        command: None,
     };
     let listed = match store {
         Some(store) => store.list(&filter)?,

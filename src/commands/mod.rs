@@ -1,5 +1,6 @@
 //! One module per command. Each prints its result on stdout and returns the exit code.
 
+pub mod acp;
 pub mod agents;
 pub mod background;
 pub mod chat;

@@ -196,13 +196,15 @@ fn progress_message(agent: &str, event: &JobEvent) -> Option<String> {
             }
         )),
         JobEvent::Notice(notice) => Some(format!("@{agent}: {notice}")),
+        JobEvent::NativeTool { name, .. } => Some(format!("@{agent}: its {name}")),
         JobEvent::Sub(sub) => {
             progress_message(&sub.agent, &sub.event).map(|m| format!("@{agent} → {m}"))
         }
         JobEvent::Text(_)
         | JobEvent::TurnEnd { .. }
         | JobEvent::MessageEnd
-        | JobEvent::Rejected(_) => None,
+        | JobEvent::Rejected(_)
+        | JobEvent::NativeToolResult { .. } => None,
     }
 }
 

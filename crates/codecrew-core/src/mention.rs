@@ -58,6 +58,49 @@ pub fn parse_task(argument: &str) -> Task {
     }
 }
 
+/// As [`parse_task`], keeping the text's layout (its lines and indentation, a code block
+/// in it): each mention is taken out where it stands, nothing else changes. For a prompt
+/// written elsewhere than a command line (an editor's).
+pub fn parse_prompt(prompt: &str) -> Task {
+    let mut mentions: Vec<Mention> = Vec::new();
+    let mut text = String::with_capacity(prompt.len());
+    let mut kept = 0;
+    let mut at = 0;
+    for word in prompt.split_whitespace() {
+        // `split_whitespace` gives slices of `prompt`: each word's offset follows the last.
+        let Some(start) = prompt
+            .get(at..)
+            .and_then(|rest| rest.find(word))
+            .map(|i| i + at)
+        else {
+            break;
+        };
+        at = start + word.len();
+        let Some((mention, rest)) = parse_mention(word) else {
+            continue;
+        };
+        if !mentions.contains(&mention) {
+            mentions.push(mention);
+        }
+        text.push_str(prompt.get(kept..start).unwrap_or_default());
+        text.push_str(rest);
+        kept = at;
+        // The space after a mention goes with it.
+        if rest.is_empty()
+            && prompt
+                .get(kept..)
+                .is_some_and(|after| after.starts_with(' '))
+        {
+            kept += 1;
+        }
+    }
+    text.push_str(prompt.get(kept..).unwrap_or_default());
+    Task {
+        mentions,
+        text: text.trim().to_owned(),
+    }
+}
+
 /// `@agent[:model]` at the start of a word, and what follows it in the word (punctuation
 /// such as the comma in `@claude,`).
 fn parse_mention(word: &str) -> Option<(Mention, &str)> {
@@ -132,6 +175,23 @@ mod tests {
             agent: agent.to_owned(),
             model: model.map(str::to_owned),
         }
+    }
+
+    #[test]
+    fn a_prompt_keeps_its_layout_without_its_mentions() {
+        let task = parse_prompt(
+            "@claude @gemini:pro compare\n\n```rust\n    fn a() {}\n```\nthanks @claude, bye",
+        );
+        assert_eq!(task.mentions, [m("claude", None), m("gemini", Some("pro"))]);
+        assert_eq!(
+            task.text,
+            "compare\n\n```rust\n    fn a() {}\n```\nthanks , bye"
+        );
+        let plain = parse_prompt("  no mention\n  here  ");
+        assert!(plain.mentions.is_empty());
+        assert_eq!(plain.text, "no mention\n  here");
+        assert_eq!(parse_prompt("mail a@b.c or @claude's").mentions, []);
+        assert_eq!(parse_prompt("").text, "");
     }
 
     #[test]

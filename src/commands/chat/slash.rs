@@ -43,12 +43,13 @@ impl Chat {
                 let _ = console::stdout().show(&text);
             }
             Command::Thread => {
-                let recorder = self.agents.recorder();
-                let name = recorder.name();
-                self.notice(&format!(
-                    "thread {name} ({}); `codecrew threads show {name}` shows it",
-                    recorder.store().path(name).display(),
-                ));
+                if let Some(recorder) = self.agents.recorder() {
+                    let name = recorder.name();
+                    self.notice(&format!(
+                        "thread {name} ({}); `codecrew threads show {name}` shows it",
+                        recorder.store().path(name).display(),
+                    ));
+                }
             }
             Command::Usage => self.summary(),
             Command::New => {

@@ -116,7 +116,11 @@ fn event_value(index: usize, agent: &str, event: &JobEvent) -> Option<Value> {
         JobEvent::Text(text) => {
             json!({"type": "text", "job": index, "agent": agent, "text": text})
         }
-        JobEvent::MessageEnd => return None,
+        // The CLI's own tools: what `stream-json` printed before they were events (its
+        // fields stay as they were; an editor gets them over ACP).
+        JobEvent::MessageEnd | JobEvent::NativeTool { .. } | JobEvent::NativeToolResult { .. } => {
+            return None;
+        }
         JobEvent::ToolCall(call) => json!({
             "type": "tool_call", "job": index, "agent": agent,
             "name": call.name, "input": call.input,

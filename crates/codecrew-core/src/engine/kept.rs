@@ -32,7 +32,9 @@ pub struct KeptAgents {
     workers: BTreeMap<String, (Worker, JobLabel)>,
     /// Where each agent's conversation stood when its worker was closed.
     conversations: BTreeMap<String, Conversation>,
-    recorder: Recorder,
+    /// The thread the answers are recorded in (a chat's); none for a conversation the
+    /// run store alone keeps (an editor's).
+    recorder: Option<Recorder>,
     /// The conversation in the run store: one run, started with its first line, each
     /// agent's answer to each line one of its jobs.
     log: Log,
@@ -78,14 +80,45 @@ impl KeptAgents {
     /// No agent running yet; answers recorded by `recorder`.
     pub fn new(mode: Mode, limits: Limits, recorder: Recorder) -> KeptAgents {
         KeptAgents {
+            recorder: Some(recorder),
+            ..KeptAgents::unthreaded(mode, limits)
+        }
+    }
+
+    /// No agent running yet, and no thread: the run store alone keeps the conversation.
+    pub fn unthreaded(mode: Mode, limits: Limits) -> KeptAgents {
+        KeptAgents {
             mode,
             limits,
             stage: None,
             workers: BTreeMap::new(),
             conversations: BTreeMap::new(),
-            recorder,
+            recorder: None,
             log: Log::Unstarted,
             resumed: None,
+        }
+    }
+
+    /// The conversation is recorded in `log` (None: not recorded) from its first line,
+    /// rather than in a run its first line starts: an editor's session is a run from the
+    /// moment it is made, so that it can be listed and loaded before its first prompt.
+    pub fn recorded_in(mut self, log: Option<Arc<RunLog>>) -> KeptAgents {
+        self.log = Log::Started(log);
+        self
+    }
+
+    /// Each agent of `earlier` starts from where it stood there (its session resumed, or
+    /// its exchanges resent) when it first answers here.
+    pub fn going_on_from(mut self, earlier: Earlier) -> KeptAgents {
+        self.resumed = Some(earlier);
+        self
+    }
+
+    /// The run store's record of the conversation, once started.
+    pub fn log(&self) -> Option<&Arc<RunLog>> {
+        match &self.log {
+            Log::Started(Some(log)) => Some(log),
+            _ => None,
         }
     }
 
@@ -101,8 +134,9 @@ impl KeptAgents {
         self.mode
     }
 
-    pub fn recorder(&self) -> &Recorder {
-        &self.recorder
+    /// The thread the answers are recorded in, when there is one.
+    pub fn recorder(&self) -> Option<&Recorder> {
+        self.recorder.as_ref()
     }
 
     /// The model `agent` runs, when it is running (`Some(None)`: the CLI's default).
@@ -126,9 +160,12 @@ impl KeptAgents {
         self.close().await;
         self.conversations.clear();
         self.resumed = None;
-        let errors = self.recorder.settle().await;
-        let store = self.recorder.store().clone();
-        self.recorder = Recorder::new(store, name);
+        let Some(recorder) = &mut self.recorder else {
+            return Vec::new();
+        };
+        let errors = recorder.settle().await;
+        let store = recorder.store().clone();
+        *recorder = Recorder::new(store, name);
         errors
     }
 
@@ -205,7 +242,11 @@ impl KeptAgents {
         let Log::Started(Some(log)) = &self.log else {
             return None;
         };
-        let job = log.job_started(&label.new_job(task, Some(self.recorder.name().as_str())));
+        let thread = self
+            .recorder
+            .as_ref()
+            .map(|recorder| recorder.name().as_str());
+        let job = log.job_started(&label.new_job(task, thread));
         Some(JobRecord {
             log: log.clone(),
             job,
@@ -221,14 +262,17 @@ impl KeptAgents {
 
     /// Records the answer to the line's task at `index` in the thread.
     pub fn record(&mut self, line: &Line, index: usize, report: &JobReport) {
-        if let Some(task) = line.task(index) {
-            self.recorder.record(task, report);
+        if let (Some(recorder), Some(task)) = (&mut self.recorder, line.task(index)) {
+            recorder.record(task, report);
         }
     }
 
     /// Waits for the thread's saves so far: the errors of those that failed.
     pub async fn settle(&mut self) -> Vec<String> {
-        self.recorder.settle().await
+        match &mut self.recorder {
+            Some(recorder) => recorder.settle().await,
+            None => Vec::new(),
+        }
     }
 
     /// Ends every agent's CLI (what the walls held is put back), keeping where each
@@ -319,8 +363,13 @@ impl KeptAgents {
                 Conversation::from(&earlier.continuation(agent, kind))
             }
             (None, None) => {
-                let (store, name) = (self.recorder.store(), self.recorder.name());
-                match store.load_to_continue(name, engine.config().project_trusted)? {
+                let thread = match &self.recorder {
+                    Some(recorder) => recorder
+                        .store()
+                        .load_to_continue(recorder.name(), engine.config().project_trusted)?,
+                    None => None,
+                };
+                match thread {
                     Some(thread) => {
                         if run.job.model.is_none() {
                             run.job.model = thread.model_for(agent, kind);

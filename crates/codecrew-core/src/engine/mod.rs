@@ -36,6 +36,7 @@ use codecrew_tools::middleware::{AuditLog, TracingLogger};
 use codecrew_tools::{Mode, ToolCatalog, ToolContext, ToolExecutor, ToolRegistry, Toolbox};
 
 use crate::crew::ExecutorFactory;
+use crate::runs::RunLog;
 
 pub use kept::{KeptAgents, Line};
 pub use label::JobLabel;
@@ -172,6 +173,22 @@ impl Engine {
             continues,
         };
         crate::runs::RunLog::start(&path, &run, self.loaded.logs_max_size.0).map(Arc::new)
+    }
+
+    /// An editor's conversation in the run store, recorded from the moment it is made
+    /// (before its first line, so that it can be listed and loaded) under `id`: None
+    /// when runs are not recorded here (a store that cannot be written is said once).
+    pub fn conversation_log(&self, id: &str, mode: Mode, title: &str) -> Option<Arc<RunLog>> {
+        self.start_log(Some(id.to_owned()), mode, &[title], None, None)
+    }
+
+    /// The conversation `id` of the run store, recorded by this process from now on (an
+    /// editor's session loaded after a restart): None when runs are not recorded here.
+    pub fn reopen_log(&self, id: &str) -> Result<Option<Arc<RunLog>>, crate::runs::StoreError> {
+        let Some(path) = self.runs_path() else {
+            return Ok(None);
+        };
+        RunLog::reopen(&path, id).map(|log| Some(Arc::new(log)))
     }
 
     /// The same engine, asking `asker` instead (the MCP server: nobody can be asked).

@@ -74,6 +74,8 @@ pub enum StoreError {
     BadId(String),
     #[error("the run {0} has no answer to go on from (none of its agents answered)")]
     NothingToResume(String),
+    #[error("the run {id} is being recorded by another codecrew (pid {pid}): end that one first")]
+    InUse { id: String, pid: i64 },
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

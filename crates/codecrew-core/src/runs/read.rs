@@ -43,6 +43,8 @@ pub struct Filter {
     /// Runs started at or after this time (ms since the epoch).
     pub since_ms: Option<i64>,
     pub status: Option<RunStatus>,
+    /// Runs of this command (`acp`: an editor's sessions).
+    pub command: Option<String>,
 }
 
 /// A run, as a listing shows it.
@@ -189,6 +191,7 @@ impl Store {
                     OR (?4 = 'ok' AND ended IS NOT NULL AND exit_code = 0)
                     OR (?4 = 'failed' AND ended IS NOT NULL AND exit_code IS NOT 0)
                     OR (?4 = 'open' AND ended IS NULL))
+               AND (?6 IS NULL OR command = ?6)
              ORDER BY started DESC, rowid DESC LIMIT ?5"
         );
         let limit = i64::try_from(filter.limit).unwrap_or(i64::MAX);
@@ -200,7 +203,8 @@ impl Store {
                     filter.since_ms,
                     filter.agent,
                     status,
-                    limit
+                    limit,
+                    filter.command
                 ],
             )
             .map_err(|e| self.sqlite(e))?;

@@ -154,6 +154,65 @@ impl RunLog {
         })
     }
 
+    /// Records again in the run `id`, which an earlier process recorded (an editor's
+    /// session loaded after a restart): the run is this process's again, not ended, and
+    /// its next job follows the last it has. The store is opened, and the run read,
+    /// before it returns.
+    pub fn reopen(path: &Path, id: &str) -> Result<RunLog> {
+        let store = Store::open(path)?;
+        if let Some(progress) = store.progress(id)?
+            && progress.pid != i64::from(std::process::id())
+            && progress.running()
+        {
+            return Err(super::StoreError::InUse {
+                id: id.to_owned(),
+                pid: progress.pid,
+            });
+        }
+        let next: i64 = store
+            .conn
+            .query_row(
+                "SELECT COALESCE(MAX(idx) + 1, 0) FROM jobs WHERE run = ?1",
+                [id],
+                |row| row.get(0),
+            )
+            .map_err(|error| store.sqlite(error))?;
+        let reopened = store
+            .conn
+            .execute(
+                "UPDATE runs SET ended = NULL, exit_code = NULL, pid = ?2, pid_start = ?3
+                 WHERE id = ?1",
+                rusqlite::params![id, std::process::id(), own_start()],
+            )
+            .map_err(|error| store.sqlite(error))?;
+        if reopened == 0 {
+            return Err(super::StoreError::NotFound(id.to_owned()));
+        }
+        let log = RunLog::spawn(id.to_owned(), move |writes| serve(Some(store), writes))
+            .ok_or_else(|| super::StoreError::Io {
+                path: path.to_owned(),
+                source: std::io::Error::other("cannot start the run store's writer"),
+            })?;
+        log.jobs
+            .store(usize::try_from(next).unwrap_or(0), Ordering::Relaxed);
+        Ok(log)
+    }
+
+    /// The run's task becomes `task` (a conversation started before its first line: an
+    /// editor's session), searched as a task is.
+    pub fn titled(&self, task: &str) {
+        self.write(vec![
+            (
+                "UPDATE runs SET task = ?2 WHERE id = ?1",
+                vec![self.id.clone().into(), task.to_owned().into()],
+            ),
+            (
+                "INSERT INTO texts (run, job, text) VALUES (?1, NULL, ?2)",
+                vec![self.id.clone().into(), task.to_owned().into()],
+            ),
+        ]);
+    }
+
     fn spawn(
         id: String,
         writer: impl FnOnce(mpsc::Receiver<Write>) + Send + 'static,
@@ -219,7 +278,9 @@ impl RunLog {
             | JobEvent::MessageEnd
             | JobEvent::Rejected(_)
             | JobEvent::Notice(_)
-            | JobEvent::Sub(_) => {}
+            | JobEvent::Sub(_)
+            | JobEvent::NativeTool { .. }
+            | JobEvent::NativeToolResult { .. } => {}
         }
     }
 

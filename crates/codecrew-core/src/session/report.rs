@@ -29,6 +29,19 @@ pub enum JobEvent {
     Notice(String),
     /// An event of a sub-agent that one of this job's calls started.
     Sub(Box<SubEvent>),
+    /// A call to one of the CLI's own tools (its Read, its shell), as the CLI reported
+    /// it: run by the CLI (after codecrew's gate said yes), never by codecrew.
+    NativeTool {
+        id: Option<String>,
+        name: String,
+        input: Value,
+    },
+    /// The result of one of the CLI's own tools.
+    NativeToolResult {
+        id: Option<String>,
+        output: String,
+        is_error: bool,
+    },
 }
 
 /// What a sub-agent (started by `query_agent`/`execute_agent`) reported.

@@ -73,6 +73,18 @@ impl TurnState {
                     self.usage.get_or_insert_default().add(&usage);
                 }
             }
+            Item::Event(Event::NativeTool { id, name, input }) => {
+                emit(JobEvent::NativeTool { id, name, input });
+            }
+            Item::Event(Event::NativeToolResult {
+                id,
+                output,
+                is_error,
+            }) => emit(JobEvent::NativeToolResult {
+                id,
+                output,
+                is_error,
+            }),
             Item::Event(Event::Malformed { reason, .. }) => tracing::warn!("{reason}"),
             Item::Event(event) => tracing::debug!(?event, "CLI event"),
         }

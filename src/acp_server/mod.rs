@@ -1,0 +1,524 @@
+//! `codecrew acp`: the crew in the editor, over the Agent Client Protocol (JSON-RPC on
+//! stdin/stdout, protocol version 1; the `agent-client-protocol` SDK).
+//!
+//! ```text
+//! initialize            -> what codecrew offers: sessions loaded and listed (the run
+//!                          store), embedded context in prompts, MCP servers over stdio
+//! session/new {cwd}     -> a Session: the workspace's Engine (held to the same home and
+//!                          trust rules as the command line), asking the editor
+//!                          (asker.rs), its agents kept between prompts (KeptAgents),
+//!                          recorded in the run store from the start (its id the run's)
+//! session/prompt        -> mentions (`@claude @gemini ...`) or the session's agents;
+//!                          each agent's events relayed as session/update (relay.rs);
+//!                          the stop reason and usage
+//! session/cancel        -> as Ctrl-C: the CLIs' turns stop, the prompt answers cancelled
+//! session/set_mode      -> query | execute (the CLIs start again in the mode's wall)
+//! session/set_config_option agent -> who answers a prompt with no mention
+//! session/list, load    -> the editor's sessions in the run store (history.rs)
+//! stdin closed / signal -> every session closed: CLIs ended, walls put back, runs ended
+//! ```
+//!
+//! Handlers run on the SDK's dispatch loop, which reads nothing else until they return:
+//! a prompt, and anything that may wait for one (a mode change), runs on a task of its
+//! own, so that `session/cancel` and the editor's answers to questions get through.
+
+mod asker;
+mod history;
+mod relay;
+mod session;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, CloseSessionRequest, CloseSessionResponse, ContentBlock,
+    EmbeddedResourceResource, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
+    PromptRequest, PromptResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionConfigOptionValue, SessionId, SessionListCapabilities, SessionNotification,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
+use tokio::sync::watch;
+
+use crate::run::engine::{self, Engine, KeptAgents, Limits, LogOptions, Resume, ResumeError};
+use crate::run::runs::{Earlier, StoreError};
+use codecrew_tools::Mode;
+use codecrew_tools::builtin::HelpSource;
+
+use asker::EditorAsker;
+use relay::Announced;
+use session::{AGENT_OPTION, Opened, PromptError, Session};
+
+/// The largest prompt taken, text and attached context together: as much as piped input.
+pub const MAX_PROMPT_BYTES: usize = 1 << 20;
+
+/// What `codecrew acp` gives every session.
+#[derive(Clone)]
+pub struct Settings {
+    pub yes: bool,
+    pub audit: bool,
+    pub log: LogOptions,
+    pub help: Arc<dyn HelpSource>,
+    /// The mode a new session starts in.
+    pub mode: Mode,
+    /// `--allow-home`: a session may have the home folder as its workspace.
+    pub allow_home: bool,
+    /// The most sessions open at once.
+    pub max_sessions: usize,
+    pub limits: Limits,
+}
+
+/// The sessions of one editor.
+struct Server {
+    settings: Settings,
+    sessions: Mutex<BTreeMap<String, Arc<Session>>>,
+    /// The runtime the editor's questions are awaited on.
+    runtime: tokio::runtime::Handle,
+}
+
+/// Serves the editor on stdin/stdout until it closes them or `stop` resolves (a signal,
+/// with its exit code); then every session is closed. The exit code.
+pub async fn serve(settings: Settings, stop: impl std::future::Future<Output = u8>) -> u8 {
+    let server = Arc::new(Server {
+        settings,
+        sessions: Mutex::new(BTreeMap::new()),
+        runtime: tokio::runtime::Handle::current(),
+    });
+    let code = tokio::select! {
+        served = agent(server.clone()).connect_to(Stdio::new()) => match served {
+            Ok(()) => 0,
+            Err(error) => {
+                tracing::error!("the ACP connection failed: {error}");
+                1
+            }
+        },
+        code = stop => code,
+    };
+    server.close_all(code).await;
+    code
+}
+
+/// The ACP agent: one handler per message codecrew answers.
+fn agent(server: Arc<Server>) -> impl ConnectTo<Client> {
+    let (new, load, list, prompt, cancel, mode, option, close) = (
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+        server.clone(),
+    );
+    let initialize_server = server;
+    Agent
+        .v1()
+        .name("codecrew")
+        .on_receive_request(
+            async move |request: InitializeRequest,
+                        responder: Responder<InitializeResponse>,
+                        _connection: ConnectionTo<Client>| {
+                responder.respond(initialize_server.initialize(request))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: NewSessionRequest,
+                        responder: Responder<NewSessionResponse>,
+                        connection: ConnectionTo<Client>| {
+                responder.respond_with_result(new.new_session(request, connection).await)
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: LoadSessionRequest,
+                        responder: Responder<LoadSessionResponse>,
+                        connection: ConnectionTo<Client>| {
+                responder.respond_with_result(load.load_session(request, connection).await)
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ListSessionsRequest,
+                        responder: Responder<ListSessionsResponse>,
+                        _connection: ConnectionTo<Client>| {
+                responder.respond_with_result(list.list_sessions(&request))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: PromptRequest,
+                        responder: Responder<PromptResponse>,
+                        connection: ConnectionTo<Client>| {
+                let server = prompt.clone();
+                // On a task of its own: the loop must go on reading (a cancel, an answer
+                // to a question). The task never fails the connection.
+                tokio::spawn(async move {
+                    let answered = server.prompt(request, &connection).await;
+                    let _ = responder.respond_with_result(answered);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |notification: CancelNotification, _connection: ConnectionTo<Client>| {
+                if let Some(session) = cancel.session(&notification.session_id) {
+                    session.cancel();
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionModeRequest,
+                        responder: Responder<SetSessionModeResponse>,
+                        _connection: ConnectionTo<Client>| {
+                let session = mode
+                    .session(&request.session_id)
+                    .ok_or_else(|| not_found(&request.session_id))?;
+                let Some(chosen) = session::mode_named(&request.mode_id.0) else {
+                    return responder.respond_with_error(invalid(format!(
+                        "no mode {:?}: query (read only) or execute",
+                        &*request.mode_id.0
+                    )));
+                };
+                // A mode change waits for a running prompt: off the loop.
+                tokio::spawn(async move {
+                    session.set_mode(chosen).await;
+                    let _ = responder.respond(SetSessionModeResponse::new());
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionConfigOptionRequest,
+                        responder: Responder<SetSessionConfigOptionResponse>,
+                        _connection: ConnectionTo<Client>| {
+                let session = option
+                    .session(&request.session_id)
+                    .ok_or_else(|| not_found(&request.session_id))?;
+                if &*request.config_id.0 != AGENT_OPTION {
+                    return responder.respond_with_error(invalid(format!(
+                        "no option {:?}: codecrew's sessions have `{AGENT_OPTION}`",
+                        &*request.config_id.0
+                    )));
+                }
+                let SessionConfigOptionValue::ValueId { value } = request.value else {
+                    return responder
+                        .respond_with_error(invalid("`agent` takes an agent's id".to_owned()));
+                };
+                tokio::spawn(async move {
+                    let chosen = session.choose_agent(&value.0).await;
+                    let _ = responder.respond_with_result(
+                        chosen
+                            .map(SetSessionConfigOptionResponse::new)
+                            .map_err(invalid),
+                    );
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: CloseSessionRequest,
+                        responder: Responder<CloseSessionResponse>,
+                        _connection: ConnectionTo<Client>| {
+                let removed = close
+                    .sessions
+                    .lock()
+                    .ok()
+                    .and_then(|mut sessions| sessions.remove(&*request.session_id.0));
+                let Some(session) = removed else {
+                    return responder.respond_with_error(not_found(&request.session_id));
+                };
+                tokio::spawn(async move {
+                    session.close(0).await;
+                    let _ = responder.respond(CloseSessionResponse::new());
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+}
+
+impl Server {
+    fn initialize(&self, request: InitializeRequest) -> InitializeResponse {
+        // Sessions outlive the process only in the run store.
+        let kept = self.settings.log.enabled && crate::run::runs::default_path().is_some();
+        let mut sessions = SessionCapabilities::new().close(SessionCloseCapabilities::new());
+        if kept {
+            sessions = sessions.list(SessionListCapabilities::new());
+        }
+        InitializeResponse::new(request.protocol_version)
+            .agent_capabilities(
+                AgentCapabilities::new()
+                    .load_session(kept)
+                    .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+                    .mcp_capabilities(McpCapabilities::new())
+                    .session_capabilities(sessions),
+            )
+            .agent_info(
+                Implementation::new("codecrew", env!("CARGO_PKG_VERSION"))
+                    .title("codecrew: Claude Code, Gemini CLI, Codex... as one crew".to_owned()),
+            )
+    }
+
+    fn session(&self, id: &SessionId) -> Option<Arc<Session>> {
+        self.sessions.lock().ok()?.get(&*id.0).cloned()
+    }
+
+    /// The engine and agents of a session in `cwd`, asking the editor.
+    fn open(
+        &self,
+        id: &SessionId,
+        cwd: &std::path::Path,
+        mcp_servers: Vec<McpServer>,
+        connection: ConnectionTo<Client>,
+    ) -> Result<Opened, Error> {
+        let open = self
+            .sessions
+            .lock()
+            .map(|sessions| sessions.len())
+            .unwrap_or(usize::MAX);
+        if open >= self.settings.max_sessions {
+            return Err(invalid(format!(
+                "codecrew serves at most {} sessions at once: close one (session/close)",
+                self.settings.max_sessions
+            )));
+        }
+        let workspace = session::workspace_of(cwd).map_err(invalid)?;
+        crate::home::refuse_session(&workspace, self.settings.allow_home)
+            .map_err(|refused| invalid(refused.to_string()))?;
+        let (cancel, cancelled) = watch::channel(false);
+        let announced = Arc::new(Mutex::new(Announced::default()));
+        let asker = EditorAsker {
+            connection,
+            session: id.clone(),
+            runtime: self.runtime.clone(),
+            cancelled,
+            timeout: self.question_timeout(),
+            announced: announced.clone(),
+        };
+        let mut engine = Engine::open(engine::Options {
+            workspace: workspace.clone(),
+            yes: self.settings.yes,
+            audit: self.settings.audit,
+            asker: Arc::new(asker),
+            help: self.settings.help.clone(),
+            log: self.settings.log.clone(),
+        })
+        .map_err(|error| invalid(error.to_string()))?;
+        add_mcp_servers(&mut engine, mcp_servers)?;
+        Ok(Opened {
+            workspace,
+            engine,
+            cancel,
+            announced,
+        })
+    }
+
+    /// How long the editor may take to answer a question: a turn's timeout.
+    fn question_timeout(&self) -> std::time::Duration {
+        self.settings
+            .limits
+            .turn_timeout
+            .unwrap_or(std::time::Duration::from_secs(600))
+    }
+
+    async fn new_session(
+        &self,
+        request: NewSessionRequest,
+        connection: ConnectionTo<Client>,
+    ) -> Result<NewSessionResponse, Error> {
+        let id = SessionId::new(crate::run::runs::new_id());
+        let opened = self.open(&id, &request.cwd, request.mcp_servers, connection)?;
+        let mode = self.settings.mode;
+        let log = opened
+            .engine
+            .conversation_log(&id.0, mode, "(a new editor session)");
+        let agents = KeptAgents::unthreaded(mode, self.settings.limits).recorded_in(log);
+        let session = Arc::new(Session::new(id.clone(), opened, agents, false));
+        let response = NewSessionResponse::new(id.clone())
+            .modes(session.modes().await)
+            .config_options(session.config_options().await);
+        self.insert(session);
+        Ok(response)
+    }
+
+    async fn load_session(
+        &self,
+        request: LoadSessionRequest,
+        connection: ConnectionTo<Client>,
+    ) -> Result<LoadSessionResponse, Error> {
+        let id = request.session_id.clone();
+        if self.session(&id).is_some() {
+            return Err(invalid(format!("the session {} is open already", &*id.0)));
+        }
+        let kept = history::find(&id.0)
+            .map_err(|error| internal(error.to_string()))?
+            .ok_or_else(|| not_found(&id))?;
+        let opened = self.open(&id, &request.cwd, request.mcp_servers, connection.clone())?;
+        let engine = &opened.engine;
+        let earlier = match engine.earlier(&Resume::Run(id.0.to_string()), None) {
+            Ok(earlier) => earlier,
+            // A session no agent answered yet: nothing to go on from.
+            Err(ResumeError::Store(StoreError::NothingToResume(_))) => Earlier::default(),
+            Err(error) => return Err(internal(error.to_string())),
+        };
+        let log = engine
+            .reopen_log(&id.0)
+            .map_err(|error| invalid(error.to_string()))?;
+        let mode = session::mode_named(&kept.run.mode).unwrap_or(self.settings.mode);
+        let agents = KeptAgents::unthreaded(mode, self.settings.limits)
+            .recorded_in(log)
+            .going_on_from(earlier);
+        // The conversation replayed before the answer, as the protocol asks.
+        for update in history::replay(&kept) {
+            let _ = connection.send_notification(SessionNotification::new(id.clone(), update));
+        }
+        let session = Arc::new(Session::new(id.clone(), opened, agents, true));
+        let response = LoadSessionResponse::new()
+            .modes(session.modes().await)
+            .config_options(session.config_options().await);
+        self.insert(session);
+        Ok(response)
+    }
+
+    fn list_sessions(&self, request: &ListSessionsRequest) -> Result<ListSessionsResponse, Error> {
+        let cwd = request
+            .cwd
+            .as_ref()
+            .map(|cwd| cwd.canonicalize().unwrap_or_else(|_| cwd.clone()))
+            .map(|cwd| cwd.display().to_string());
+        let sessions =
+            history::list(cwd.as_deref()).map_err(|error| internal(error.to_string()))?;
+        Ok(ListSessionsResponse::new(sessions))
+    }
+
+    async fn prompt(
+        &self,
+        request: PromptRequest,
+        connection: &ConnectionTo<Client>,
+    ) -> Result<PromptResponse, Error> {
+        let session = self
+            .session(&request.session_id)
+            .ok_or_else(|| not_found(&request.session_id))?;
+        let (text, context) = prompt_text(&request.prompt)?;
+        session
+            .prompt(connection, &text, &context)
+            .await
+            .map_err(|error| match error {
+                PromptError::Busy => invalid(error.to_string()),
+                PromptError::NotStarted(message) => invalid(message),
+            })
+    }
+
+    fn insert(&self, session: Arc<Session>) {
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.insert(session.id.0.to_string(), session);
+        }
+    }
+
+    /// Every session closed, all at once: prompts stopped, CLIs ended (what their walls
+    /// held put back), runs recorded as ended with `exit_code`.
+    async fn close_all(&self, exit_code: u8) {
+        let sessions: Vec<Arc<Session>> = match self.sessions.lock() {
+            Ok(mut sessions) => std::mem::take(&mut *sessions).into_values().collect(),
+            Err(_) => Vec::new(),
+        };
+        let mut closing = tokio::task::JoinSet::new();
+        for session in sessions {
+            closing.spawn(async move { session.close(exit_code).await });
+        }
+        while closing.join_next().await.is_some() {}
+    }
+}
+
+/// The prompt's text (where mentions are read) and what the editor attached (files,
+/// selections: set beside the task, never read for mentions). Refused past
+/// [`MAX_PROMPT_BYTES`].
+fn prompt_text(blocks: &[ContentBlock]) -> Result<(String, String), Error> {
+    let mut text = String::new();
+    let mut context = String::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text(part) => text.push_str(&part.text),
+            ContentBlock::ResourceLink(link) => {
+                text.push_str(&format!(" {} ", link.uri));
+            }
+            ContentBlock::Resource(embedded) => {
+                if let EmbeddedResourceResource::TextResourceContents(resource) = &embedded.resource
+                {
+                    context.push_str(&format!(
+                        "The editor attached {}:\n```\n{}\n```\n\n",
+                        resource.uri, resource.text
+                    ));
+                }
+            }
+            _ => {}
+        }
+        if text.len() + context.len() > MAX_PROMPT_BYTES {
+            return Err(invalid(format!(
+                "the prompt is over {} MiB: codecrew takes at most that, attachments included",
+                MAX_PROMPT_BYTES >> 20
+            )));
+        }
+    }
+    Ok((text, context.trim_end().to_owned()))
+}
+
+/// The editor's MCP servers (stdio) served to the agents as the config's are: through
+/// codecrew's MCP client, under the policy.
+fn add_mcp_servers(engine: &mut Engine, servers: Vec<McpServer>) -> Result<(), Error> {
+    for server in servers {
+        let McpServer::Stdio(server) = server else {
+            return Err(invalid(
+                "codecrew takes the editor's MCP servers over stdio only".to_owned(),
+            ));
+        };
+        let named = !server.name.is_empty()
+            && server.name.len() <= 64
+            && server
+                .name
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
+        if !named {
+            return Err(invalid(format!(
+                "the MCP server name {:?} is not one codecrew takes: letters, digits, '-' and \
+                 '_', at most 64",
+                server.name
+            )));
+        }
+        let env: BTreeMap<String, String> = server
+            .env
+            .into_iter()
+            .map(|variable| (variable.name, variable.value))
+            .collect();
+        let entry: codecrew_config::McpServerConfig = serde_json::from_value(serde_json::json!({
+            "command": server.command.display().to_string(),
+            "args": server.args,
+            "env": env,
+        }))
+        .map_err(|error| invalid(format!("the MCP server {}: {error}", server.name)))?;
+        engine.config_mut().config.mcp.insert(server.name, entry);
+    }
+    Ok(())
+}
+
+fn invalid(message: String) -> Error {
+    Error::invalid_params().data(serde_json::Value::String(message))
+}
+
+fn internal(message: String) -> Error {
+    Error::internal_error().data(serde_json::Value::String(message))
+}
+
+fn not_found(id: &SessionId) -> Error {
+    agent_client_protocol::v1::schema::Error::session_not_found(id.clone()).into()
+}
