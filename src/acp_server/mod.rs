@@ -53,6 +53,9 @@ use asker::EditorAsker;
 use relay::Announced;
 use session::{AGENT_OPTION, Opened, PromptError, Session};
 
+/// A session's title in the run store until its first prompt gives it one.
+const UNTITLED: &str = "(a new editor session)";
+
 /// The largest prompt taken, text and attached context together: as much as piped input.
 pub const MAX_PROMPT_BYTES: usize = 1 << 20;
 
@@ -341,7 +344,7 @@ impl Server {
         let mode = self.settings.mode;
         let log = opened
             .engine
-            .conversation_log(&id.0, mode, "(a new editor session)");
+            .conversation_log(&id.0, mode, UNTITLED);
         let agents = KeptAgents::unthreaded(mode, self.settings.limits).recorded_in(log);
         let session = Arc::new(Session::new(id.clone(), opened, agents, false));
         let response = NewSessionResponse::new(id.clone())
@@ -382,7 +385,10 @@ impl Server {
         for update in history::replay(&kept) {
             let _ = connection.send_notification(SessionNotification::new(id.clone(), update));
         }
-        let session = Arc::new(Session::new(id.clone(), opened, agents, true));
+        // Titled by its first prompt, which a session made and loaded before it had
+        // one (as acpx does) is still to come.
+        let titled = kept.run.task != UNTITLED;
+        let session = Arc::new(Session::new(id.clone(), opened, agents, titled));
         let response = LoadSessionResponse::new()
             .modes(session.modes().await)
             .config_options(session.config_options().await);

@@ -144,6 +144,7 @@ fn the_matrix_has_every_cli_of_the_registry() {
     assert_eq!(matrix, CliKind::NAMES);
 }
 
+mod acp;
 mod chat;
 mod chat_endings;
 mod checkout_config;

@@ -1,0 +1,288 @@
+//! `codecrew acp` driven by a real ACP client, acpx (pinned in tests/clis), with the real
+//! Claude Code against the fake model: a session made, answered, followed up on the
+//! same CLI process, a tool call shown, a permission asked and answered both ways, a
+//! prompt cancelled, the session listed, then loaded by a new codecrew after the first
+//! one ended (Claude resuming its own session).
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use super::warm::Counted;
+use super::*;
+use crate::support::clis::Clis;
+
+fn script() -> Script {
+    let read = fenced(&[envelope("read_file", json!({"path": "notes.txt"}))]);
+    let write = |file: &str| {
+        fenced(&[envelope(
+            "run_command",
+            json!({"command": format!("touch {file}")}),
+        )])
+    };
+    Script::new()
+        .rule(
+            Rule::on_prompt(FOLLOW_UP, Reply::text("Read the notes: ACP-NOTED."))
+                .and_prompt("ACP-NOTES-5150"),
+        )
+        .rule(Rule::on_prompt(
+            FOLLOW_UP,
+            Reply::text("The command ran or not."),
+        ))
+        .rule(Rule::on_prompt(
+            "ACP-FIRST",
+            Reply::text("First answer: acp-zebra."),
+        ))
+        .rule(Rule::on_prompt("ACP-SECOND", Reply::text("Second answer.")))
+        .rule(Rule::on_prompt("ACP-READ", Reply::text(read)))
+        .rule(Rule::on_prompt(
+            "ACP-ALLOWED",
+            Reply::text(write("allowed-by-editor.txt")),
+        ))
+        .rule(Rule::on_prompt(
+            "ACP-REFUSED",
+            Reply::text(write("refused-by-editor.txt")),
+        ))
+        .rule(Rule::on_prompt(
+            "ACP-SLOW",
+            Reply::text("Too late.").with_delay_ms(120_000),
+        ))
+        .rule(Rule::on_prompt("ACP-LOADED", Reply::text("Loaded answer.")))
+}
+
+/// acpx, pointed at the built codecrew, in the world's workspace.
+struct Acpx<'a> {
+    world: &'a World,
+    env: CliEnv,
+    program: std::path::PathBuf,
+}
+
+impl Acpx<'_> {
+    fn command(&self, global: &[&str], args: &[&str]) -> Command {
+        let mut command = Command::new(&self.program);
+        self.env.apply(&mut command);
+        command
+            .arg("--agent")
+            .arg(format!("{} acp", env!("CARGO_BIN_EXE_codecrew")))
+            .arg("--cwd")
+            .arg(self.world.workspace())
+            .args(global)
+            .args(args);
+        command
+    }
+
+    fn run(&self, global: &[&str], args: &[&str]) -> CliRun {
+        run(&mut self.command(global, args), TIMEOUT)
+    }
+
+    /// A prompt in the workspace's session, as JSON-RPC lines.
+    fn prompt(&self, permissions: &str, text: &str) -> CliRun {
+        self.run(
+            // acpx's process that owns the session (and codecrew) ends after 3 s idle.
+            &[permissions, "--format", "json", "--ttl", "3"],
+            &["prompt", text],
+        )
+    }
+}
+
+/// The updates of one kind a client received.
+fn updates(run: &CliRun, kind: &str) -> Vec<Value> {
+    run.json_lines()
+        .into_iter()
+        .filter(|line| line["method"] == "session/update")
+        .map(|line| line["params"]["update"].clone())
+        .filter(|update| update["sessionUpdate"] == kind)
+        .collect()
+}
+
+/// The agent's text of a turn.
+fn said(run: &CliRun) -> String {
+    updates(run, "agent_message_chunk")
+        .iter()
+        .filter_map(|update| update["content"]["text"].as_str())
+        .collect()
+}
+
+/// The turn's stop reason.
+fn stop_reason(run: &CliRun) -> Option<String> {
+    run.json_lines()
+        .into_iter()
+        .find_map(|line| line["result"]["stopReason"].as_str().map(str::to_owned))
+}
+
+fn waited(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(90), "never: {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn an_editor_drives_the_crew_through_acpx() {
+    let Some(world) = World::new("e2e-acp", script()) else {
+        return;
+    };
+    let clis = Clis::require("e2e::acp").unwrap();
+    std::fs::write(world.workspace().join("notes.txt"), "ACP-NOTES-5150\n").unwrap();
+    let claude = Counted::new(&world, &world.env, "claude");
+    let acpx = Acpx {
+        world: &world,
+        env: claude.env.clone(),
+        program: clis.bin_dir().join("acpx"),
+    };
+
+    // A session, made by one codecrew (which then exits, as acpx has it).
+    let made = acpx.run(&["--format", "json"], &["sessions", "new"]);
+    made.assert_code(0);
+
+    // Answered, streamed as the agent's chunks, marked with the agent.
+    let first = acpx.prompt("--approve-all", "@claude ACP-FIRST hello");
+    first.assert_code(0);
+    assert!(
+        said(&first).contains("First answer: acp-zebra."),
+        "{}",
+        first.stdout
+    );
+    let chunk = &updates(&first, "agent_message_chunk")[0];
+    assert_eq!(chunk["_meta"]["codecrew"]["agent"], "claude", "{chunk}");
+    assert_eq!(stop_reason(&first).as_deref(), Some("end_turn"));
+    let started = claude.starts();
+    assert!(started >= 1);
+
+    // A follow-up (no mention: the agent last addressed) on the same CLI process.
+    let second = acpx.prompt("--approve-all", "ACP-SECOND go on");
+    second.assert_code(0);
+    assert!(
+        said(&second).contains("Second answer."),
+        "{}",
+        second.stdout
+    );
+    assert_eq!(claude.starts(), started, "a follow-up started a CLI");
+
+    // A codecrew tool call, shown as a tool_call and its update.
+    let read = acpx.prompt("--approve-all", "ACP-READ the notes");
+    read.assert_code(0);
+    let call = &updates(&read, "tool_call")[0];
+    assert_eq!(call["kind"], "read", "{call}");
+    assert_eq!(call["title"], "@claude: read_file notes.txt");
+    let path = world.workspace().join("notes.txt");
+    assert_eq!(call["locations"][0]["path"], path.display().to_string());
+    let done = updates(&read, "tool_call_update");
+    assert!(
+        done.iter()
+            .any(|update| update["toolCallId"] == call["toolCallId"]
+                && update["status"] == "completed"),
+        "{}",
+        read.stdout
+    );
+    assert!(said(&read).contains("ACP-NOTED"), "{}", read.stdout);
+
+    // In execute mode a command off the safe list is asked in the editor: yes, then no.
+    let mode = acpx.run(&[], &["set-mode", "execute"]);
+    mode.assert_code(0);
+    let allowed = acpx.prompt("--approve-all", "ACP-ALLOWED make it");
+    let asked = allowed
+        .json_lines()
+        .into_iter()
+        .find(|line| line["method"] == "session/request_permission")
+        .unwrap_or_else(|| panic!("nothing asked: {}", allowed.stdout));
+    let question = asked["params"]["toolCall"].to_string();
+    assert!(
+        question.contains("touch allowed-by-editor.txt"),
+        "{question}"
+    );
+    assert!(
+        question.contains("why:"),
+        "the terminal's words: {question}"
+    );
+    waited("the allowed file", || {
+        world.workspace().join("allowed-by-editor.txt").exists()
+    });
+    let refused = acpx.prompt("--deny-all", "ACP-REFUSED make it");
+    assert!(
+        refused.stdout.contains("session/request_permission"),
+        "{}",
+        refused.stdout
+    );
+    assert!(!world.workspace().join("refused-by-editor.txt").exists());
+
+    // Cancelled mid-turn, from another acpx: the turn ends `cancelled`.
+    let mut slow = acpx.command(
+        &["--approve-all", "--format", "json", "--ttl", "3"],
+        &["prompt", "ACP-SLOW take your time"],
+    );
+    let slow = slow
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    waited("the slow request at the model", || {
+        world.server.model_requests().iter().any(|request| {
+            request
+                .prompt
+                .as_deref()
+                .is_some_and(|p| p.contains("ACP-SLOW"))
+        })
+    });
+    acpx.run(&[], &["cancel"]).assert_code(0);
+    let output = slow.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("\"stopReason\":\"cancelled\""), "{text}");
+
+    // Listed by the agent itself, titled by its first prompt.
+    let listed = acpx.run(&["--format", "json"], &["sessions", "list"]);
+    listed.assert_code(0);
+    assert!(
+        listed.stdout.contains("@claude ACP-FIRST hello"),
+        "{}",
+        listed.stdout
+    );
+
+    // The codecrew serving it ends (acpx's owner is idle past its --ttl of 3 s); the
+    // next prompt loads the session in a new one, and Claude resumes its own session.
+    std::thread::sleep(Duration::from_secs(6));
+    let before = world.server.model_requests().len();
+    let starts_before = claude.starts();
+    let loaded = acpx.run(
+        &["--approve-all", "--format", "json", "--ttl", "1"],
+        &["prompt", "ACP-LOADED again"],
+    );
+    loaded.assert_code(0);
+    assert!(claude.starts() > starts_before, "the same codecrew served it");
+    assert!(
+        said(&loaded).contains("Loaded answer."),
+        "{}",
+        loaded.stdout
+    );
+    let requests = world.server.model_requests();
+    let request = requests[before..]
+        .iter()
+        .find(|r| {
+            r.prompt
+                .as_deref()
+                .is_some_and(|p| p.contains("ACP-LOADED"))
+        })
+        .unwrap();
+    assert!(
+        request
+            .body
+            .to_string()
+            .contains("First answer: acp-zebra."),
+        "the CLI's session was not resumed: {}",
+        request.body
+    );
+
+    // The run store has the session as one run: every prompt's answer.
+    let logs = world.codecrew(&["logs", "--output", "json"]);
+    let listed: Value = serde_json::from_str(&logs.stdout).unwrap();
+    let run = &listed["runs"][0];
+    assert_eq!(run["command"], "acp", "{listed:#}");
+    let shown = world.codecrew(&["logs", "show", run["id"].as_str().unwrap()]);
+    for answer in [
+        "First answer: acp-zebra.",
+        "Second answer.",
+        "Loaded answer.",
+    ] {
+        assert!(shown.stdout.contains(answer), "{answer}: {}", shown.stdout);
+    }
+}
