@@ -342,9 +342,7 @@ impl Server {
         let id = SessionId::new(crate::run::runs::new_id());
         let opened = self.open(&id, &request.cwd, request.mcp_servers, connection)?;
         let mode = self.settings.mode;
-        let log = opened
-            .engine
-            .conversation_log(&id.0, mode, UNTITLED);
+        let log = opened.engine.conversation_log(&id.0, mode, UNTITLED);
         let agents = KeptAgents::unthreaded(mode, self.settings.limits).recorded_in(log);
         let session = Arc::new(Session::new(id.clone(), opened, agents, false));
         let response = NewSessionResponse::new(id.clone())

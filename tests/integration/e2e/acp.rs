@@ -248,7 +248,10 @@ fn an_editor_drives_the_crew_through_acpx() {
         &["prompt", "ACP-LOADED again"],
     );
     loaded.assert_code(0);
-    assert!(claude.starts() > starts_before, "the same codecrew served it");
+    assert!(
+        claude.starts() > starts_before,
+        "the same codecrew served it"
+    );
     assert!(
         said(&loaded).contains("Loaded answer."),
         "{}",
@@ -285,4 +288,103 @@ fn an_editor_drives_the_crew_through_acpx() {
     ] {
         assert!(shown.stdout.contains(answer), "{answer}: {}", shown.stdout);
     }
+}
+
+/// The protocol's own TypeScript SDK as the client, for what acpx does not do: two
+/// agents on one prompt, the agent option, an attachment, a second prompt while one
+/// runs, the protocol's errors, the mode, closing a session.
+#[test]
+fn the_protocol_sdk_drives_what_acpx_does_not() {
+    let script = Script::new()
+        .rule(Rule::on_prompt("SDK-BOTH", Reply::text("Both: SDK-REPLY.")))
+        .rule(Rule::on_prompt(
+            "SDK-CHOSEN",
+            Reply::text("Chosen answers."),
+        ))
+        .rule(Rule::on_prompt(
+            "SDK-SLOW",
+            Reply::text("Too late.").with_delay_ms(120_000),
+        ));
+    let Some(world) = World::new("e2e-acp-sdk", script) else {
+        return;
+    };
+    let clis = Clis::require("e2e::acp").unwrap();
+    let sdk = clis
+        .bin_dir()
+        .join("../@agentclientprotocol/sdk/dist/v1/stable/acp.js");
+    let client = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/integration/e2e/acp_sdk_client.mjs");
+    let mut command = Command::new("node");
+    world.env.apply(&mut command);
+    command
+        .arg(client)
+        .arg(sdk)
+        .arg(env!("CARGO_BIN_EXE_codecrew"))
+        .arg(world.workspace());
+    let done = run(&mut command, TIMEOUT);
+    done.assert_code(0);
+    let out: Value = serde_json::from_str(done.stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", done.stdout, done.stderr));
+    assert_eq!(out["failed"], Value::Null, "{out:#}");
+    assert_eq!(out["exitCode"], 0, "{out:#}");
+
+    // What codecrew offers.
+    let capabilities = &out["capabilities"];
+    assert_eq!(capabilities["loadSession"], true);
+    assert_eq!(capabilities["promptCapabilities"]["embeddedContext"], true);
+    assert!(
+        capabilities["sessionCapabilities"]["list"].is_object(),
+        "{capabilities}"
+    );
+    assert_eq!(out["modes"]["currentModeId"], "query");
+    assert_eq!(out["configOptions"][0]["id"], "agent");
+
+    // Two agents on one prompt, each chunk marked with its agent.
+    let both = &out["both"];
+    assert_eq!(both["stopReason"], "end_turn", "{both}");
+    let mut agents: Vec<&str> = both["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    agents.sort_unstable();
+    assert_eq!(agents, ["claude", "gemini"], "{both}");
+    for agent in ["claude", "gemini"] {
+        let text = both["text"][agent].as_str().unwrap();
+        assert!(text.contains(&format!("**@{agent}:**")), "{text}");
+        assert!(text.contains("Both: SDK-REPLY."), "{text}");
+    }
+    assert!(both["usage"]["inputTokens"].as_u64().unwrap() > 0, "{both}");
+
+    // The agent option: a prompt without a mention goes to gemini alone, with what the
+    // editor attached beside its task.
+    assert_eq!(out["chosenOptions"][0]["currentValue"], "gemini");
+    assert_eq!(out["chosen"]["agents"], json!(["gemini"]), "{out:#}");
+    let attached = world.server.model_requests().into_iter().any(|request| {
+        request
+            .prompt
+            .as_deref()
+            .is_some_and(|p| p.contains("SDK-CHOSEN") && p.contains("SDK-ATTACHED-CONTEXT"))
+    });
+    assert!(attached, "the attachment did not reach the agent");
+
+    // One prompt at a time; cancel answers `cancelled`.
+    let second = &out["second"];
+    assert_eq!(second["code"], -32602, "{second}");
+    assert!(second.to_string().contains("already running"), "{second}");
+    assert_eq!(out["cancelled"], "cancelled");
+
+    // Errors that say what is wrong; the server goes on serving after each.
+    assert_eq!(out["unknownSession"]["code"], -32002, "{out:#}");
+    assert!(
+        out["badMode"]
+            .to_string()
+            .contains("query (read only) or execute")
+    );
+    assert!(out["badAgent"].to_string().contains("no agent @nobody"));
+    assert_eq!(out["goodMode"], Value::Null, "{out:#}");
+    assert!(out["huge"].to_string().contains("at most"), "{out:#}");
+    assert_eq!(out["closed"], Value::Null, "{out:#}");
+    assert_eq!(out["afterClose"]["code"], -32002, "{out:#}");
 }

@@ -1,0 +1,131 @@
+// Drives `codecrew acp` with the Agent Client Protocol's own TypeScript SDK, for what
+// acpx does not exercise: two agents on one prompt, the agent option, a second prompt
+// while one runs, the protocol's errors, the mode, closing a session. Prints one JSON
+// object: what each step gave.
+//
+// usage: node acp_sdk_client.mjs <the SDK's entry (acp.js)> <codecrew> <workspace>
+import { spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
+
+const [sdkEntry, codecrew, workspace] = process.argv.slice(2);
+const acp = await import(pathToFileURL(sdkEntry).href);
+
+const child = spawn(codecrew, ["acp"], { stdio: ["pipe", "pipe", "inherit"], cwd: workspace });
+const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+const updates = [];
+const app = acp
+  .client({ name: "codecrew-sdk-test" })
+  .onNotification(acp.methods.client.session.update, ({ params }) => {
+    updates.push(params.update);
+  })
+  .onRequest(acp.methods.client.session.requestPermission, () => ({
+    outcome: { outcome: "cancelled" },
+  }));
+
+const out = {};
+const error = async (promise) => {
+  try {
+    await promise;
+    return null;
+  } catch (e) {
+    return { code: e.code, message: e.message, data: e.data };
+  }
+};
+// The agents whose text a turn's chunks carry, in order, and each one's text.
+const spoken = (from) => {
+  const agents = [];
+  const text = {};
+  for (const update of updates.slice(from)) {
+    if (update.sessionUpdate !== "agent_message_chunk") continue;
+    const agent = update._meta?.codecrew?.agent;
+    if (!agents.includes(agent)) agents.push(agent);
+    text[agent] = (text[agent] ?? "") + update.content.text;
+  }
+  return { agents, text };
+};
+
+try {
+  await app.connectWith(stream, async (ctx) => {
+    const init = await ctx.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: {},
+      clientInfo: { name: "codecrew-sdk-test", version: "0" },
+    });
+    out.capabilities = init.agentCapabilities;
+    const made = await ctx.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] });
+    const sessionId = made.sessionId;
+    out.modes = made.modes;
+    out.configOptions = made.configOptions;
+
+    let from = updates.length;
+    const both = await ctx.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "@claude @gemini SDK-BOTH compare" }],
+    });
+    out.both = { stopReason: both.stopReason, usage: both.usage, ...spoken(from) };
+
+    const chosen = await ctx.request(acp.methods.agent.session.setConfigOption, {
+      sessionId,
+      configId: "agent",
+      value: "gemini",
+    });
+    out.chosenOptions = chosen.configOptions;
+    from = updates.length;
+    const alone = await ctx.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [
+        { type: "text", text: "SDK-CHOSEN who answers" },
+        {
+          type: "resource",
+          resource: { uri: `file://${workspace}/attached.txt`, text: "SDK-ATTACHED-CONTEXT" },
+        },
+      ],
+    });
+    out.chosen = { stopReason: alone.stopReason, ...spoken(from) };
+
+    // A second prompt while one runs is refused; the first, cancelled, says so.
+    const slow = ctx.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "@claude SDK-SLOW wait" }],
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    out.second = await error(
+      ctx.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: "SDK-BOTH again" }],
+      }),
+    );
+    await ctx.notify(acp.methods.agent.session.cancel, { sessionId });
+    out.cancelled = (await slow).stopReason;
+
+    out.unknownSession = await error(
+      ctx.request(acp.methods.agent.session.prompt, {
+        sessionId: "0123456789abcdef",
+        prompt: [{ type: "text", text: "hello" }],
+      }),
+    );
+    out.badMode = await error(ctx.request(acp.methods.agent.session.setMode, { sessionId, modeId: "nope" }));
+    out.badAgent = await error(
+      ctx.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: "agent", value: "nobody" }),
+    );
+    out.goodMode = await error(ctx.request(acp.methods.agent.session.setMode, { sessionId, modeId: "execute" }));
+    out.huge = await error(
+      ctx.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: "x".repeat(2 * 1024 * 1024) }],
+      }),
+    );
+    out.closed = await error(ctx.request(acp.methods.agent.session.close, { sessionId }));
+    out.afterClose = await error(
+      ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] }),
+    );
+  });
+} catch (e) {
+  out.failed = String(e?.stack ?? e);
+} finally {
+  child.stdin.end();
+}
+const code = await new Promise((resolve) => child.on("exit", (c) => resolve(c)));
+out.exitCode = code;
+process.stdout.write(JSON.stringify(out) + "\n");
