@@ -1,7 +1,7 @@
 //! A second Ctrl-C ends codecrew at once, without waiting for its agents to stop; what
 //! their walls hold (the CLI files that make a CLI run programs later) is still put back.
 //! So does `codecrew mcp` on stdio on SIGTERM or SIGHUP, while its client keeps the pipe
-//! open and an agent it runs is planting.
+//! open and an agent it runs is planting, and `codecrew acp` when its editor goes away.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -130,4 +130,71 @@ fn sigterm_ends_mcp_on_stdio_with_what_its_agents_held_put_back() {
 #[test]
 fn sighup_ends_mcp_on_stdio_with_what_its_agents_held_put_back() {
     mcp_ends_on(Signal::SIGHUP, 129);
+}
+
+/// `codecrew acp` whose editor goes away mid-prompt (its stdin closed, as when the
+/// editor is killed) ends every session: the CLI stopped, what its wall held put back,
+/// the session's run ended; before that, a malformed message got a JSON-RPC error and
+/// the server went on serving.
+#[test]
+fn an_editor_gone_mid_prompt_leaves_no_process_and_nothing_held() {
+    use std::io::{BufRead, BufReader};
+    let machine = ScriptedClaude::new(PLANTING_CLAUDE);
+    std::fs::create_dir_all(machine.home().join(".claude/session-env")).unwrap();
+    let mut child = machine
+        .codecrew(&["acp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = |message: &str| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let mut reply = || -> serde_json::Value {
+        let line = lines.next().unwrap().unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    send("{this is not json");
+    let error = reply();
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#,
+    );
+    assert_eq!(reply()["result"]["protocolVersion"], 1);
+    let new = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+        "params": {"cwd": machine.workspace(), "mcpServers": []}});
+    send(&new.to_string());
+    let made = reply();
+    let session = made["result"]["sessionId"].as_str().unwrap().to_owned();
+    let prompt = serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+        "params": {"sessionId": session, "prompt": [{"type": "text", "text": "@claude hi"}]}});
+    send(&prompt.to_string());
+    let plant = planted(&machine);
+    // The editor goes away.
+    drop(stdin);
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "codecrew acp did not end"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
+    assert!(!plant.exists(), "the plant outlived the session");
+    assert!(!machine.claude_runs(), "the CLI outlived the session");
+    let output = machine
+        .codecrew(&["logs", "--output", "json"])
+        .output()
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(listed["runs"][0]["command"], "acp", "{listed:#}");
+    assert_eq!(listed["runs"][0]["id"], session.as_str());
+    assert_ne!(listed["runs"][0]["status"], "not_finished", "{listed:#}");
 }
