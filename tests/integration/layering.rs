@@ -103,7 +103,8 @@ const MODULE_LAYERS: &[&[&str]] = &[
     &["run"],
     &["output"],
     &["chat", "mcp_server"],
-    &["cli", "home"],
+    // The editor's front end holds its sessions to the home rules, as the commands are.
+    &["cli", "home", "acp_server"],
 ];
 
 /// Inside `output/`, the palette is below the console that uses it.
