@@ -308,6 +308,28 @@ fn the_protocol_sdk_drives_what_acpx_does_not() {
     let Some(world) = World::new("e2e-acp-sdk", script) else {
         return;
     };
+    let notes = world.workspace().join("notes.txt");
+    std::fs::write(&notes, "SDK-NATIVE-NOTES\n").unwrap();
+    world.server.set_script(
+        Script::new()
+            .rule(Rule::on_tool_result(
+                "SDK-NATIVE-NOTES",
+                Reply::text("Native read done."),
+            ))
+            .rule(Rule::on_prompt(
+                "SDK-NATIVE",
+                Reply::tool("Read", json!({"file_path": notes})),
+            ))
+            .rule(Rule::on_prompt("SDK-BOTH", Reply::text("Both: SDK-REPLY.")))
+            .rule(Rule::on_prompt(
+                "SDK-CHOSEN",
+                Reply::text("Chosen answers."),
+            ))
+            .rule(Rule::on_prompt(
+                "SDK-SLOW",
+                Reply::text("Too late.").with_delay_ms(120_000),
+            )),
+    );
     let clis = Clis::require("e2e::acp").unwrap();
     let sdk = clis
         .bin_dir()
@@ -368,6 +390,35 @@ fn the_protocol_sdk_drives_what_acpx_does_not() {
             .is_some_and(|p| p.contains("SDK-CHOSEN") && p.contains("SDK-ATTACHED-CONTEXT"))
     });
     assert!(attached, "the attachment did not reach the agent");
+
+    // Claude's own Read: a tool_call of kind read on the file, then its result.
+    let native = &out["native"];
+    assert!(
+        native["text"]["claude"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Native read done."),
+        "{native:#}"
+    );
+    let calls = native["calls"].as_array().unwrap();
+    let read = calls
+        .iter()
+        .find(|c| c["sessionUpdate"] == "tool_call")
+        .unwrap_or_else(|| panic!("no tool_call: {native:#}"));
+    assert_eq!(read["kind"], "read", "{read}");
+    assert!(
+        read["title"].as_str().unwrap().starts_with("@claude: Read"),
+        "{read}"
+    );
+    assert_eq!(read["locations"][0]["path"], notes.display().to_string());
+    assert!(
+        calls
+            .iter()
+            .any(|c| c["sessionUpdate"] == "tool_call_update"
+                && c["toolCallId"] == read["toolCallId"]
+                && c["status"] == "completed"),
+        "{native:#}"
+    );
 
     // One prompt at a time; cancel answers `cancelled`.
     let second = &out["second"];

@@ -84,6 +84,20 @@ try {
     });
     out.chosen = { stopReason: alone.stopReason, ...spoken(from) };
 
+    // A CLI's own tool (Claude's Read), shown as codecrew's are.
+    from = updates.length;
+    const native = await ctx.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "@claude SDK-NATIVE read the notes" }],
+    });
+    out.native = {
+      stopReason: native.stopReason,
+      calls: updates
+        .slice(from)
+        .filter((u) => u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update"),
+      ...spoken(from),
+    };
+
     // A second prompt while one runs is refused; the first, cancelled, says so.
     const slow = ctx.request(acp.methods.agent.session.prompt, {
       sessionId,
