@@ -37,6 +37,8 @@ pub use write::{
 
 /// How long a write waits for another codecrew's.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// The WAL's length, in pages, at which SQLite folds it into the database.
+const WAL_PAGES: i64 = 64;
 /// The fewest characters a run's id is shown with.
 pub const MIN_ID_LEN: usize = 6;
 
@@ -130,12 +132,20 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(sqlite)?;
         // No checkpoint as each codecrew closes the store (two fsyncs a run): the WAL is
-        // folded in by SQLite's automatic checkpoint as it grows (1000 pages).
+        // folded in by SQLite's automatic checkpoint as it grows. Each codecrew is
+        // usually the store's only connection, so its first read replays the whole WAL
+        // (reads it and checks each frame): a short WAL keeps that cheap, 1.6 ms for
+        // the default 1000 pages (4 MB), under 0.1 ms for these.
         conn.set_db_config(
             rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
             true,
         )
         .map_err(sqlite)?;
+        conn.pragma_update(None, "wal_autocheckpoint", WAL_PAGES)
+            .map_err(sqlite)?;
+        // The WAL file itself is cut back to this after a checkpoint.
+        conn.pragma_update(None, "journal_size_limit", WAL_PAGES * 4096)
+            .map_err(sqlite)?;
         schema::migrate(&mut conn, path)?;
         Ok(Store {
             conn,
