@@ -20,6 +20,7 @@ use codecrew_agents::drive::process::{Outcome, RunLimits, SpawnError};
 use codecrew_agents::drive::refused;
 use codecrew_agents::drive::transport::{Output, Transport};
 use codecrew_intercept::Interceptor;
+use codecrew_tools::ErrorCode;
 use codecrew_tools::executor::CallRequest;
 
 /// What the loop carries from one turn to the next.
@@ -120,11 +121,17 @@ impl JobRun {
             }
             let results = self.run_calls(&turn, &mut report, events, &cancel).await;
             if report.turns >= self.settings.max_turns {
-                report.success = true;
                 report.stop_reason = StopReason::MaxTurns;
                 if self.settings.max_turns == 1 {
-                    // One turn: the results are the answer (as the original CodeCrew did).
+                    // One turn: the results are the answer the user asked for (as the
+                    // original CodeCrew did).
+                    report.success = true;
                     report.response = results;
+                } else {
+                    // The model was still calling tools: it never answered, and saying
+                    // it succeeded would hand the user an empty or half answer.
+                    report.error = Some(max_turns_error(self.settings.max_turns, &turn));
+                    report.error_code = Some(ErrorCode::MaxTurns);
                 }
                 break;
             }
@@ -336,4 +343,20 @@ impl JobRun {
         }
         lines.join("\n")
     }
+}
+
+/// Why a job stopped at its turn limit is no answer, and what to do.
+fn max_turns_error(max_turns: u32, last: &TurnState) -> String {
+    let calls = last.calls.len();
+    let rejected = last.rejected.len();
+    let last_turn = match (calls, rejected) {
+        (0, n) => format!("its last turn's {n} envelope(s) were rejected"),
+        (n, 0) => format!("its last turn's {n} call(s) ran"),
+        (n, m) => format!("its last turn's {n} call(s) ran and {m} envelope(s) were rejected"),
+    };
+    format!(
+        "stopped at the turn limit ({max_turns}) while the model was still calling tools, \
+         so it gave no answer ({last_turn}); raise --max-turns (or max_turns under [limits] \
+         in the config) to let it finish"
+    )
 }

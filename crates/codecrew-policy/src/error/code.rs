@@ -133,6 +133,9 @@ error_codes! {
     /// An agent CLI could not start inside its wall (a job's `error_code` in
     /// `--output json`).
     CliWallRefused = "E_CLI_WALL_REFUSED",
+    /// A job reached its turn limit (`--max-turns`) while its model was still calling
+    /// tools, so it gave no answer (a job's `error_code`).
+    MaxTurns = "E_MAX_TURNS",
 }
 
 impl fmt::Display for ErrorCode {

@@ -1,0 +1,118 @@
+//! What real models do, through a scripted `command` agent (no real CLI): a model still
+//! calling tools at the turn limit is no success; an envelope written badly is told back
+//! to the model, which writes it again; a prompt too large for the model's context window
+//! says so, and what to do.
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::support::binary::{Home, assert_exit, text};
+
+/// A home with a workspace, and a user config declaring `@model`: `sh agent.sh`, its
+/// prompt on stdin, plain text out.
+struct World {
+    home: Home,
+}
+
+impl World {
+    fn new(script: &str, agent_extra: &str) -> World {
+        let home = Home::new();
+        let root = home.path();
+        std::fs::create_dir_all(root.join("ws")).unwrap();
+        std::fs::write(root.join("agent.sh"), script).unwrap();
+        std::fs::write(
+            root.join("user.toml"),
+            format!(
+                "[agents.model]\nprovider = \"command\"\ncommand = {{ argv = [\"sh\", {:?}] }}\n{agent_extra}",
+                root.join("agent.sh").display().to_string()
+            ),
+        )
+        .unwrap();
+        World { home }
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.home.path().join("ws")
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.home
+            .codecrew()
+            .current_dir(self.workspace())
+            .env("CODECREW_CONFIG", self.home.path().join("user.toml"))
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> (Output, Value) {
+        let mut all = vec!["query", "--output", "json", "--no-log"];
+        all.extend_from_slice(args);
+        let output = self.run(&all);
+        let document = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+            panic!(
+                "not JSON ({e})\n--- stdout\n{}\n--- stderr\n{}",
+                text(&output.stdout),
+                text(&output.stderr)
+            )
+        });
+        (output, document)
+    }
+}
+
+/// Keeps each prompt as `prompt-<n>` beside the script, then runs what follows.
+const KEEP_PROMPT: &str = r#"dir=$(dirname "$0")
+n=$(ls "$dir" | grep -c '^prompt-')
+n=$((n + 1))
+cat > "$dir/prompt-$n"
+"#;
+
+/// A model that never stops calling `help`.
+fn always_calling() -> String {
+    format!(
+        "{KEEP_PROMPT}printf 'Let me look again.\\n```json\\n{{\"type\":\"tool_use\",\"name\":\"codecrew:help\",\"input\":{{}}}}\\n```\\n'\n"
+    )
+}
+
+#[test]
+fn a_model_still_calling_tools_at_the_turn_limit_is_no_success() {
+    let world = World::new(&always_calling(), "");
+    let (output, doc) = world.json(&["--max-turns", "2", "@model go"]);
+    assert_exit(&output, 1);
+    let result = &doc["results"][0];
+    assert_eq!(doc["success"], false, "{doc}");
+    assert_eq!(result["success"], false);
+    assert_eq!(result["stop_reason"], "max_turns");
+    assert_eq!(result["error_code"], "E_MAX_TURNS");
+    assert_eq!(result["turns"], 2);
+    assert_eq!(result["tool_calls"].as_array().unwrap().len(), 2);
+    let error = result["error"].as_str().unwrap();
+    assert!(
+        error.contains("turn limit (2)") && error.contains("gave no answer"),
+        "{error}"
+    );
+    assert!(error.contains("--max-turns"), "says what to do: {error}");
+
+    // In text, the failure is said on stderr, and the exit code is the same.
+    let output = world.run(&["query", "--no-log", "--max-turns", "3", "@model go"]);
+    assert_exit(&output, 1);
+    assert!(
+        text(&output.stderr).contains("turn limit (3)"),
+        "{}",
+        text(&output.stderr)
+    );
+
+    // One turn asks for the tool results themselves: they are the answer.
+    let (output, doc) = world.json(&["--max-turns", "1", "@model go"]);
+    assert_exit(&output, 0);
+    let result = &doc["results"][0];
+    assert_eq!(result["success"], true, "{doc}");
+    assert_eq!(result["stop_reason"], "max_turns");
+    assert!(result.get("error_code").is_none(), "{result}");
+    assert!(
+        result["response"].as_str().unwrap().contains("\"tool\":\"help\""),
+        "{result}"
+    );
+}
