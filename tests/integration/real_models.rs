@@ -1,9 +1,8 @@
 //! What real models do, through a scripted `command` agent (no real CLI): a model still
 //! calling tools at the turn limit is no success; an envelope written badly is told back
-//! to the model, which writes it again; a prompt too large for the model's context window
-//! says so, and what to do.
+//! to the model, which writes it again.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
@@ -60,6 +59,30 @@ impl World {
         });
         (output, document)
     }
+
+    /// The prompts the agent was given, in order (the script keeps each).
+    fn prompts(&self) -> Vec<String> {
+        let mut kept: Vec<PathBuf> = std::fs::read_dir(self.home.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| {
+                path.file_name()
+                    .is_some_and(|name| name.to_string_lossy().starts_with("prompt-"))
+            })
+            .collect();
+        kept.sort_by_key(|path| turn_of(path));
+        kept.iter()
+            .map(|path| std::fs::read_to_string(path).unwrap())
+            .collect()
+    }
+}
+
+fn turn_of(path: &Path) -> u32 {
+    path.file_name()
+        .and_then(|name| name.to_str())
+        .and_then(|name| name.strip_prefix("prompt-"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Keeps each prompt as `prompt-<n>` beside the script, then runs what follows.
@@ -112,7 +135,47 @@ fn a_model_still_calling_tools_at_the_turn_limit_is_no_success() {
     assert_eq!(result["stop_reason"], "max_turns");
     assert!(result.get("error_code").is_none(), "{result}");
     assert!(
-        result["response"].as_str().unwrap().contains("\"tool\":\"help\""),
+        result["response"]
+            .as_str()
+            .unwrap()
+            .contains("\"tool\":\"help\""),
         "{result}"
     );
+}
+
+#[test]
+fn an_envelope_after_text_is_told_back_and_the_model_writes_it_again() {
+    // As a small model writes it first (after text on its line), then as the rejection
+    // it is told about asks, then its answer from the result.
+    let script = format!(
+        r#"{KEEP_PROMPT}prompt=$(cat "$dir/prompt-$n")
+call='{{"type":"tool_use","name":"codecrew:read_file","input":{{"path":"notes.txt"}}}}'
+case "$prompt" in
+*NOTE-7*) printf 'The notes say NOTE-7.\n' ;;
+*E_REJECTED_ENVELOPE*) printf 'Again:\n```json\n%s\n```\n' "$call" ;;
+*) printf 'Sure: %s\n' "$call" ;;
+esac
+"#
+    );
+    let world = World::new(&script, "");
+    std::fs::write(world.workspace().join("notes.txt"), "NOTE-7\n").unwrap();
+    let (output, doc) = world.json(&["@model what do the notes say?"]);
+    assert_exit(&output, 0);
+    let result = &doc["results"][0];
+    assert_eq!(result["response"], "The notes say NOTE-7.", "{doc}");
+    assert_eq!(result["turns"], 3);
+    let calls = result["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1, "the rejected envelope never ran: {doc}");
+    assert_eq!(calls[0]["status"], "ok");
+    // The second turn told the model why, quoting what it wrote (made inert).
+    let prompts = world.prompts();
+    assert_eq!(prompts.len(), 3);
+    let told = &prompts[1];
+    assert!(told.contains("\"code\":\"E_REJECTED_ENVELOPE\""), "{told}");
+    assert!(
+        told.contains("the envelope follows text on its line"),
+        "{told}"
+    );
+    assert!(told.contains("codecrew\u{200b}:read_file"), "{told}");
+    assert!(!prompts[0].contains("E_REJECTED_ENVELOPE"));
 }
