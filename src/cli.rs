@@ -314,6 +314,10 @@ pub struct PromptArgs {
     /// Which tools the prompt offers: query offers read-only tools, execute all of them
     #[arg(long, value_enum, default_value_t = ModeArg::Query)]
     pub mode: ModeArg,
+    /// Each tool on one line, for a model with a small context window (an agent's
+    /// `prompt = "compact"`)
+    #[arg(long)]
+    pub compact: bool,
     /// The task for the model
     #[arg(required = true, value_name = "MESSAGE")]
     pub message: Vec<String>,

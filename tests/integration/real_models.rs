@@ -1,6 +1,7 @@
 //! What real models do, through a scripted `command` agent (no real CLI): a model still
 //! calling tools at the turn limit is no success; an envelope written badly is told back
-//! to the model, which writes it again.
+//! to the model, which writes it again; a prompt too large for the model's context window
+//! says so, and what to do.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -178,4 +179,44 @@ esac
     );
     assert!(told.contains("codecrew\u{200b}:read_file"), "{told}");
     assert!(!prompts[0].contains("E_REJECTED_ENVELOPE"));
+}
+
+/// A model whose server refuses the prompt as llm prints it (llama-cpp-python's words).
+const TOO_SMALL: &str = r#"dir=$(dirname "$0")
+cat > "$dir/prompt-1"
+echo 'Error: Requested tokens (2350) exceed context window of 512' >&2
+exit 1
+"#;
+
+#[test]
+fn a_prompt_larger_than_the_context_window_says_so_and_what_to_do() {
+    let world = World::new(TOO_SMALL, "");
+    let (output, doc) = world.json(&["@model hello"]);
+    assert_exit(&output, 1);
+    let result = &doc["results"][0];
+    assert_eq!(result["error_code"], "E_CONTEXT_EXCEEDED", "{doc}");
+    let error = result["error"].as_str().unwrap();
+    assert!(error.contains("exceed context window of 512"), "{error}");
+    assert!(
+        error.contains("prompt = \"compact\"") && error.contains("[agents.model]"),
+        "{error}"
+    );
+    let full = world.prompts().remove(0);
+
+    // Given the compact prompt already, the advice is a larger window.
+    let world = World::new(TOO_SMALL, "prompt = \"compact\"\n");
+    let (output, doc) = world.json(&["@model hello"]);
+    assert_exit(&output, 1);
+    let result = &doc["results"][0];
+    assert_eq!(result["error_code"], "E_CONTEXT_EXCEEDED", "{doc}");
+    let error = result["error"].as_str().unwrap();
+    assert!(error.contains("even codecrew's compact prompt"), "{error}");
+    let compact = world.prompts().remove(0);
+    assert!(compact.contains("- codecrew:read_file: "), "{compact}");
+    assert!(
+        compact.len() * 2 < full.len(),
+        "compact {} bytes, full {}",
+        compact.len(),
+        full.len()
+    );
 }

@@ -248,3 +248,24 @@ fn truncation_counts_characters_not_bytes() {
         "héllo… [6 more characters]"
     );
 }
+
+#[test]
+fn a_summary_is_the_descriptions_first_sentence() {
+    use crate::first_sentence;
+    assert_eq!(
+        first_sentence("Finds files by pattern, e.g. \"**/*.rs\". The pattern is relative."),
+        "Finds files by pattern, e.g. \"**/*.rs\""
+    );
+    assert_eq!(
+        first_sentence("  One line, no period  "),
+        "One line, no period"
+    );
+    assert_eq!(
+        first_sentence("Reads .gitignore files. Then more."),
+        "Reads .gitignore files"
+    );
+    let long = format!("{}. Rest.", "word ".repeat(40));
+    let summary = first_sentence(&long);
+    assert_eq!(summary.chars().count(), crate::SUMMARY_CHARS + 1);
+    assert!(summary.ends_with('…'));
+}

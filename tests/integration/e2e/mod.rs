@@ -147,6 +147,7 @@ fn the_matrix_has_every_cli_of_the_registry() {
 mod chat;
 mod chat_endings;
 mod checkout_config;
+mod compact_prompt;
 mod config;
 mod copilot;
 mod crew;

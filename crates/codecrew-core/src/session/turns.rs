@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use tokio::sync::watch;
 
-use super::failure::{Recovery, Situation, TurnFailure};
+use super::failure::{self, Recovery, Situation, TurnFailure};
 use super::turn::TurnState;
 use super::{
     CallRecord, Conversation, EventSender, JobEvent, JobReport, JobRun, StopReason, caller,
@@ -19,6 +19,7 @@ use codecrew_agents::Turn;
 use codecrew_agents::drive::process::{Outcome, RunLimits, SpawnError};
 use codecrew_agents::drive::refused;
 use codecrew_agents::drive::transport::{Output, Transport};
+use codecrew_config::PromptStyle;
 use codecrew_intercept::Interceptor;
 use codecrew_tools::ErrorCode;
 use codecrew_tools::executor::CallRequest;
@@ -159,7 +160,8 @@ impl JobRun {
     /// when it can resume one, else the earlier exchanges as the transcript.
     fn open(&self, task: &str, conversation: &mut Conversation, report: &mut JobReport) -> Course {
         let catalog = self.executor.catalog();
-        let mut prompt = prompt::render_task(catalog, self.settings.mode, task);
+        let style = self.provider.agent.prompt.unwrap_or_default();
+        let mut prompt = prompt::render_task(catalog, self.settings.mode, task, style);
         if let Some(system) = &self.provider.agent.system_prompt {
             prompt = format!("{}\n\n{prompt}", system.trim());
         }
@@ -290,9 +292,30 @@ impl JobRun {
             );
         }
         let said = format!("{error}\n{}", outcome.stderr_tail);
+        if failure::says_context_exceeded(&said) {
+            report.error_code = Some(ErrorCode::ContextExceeded);
+            return format!("{error}; {}", self.context_advice());
+        }
         match self.provider.failure_hint(&said) {
             Some(hint) => format!("{error}; {hint}"),
             None => error,
+        }
+    }
+
+    /// What to do when the prompt does not fit the model's context window.
+    fn context_advice(&self) -> String {
+        let id = &self.provider.agent_id;
+        match self.provider.agent.prompt.unwrap_or_default() {
+            PromptStyle::Full => format!(
+                "codecrew's prompt does not fit the model's context window: give @{id} the \
+                 compact prompt (about a fifth of the tokens) with `prompt = \"compact\"` \
+                 under [agents.{id}] in your config, or use a model with a larger window"
+            ),
+            PromptStyle::Compact => format!(
+                "even codecrew's compact prompt does not fit the model's context window: \
+                 give @{id} a model (or a server setting) with a larger window; the compact \
+                 prompt takes about 500 tokens, and the answer needs room too"
+            ),
         }
     }
 
