@@ -329,7 +329,8 @@ pub struct InterceptArgs {
     /// first line)
     #[arg(long, value_name = "FORMAT", value_parser = format_parser(), default_value = "auto")]
     pub from: Format,
-    /// Show the calls found without running them
+    /// Show the calls found without running them, each checked as the executor would
+    /// before running it (its schema, the mode): which would be refused, and why
     #[arg(long)]
     pub dry_run: bool,
     /// How to print what was found and what the calls returned

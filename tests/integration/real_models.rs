@@ -1,14 +1,15 @@
 //! What real models do, through a scripted `command` agent (no real CLI): a model still
 //! calling tools at the turn limit is no success; an envelope written badly is told back
 //! to the model, which writes it again; a prompt too large for the model's context window
-//! says so, and what to do.
+//! says so, and what to do. And `codecrew intercept --dry-run` on what a small model
+//! wrote: no envelope left unsaid, and the calls the executor would refuse named.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::binary::{Home, assert_exit, text};
+use crate::support::binary::{Home, assert_exit, output_with_stdin, text};
 
 /// A home with a workspace, and a user config declaring `@model`: `sh agent.sh`, its
 /// prompt on stdin, plain text out.
@@ -219,4 +220,125 @@ fn a_prompt_larger_than_the_context_window_says_so_and_what_to_do() {
         compact.len(),
         full.len()
     );
+}
+
+/// `codecrew intercept --dry-run <args>` in a fresh workspace, given `stdin`.
+fn dry_run(args: &[&str], stdin: &str) -> (Output, Value) {
+    let home = Home::new();
+    let workspace = home.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let mut command = home.codecrew();
+    command
+        .current_dir(&workspace)
+        .args(["intercept", "--dry-run"])
+        .args(args);
+    let output = output_with_stdin(&mut command, stdin);
+    let document = if args.contains(&"json") {
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+            panic!("not JSON ({e}): {}", text(&output.stdout));
+        })
+    } else {
+        Value::Null
+    };
+    (output, document)
+}
+
+/// A recorded answer of SmolLM2-135M (the intercept crate's corpus).
+fn recorded(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("crates/codecrew-intercept/tests/models/smollm2-135m")
+            .join(format!("{name}.answer.txt")),
+    )
+    .unwrap()
+}
+
+#[test]
+fn what_a_small_model_wrote_is_a_call_or_a_rejection_never_silent() {
+    // The issue's own line: one brace too many, once `calls: []`, `rejected: []`.
+    let line = r#"{"type":"tool_use","name":"codecrew:list_directory","input":{"path":"src"}}}"#;
+    let (output, doc) = dry_run(&["--output", "json"], &format!("{line}\n"));
+    assert_exit(&output, 0);
+    assert_eq!(doc["calls"][0]["tool"], "list_directory", "{doc}");
+    assert_eq!(doc["calls"][0]["input"]["path"], "src");
+    assert_eq!(doc["calls"][0]["refused"], Value::Null);
+    assert_eq!(doc["rejected"], serde_json::json!([]));
+
+    // After prose on its line: rejected, with the reason the model is told.
+    let (_, doc) = dry_run(&["--output", "json"], &format!("Sure: {line}\n"));
+    assert_eq!(doc["calls"], serde_json::json!([]), "{doc}");
+    let reason = doc["rejected"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("follows text on its line"), "{reason}");
+
+    // Recorded answers, as the model wrote them: an invented tool (repaired, then
+    // refused as unknown), a pretty-printed fenced call twice, a truncated envelope.
+    let (_, doc) = dry_run(&["--output", "json"], &recorded("fewshot-t0/02"));
+    assert_eq!(doc["calls"][0]["name"], "codecrew:list_files", "{doc}");
+    assert_eq!(doc["calls"][0]["known"], false);
+    assert_eq!(
+        doc["calls"][0]["refused"]["error"]["code"],
+        "E_UNKNOWN_TOOL"
+    );
+    let (_, doc) = dry_run(&["--output", "json"], &recorded("short-t0/13"));
+    assert_eq!(doc["calls"].as_array().unwrap().len(), 2, "{doc}");
+    let (_, doc) = dry_run(&["--output", "json"], &recorded("fewshot-t0/15"));
+    assert_eq!(doc["calls"], serde_json::json!([]), "{doc}");
+    assert!(
+        doc["rejected"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("truncated envelope")
+    );
+}
+
+#[test]
+fn a_dry_run_names_the_calls_the_executor_would_refuse() {
+    let stdin = concat!(
+        r#"{"type":"tool_use","name":"codecrew:read_file","input":{"pat":"src"}}"#,
+        "\n",
+        r#"{"type":"tool_use","name":"codecrew:write_file","input":{"path":"a","content":"b"}}"#,
+        "\n",
+        r#"{"type":"tool_use","name":"codecrew:read_file","input":{"path":"a"}}"#,
+        "\n",
+    );
+    let (output, doc) = dry_run(&["--output", "json"], stdin);
+    assert_exit(&output, 0);
+    let calls = doc["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 3, "{doc}");
+    // The schema refuses the first (its executor's own words), query mode the second.
+    assert_eq!(calls[0]["refused"]["status"], "error");
+    assert_eq!(calls[0]["refused"]["error"]["code"], "E_INVALID_INPUT");
+    let message = calls[0]["refused"]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("\"path\" is a required property"),
+        "{message}"
+    );
+    assert_eq!(calls[1]["refused"]["status"], "denied");
+    assert_eq!(
+        calls[1]["refused"]["error"]["code"],
+        "E_TOOL_NOT_IN_CATALOG"
+    );
+    assert_eq!(calls[2]["refused"], Value::Null);
+    // In execute the write is offered: it would reach the policy, and nothing ran.
+    let (_, doc) = dry_run(&["--output", "json", "--mode", "execute"], stdin);
+    assert_eq!(doc["calls"][1]["refused"], Value::Null, "{doc}");
+    assert!(doc.get("results").is_none());
+
+    // In text, each refusal under its call.
+    let (output, _) = dry_run(&[], stdin);
+    let shown = text(&output.stdout);
+    let lines: Vec<&str> = shown.lines().collect();
+    assert!(
+        lines[0].starts_with("[codecrew] call codecrew:read_file"),
+        "{shown}"
+    );
+    assert!(
+        lines[1].starts_with("[codecrew] would be refused: E_INVALID_INPUT"),
+        "{shown}"
+    );
+    assert!(
+        lines[3].contains("would be refused: E_TOOL_NOT_IN_CATALOG"),
+        "{shown}"
+    );
+    assert_eq!(lines.len(), 5, "the valid call has no refusal: {shown}");
 }
