@@ -282,13 +282,21 @@ impl JobRun {
         report: &mut JobReport,
     ) -> String {
         let error = failure.to_string();
+        let mut readable = vec![self.settings.workspace.clone()];
+        readable.extend(self.executor.policy().cli_read().iter().cloned());
         let refused = self.provider.is_walled()
-            && refused::looks_refused(&outcome.ending, outcome.stdout_bytes, &outcome.stderr_tail);
+            && refused::looks_refused_by(
+                program,
+                &outcome.ending,
+                outcome.stdout_bytes,
+                &outcome.stderr_tail,
+                &readable,
+            );
         if refused {
             report.error_code = Some(refused::CODE);
             return format!(
                 "{error}; {}",
-                refused::advice(program, &outcome.stderr_tail)
+                refused::advice(program, &outcome.stderr_tail, &readable)
             );
         }
         let said = format!("{error}\n{}", outcome.stderr_tail);
