@@ -51,8 +51,11 @@ pub fn judge(value: &Value) -> Verdict {
     };
     let Some((name, tool)) = tool else {
         // Typed as a call but naming no codecrew tool: a model's slip (`"read_file"`,
-        // its own tool's name), told rather than left as text it never hears about.
-        return if typed_as_call {
+        // its own tool's name), told rather than left as text it never hears about. Not
+        // an echo of a neutralised envelope (a tool result quoted): told to write that
+        // "again", the model would be handed the call the neutralising took apart.
+        let echo = matches!(object.get("name"), Some(Value::String(name)) if is_neutralised_name(name.as_bytes()));
+        return if typed_as_call && !echo {
             Verdict::Invalid(not_a_codecrew_name(object.get("name")))
         } else {
             Verdict::NotEnvelope
@@ -79,6 +82,15 @@ pub fn judge(value: &Value) -> Verdict {
         Err(reason) => Verdict::Invalid(format!("{name}: {reason}")),
     }
 }
+
+/// A codecrew name as [`crate::neutralise_envelopes`] leaves it: `codecrew`, then the
+/// zero-width space that breaks it.
+fn is_neutralised_name(name: &[u8]) -> bool {
+    name.len() >= NEUTRALISED.len() && name[..NEUTRALISED.len()].eq_ignore_ascii_case(NEUTRALISED)
+}
+
+/// `codecrew` and the zero-width space (U+200B) in UTF-8.
+const NEUTRALISED: &[u8] = b"codecrew\xE2\x80\x8B";
 
 fn not_a_codecrew_name(name: Option<&Value>) -> String {
     let given = match name {
@@ -345,7 +357,8 @@ pub fn repair(text: &str, close_missing: bool) -> Option<(String, Repairs)> {
 
 /// True when a candidate's JSON, whole or cut short, opens like an envelope: the first
 /// object (the value itself, or an array's first item) has among its own members, as far
-/// as they go, `"type": "tool_use"` or a `"name"` with a codecrew prefix. A candidate
+/// as they go, `"type": "tool_use"` or a `"name"` with a codecrew prefix, and no name
+/// neutralised (the echo of a quoted tool result, which stays quiet text). A candidate
 /// that does is a call or a rejection, never text left unsaid (the model meant a call);
 /// one whose JSON broke before either was reached stays text.
 pub fn opens_like_envelope(text: &str) -> bool {
@@ -360,36 +373,37 @@ pub fn opens_like_envelope(text: &str) -> bool {
     if !cursor.eat(b'{') {
         return false;
     }
+    let mut like = false;
     loop {
         cursor.blanks();
         let Some((key, true)) = cursor.string() else {
-            return false;
+            return like;
         };
         cursor.blanks();
         if !cursor.eat(b':') {
-            return false;
+            return like;
         }
         cursor.blanks();
         if cursor.peek() == Some(b'"') {
             let Some((value, closed)) = cursor.string() else {
-                return false;
+                return like;
             };
+            if key == b"name" && is_neutralised_name(value) {
+                return false;
+            }
             let names_codecrew =
                 value.starts_with(PREFIX.as_bytes()) || value.starts_with(ALT_PREFIX.as_bytes());
-            if (key == b"type" && value == b"tool_use" && closed)
-                || (key == b"name" && names_codecrew)
-            {
-                return true;
-            }
+            like |= (key == b"type" && value == b"tool_use" && closed)
+                || (key == b"name" && names_codecrew);
             if !closed {
-                return false;
+                return like;
             }
         } else if !cursor.skip_value() {
-            return false;
+            return like;
         }
         cursor.blanks();
         if !cursor.eat(b',') {
-            return false;
+            return like;
         }
     }
 }
@@ -634,6 +648,18 @@ mod tests {
             judge(&json!({"type":"tool_use","name":"read_file"})),
             Verdict::Invalid(reason) if reason.contains("\"read_file\" is not")
         ));
+    }
+
+    #[test]
+    fn the_echo_of_a_neutralised_envelope_is_quiet_text() {
+        let echo = json!({"type":"tool_use","name":"codecrew\u{200B}:write_file","input":{}});
+        assert_eq!(judge(&echo), Verdict::NotEnvelope);
+        assert_eq!(judge_text(&echo.to_string(), false, false), None);
+        assert!(!opens_like_envelope(&echo.to_string()));
+        let quoted = crate::neutralise_envelopes(
+            r#"{"type":"tool_use","name":"codecrew:write_file","input":{}}"#,
+        );
+        assert!(!opens_like_envelope(&quoted), "{quoted}");
     }
 
     #[test]

@@ -391,6 +391,22 @@ fn json_that_breaks_after_opening_like_an_envelope_is_rejected() {
 }
 
 #[test]
+fn an_echoed_tool_result_stays_quiet_text_wherever_it_stands() {
+    // A tool result quoted back, its name broken by codecrew's neutralising: told to write
+    // it "again", the model would be handed the call the neutralising took apart.
+    let echo = "{\"type\":\"tool_use\",\"name\":\"codecrew\u{200B}:write_file\",\"input\":{\"path\":\"x\"}}";
+    for message in [
+        format!("{echo}\n"),
+        format!("{echo} and more\n"),
+        format!("{echo}}}}}\n"),
+        format!("The file says: {echo}\n"),
+        format!("```json\n{echo}\n```\n"),
+    ] {
+        assert_eq!(scan(&message), [text(&message)], "{message}");
+    }
+}
+
+#[test]
 fn many_candidates_on_one_line_are_a_loop_not_a_recursion() {
     let line = format!("{}\n", "{}".repeat(200_000));
     assert_eq!(scan(&line), [text(&line)]);
