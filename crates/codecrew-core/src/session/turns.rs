@@ -315,9 +315,10 @@ impl JobRun {
         let id = &self.provider.agent_id;
         match self.provider.agent.prompt.unwrap_or_default() {
             PromptStyle::Full => format!(
-                "codecrew's prompt does not fit the model's context window: give @{id} the \
-                 compact prompt (about a fifth of the tokens) with `prompt = \"compact\"` \
-                 under [agents.{id}] in your config, or use a model with a larger window"
+                "the prompt does not fit the model's context window: give @{id} codecrew's \
+                 compact prompt (about a fifth of its tokens) with `prompt = \"compact\"` \
+                 under [agents.{id}] in your config, use a model with a larger window, or \
+                 ask for less at once"
             ),
             PromptStyle::Compact => format!(
                 "even codecrew's compact prompt does not fit the model's context window: \
