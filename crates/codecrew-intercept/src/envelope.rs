@@ -54,7 +54,10 @@ pub fn judge(value: &Value) -> Verdict {
         // its own tool's name), told rather than left as text it never hears about. Not
         // an echo of a neutralised envelope (a tool result quoted): told to write that
         // "again", the model would be handed the call the neutralising took apart.
-        let echo = matches!(object.get("name"), Some(Value::String(name)) if is_neutralised_name(name.as_bytes()));
+        let echo = matches!(
+            object.get("name"),
+            Some(Value::String(name)) if is_neutralised_name(name.as_bytes())
+        );
         return if typed_as_call && !echo {
             Verdict::Invalid(not_a_codecrew_name(object.get("name")))
         } else {
@@ -86,7 +89,8 @@ pub fn judge(value: &Value) -> Verdict {
 /// A codecrew name as [`crate::neutralise_envelopes`] leaves it: `codecrew`, then the
 /// zero-width space that breaks it.
 fn is_neutralised_name(name: &[u8]) -> bool {
-    name.len() >= NEUTRALISED.len() && name[..NEUTRALISED.len()].eq_ignore_ascii_case(NEUTRALISED)
+    name.get(..NEUTRALISED.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(NEUTRALISED))
 }
 
 /// `codecrew` and the zero-width space (U+200B) in UTF-8.
