@@ -318,6 +318,10 @@ pub struct PromptArgs {
     /// Which tools the prompt offers: query offers read-only tools, execute all of them
     #[arg(long, value_enum, default_value_t = ModeArg::Query)]
     pub mode: ModeArg,
+    /// Each tool on one line, for a model with a small context window (an agent's
+    /// `prompt = "compact"`)
+    #[arg(long)]
+    pub compact: bool,
     /// The task for the model
     #[arg(required = true, value_name = "MESSAGE")]
     pub message: Vec<String>,
@@ -329,7 +333,8 @@ pub struct InterceptArgs {
     /// first line)
     #[arg(long, value_name = "FORMAT", value_parser = format_parser(), default_value = "auto")]
     pub from: Format,
-    /// Show the calls found without running them
+    /// Show the calls found without running them, each checked as the executor would
+    /// before running it (its schema, the mode): which would be refused, and why
     #[arg(long)]
     pub dry_run: bool,
     /// How to print what was found and what the calls returned

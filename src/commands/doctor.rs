@@ -12,6 +12,7 @@ use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
 use codecrew::cli::{DoctorArgs, OutputArg};
+use codecrew::clis::drive::refused;
 use codecrew::clis::wall::install::find_program;
 use codecrew::clis::{self, Provider};
 use codecrew::config::{self, LoadedConfig, ProviderKind};
@@ -210,13 +211,24 @@ async fn cli_checks(
                     && version(&path).await.is_some()
                 {
                     // It answers outside the wall and not inside: the wall refused it.
-                    let folder = clis::drive::refused::folder_to_grant(
-                        &path,
-                        clis::drive::refused::refused_path(&stderr).as_deref(),
-                    );
-                    let refused = match clis::drive::refused::refused_path(&stderr) {
-                        Some(refused) => format!("it was refused {}", refused.display()),
-                        None => "it could not start".to_owned(),
+                    let refused_path = refused::refused_path(&stderr);
+                    let mut readable = vec![workspace.to_path_buf()];
+                    readable.extend(reads.iter().cloned());
+                    let grant = refused::to_grant(&path, refused_path.as_deref(), &|folder| {
+                        refused::readable_anyway(folder, &readable)
+                    });
+                    let refused = match (&refused_path, &grant.what) {
+                        (Some(refused), _) => format!("it was refused {}", refused.display()),
+                        (None, Some(_)) => format!(
+                            "it could not start, and what it loads from outside its \
+                             installation is not readable there: {}",
+                            grant.described()
+                        ),
+                        (None, None) => "it could not start".to_owned(),
+                    };
+                    let let_it = match &grant.what {
+                        Some(what) => format!("let the wall read {what}"),
+                        None => "let the wall read its installation".to_owned(),
                     };
                     checks.push(
                         Check::new(
@@ -229,9 +241,8 @@ async fn cli_checks(
                             ),
                         )
                         .hint(format!(
-                            "let the wall read its installation: add `cli_read = [{:?}]` under \
-                             [permissions] in your user config",
-                            folder.display().to_string()
+                            "{let_it}: add `{}` under [permissions] in your user config",
+                            grant.config_line()
                         )),
                     );
                     continue;

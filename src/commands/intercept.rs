@@ -13,7 +13,7 @@ use codecrew_intercept::{
     neutralise_value,
 };
 use codecrew_tools::executor::CallRequest;
-use codecrew_tools::{Mode, ToolExecutor, ToolRegistry, ToolResult};
+use codecrew_tools::{Mode, Status, ToolError, ToolExecutor, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
@@ -24,13 +24,21 @@ pub async fn run(args: InterceptArgs, options: super::ToolOptions) -> anyhow::Re
     // A dry run runs nothing, so it starts no MCP server (they can take seconds); its
     // json report looks up the servers its calls name, to say whether they have the tool.
     let mut engine = options.engine()?;
+    // Their tools' schemas are the servers': a dry run does not check calls to them.
+    let mcp_servers: BTreeSet<String> = engine.config_mut().config.mcp.keys().cloned().collect();
     if args.dry_run {
         engine.config_mut().config.mcp.clear();
     }
     let (executor, toolbox) = engine.executor(mode).await?;
     let registry = toolbox.registry().clone();
-    let executor = (!args.dry_run).then_some(executor);
-    let mut report = Report::new(args.output, executor, registry, options.colors.stdout);
+    let mut report = Report::new(
+        args.output,
+        executor,
+        args.dry_run,
+        registry,
+        options.colors.stdout,
+    );
+    report.mcp_servers = mcp_servers;
     let mut interceptor = Interceptor::new(args.from, ScannerLimits::default());
     let mut stdin = tokio::io::stdin();
     let mut buffer = vec![0u8; CHUNK];
@@ -58,11 +66,17 @@ pub async fn run(args: InterceptArgs, options: super::ToolOptions) -> anyhow::Re
 /// Collects (json) or prints as it goes (text) what the output held.
 struct Report {
     output: OutputArg,
-    executor: Option<ToolExecutor>,
+    /// Runs the calls, or in a dry run only checks them as it would before running.
+    executor: ToolExecutor,
+    dry_run: bool,
     registry: Arc<ToolRegistry>,
+    /// The MCP servers of the config, whose tools a dry run does not check.
+    mcp_servers: BTreeSet<String>,
     /// The MCP tools a dry run's calls name, found by starting their servers.
     mcp_tools: BTreeSet<String>,
     calls: Vec<ToolCall>,
+    /// A dry run's calls that the executor would refuse, and why (by the call's index).
+    refused: Vec<Option<(Status, ToolError)>>,
     results: Vec<ToolResult>,
     rejected: Vec<Rejection>,
     /// The assistant text (json output only; text output prints it as it comes).
@@ -81,16 +95,20 @@ struct Report {
 impl Report {
     fn new(
         output: OutputArg,
-        executor: Option<ToolExecutor>,
+        executor: ToolExecutor,
+        dry_run: bool,
         registry: Arc<ToolRegistry>,
         palette: Palette,
     ) -> Self {
         Report {
             output,
             executor,
+            dry_run,
             registry,
+            mcp_servers: BTreeSet::new(),
             mcp_tools: BTreeSet::new(),
             calls: Vec::new(),
+            refused: Vec::new(),
             results: Vec::new(),
             rejected: Vec::new(),
             text: String::new(),
@@ -169,13 +187,21 @@ impl Report {
             let line = format!("[codecrew] call {} {input}", call.name);
             self.line(&Text::styled(self.palette, NOTICE, &line))?;
         }
-        if let Some(executor) = &self.executor {
-            let request = CallRequest {
-                id: String::new(),
-                tool: call.tool.clone(),
-                input: call.input.clone(),
-            };
-            let mut result = executor.call(&request).await;
+        let request = CallRequest {
+            id: String::new(),
+            tool: call.tool.clone(),
+            input: call.input.clone(),
+        };
+        if self.dry_run {
+            let refused = self.check(&request);
+            if let (OutputArg::Text, Some((_, error))) = (self.output, &refused) {
+                // The message may quote the input: inert, as results are.
+                let line = neutralise_envelopes(&format!("[codecrew] would be refused: {error}"));
+                self.line(&Text::styled(self.palette, WARNING, &line))?;
+            }
+            self.refused.push(refused);
+        } else {
+            let mut result = self.executor.call(&request).await;
             // What a tool returns may quote hostile text; printed results may be fed back
             // to a model, so no envelope in them may read as a call.
             neutralise_value(&mut result.output);
@@ -191,6 +217,20 @@ impl Report {
         }
         self.calls.push(call);
         Ok(())
+    }
+
+    /// What the executor would refuse the call for (the catalog's schema, the mode),
+    /// unless it names an MCP server's tool: its schema is the server's, unchecked here.
+    fn check(&self, request: &CallRequest) -> Option<(Status, ToolError)> {
+        let of_a_server = !self.registry.contains(&request.tool)
+            && request
+                .tool
+                .split_once("__")
+                .is_some_and(|(server, _)| self.mcp_servers.contains(server));
+        if of_a_server {
+            return None;
+        }
+        self.executor.check(request).err()
     }
 
     /// Notes which of the MCP tools the calls name (`<server>__<tool>`) their servers
@@ -235,17 +275,29 @@ impl Report {
             let calls: Vec<Value> = self
                 .calls
                 .iter()
-                .map(|call| {
-                    json!({
+                .enumerate()
+                .map(|(at, call)| {
+                    let known =
+                        self.registry.contains(&call.tool) || self.mcp_tools.contains(&call.tool);
+                    let mut shown = json!({
                         "name": call.name,
                         "tool": call.tool,
                         "input": call.input,
-                        "known": self.registry.contains(&call.tool)
-                            || self.mcp_tools.contains(&call.tool),
-                    })
+                        "known": known,
+                    });
+                    if self.dry_run {
+                        // What running it would refuse, before asking anyone: an unknown
+                        // tool, one the mode does not offer, an input its schema refuses.
+                        // null: it would reach the permission policy.
+                        shown["refused"] = match self.refused.get(at).cloned().flatten() {
+                            Some((status, error)) => json!({"status": status, "error": error}),
+                            None => Value::Null,
+                        };
+                    }
+                    shown
                 })
                 .collect();
-            let document = if self.executor.is_some() {
+            let document = if !self.dry_run {
                 json!({
                     "calls": calls,
                     "results": self.results,

@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use codecrew::cli::PromptArgs;
+use codecrew::config::PromptStyle;
 use codecrew::output::console;
 use codecrew::run::prompt;
 use codecrew_tools::{Mode, ToolCatalog};
@@ -13,7 +14,12 @@ pub async fn run(args: PromptArgs, options: &super::ToolOptions) -> anyhow::Resu
     let toolbox = options.engine()?.toolbox(mode).await;
     let catalog = ToolCatalog::for_mode(toolbox.registry(), mode)?;
     let message = args.message.join(" ");
-    let text = prompt::render_task(&catalog, mode, &message);
+    let style = if args.compact {
+        PromptStyle::Compact
+    } else {
+        PromptStyle::Full
+    };
+    let text = prompt::render_task(&catalog, mode, &message, style);
     // For another CLI to read, byte for byte; shown at a terminal, inert (an MCP server
     // writes its tools' descriptions).
     if console::stdout_is_terminal() {

@@ -52,7 +52,8 @@ fn fixture(name: &str) -> Vec<u8> {
 fn intercept_dry_run_on_every_cli_capture() {
     let dir = tempfile::tempdir().unwrap();
     let expected = json!({
-        "calls": [{"name": "codecrew:help", "tool": "help", "input": {}, "known": true}],
+        "calls": [{"name": "codecrew:help", "tool": "help", "input": {}, "known": true,
+                   "refused": null}],
         "text": "Sure, calling the helper tool:\n\n",
         "rejected": [],
     });
@@ -83,7 +84,7 @@ fn intercept_reads_opencode_llm_and_qwen_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let expected = json!({
         "calls": [{"name": "codecrew:read_file", "tool": "read_file",
-                   "input": {"path": "hello.txt"}, "known": true}],
+                   "input": {"path": "hello.txt"}, "known": true, "refused": null}],
         "text": "Let me look.\n",
         "rejected": [],
     });

@@ -3,7 +3,8 @@
 //! Homebrew on Linux, Claude's native installer, opencode's installer) laid out in a
 //! scratch home as that installer lays it out, with a small real program as the CLI.
 //! codecrew runs it inside its wall in both modes and `codecrew doctor` checks it there;
-//! a layout the wall does not know fails with the `cli_read` line that fixes it.
+//! a layout the wall does not know fails with the `cli_read` line that fixes it, and an
+//! llm plugin installed with `pip install -e` with the line that names its source.
 
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
@@ -312,4 +313,80 @@ fn a_layout_the_wall_does_not_know_fails_with_the_cli_read_line_that_fixes_it() 
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(stdout(&output).contains("Answered through the install."));
     assert_eq!(machine.doctor_claude(Some(&config))["status"], "ok");
+}
+
+/// An `llm` in a virtualenv whose plugin was installed with `pip install -e` from a source
+/// folder elsewhere in the home: it fails to start where it cannot read that folder, with
+/// only Python's "No module named", as the real one does inside the wall.
+const LLM_WITH_AN_EDITABLE_PLUGIN: &str = r#"#!/bin/sh
+if ! cat "SOURCE/llm_probe/__init__.py" > /dev/null 2>&1; then
+    echo "ModuleNotFoundError: No module named 'llm_probe'" >&2
+    exit 1
+fi
+if [ "$1" = "--version" ]; then echo "llm, version 0.36"; exit 0; fi
+exit 1
+"#;
+
+#[test]
+fn an_editable_plugins_source_is_the_folder_doctor_names_not_the_venv() {
+    if codecrew_policy::sandbox::support() == codecrew_policy::sandbox::Support::Unsupported {
+        return;
+    }
+    let mut machine = Machine::new();
+    let source = machine.home().join("src/llm-probe");
+    std::fs::create_dir_all(source.join("llm_probe")).unwrap();
+    std::fs::write(source.join("llm_probe/__init__.py"), "import llm\n").unwrap();
+    machine.script(
+        ".venvs/llm/bin/llm",
+        &LLM_WITH_AN_EDITABLE_PLUGIN.replace("SOURCE", &source.display().to_string()),
+    );
+    machine.on_path(".venvs/llm/bin");
+    // What pip records of an editable install (PEP 610).
+    let dist = machine
+        .home()
+        .join(".venvs/llm/lib/python3.11/site-packages/llm_probe-0.1.dist-info");
+    std::fs::create_dir_all(&dist).unwrap();
+    std::fs::write(
+        dist.join("direct_url.json"),
+        format!(
+            r#"{{"dir_info": {{"editable": true}}, "url": "file://{}"}}"#,
+            source.display()
+        ),
+    )
+    .unwrap();
+    let doctor_llm = |config: Option<&Path>| -> Value {
+        let output = machine.codecrew(config, &["doctor", "--output", "json"]);
+        let checks: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+        checks
+            .into_iter()
+            .find(|check| {
+                check["area"] == "cli" && check["detail"].as_str().unwrap_or("").contains("llm")
+            })
+            .unwrap()
+    };
+    let check = doctor_llm(None);
+    assert_eq!(check["status"], "fail", "{check}");
+    let line = format!("cli_read = [{:?}]", source.display().to_string());
+    let hint = check["hint"].as_str().unwrap();
+    assert!(
+        hint.contains(&line),
+        "names the source, not the venv: {hint}"
+    );
+    assert!(hint.contains("pip install -e"), "{hint}");
+
+    // A run says the same, with its code.
+    let output = machine.codecrew(None, &["query", "--output", "json", "@llm hello"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let result = &document["results"][0];
+    assert_eq!(result["error_code"], "E_CLI_WALL_REFUSED", "{result}");
+    assert!(
+        result["error"].as_str().unwrap().contains(&line),
+        "{result}"
+    );
+
+    // The line given, in the user config: it starts inside the wall.
+    let config = machine.dir.path().join("config.toml");
+    std::fs::write(&config, format!("[permissions]\n{line}\n")).unwrap();
+    assert_eq!(doctor_llm(Some(&config))["status"], "ok");
 }

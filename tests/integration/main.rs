@@ -19,6 +19,7 @@ mod mcp_client;
 mod mcp_http;
 mod mcp_server;
 mod not_signed_in;
+mod real_models;
 mod resume;
 mod second_interrupt;
 mod security;

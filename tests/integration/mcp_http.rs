@@ -36,7 +36,7 @@ fn agents_config(dir: &Path, marker: u32) -> PathBuf {
             r#"
 [agents.echo]
 provider = "command"
-command = {{ argv = ["sh", "-c", "printf 'echo says: '; cat; printf ' token=%s' \"${{CODECREW_MCP_TOKEN:-none}}\""] }}
+command = {{ argv = ["sh", "-c", "printf 'echo says: '; sed -n '/^## Your task/,$p'; printf ' token=%s' \"${{CODECREW_MCP_TOKEN:-none}}\""] }}
 
 [agents.slow]
 provider = "command"

@@ -50,6 +50,11 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
     ),
     ("agents.*.keep_alive", "true or false", "keep_alive = false"),
     (
+        "agents.*.prompt",
+        r#""full" (the default) or "compact""#,
+        r#"prompt = "compact""#,
+    ),
+    (
         "agents.*.command",
         "a table with argv, prompt and output",
         r#"command = { argv = ["llm", "-m", "{model}"], prompt = "stdin" }"#,

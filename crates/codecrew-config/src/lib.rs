@@ -155,6 +155,33 @@ pub struct AgentConfig {
     /// `false` starts it again for every turn, resuming its session. Default: true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep_alive: Option<bool>,
+    /// Which prompt offers codecrew's tools to the agent's model. Default: full.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<PromptStyle>,
+}
+
+/// How the prompt offers codecrew's tools to a model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PromptStyle {
+    /// Each tool with its whole description and input schema.
+    #[default]
+    Full,
+    /// Each tool on one line, what it does and its inputs (required first), and the
+    /// envelope's rules: under half the tokens, for a model with a small context window.
+    Compact,
+}
+
+impl PromptStyle {
+    pub const NAMES: [&'static str; 2] = ["full", "compact"];
+
+    /// Its name in the config.
+    pub const fn name(self) -> &'static str {
+        match self {
+            PromptStyle::Full => "full",
+            PromptStyle::Compact => "compact",
+        }
+    }
 }
 
 /// Extra CLI arguments per mode.
@@ -304,6 +331,7 @@ impl Default for Config {
                         tools: None,
                         command: None,
                         keep_alive: None,
+                        prompt: None,
                     },
                 )
             })

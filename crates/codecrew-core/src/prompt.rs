@@ -1,31 +1,101 @@
 //! The prompt that offers codecrew's tools to a model, from the templates in `prompts/`
-//! (compiled in, so the binary needs no files at run time).
+//! (compiled in, so the binary needs no files at run time): in full (each tool's
+//! description and input schema) or compact (each tool on one line, for a model whose
+//! context window is small; docs/PERFORMANCE.md measures both).
 
-use codecrew_tools::{Mode, ToolCatalog};
+use codecrew_config::PromptStyle;
+use codecrew_tools::{Mode, Tool, ToolCatalog};
+use serde_json::Value;
 
 const TOOLS_TEMPLATE: &str = include_str!("../../../prompts/tools.md");
+const COMPACT_TOOLS_TEMPLATE: &str = include_str!("../../../prompts/tools-compact.md");
 const TASK_TEMPLATE: &str = include_str!("../../../prompts/task.md");
 const RESULTS_TEMPLATE: &str = include_str!("../../../prompts/results.md");
 
-/// The full first prompt: the tools section, then the task.
-pub fn render_task(catalog: &ToolCatalog, mode: Mode, message: &str) -> String {
+/// The first prompt: the tools section, then the task.
+pub fn render_task(catalog: &ToolCatalog, mode: Mode, message: &str, style: PromptStyle) -> String {
+    let tools_section = match style {
+        PromptStyle::Full => render_tools_section(catalog, mode),
+        PromptStyle::Compact => render_compact_tools_section(catalog, mode),
+    };
     fill(
         TASK_TEMPLATE,
         &[
-            ("tools_section", &render_tools_section(catalog, mode)),
+            ("tools_section", &tools_section),
             ("message", message.trim()),
         ],
     )
 }
 
-/// The section that lists each offered tool and explains how to call one.
-pub fn render_tools_section(catalog: &ToolCatalog, mode: Mode) -> String {
-    let mode_rule = match mode {
+fn mode_rule(mode: Mode) -> &'static str {
+    match mode {
         Mode::Query => "the tools only read; nothing in the workspace can be changed.",
         Mode::Execute => {
             "tools may write files and run commands, within the user's permission policy."
         }
-    };
+    }
+}
+
+/// The compact section: the envelope's rules, and each offered tool on one line, what it
+/// does and its inputs, the required first (`read_file`: "Input: path; optional offset,
+/// limit").
+pub fn render_compact_tools_section(catalog: &ToolCatalog, mode: Mode) -> String {
+    let tools = catalog
+        .tools()
+        .map(|tool| {
+            format!(
+                "- codecrew:{name}: {summary}. {inputs}",
+                name = tool.name(),
+                summary = tool.summary_in(mode),
+                inputs = inputs_line(tool.as_ref()),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    fill(
+        COMPACT_TOOLS_TEMPLATE,
+        &[
+            ("mode", mode.name()),
+            ("mode_rule", mode_rule(mode)),
+            ("tools", &tools),
+        ],
+    )
+}
+
+/// A tool's inputs as its schema names them: the required, then the optional.
+fn inputs_line(tool: &dyn Tool) -> String {
+    let schema = tool.input_schema();
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let optional: Vec<&str> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| {
+            properties
+                .keys()
+                .map(String::as_str)
+                .filter(|name| !required.contains(name))
+                .collect()
+        })
+        .unwrap_or_default();
+    match (required.is_empty(), optional.is_empty()) {
+        (true, true) => "No input.".to_owned(),
+        (false, true) => format!("Input: {}.", required.join(", ")),
+        (true, false) => format!("Input (optional): {}.", optional.join(", ")),
+        (false, false) => format!(
+            "Input: {}; optional {}.",
+            required.join(", "),
+            optional.join(", ")
+        ),
+    }
+}
+
+/// The section that lists each offered tool and explains how to call one.
+pub fn render_tools_section(catalog: &ToolCatalog, mode: Mode) -> String {
+    let mode_rule = mode_rule(mode);
     let tools = catalog
         .tools()
         .map(|tool| {
@@ -139,7 +209,12 @@ mod tests {
 
     #[test]
     fn lists_every_offered_tool_with_its_schema() {
-        let prompt = render_task(&catalog(Mode::Query), Mode::Query, "  Summarise README.md ");
+        let prompt = render_task(
+            &catalog(Mode::Query),
+            Mode::Query,
+            "  Summarise README.md ",
+            PromptStyle::Full,
+        );
         for tool in catalog(Mode::Query).tools() {
             assert!(prompt.contains(&format!("### codecrew:{}", tool.name())));
         }
@@ -151,23 +226,89 @@ mod tests {
 
     #[test]
     fn the_message_is_not_expanded() {
-        let prompt = render_task(&catalog(Mode::Query), Mode::Query, "say {{tools}} {{");
+        let prompt = render_task(
+            &catalog(Mode::Query),
+            Mode::Query,
+            "say {{tools}} {{",
+            PromptStyle::Full,
+        );
         assert!(prompt.contains("say {{tools}} {{"));
     }
 
     #[test]
     fn the_example_in_the_prompt_is_a_harmless_valid_call() {
         // A CLI that echoes the prompt must at worst ask for help, never act.
-        let prompt = render_task(&catalog(Mode::Execute), Mode::Execute, "task");
-        let calls: Vec<_> = Scanner::scan(&prompt)
-            .into_iter()
-            .filter_map(|segment| match segment {
-                Segment::Call(call) => Some(call.tool),
-                Segment::Rejected(rejection) => Some(format!("rejected: {}", rejection.reason)),
-                Segment::Text(_) => None,
-            })
-            .collect();
-        assert_eq!(calls, ["help"]);
+        for style in [PromptStyle::Full, PromptStyle::Compact] {
+            for mode in [Mode::Query, Mode::Execute] {
+                let prompt = render_task(&catalog(mode), mode, "task", style);
+                let calls: Vec<_> = Scanner::scan(&prompt)
+                    .into_iter()
+                    .filter_map(|segment| match segment {
+                        Segment::Call(call) => Some(call.tool),
+                        Segment::Rejected(rejection) => {
+                            Some(format!("rejected: {}", rejection.reason))
+                        }
+                        Segment::Text(_) => None,
+                    })
+                    .collect();
+                assert_eq!(calls, ["help"], "{style:?} {mode:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_compact_prompt_keeps_every_tool_its_inputs_and_the_envelopes_rules() {
+        for mode in [Mode::Query, Mode::Execute] {
+            let catalog = catalog(mode);
+            let compact = render_task(&catalog, mode, "the task", PromptStyle::Compact);
+            let full = render_task(&catalog, mode, "the task", PromptStyle::Full);
+            for tool in catalog.tools() {
+                let line = compact
+                    .lines()
+                    .find(|line| line.starts_with(&format!("- codecrew:{}: ", tool.name())))
+                    .unwrap_or_else(|| panic!("{} missing:\n{compact}", tool.name()));
+                // Every input the schema has, the required ones named as such.
+                let schema = tool.input_schema();
+                for name in schema["properties"].as_object().unwrap().keys() {
+                    assert!(line.contains(name.as_str()), "{line}: {name}");
+                }
+                if let Some(required) = schema["required"].as_array() {
+                    let listed = line.split("Input: ").nth(1).unwrap_or_default();
+                    let before_optional = listed.split("; optional").next().unwrap();
+                    for name in required {
+                        assert!(before_optional.contains(name.as_str().unwrap()), "{line}");
+                    }
+                }
+            }
+            // The envelope's rules: its shape in a fence, the prefix, stop and wait.
+            assert!(
+                compact.contains("```json\n{\"type\": \"tool_use\", \"name\": \"codecrew:help\"")
+            );
+            assert!(compact.contains("`name` is `codecrew:`"));
+            assert!(compact.contains("stop and wait"));
+            assert!(compact.contains(&format!("**{}** mode", mode.name())));
+            assert!(compact.ends_with("## Your task\n\nthe task\n"));
+            // Much smaller: under half the full prompt's bytes (docs/PERFORMANCE.md has
+            // its tokens).
+            assert!(
+                compact.len() * 2 < full.len(),
+                "{mode:?}: {} of {}",
+                compact.len(),
+                full.len()
+            );
+        }
+    }
+
+    #[test]
+    fn a_tools_inputs_are_named_required_first() {
+        let line = |name: &str| {
+            let catalog = catalog(Mode::Execute);
+            let tool = catalog.tools().find(|tool| tool.name() == name).unwrap();
+            inputs_line(tool.as_ref())
+        };
+        assert_eq!(line("read_file"), "Input: path; optional limit, offset.");
+        assert_eq!(line("help"), "Input (optional): command.");
+        assert_eq!(line("write_file"), "Input: path, content.");
     }
 
     #[test]

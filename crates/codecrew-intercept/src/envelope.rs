@@ -5,6 +5,9 @@
 //! - the name starts with `codecrew:` (canonical) or `codecrew__`;
 //! - the input is under `input`, `arguments`, `parameters` or `args` (one of them), is an
 //!   object or a JSON string holding one, and defaults to `{}`.
+//!
+//! An object typed `"tool_use"` whose name is not a codecrew tool's is not run, and says
+//! why: the model meant a call and is told how to write it.
 
 use serde_json::{Map, Value};
 
@@ -37,14 +40,29 @@ pub fn judge(value: &Value) -> Verdict {
     let Value::Object(object) = value else {
         return Verdict::NotEnvelope;
     };
-    let Some(Value::String(name)) = object.get("name") else {
-        return Verdict::NotEnvelope;
+    let typed_as_call =
+        matches!(object.get("type"), Some(Value::String(kind)) if kind == "tool_use");
+    let tool = match object.get("name") {
+        Some(Value::String(name)) => name
+            .strip_prefix(PREFIX)
+            .or_else(|| name.strip_prefix(ALT_PREFIX))
+            .map(|tool| (name, tool)),
+        _ => None,
     };
-    let Some(tool) = name
-        .strip_prefix(PREFIX)
-        .or_else(|| name.strip_prefix(ALT_PREFIX))
-    else {
-        return Verdict::NotEnvelope;
+    let Some((name, tool)) = tool else {
+        // Typed as a call but naming no codecrew tool: a model's slip (`"read_file"`,
+        // its own tool's name), told rather than left as text it never hears about. Not
+        // an echo of a neutralised envelope (a tool result quoted): told to write that
+        // "again", the model would be handed the call the neutralising took apart.
+        let echo = matches!(
+            object.get("name"),
+            Some(Value::String(name)) if is_neutralised_name(name.as_bytes())
+        );
+        return if typed_as_call && !echo {
+            Verdict::Invalid(not_a_codecrew_name(object.get("name")))
+        } else {
+            Verdict::NotEnvelope
+        };
     };
     match object.get("type") {
         None => {}
@@ -66,6 +84,28 @@ pub fn judge(value: &Value) -> Verdict {
         }),
         Err(reason) => Verdict::Invalid(format!("{name}: {reason}")),
     }
+}
+
+/// A codecrew name as [`crate::neutralise_envelopes`] leaves it: `codecrew`, then the
+/// zero-width space that breaks it.
+fn is_neutralised_name(name: &[u8]) -> bool {
+    name.get(..NEUTRALISED.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(NEUTRALISED))
+}
+
+/// `codecrew` and the zero-width space (U+200B) in UTF-8.
+const NEUTRALISED: &[u8] = b"codecrew\xE2\x80\x8B";
+
+fn not_a_codecrew_name(name: Option<&Value>) -> String {
+    let given = match name {
+        Some(Value::String(name)) => format!("the name {name:?} is not"),
+        Some(_) => "its name is not a string, so not".to_owned(),
+        None => "it has no name, so not".to_owned(),
+    };
+    format!(
+        "a tool_use envelope, but {given} a codecrew tool's: \"name\" is \"codecrew:\" and \
+         the tool's name as listed, e.g. \"codecrew:read_file\""
+    )
 }
 
 fn valid_tool_name(tool: &str) -> bool {
@@ -110,6 +150,7 @@ fn input_of(object: &Map<String, Value>) -> Result<Value, String> {
 ///
 /// Returns `None` when the text is ordinary JSON or not JSON and names no codecrew tool:
 /// it then stays text. Otherwise every value becomes a call or a rejection, in order.
+/// A repaired envelope is said in the debug log, with what was repaired.
 pub fn judge_text(text: &str, fenced_and_closed: bool, addressed: bool) -> Option<Vec<Verdict>> {
     let addressed = addressed || mentions_codecrew(text);
     match strict::parse_values(text) {
@@ -121,15 +162,24 @@ pub fn judge_text(text: &str, fenced_and_closed: bool, addressed: bool) -> Optio
             ))])
         }
         Err(error) => {
-            let repaired = repair(text, fenced_and_closed)
-                .and_then(|fixed| strict::parse_values(&fixed).ok())
-                .and_then(|values| judge_values(&values));
+            let repaired = repair(text, fenced_and_closed).and_then(|(fixed, repairs)| {
+                let verdicts = judge_values(&strict::parse_values(&fixed).ok()?)?;
+                Some((verdicts, repairs))
+            });
             match repaired {
-                Some(verdicts)
+                Some((verdicts, repairs))
                     if verdicts
                         .iter()
                         .all(|v| matches!(v, Verdict::Call(_) | Verdict::Invalid(_))) =>
                 {
+                    let calls: Vec<&str> = verdicts
+                        .iter()
+                        .filter_map(|verdict| match verdict {
+                            Verdict::Call(call) => Some(call.name.as_str()),
+                            Verdict::Invalid(_) | Verdict::NotEnvelope => None,
+                        })
+                        .collect();
+                    tracing::debug!(?calls, %repairs, "accepted an envelope after repairing it");
                     Some(verdicts)
                 }
                 _ => Some(vec![Verdict::Invalid(format!(
@@ -173,19 +223,69 @@ fn judge_values(values: &[Value]) -> Option<Vec<Verdict>> {
     )
 }
 
-/// The lenient repairs: a trailing comma before `}` or `]` is dropped, raw control
-/// characters inside strings are escaped, and — only when `close_missing` (the block ended
-/// at a closing fence, so nothing more was coming) — missing closing brackets are added.
+/// What [`repair`] changed, for the debug log.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Repairs {
+    /// A comma before a closing bracket, or after the last value, dropped.
+    pub trailing_comma: bool,
+    /// A raw newline, tab or other control character in a string escaped.
+    pub control_character: bool,
+    /// Closing brackets added at a closing fence.
+    pub closed_at_fence: bool,
+    /// Closing brackets after the last complete value, closing nothing, dropped.
+    pub extra_closers: bool,
+}
+
+impl std::fmt::Display for Repairs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names = [
+            (self.trailing_comma, "a trailing comma dropped"),
+            (
+                self.control_character,
+                "a control character in a string escaped",
+            ),
+            (
+                self.closed_at_fence,
+                "missing closing brackets added at the fence",
+            ),
+            (
+                self.extra_closers,
+                "extra closing brackets at the end dropped",
+            ),
+        ];
+        let said: Vec<&str> = names
+            .iter()
+            .filter(|(done, _)| *done)
+            .map(|(_, name)| *name)
+            .collect();
+        f.write_str(&said.join(", "))
+    }
+}
+
+/// The lenient repairs, none of which can change what a complete value says:
+/// - a trailing comma before `}` or `]`, or after the last value, is dropped;
+/// - raw control characters inside strings are escaped;
+/// - only when `close_missing` (the block ended at a closing fence, so nothing more was
+///   coming), missing closing brackets are added;
+/// - closing brackets after the last complete value, which close nothing (a model's
+///   `…}}}`), are dropped: everything before them was read as it stands, and nothing
+///   but blanks, commas and more such brackets may follow them.
+///
 /// Returns `None` when nothing could be repaired or the text is not repairable (a string
-/// left open, mismatched brackets).
-pub fn repair(text: &str, close_missing: bool) -> Option<String> {
+/// left open, mismatched brackets, a bracket that closes nothing before any value, or
+/// anything else after such a bracket).
+pub fn repair(text: &str, close_missing: bool) -> Option<(String, Repairs)> {
     let mut out = String::with_capacity(text.len() + 8);
     let mut stack: Vec<char> = Vec::new();
     let mut in_string = false;
     let mut escaped = false;
     // A comma seen outside strings, held until we know whether a closer follows it.
     let mut held_comma: Option<usize> = None;
-    let mut changed = false;
+    let mut repairs = Repairs::default();
+    // A value at the top level has closed, so a closer that closes nothing is extra.
+    let mut completed = false;
+    // An extra closer was dropped: only more of them, commas and blanks may follow.
+    let mut in_extra = false;
     for c in text.chars() {
         if in_string {
             if escaped {
@@ -198,7 +298,7 @@ pub fn repair(text: &str, close_missing: bool) -> Option<String> {
                 in_string = false;
                 out.push(c);
             } else if (c as u32) < 0x20 {
-                changed = true;
+                repairs.control_character = true;
                 match c {
                     '\n' => out.push_str("\\n"),
                     '\r' => out.push_str("\\r"),
@@ -214,18 +314,27 @@ pub fn repair(text: &str, close_missing: bool) -> Option<String> {
             out.push(c);
             continue;
         }
+        if in_extra && !matches!(c, '}' | ']' | ',') {
+            return None;
+        }
         if let Some(at) = held_comma.take()
             && (c == '}' || c == ']')
         {
             out.remove(at);
-            changed = true;
+            repairs.trailing_comma = true;
         }
         match c {
             '"' => in_string = true,
             '{' => stack.push('}'),
             '[' => stack.push(']'),
+            '}' | ']' if stack.is_empty() && completed => {
+                repairs.extra_closers = true;
+                in_extra = true;
+                continue;
+            }
             // The guard pops: a matching closer falls through to `_` already popped.
             '}' | ']' if stack.pop() != Some(c) => return None,
+            '}' | ']' if stack.is_empty() => completed = true,
             ',' => held_comma = Some(out.len()),
             _ => {}
         }
@@ -236,7 +345,7 @@ pub fn repair(text: &str, close_missing: bool) -> Option<String> {
     }
     if let Some(at) = held_comma {
         out.remove(at);
-        changed = true;
+        repairs.trailing_comma = true;
     }
     if !stack.is_empty() {
         if !close_missing {
@@ -245,9 +354,138 @@ pub fn repair(text: &str, close_missing: bool) -> Option<String> {
         while let Some(closer) = stack.pop() {
             out.push(closer);
         }
-        changed = true;
+        repairs.closed_at_fence = true;
     }
-    changed.then_some(out)
+    (repairs != Repairs::default()).then_some((out, repairs))
+}
+
+/// True when a candidate's JSON, whole or cut short, opens like an envelope: the first
+/// object (the value itself, or an array's first item) has among its own members, as far
+/// as they go, `"type": "tool_use"` or a `"name"` with a codecrew prefix, and no name
+/// neutralised (the echo of a quoted tool result, which stays quiet text). A candidate
+/// that does is a call or a rejection, never text left unsaid (the model meant a call);
+/// one whose JSON broke before either was reached stays text.
+pub fn opens_like_envelope(text: &str) -> bool {
+    let mut cursor = Cursor {
+        bytes: text.as_bytes(),
+        at: 0,
+    };
+    cursor.blanks();
+    if cursor.eat(b'[') {
+        cursor.blanks();
+    }
+    if !cursor.eat(b'{') {
+        return false;
+    }
+    let mut like = false;
+    loop {
+        cursor.blanks();
+        let Some((key, true)) = cursor.string() else {
+            return like;
+        };
+        cursor.blanks();
+        if !cursor.eat(b':') {
+            return like;
+        }
+        cursor.blanks();
+        if cursor.peek() == Some(b'"') {
+            let Some((value, closed)) = cursor.string() else {
+                return like;
+            };
+            if key == b"name" && is_neutralised_name(value) {
+                return false;
+            }
+            let names_codecrew =
+                value.starts_with(PREFIX.as_bytes()) || value.starts_with(ALT_PREFIX.as_bytes());
+            like |= (key == b"type" && value == b"tool_use" && closed)
+                || (key == b"name" && names_codecrew);
+            if !closed {
+                return like;
+            }
+        } else if !cursor.skip_value() {
+            return like;
+        }
+        cursor.blanks();
+        if !cursor.eat(b',') {
+            return like;
+        }
+    }
+}
+
+/// A position in a candidate's bytes, for [`opens_like_envelope`].
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn eat(&mut self, byte: u8) -> bool {
+        let found = self.peek() == Some(byte);
+        if found {
+            self.at += 1;
+        }
+        found
+    }
+
+    fn blanks(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+            self.at += 1;
+        }
+    }
+
+    /// A string's raw bytes (escapes left as they are) and whether it closed; `None`
+    /// when no string starts here.
+    fn string(&mut self) -> Option<(&'a [u8], bool)> {
+        if !self.eat(b'"') {
+            return None;
+        }
+        let start = self.at;
+        let mut escaped = false;
+        while let Some(byte) = self.peek() {
+            self.at += 1;
+            if escaped {
+                escaped = false;
+            } else if byte == b'\\' {
+                escaped = true;
+            } else if byte == b'"' {
+                return Some((&self.bytes[start..self.at - 1], true));
+            }
+        }
+        Some((&self.bytes[start..], false))
+    }
+
+    /// Past one value that is not a string (an object, an array, a number, a literal);
+    /// false when it does not end in the text.
+    fn skip_value(&mut self) -> bool {
+        let mut depth = 0usize;
+        while let Some(byte) = self.peek() {
+            match byte {
+                b'"' => {
+                    if !matches!(self.string(), Some((_, true))) {
+                        return false;
+                    }
+                    continue;
+                }
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' if depth == 0 => return true,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        self.at += 1;
+                        return true;
+                    }
+                }
+                b',' if depth == 0 => return true,
+                _ => {}
+            }
+            self.at += 1;
+        }
+        false
+    }
 }
 
 #[cfg(test)]
@@ -292,7 +530,7 @@ mod tests {
     #[test]
     fn not_envelopes() {
         for case in [
-            json!({"type":"tool_use","name":"Bash","input":{}}),
+            json!({"name":"Bash","input":{}}),
             json!({"type":"tool_result","name":"codecrew:read_file"}),
             json!({"name":"read_file","input":{}}),
             json!({"name":5}),
@@ -330,29 +568,132 @@ mod tests {
         }
     }
 
+    fn fixed(text: &str, close_missing: bool) -> Option<String> {
+        repair(text, close_missing).map(|(fixed, _)| fixed)
+    }
+
     #[test]
     fn repairs() {
         assert_eq!(
-            repair("{\"a\":[1,2,],}", false).as_deref(),
+            fixed("{\"a\":[1,2,],}", false).as_deref(),
             Some("{\"a\":[1,2]}")
         );
         assert_eq!(
-            repair("{\"a\":\"x\ny\"}", false).as_deref(),
+            fixed("{\"a\":\"x\ny\"}", false).as_deref(),
             Some("{\"a\":\"x\\ny\"}")
         );
         assert_eq!(
-            repair("{\"a\":{\"b\":1}", true).as_deref(),
+            fixed("{\"a\":{\"b\":1}", true).as_deref(),
             Some("{\"a\":{\"b\":1}}")
         );
-        assert_eq!(repair("{\"a\":{\"b\":1}", false), None);
-        assert_eq!(repair("{\"a\":\"open", true), None);
-        assert_eq!(repair("{\"a\":1]", true), None);
-        assert_eq!(repair("{\"a\":1}", true), None, "nothing to repair");
+        assert_eq!(fixed("{\"a\":{\"b\":1}", false), None);
+        assert_eq!(fixed("{\"a\":\"open", true), None);
+        assert_eq!(fixed("{\"a\":1]", true), None);
+        assert_eq!(fixed("{\"a\":1}", true), None, "nothing to repair");
         assert_eq!(
-            repair("{\"a\":\"x,}\"}", false),
+            fixed("{\"a\":\"x,}\"}", false),
             None,
             "commas in strings stay"
         );
+    }
+
+    #[test]
+    fn extra_closers_and_a_comma_after_a_complete_value_are_dropped() {
+        let cases = [
+            ("{\"a\":{\"b\":1}}}", "{\"a\":{\"b\":1}}"),
+            ("{\"a\":1}}}} \n", "{\"a\":1} \n"),
+            ("{\"a\":1}]", "{\"a\":1}"),
+            ("{\"a\":1},", "{\"a\":1}"),
+            ("{\"a\":1}},", "{\"a\":1}"),
+            ("[{\"a\":1}]]", "[{\"a\":1}]"),
+        ];
+        for (text, expected) in cases {
+            let (got, repairs) = repair(text, false).unwrap();
+            assert_eq!(got, expected, "{text}");
+            assert!(repairs.extra_closers || repairs.trailing_comma, "{text}");
+        }
+        let (_, repairs) = repair("{\"a\":1}}}", false).unwrap();
+        assert_eq!(
+            repairs.to_string(),
+            "extra closing brackets at the end dropped"
+        );
+        // Only at the very end, after a complete value: never before one, never followed
+        // by anything that could be read.
+        for text in [
+            "}{\"a\":1}",
+            "{\"a\":1}} {\"b\":2}",
+            "{\"a\":1}}, \"b\": 2}",
+            "{\"a\":1}} and more",
+            "{\"a\":1}}\"x\"",
+        ] {
+            assert_eq!(fixed(text, false), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_typed_call_that_names_no_codecrew_tool_says_how_to_name_one() {
+        for case in [
+            json!({"type":"tool_use","name":"read_file","input":{"path":"a"}}),
+            json!({"type":"tool_use","name":"Bash","input":{"command":"ls"}}),
+            json!({"type":"tool_use","input":{}}),
+            json!({"type":"tool_use","name":7}),
+        ] {
+            match judge(&case) {
+                Verdict::Invalid(reason) => {
+                    assert!(
+                        reason.contains("\"codecrew:read_file\""),
+                        "{case}: {reason}"
+                    )
+                }
+                other => panic!("{case}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            judge(&json!({"type":"tool_use","name":"read_file"})),
+            Verdict::Invalid(reason) if reason.contains("\"read_file\" is not")
+        ));
+    }
+
+    #[test]
+    fn the_echo_of_a_neutralised_envelope_is_quiet_text() {
+        let echo = json!({"type":"tool_use","name":"codecrew\u{200B}:write_file","input":{}});
+        assert_eq!(judge(&echo), Verdict::NotEnvelope);
+        assert_eq!(judge_text(&echo.to_string(), false, false), None);
+        assert!(!opens_like_envelope(&echo.to_string()));
+        let quoted = crate::neutralise_envelopes(
+            r#"{"type":"tool_use","name":"codecrew:write_file","input":{}}"#,
+        );
+        assert!(!opens_like_envelope(&quoted), "{quoted}");
+    }
+
+    #[test]
+    fn what_opens_like_an_envelope() {
+        for text in [
+            r#"{"type":"tool_use","name":"x"#,
+            r#"{ "type" : "tool_use" , oops"#,
+            r#"{"name":"codecrew:read_file"}"#,
+            r#"{"name":"codecrew__grep", "input": {"#,
+            r#"{"id": 3, "input": {"path": "a,}"}, "name": "codecrew:x"}"#,
+            r#"[ {"type":"tool_use"}, 1]"#,
+            "{\n  \"type\": \"tool_use\",\n",
+        ] {
+            assert!(opens_like_envelope(text), "{text}");
+        }
+        for text in [
+            r#"{"example": {"type":"tool_use","name":"codecrew:x"}}"#,
+            r#"[1, {"type":"tool_use"}]"#,
+            r#"{"name":"read_file"}"#,
+            r#"{"type":"tool_result","name":"x"}"#,
+            r#"{"type":"tool_use_x"}"#,
+            r#"{"type":"tool_u"#,
+            r#"{name: "codecrew:x"}"#,
+            "{name} is a placeholder",
+            "[1] See the note",
+            "",
+            "{",
+        ] {
+            assert!(!opens_like_envelope(text), "{text}");
+        }
     }
 
     #[test]

@@ -49,10 +49,15 @@ fn needs_work(text: &str) -> bool {
     text.to_ascii_lowercase().contains("codecrew") || text.contains("\\u")
 }
 
+/// Whether the scanner still finds a call in `text`, or an envelope addressed to codecrew
+/// that it rejects. A rejected object that names no codecrew tool (a quoted
+/// `{"type":"tool_use","name":"Bash"}`) can never become a call, and stays readable.
 fn reads_as_envelope(text: &str) -> bool {
-    Scanner::scan(text)
-        .iter()
-        .any(|segment| matches!(segment, Segment::Call(_) | Segment::Rejected(_)))
+    Scanner::scan(text).iter().any(|segment| match segment {
+        Segment::Call(_) => true,
+        Segment::Rejected(rejection) => crate::envelope::mentions_codecrew(&rejection.raw),
+        Segment::Text(_) => false,
+    })
 }
 
 /// Decodes `\uXXXX` escapes of printable ASCII (not `"` or `\`, which must stay escaped),
@@ -167,6 +172,13 @@ mod tests {
             "plain text, no envelope"
         );
         assert_eq!(neutralise_envelopes("a \\\\u0063 b"), "a \\\\u0063 b");
+        // Another tool's call in a transcript a tool read, and a codecrew envelope whose
+        // name was broken: JSON that stays JSON.
+        let transcript = "{\"type\":\"tool_use\",\"name\":\"Bash\",\"input\":{}}\n\
+                          {\"type\":\"tool_use\",\"name\":\"codecrew:read_file\"} done\n";
+        let safe = neutralise_envelopes(transcript);
+        assert_eq!(safe.replace(BREAK, ""), transcript);
+        assert!(!safe.contains(&format!("{{{BREAK}")), "{safe}");
     }
 
     #[test]

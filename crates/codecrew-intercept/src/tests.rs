@@ -196,26 +196,222 @@ fn fence_tags_and_shapes() {
 
 #[test]
 fn places_that_are_never_calls() {
+    // Quoted: inline code, a blockquote, a fence of another language, JSON nested in
+    // other JSON, an envelope typed as something else. Text, and nothing said about it.
     for message in [
         format!("Inline: `{READ}` is how you call it.\n"),
         format!("`{READ}`\n"),
+        format!("Two ticks: ``a ` {READ}`` then.\n"),
         format!("> {READ}\n"),
+        format!("  > quoted: {READ}\n"),
         format!("```python\n{READ}\n```\n"),
         format!("```bash\n{READ}\n```\n"),
         format!("````markdown\n```json\n{READ}\n```\n````\n"),
-        format!("Call it like {READ} in your answer.\n"),
         format!("{{\"example\": {READ}}}\n"),
         format!("[1, {READ}]\n"),
-        format!("{READ} and more text\n"),
         r#"{"type":"tool_result","name":"codecrew:read_file","output":"x"}"#.to_owned(),
-        r#"{"type":"tool_use","name":"Bash","input":{"command":"ls"}}"#.to_owned(),
-        r#"{"type":"tool_use","name":"read_file","input":{"path":"a"}}"#.to_owned(),
+        r#"{"name":"Bash","input":{"command":"ls"}}"#.to_owned(),
     ] {
         let segments = scan(&message);
         assert!(calls(&segments).is_empty(), "{message}");
         assert!(rejections(&segments).is_empty(), "{message}: {segments:?}");
         assert_eq!(all_text(&segments), message, "text kept exactly");
     }
+}
+
+/// The reasons the scanner gives where an envelope does not stand alone on its lines.
+const TEXT_AFTER: &str = "text follows the envelope on its line";
+const TEXT_BEFORE: &str = "the envelope follows text on its line";
+
+#[test]
+fn an_envelope_with_text_before_it_on_its_line_is_rejected_and_the_prose_kept() {
+    for (message, before, after) in [
+        (format!("Sure: {READ}\nDone.\n"), "Sure: ", "\nDone.\n"),
+        (format!("Sure: {READ}"), "Sure: ", ""),
+        (
+            format!("Call it like {READ} in your answer.\n"),
+            "Call it like ",
+            "\n",
+        ),
+        (format!("- {READ}\n"), "- ", "\n"),
+        (format!("Now {READ}}}}}\r\n"), "Now ", "\r\n"),
+        (
+            "Here: {\n  \"type\": \"tool_use\",\n  \"name\": \"codecrew:help\"\n}\nok\n".to_owned(),
+            "Here: ",
+            "\nok\n",
+        ),
+        (
+            "Cut: {\"name\":\"codecrew:write_file\",\"input\":{\"path\":\"a".to_owned(),
+            "Cut: ",
+            "",
+        ),
+    ] {
+        let segments = scan(&message);
+        assert!(calls(&segments).is_empty(), "{message}");
+        let reasons = rejections(&segments);
+        assert_eq!(reasons.len(), 1, "{message}: {segments:?}");
+        assert!(
+            reasons[0].starts_with(TEXT_BEFORE),
+            "{message}: {}",
+            reasons[0]
+        );
+        assert_eq!(all_text(&segments), format!("{before}{after}"), "{message}");
+        // The line's end stays with the prose after the rejection.
+        assert!(matches!(segments.first(), Some(Segment::Text(t)) if t == before));
+    }
+    // What the model is told quotes what it wrote.
+    let segments = scan(&format!("Sure: {READ}\n"));
+    assert_eq!(
+        segments[1],
+        Segment::Rejected(Rejection {
+            reason: segments_reason(&segments[1]),
+            raw: READ.to_owned(),
+        })
+    );
+}
+
+fn segments_reason(segment: &Segment) -> String {
+    match segment {
+        Segment::Rejected(rejection) => rejection.reason.clone(),
+        other => panic!("not a rejection: {other:?}"),
+    }
+}
+
+#[test]
+fn ordinary_json_after_text_stays_text() {
+    for message in [
+        "The config is {\"a\": 1} here.\n",
+        "Set {name} to your name, {\"x\": [1, 2]}.\n",
+        "{a}{b}{c} and {\"d\": 4}\n",
+        "Then } and { and {{}}\n",
+        "function f() {\n  return 1;\n}\n",
+        "A name: {\"name\": \"read_file\"}\n",
+    ] {
+        assert_eq!(scan(message), [text(message)], "{message}");
+    }
+}
+
+#[test]
+fn an_envelope_with_text_after_it_on_its_line_is_rejected() {
+    for message in [
+        format!("{READ} and more text\n"),
+        format!("{READ}. Then I answer.\n"),
+        format!("{READ}{READ}\n"),
+        format!("  {READ} // read it\n"),
+        format!("{READ}}} extra"),
+    ] {
+        let segments = scan(&message);
+        assert!(calls(&segments).is_empty(), "{message}");
+        let reasons = rejections(&segments);
+        assert_eq!(reasons.len(), 1, "{message}: {segments:?}");
+        assert!(
+            reasons[0].starts_with(TEXT_AFTER),
+            "{message}: {}",
+            reasons[0]
+        );
+        assert_eq!(all_text(&segments), "", "{message}");
+    }
+}
+
+#[test]
+fn extra_closing_brackets_or_a_comma_after_a_complete_envelope_are_repaired() {
+    let list = r#"{"type":"tool_use","name":"codecrew:list_directory","input":{"path":"src"}}"#;
+    let expected = [call("list_directory", json!({"path": "src"}))];
+    // The issue's recording: one brace too many, bare, with and without a newline.
+    for message in [
+        format!("{list}}}"),
+        format!("{list}}}\n"),
+        format!("{list}}}}}}}  \n"),
+        format!("{list}]"),
+        format!("{list},\n"),
+        format!("{list}}},\n"),
+        format!("  {list}}}\r\n"),
+        format!("```json\n{list}}}\n```\n"),
+        format!("```\n{list}}}}},\n```\n"),
+        format!("```json\n{list},\n```\n"),
+    ] {
+        assert_eq!(scan(&message), expected, "{message}");
+        // However it is cut.
+        let pieces: Vec<String> = message.chars().map(String::from).collect();
+        let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+        assert_eq!(scan_with(ScannerLimits::default(), &pieces), expected);
+    }
+    // Prose around it is kept; the call is in its place.
+    assert_eq!(
+        scan(&format!("Listing.\n{list}}}}}\nDone.\n")),
+        [text("Listing.\n"), expected[0].clone(), text("Done.\n")]
+    );
+    // Anything else after the extra brackets is not repaired.
+    let segments = scan(&format!("{list}}} then\n"));
+    assert!(calls(&segments).is_empty());
+    assert!(rejections(&segments)[0].starts_with(TEXT_AFTER));
+    let segments = scan(&format!("```json\n{list}}} then\n```\n"));
+    assert!(calls(&segments).is_empty());
+    assert!(rejections(&segments)[0].contains("malformed envelope JSON"));
+}
+
+#[test]
+fn a_typed_call_without_a_codecrew_name_is_told_how_to_name_it() {
+    for message in [
+        r#"{"type":"tool_use","name":"Bash","input":{"command":"ls"}}"#.to_owned(),
+        r#"{"type":"tool_use","name":"read_file","input":{"path":"a"}}"#.to_owned(),
+        "```json\n{\"type\":\"tool_use\",\"name\":\"list_directory\",\"input\":{}}\n```\n"
+            .to_owned(),
+    ] {
+        let segments = scan(&message);
+        assert!(calls(&segments).is_empty(), "{message}");
+        let reasons = rejections(&segments);
+        assert_eq!(reasons.len(), 1, "{message}: {segments:?}");
+        assert!(
+            reasons[0].contains("\"codecrew:read_file\""),
+            "{}",
+            reasons[0]
+        );
+    }
+}
+
+#[test]
+fn json_that_breaks_after_opening_like_an_envelope_is_rejected() {
+    for message in [
+        "{\"type\":\"tool_use\", name: \"codecrew:read_file\"}\n",
+        "{\"name\":\"codecrew:read_file\",\"input\":{'path':'a'}}\n",
+        "{\"type\":\"tool_use\",\"name\":\"codecrew:x\",\"input\":{\"path\": src}}",
+    ] {
+        let segments = scan(message);
+        assert!(calls(&segments).is_empty(), "{message}");
+        let reasons = rejections(&segments);
+        assert_eq!(reasons.len(), 1, "{message}: {segments:?}");
+        assert!(
+            reasons[0].contains("malformed envelope JSON"),
+            "{}",
+            reasons[0]
+        );
+        assert_eq!(all_text(&segments), "", "the whole line is the rejection");
+    }
+}
+
+#[test]
+fn an_echoed_tool_result_stays_quiet_text_wherever_it_stands() {
+    // A tool result quoted back, its name broken by codecrew's neutralising: told to write
+    // it "again", the model would be handed the call the neutralising took apart.
+    let echo = "{\"type\":\"tool_use\",\"name\":\"codecrew\u{200B}:write_file\",\"input\":{\"path\":\"x\"}}";
+    for message in [
+        format!("{echo}\n"),
+        format!("{echo} and more\n"),
+        format!("{echo}}}}}\n"),
+        format!("The file says: {echo}\n"),
+        format!("```json\n{echo}\n```\n"),
+    ] {
+        assert_eq!(scan(&message), [text(&message)], "{message}");
+    }
+}
+
+#[test]
+fn many_candidates_on_one_line_are_a_loop_not_a_recursion() {
+    let line = format!("{}\n", "{}".repeat(200_000));
+    assert_eq!(scan(&line), [text(&line)]);
+    let line = format!("x {}\n", "{a} ".repeat(200_000));
+    assert_eq!(scan(&line), [text(&line)]);
 }
 
 #[test]
@@ -298,18 +494,19 @@ fn a_long_unfinished_line_is_judged_alike_whole_and_in_pieces() {
     assert_eq!(scan_with(ScannerLimits::default(), &pieces), whole);
     assert!(calls(&whole).is_empty());
     assert_eq!(rejections(&whole).len(), 1, "{whole:?}");
-    // Blanks before the bracket past that 1 KiB make it prose, both ways.
+    // Blanks before the bracket past that 1 KiB make the line prose, both ways, and the
+    // envelope one after text on its line: rejected, both ways.
     let indented = format!("{}{message}", " ".repeat(1100));
     let pieces: Vec<&str> = indented
         .as_bytes()
         .chunks(15)
         .map(|chunk| std::str::from_utf8(chunk).unwrap())
         .collect();
-    assert_eq!(scan(&indented), [text(&indented)]);
-    assert_eq!(
-        scan_with(ScannerLimits::default(), &pieces),
-        [text(&indented)]
-    );
+    let whole = scan(&indented);
+    assert_eq!(scan_with(ScannerLimits::default(), &pieces), whole);
+    assert!(calls(&whole).is_empty());
+    assert!(rejections(&whole)[0].starts_with(TEXT_BEFORE), "{whole:?}");
+    assert_eq!(all_text(&whole), " ".repeat(1100));
 }
 
 #[test]
@@ -478,6 +675,16 @@ fn fragment() -> impl Strategy<Value = String> {
         Just("{\"name\":\"codecrew:help\",\"input\":{\"a\":1,\"a\":2}}\n".to_owned()),
         Just("{\"name\":\"codecrew:help\",\n \"input\": {}\n}\n".to_owned()),
         Just("[1] note\n".to_owned()),
+        Just(format!("{READ}}}}}\n")),
+        Just(format!("{READ},")),
+        Just(format!("Sure: {READ}\n")),
+        Just(format!("Sure: `{READ}` ok\n")),
+        Just(format!("> {READ}\n")),
+        Just(format!("{READ} and more\n")),
+        Just("{\"type\":\"tool_use\", name: \"x\"}\n".to_owned()),
+        Just("Here: {\n\"name\":\"codecrew:help\"\n}\n".to_owned()),
+        Just("a {b} `c {d}` {\"e\": 1}\n".to_owned()),
+        Just("{\"type\":\"tool_use\",\"name\":\"Bash\"}\n".to_owned()),
         Just("{ not json\n".to_owned()),
         Just("```\n".to_owned()),
         Just("``\n".to_owned()),
@@ -542,15 +749,16 @@ proptest! {
 
     #[test]
     fn text_outside_envelopes_is_never_lost(doc in document()) {
-        // Removing calls and rejections, and putting nothing back, must leave a text that
-        // is a subsequence of the input's lines: nothing invented, prose kept in order.
-        let segments = scan(&doc);
-        let kept = all_text(&segments);
+        // Every text segment is a piece of the input, in order: nothing invented, prose
+        // kept in order (calls and rejections take their text out, and put nothing back).
+        let segments = Scanner::scan(&doc);
         let mut rest = doc.as_str();
-        for line in kept.split_inclusive('\n') {
-            match rest.find(line) {
-                Some(at) => rest = &rest[at + line.len()..],
-                None => prop_assert!(false, "{:?} not found in order in {:?}", line, doc),
+        for segment in &segments {
+            if let Segment::Text(piece) = segment {
+                match rest.find(piece.as_str()) {
+                    Some(at) => rest = &rest[at + piece.len()..],
+                    None => prop_assert!(false, "{:?} not found in order in {:?}", piece, doc),
+                }
             }
         }
     }

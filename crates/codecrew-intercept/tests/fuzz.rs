@@ -1,9 +1,9 @@
 //! The engine's fuzzer on the stable toolchain, bounded in time: proptest feeds
 //! `fuzzing::decode_and_scan` (the oracle the cargo-fuzz target in `fuzz/` uses too)
-//! random bytes, and the recorded real CLI output cut up, spliced and mutated, for
-//! `CODECREW_FUZZ_SECONDS` seconds (3 by default; CI sets 60). A failure is shrunk to a
-//! minimal input, written to `target/fuzz-findings/`, and belongs in
-//! `tests/fuzz-regressions/` from then on: every file there is replayed first.
+//! random bytes, and the recorded real CLI output and real models' answers cut up,
+//! spliced and mutated, for `CODECREW_FUZZ_SECONDS` seconds (3 by default; CI sets 60).
+//! A failure is shrunk to a minimal input, written to `target/fuzz-findings/`, and
+//! belongs in `tests/fuzz-regressions/` from then on: every file there is replayed first.
 
 // Test code may unwrap and panic (the workspace lints deny them in library code).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -28,6 +28,11 @@ const PIECES: &[&str] = &[
     "[{\"name\":\"codecrew__grep\",\"arguments\":\"{\\\"pattern\\\":\\\"x\\\"}\"},\n",
     "{\"name\":\"codecrew:x\",\"input\":{\"a\":{\"b\":[1,2,{\"c\":\"\\u0000\"}]}},}\n",
     "> {\"name\":\"codecrew:help\"}\n",
+    "{\"type\":\"tool_use\",\"name\":\"codecrew:list_directory\",\"input\":{\"path\":\"src\"}}}\n",
+    "Sure: {\"type\":\"tool_use\",\"name\":\"codecrew:help\",\"input\":{}}",
+    "`{\"name\":\"codecrew:help\"}` ",
+    "{\"type\":\"tool_use\",\"name\":\"read_file\"},\n",
+    "{\"type\":\"tool_use\", name: \"codecrew:x\"} and more\n",
     "\r\n",
     "\u{feff}\u{202e}é字\n",
 ];
@@ -36,21 +41,27 @@ fn manifest_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every line of every recorded fixture, and the pieces above.
+/// Every line of every recorded CLI output (`tests/fixtures/`) and real model's answer
+/// (`tests/models/`), and the pieces above.
 fn corpus() -> Vec<Vec<u8>> {
     let mut lines: Vec<Vec<u8>> = PIECES.iter().map(|p| p.as_bytes().to_vec()).collect();
-    let fixtures = manifest_dir().join("tests/fixtures");
-    for dir in std::fs::read_dir(&fixtures).unwrap() {
-        let dir = dir.unwrap().path();
-        if !dir.is_dir() {
-            continue;
-        }
-        for file in std::fs::read_dir(&dir).unwrap() {
-            let bytes = std::fs::read(file.unwrap().path()).unwrap();
+    for top in ["tests/fixtures", "tests/models"] {
+        add_lines(&manifest_dir().join(top), &mut lines);
+    }
+    lines
+}
+
+/// The lines of every file beneath `dir`.
+fn add_lines(dir: &Path, lines: &mut Vec<Vec<u8>>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            add_lines(&path, lines);
+        } else {
+            let bytes = std::fs::read(&path).unwrap();
             lines.extend(bytes.split_inclusive(|b| *b == b'\n').map(<[u8]>::to_vec));
         }
     }
-    lines
 }
 
 #[derive(Debug, Clone)]

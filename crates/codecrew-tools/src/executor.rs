@@ -199,7 +199,23 @@ impl ToolExecutor {
         }
     }
 
-    async fn run(&self, call: &CallRequest) -> Outcome {
+    /// What this executor would refuse `call` for before it asks the policy or runs
+    /// anything: a tool the run does not offer or does not have, an input the tool's
+    /// schema refuses, a writing tool in query. `codecrew intercept --dry-run` says it.
+    pub fn check(&self, call: &CallRequest) -> Result<(), (Status, ToolError)> {
+        match self.screen(call) {
+            Ok(_) => Ok(()),
+            Err(Outcome {
+                status,
+                result: Err(error),
+                ..
+            }) => Err((status, error)),
+            Err(Outcome { result: Ok(_), .. }) => Ok(()),
+        }
+    }
+
+    /// The call's tool, or the outcome that refuses it before the policy is asked.
+    fn screen(&self, call: &CallRequest) -> Result<&super::catalog::CatalogEntry, Outcome> {
         let default_cap = super::DEFAULT_MAX_ERROR_CHARS;
         let Some(entry) = self.catalog.get(&call.tool) else {
             let offered: Vec<&str> = self.catalog.names().collect();
@@ -227,7 +243,7 @@ impl ToolExecutor {
                 (Status::Error, error)
             };
             let decided = (status == Status::Denied).then_some(Decided::by(DecidedBy::Mode));
-            return Outcome::failed(status, error, default_cap, decided);
+            return Err(Outcome::failed(status, error, default_cap, decided));
         };
         let tool = &entry.tool;
         let cap = tool.max_error_chars();
@@ -237,7 +253,7 @@ impl ToolExecutor {
                     "`codecrew tools show {}` prints the input schema",
                     tool.name()
                 ));
-            return Outcome::failed(Status::Error, error, cap, None);
+            return Err(Outcome::failed(Status::Error, error, cap, None));
         }
         if self.context.mode == Mode::Query && !tool.readonly() && !tool.offered_in_query() {
             let error = ToolError::new(
@@ -249,8 +265,18 @@ impl ToolExecutor {
             )
             .with_suggestion("run the task with `codecrew execute` instead");
             let decided = Some(Decided::by(DecidedBy::Mode));
-            return Outcome::failed(Status::Denied, error, cap, decided);
+            return Err(Outcome::failed(Status::Denied, error, cap, decided));
         }
+        Ok(entry)
+    }
+
+    async fn run(&self, call: &CallRequest) -> Outcome {
+        let entry = match self.screen(call) {
+            Ok(entry) => entry,
+            Err(refused) => return refused,
+        };
+        let tool = &entry.tool;
+        let cap = tool.max_error_chars();
         let (verdict, decided) = self.permit(tool.name(), tool.readonly(), &call.input).await;
         let grant = match verdict {
             Ok(grant) => grant,

@@ -31,6 +31,7 @@ pub mod registry;
 pub mod state_dir;
 pub mod toolbox;
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
@@ -92,6 +93,33 @@ pub trait Tool: Send + Sync {
             (Mode::Query, Some(description)) if !self.readonly() => description,
             _ => self.description(),
         }
+    }
+    /// What the tool does in a few words, for the compact prompt of a run of `mode`: by
+    /// default the first sentence of its description there, cut at [`SUMMARY_CHARS`].
+    fn summary_in(&self, mode: Mode) -> Cow<'_, str> {
+        first_sentence(self.description_in(mode))
+    }
+}
+
+/// The longest summary [`Tool::summary_in`] derives from a description.
+pub const SUMMARY_CHARS: usize = 120;
+
+/// A description's first sentence (ended by a `.` before a blank, not in "e.g." or
+/// "i.e."), without its final period, cut at [`SUMMARY_CHARS`] characters.
+pub fn first_sentence(description: &str) -> Cow<'_, str> {
+    let text = description.trim();
+    let mut end = text.len();
+    for (at, _) in text.match_indices(". ") {
+        let before = &text[..at];
+        if !(before.ends_with("e.g") || before.ends_with("i.e")) {
+            end = at;
+            break;
+        }
+    }
+    let sentence = text[..end].trim_end_matches('.');
+    match sentence.char_indices().nth(SUMMARY_CHARS) {
+        Some((cut, _)) => Cow::Owned(format!("{}…", &sentence[..cut])),
+        None => Cow::Borrowed(sentence),
     }
 }
 

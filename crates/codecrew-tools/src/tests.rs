@@ -66,6 +66,48 @@ async fn inputs_are_validated_with_paths_the_model_can_fix() {
 }
 
 #[tokio::test]
+async fn a_check_refuses_what_the_call_would_be_refused_and_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let query = executor(Mode::Query, dir.path());
+    let cases = [
+        (
+            call("nope", json!({})),
+            Status::Error,
+            ErrorCode::UnknownTool,
+        ),
+        (
+            call("write_file", json!({"path": "a", "content": "b"})),
+            Status::Denied,
+            ErrorCode::ToolNotInCatalog,
+        ),
+        (
+            call("read_file", json!({"pat": "src"})),
+            Status::Error,
+            ErrorCode::InvalidInput,
+        ),
+    ];
+    for (request, status, code) in cases {
+        let (got_status, error) = query.check(&request).unwrap_err();
+        assert_eq!((got_status, error.code), (status, code), "{}", request.tool);
+        // The same refusal as a call gets.
+        let result = query.call(&request).await;
+        assert_eq!(result.status, status);
+        assert_eq!(result.error.unwrap(), error);
+    }
+    assert!(!dir.path().join("a").exists());
+    assert_eq!(
+        query.check(&call("read_file", json!({"path": "a"}))),
+        Ok(())
+    );
+    // A check asks nobody and writes nothing, even for a call the policy would ask about.
+    let execute = executor(Mode::Execute, dir.path());
+    let write = call("write_file", json!({"path": "a", "content": "b"}));
+    assert_eq!(execute.check(&write), Ok(()));
+    assert!(!dir.path().join("a").exists());
+    assert_eq!(execute.authorized_calls(), 0);
+}
+
+#[tokio::test]
 async fn results_keep_the_order_of_the_calls_and_get_ids() {
     let dir = tempfile::tempdir().unwrap();
     for name in ["a", "b", "c"] {
@@ -247,4 +289,25 @@ fn truncation_counts_characters_not_bytes() {
         truncate_chars("héllo wörld", 5),
         "héllo… [6 more characters]"
     );
+}
+
+#[test]
+fn a_summary_is_the_descriptions_first_sentence() {
+    use crate::first_sentence;
+    assert_eq!(
+        first_sentence("Finds files by pattern, e.g. \"**/*.rs\". The pattern is relative."),
+        "Finds files by pattern, e.g. \"**/*.rs\""
+    );
+    assert_eq!(
+        first_sentence("  One line, no period  "),
+        "One line, no period"
+    );
+    assert_eq!(
+        first_sentence("Reads .gitignore files. Then more."),
+        "Reads .gitignore files"
+    );
+    let long = format!("{}. Rest.", "word ".repeat(40));
+    let summary = first_sentence(&long);
+    assert_eq!(summary.chars().count(), crate::SUMMARY_CHARS + 1);
+    assert!(summary.ends_with('…'));
 }

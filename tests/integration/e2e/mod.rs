@@ -148,6 +148,7 @@ mod acp;
 mod chat;
 mod chat_endings;
 mod checkout_config;
+mod compact_prompt;
 mod config;
 mod copilot;
 mod crew;

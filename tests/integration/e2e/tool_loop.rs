@@ -152,15 +152,22 @@ fn a_chain_of_three_turns_and_max_turns(agent: &str) {
     assert_eq!(r["turns"], 3);
     assert_eq!(r["tool_calls"].as_array().unwrap().len(), 2);
 
-    // Stopped after two turns: the second turn's call ran, its result is reported.
+    // Stopped after two turns with the model still calling: the second turn's call ran,
+    // its result is reported, and the job is no success: the model never answered.
     let (run, doc) = world.json(
         "query",
         &["--max-turns", "2", &format!("@{agent} E2E-CHAIN")],
     );
-    run.assert_code(0);
+    run.assert_code(1);
     let r = result(&doc);
     assert_eq!(r["turns"], 2, "{agent}: {doc}");
     assert_eq!(r["stop_reason"], "max_turns");
+    assert_eq!(r["success"], false);
+    assert_eq!(r["error_code"], "E_MAX_TURNS");
+    assert!(
+        r["error"].as_str().unwrap().contains("turn limit (2)"),
+        "{agent}: {doc}"
+    );
     assert_eq!(r["tool_calls"].as_array().unwrap().len(), 2);
 
     // One turn returns the tool results themselves.

@@ -310,12 +310,15 @@ fn a_dry_run_starts_only_the_servers_its_calls_name() {
         stdout.contains("call codecrew:everything__echo"),
         "{stdout}"
     );
+    // A server's tool is not checked against a schema the dry run does not have.
+    assert!(!stdout.contains("would be refused"), "{stdout}");
     assert_eq!(stderr, "", "no server starts for a dry run");
 
     // Json: the server a call names starts to say the tool is known; the other does not.
     let (stdout, stderr) = dry_run("json", &[echo.clone(), read]);
     let doc: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(doc["calls"][0]["known"], true, "{doc}");
+    assert_eq!(doc["calls"][0]["refused"], Value::Null, "{doc}");
     assert_eq!(doc["calls"][1]["known"], true, "{doc}");
     assert!(!stderr.contains("marker"), "{stderr}");
     let (stdout, stderr) = dry_run("json", &[("codecrew:marker__anything", json!({}))]);

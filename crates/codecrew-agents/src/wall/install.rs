@@ -176,6 +176,148 @@ fn virtualenv_base(program: &Path) -> Option<PathBuf> {
         .find(|python| python.exists())
 }
 
+/// How much of a `.pth` or `direct_url.json` file is read.
+const SMALL_FILE: u64 = 64 * 1024;
+
+/// A folder an installation loads code from that lies outside its own folders, so the
+/// wall does not grant it: never granted on its own (a project's `.venv` could name any
+/// folder), only named when the wall refused the CLI, for the user to grant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceOutside {
+    pub folder: PathBuf,
+    /// What it is, for the user: "the source of llm-probe, installed with `pip install
+    /// -e`", or the `.pth` file that names it.
+    pub what: String,
+}
+
+/// The folders outside `program`'s installation that it loads code from: the sources of
+/// a virtualenv's editable installs (`pip install -e`: the `file://` URL of PEP 610's
+/// `direct_url.json`), and the folders its `.pth` files add to the path.
+pub fn sources_outside(program: &Path) -> Vec<SourceOutside> {
+    let installed = installation(program).dirs;
+    let mut found: Vec<SourceOutside> = Vec::new();
+    for dir in &installed {
+        for site in site_packages(dir) {
+            for source in editable_sources(&site) {
+                let inside = installed.iter().any(|dir| source.folder.starts_with(dir));
+                if !inside && !found.iter().any(|known| known.folder == source.folder) {
+                    found.push(source);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// A Python prefix's `lib/python*/site-packages` folders.
+fn site_packages(prefix: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(prefix.join("lib")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("python"))
+        .map(|entry| entry.path().join("site-packages"))
+        .filter(|site| site.is_dir())
+        .collect();
+    found.sort();
+    found
+}
+
+/// The editable sources and `.pth` folders of one site-packages folder.
+fn editable_sources(site: &Path) -> Vec<SourceOutside> {
+    let Ok(entries) = std::fs::read_dir(site) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut found = Vec::new();
+    for name in names {
+        if let Some(package) = name.strip_suffix(".dist-info") {
+            let package = package
+                .split('-')
+                .next()
+                .unwrap_or(package)
+                .replace('_', "-");
+            let Some(text) = read_small(&site.join(&name).join("direct_url.json")) else {
+                continue;
+            };
+            if let Some(folder) = editable_folder(&text) {
+                found.push(SourceOutside {
+                    folder,
+                    what: format!("the source of {package}, installed with `pip install -e`"),
+                });
+            }
+        } else if name.ends_with(".pth") {
+            let Some(text) = read_small(&site.join(&name)) else {
+                continue;
+            };
+            // A line that is an absolute folder is added to the path; `import` lines run
+            // code (setuptools' editable finders, found through direct_url.json instead).
+            for line in text.lines().map(str::trim) {
+                let folder = Path::new(line);
+                if line.starts_with('/') && folder.is_dir() {
+                    found.push(SourceOutside {
+                        folder: folder.to_path_buf(),
+                        what: format!("a folder {name} puts on Python's path"),
+                    });
+                }
+            }
+        }
+    }
+    found
+}
+
+fn read_small(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(SMALL_FILE)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
+}
+
+/// The folder of an editable install's `direct_url.json` (PEP 610): `dir_info.editable`
+/// and a `file://` URL, its percent-escapes decoded.
+fn editable_folder(direct_url: &str) -> Option<PathBuf> {
+    let value: serde_json::Value = serde_json::from_str(direct_url).ok()?;
+    if value.pointer("/dir_info/editable") != Some(&serde_json::Value::Bool(true)) {
+        return None;
+    }
+    let path = value.get("url")?.as_str()?.strip_prefix("file://")?;
+    let decoded = percent_decoded(path)?;
+    decoded.starts_with('/').then(|| PathBuf::from(decoded))
+}
+
+/// `%2F`-style escapes decoded; None when they do not make UTF-8.
+fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = bytes
+            .get(at + 1..at + 3)
+            .and_then(|pair| std::str::from_utf8(pair).ok())
+            .and_then(|pair| u8::from_str_radix(pair, 16).ok());
+        match (bytes[at], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                at += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 /// A version or package manager's folders: a program in one of them runs what the
 /// manager chose, from anywhere in them.
 #[derive(Debug)]
@@ -385,6 +527,68 @@ mod tests {
                 PathBuf::from("/a"),
                 PathBuf::from("/b")
             ]
+        );
+    }
+
+    #[test]
+    fn an_editable_installs_source_outside_the_venv_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let venv = dir.path().join("venv");
+        let site = venv.join("lib/python3.11/site-packages");
+        std::fs::create_dir_all(venv.join("bin")).unwrap();
+        std::fs::create_dir_all(&site).unwrap();
+        std::fs::write(venv.join("bin/llm"), "#!/bin/sh\n").unwrap();
+        let source = dir.path().join("src/llm my plugin");
+        let pth_folder = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&source).unwrap();
+        std::fs::create_dir_all(&pth_folder).unwrap();
+        // setuptools' editable install: a finder, and PEP 610's record of the source.
+        let dist = site.join("llm_my_plugin-0.1.dist-info");
+        std::fs::create_dir_all(&dist).unwrap();
+        std::fs::write(
+            dist.join("direct_url.json"),
+            format!(
+                r#"{{"dir_info": {{"editable": true}}, "url": "file://{}"}}"#,
+                source.display().to_string().replace(' ', "%20")
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            site.join("__editable__.llm_my_plugin-0.1.pth"),
+            "import __editable___llm_my_plugin_0_1_finder; __editable___llm_my_plugin_0_1_finder.install()\n",
+        )
+        .unwrap();
+        // A plain install records no editable source; a .pth adds a folder.
+        let plain = site.join("click-8.0.dist-info");
+        std::fs::create_dir_all(&plain).unwrap();
+        std::fs::write(
+            plain.join("direct_url.json"),
+            r#"{"url": "file:///tmp/x.whl", "archive_info": {}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            site.join("extra.pth"),
+            format!(
+                "# a comment\n{}\n{}\n",
+                pth_folder.display(),
+                site.display()
+            ),
+        )
+        .unwrap();
+        let found = sources_outside(&venv.join("bin/llm"));
+        assert_eq!(
+            found,
+            [
+                SourceOutside {
+                    folder: pth_folder,
+                    what: "a folder extra.pth puts on Python's path".to_owned(),
+                },
+                SourceOutside {
+                    folder: source,
+                    what: "the source of llm-my-plugin, installed with `pip install -e`".to_owned(),
+                },
+            ],
+            "the site-packages folder itself is inside the installation"
         );
     }
 

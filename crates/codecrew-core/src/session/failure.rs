@@ -185,6 +185,28 @@ impl std::fmt::Display for TurnFailure {
     }
 }
 
+/// What model servers say when a prompt is larger than the model's context window, lower
+/// case: llama-cpp-python (llm's local models: "Requested tokens (2350) exceed context
+/// window of 512"), llama.cpp's server, OpenAI's API and the servers that copy it,
+/// Anthropic's and Gemini's.
+const CONTEXT_EXCEEDED: &[&str] = &[
+    "exceed context window",
+    "exceeds the context window",
+    "exceeds the available context size",
+    "maximum context length",
+    "context_length_exceeded",
+    "context length exceeded",
+    "prompt is too long",
+    "exceeds the maximum number of tokens",
+];
+
+/// Whether what a failed turn's CLI said (its reported errors, its stderr) is its model
+/// refusing a prompt larger than its context window.
+pub(super) fn says_context_exceeded(said: &str) -> bool {
+    let said = said.to_lowercase();
+    CONTEXT_EXCEEDED.iter().any(|words| said.contains(words))
+}
+
 /// `; stderr: a | b`: the last lines of what the CLI said on stderr, for a message.
 fn stderr_note(tail: &str) -> String {
     let tail = tail.trim();
@@ -306,6 +328,29 @@ mod tests {
         for stopped in [Ending::TimedOut, Ending::Cancelled, Ending::Flooded] {
             let failure = failure(stopped, "", &silent).unwrap();
             assert_eq!(failure.recovery(at(2, true)), Recovery::Stop);
+        }
+    }
+
+    #[test]
+    fn a_prompt_too_large_for_the_context_window_is_told_from_other_failures() {
+        for said in [
+            "Error: Requested tokens (2350) exceed context window of 512",
+            "This model's maximum context length is 4097 tokens. However, your messages \
+             resulted in 5000 tokens",
+            "{\"error\":{\"code\":\"context_length_exceeded\"}}",
+            "prompt is too long: 210000 tokens > 200000 maximum",
+            "The input token count (1200000) exceeds the maximum number of tokens allowed \
+             (1048576).",
+            "the request exceeds the available context size, try increasing it",
+        ] {
+            assert!(says_context_exceeded(said), "{said}");
+        }
+        for said in [
+            "rate limited",
+            "the CLI exited with code 1",
+            "token expired",
+        ] {
+            assert!(!says_context_exceeded(said), "{said}");
         }
     }
 

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use tokio::sync::watch;
 
-use super::failure::{Recovery, Situation, TurnFailure};
+use super::failure::{self, Recovery, Situation, TurnFailure};
 use super::turn::TurnState;
 use super::{
     CallRecord, Conversation, EventSender, JobEvent, JobReport, JobRun, StopReason, caller,
@@ -19,7 +19,9 @@ use codecrew_agents::Turn;
 use codecrew_agents::drive::process::{Outcome, RunLimits, SpawnError};
 use codecrew_agents::drive::refused;
 use codecrew_agents::drive::transport::{Output, Transport};
+use codecrew_config::PromptStyle;
 use codecrew_intercept::Interceptor;
+use codecrew_tools::ErrorCode;
 use codecrew_tools::executor::CallRequest;
 
 /// What the loop carries from one turn to the next.
@@ -120,11 +122,17 @@ impl JobRun {
             }
             let results = self.run_calls(&turn, &mut report, events, &cancel).await;
             if report.turns >= self.settings.max_turns {
-                report.success = true;
                 report.stop_reason = StopReason::MaxTurns;
                 if self.settings.max_turns == 1 {
-                    // One turn: the results are the answer (as the original CodeCrew did).
+                    // One turn: the results are the answer the user asked for (as the
+                    // original CodeCrew did).
+                    report.success = true;
                     report.response = results;
+                } else {
+                    // The model was still calling tools: it never answered, and saying
+                    // it succeeded would hand the user an empty or half answer.
+                    report.error = Some(max_turns_error(self.settings.max_turns, &turn));
+                    report.error_code = Some(ErrorCode::MaxTurns);
                 }
                 break;
             }
@@ -152,7 +160,8 @@ impl JobRun {
     /// when it can resume one, else the earlier exchanges as the transcript.
     fn open(&self, task: &str, conversation: &mut Conversation, report: &mut JobReport) -> Course {
         let catalog = self.executor.catalog();
-        let mut prompt = prompt::render_task(catalog, self.settings.mode, task);
+        let style = self.provider.agent.prompt.unwrap_or_default();
+        let mut prompt = prompt::render_task(catalog, self.settings.mode, task, style);
         if let Some(system) = &self.provider.agent.system_prompt {
             prompt = format!("{}\n\n{prompt}", system.trim());
         }
@@ -273,19 +282,49 @@ impl JobRun {
         report: &mut JobReport,
     ) -> String {
         let error = failure.to_string();
+        let mut readable = vec![self.settings.workspace.clone()];
+        readable.extend(self.executor.policy().cli_read().iter().cloned());
         let refused = self.provider.is_walled()
-            && refused::looks_refused(&outcome.ending, outcome.stdout_bytes, &outcome.stderr_tail);
+            && refused::looks_refused_by(
+                program,
+                &outcome.ending,
+                outcome.stdout_bytes,
+                &outcome.stderr_tail,
+                &readable,
+            );
         if refused {
             report.error_code = Some(refused::CODE);
             return format!(
                 "{error}; {}",
-                refused::advice(program, &outcome.stderr_tail)
+                refused::advice(program, &outcome.stderr_tail, &readable)
             );
         }
         let said = format!("{error}\n{}", outcome.stderr_tail);
+        if failure::says_context_exceeded(&said) {
+            report.error_code = Some(ErrorCode::ContextExceeded);
+            return format!("{error}; {}", self.context_advice());
+        }
         match self.provider.failure_hint(&said) {
             Some(hint) => format!("{error}; {hint}"),
             None => error,
+        }
+    }
+
+    /// What to do when the prompt does not fit the model's context window.
+    fn context_advice(&self) -> String {
+        let id = &self.provider.agent_id;
+        match self.provider.agent.prompt.unwrap_or_default() {
+            PromptStyle::Full => format!(
+                "the prompt does not fit the model's context window: give @{id} codecrew's \
+                 compact prompt (about a fifth of its tokens) with `prompt = \"compact\"` \
+                 under [agents.{id}] in your config, use a model with a larger window, or \
+                 ask for less at once"
+            ),
+            PromptStyle::Compact => format!(
+                "even codecrew's compact prompt does not fit the model's context window: \
+                 give @{id} a model (or a server setting) with a larger window; the compact \
+                 prompt takes about 500 tokens, and the answer needs room too"
+            ),
         }
     }
 
@@ -336,4 +375,20 @@ impl JobRun {
         }
         lines.join("\n")
     }
+}
+
+/// Why a job stopped at its turn limit is no answer, and what to do.
+fn max_turns_error(max_turns: u32, last: &TurnState) -> String {
+    let calls = last.calls.len();
+    let rejected = last.rejected.len();
+    let last_turn = match (calls, rejected) {
+        (0, n) => format!("its last turn's {n} envelope(s) were rejected"),
+        (n, 0) => format!("its last turn's {n} call(s) ran"),
+        (n, m) => format!("its last turn's {n} call(s) ran and {m} envelope(s) were rejected"),
+    };
+    format!(
+        "stopped at the turn limit ({max_turns}) while the model was still calling tools, \
+         so it gave no answer ({last_turn}); raise --max-turns (or max_turns under [limits] \
+         in the config) to let it finish"
+    )
 }

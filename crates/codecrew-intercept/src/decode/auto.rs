@@ -3,7 +3,7 @@
 //! | first line | format |
 //! |---|---|
 //! | JSON object of type `system`, `assistant`, `result`, `stream_event`, `user` | Claude |
-//! | type `init` with `session_id`, `message` with `role`, `tool_use`, `tool_result` | Gemini `stream-json` |
+//! | type `init` with `session_id`, `message` with `role`, `tool_use` with `tool_name` or `tool_id`, `tool_result` with `tool_id` | Gemini `stream-json` |
 //! | exactly `{` (a pretty-printed document), or a one-line `{"response":…}` document | Gemini `json` |
 //! | type `thread.*`, `turn.*`, `item.*`, or `error` with `message` | Codex |
 //! | type `session.*`, `user.message`, `assistant.*` (dotted names with a `data` object) | Copilot |
@@ -130,6 +130,8 @@ struct Probe<'a> {
     data: Option<IgnoredAny>,
     #[serde(rename = "sessionID")]
     opencode_session: Option<IgnoredAny>,
+    tool_name: Option<IgnoredAny>,
+    tool_id: Option<IgnoredAny>,
 }
 
 fn detect_line(line: &[u8]) -> Format {
@@ -153,7 +155,11 @@ fn detect_line(line: &[u8]) -> Format {
         _ if probe.opencode_session.is_some() => Format::Opencode,
         "init" if probe.session_id.is_some() => Format::Gemini,
         "message" if probe.role.is_some() => Format::Gemini,
-        "tool_use" | "tool_result" => Format::Gemini,
+        // Gemini's own tool events; a codecrew envelope a model wrote as its whole answer
+        // (`{"type":"tool_use","name":"codecrew:…"}`) has neither, and is text to scan.
+        "tool_use" | "tool_result" if probe.tool_name.is_some() || probe.tool_id.is_some() => {
+            Format::Gemini
+        }
         "error" if probe.message.is_some() => Format::Codex,
         kind if kind.starts_with("thread.")
             || kind.starts_with("turn.")
@@ -238,7 +244,15 @@ mod tests {
             (r#"{"type":"turn.started"}"#, Format::Codex),
             (r#"{"type":"item.completed","item":{}}"#, Format::Codex),
             (r#"{"type":"error","message":"boom"}"#, Format::Codex),
-            // Near misses are text.
+            // Near misses are text; so is an envelope the model wrote as its whole answer.
+            (
+                r#"{"type":"tool_use","name":"codecrew:list_directory","input":{}}"#,
+                Format::Text,
+            ),
+            (
+                r#"{"type":"tool_result","name":"codecrew:x"}"#,
+                Format::Text,
+            ),
             (r#"{"type":"init"}"#, Format::Text),
             (r#"{"type":"message","content":"hi"}"#, Format::Text),
             (r#"{"type":"error"}"#, Format::Text),

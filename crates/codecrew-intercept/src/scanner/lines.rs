@@ -63,6 +63,47 @@ pub(super) fn starts_json(line: &str) -> bool {
     line.len() - head.len() < LINE_START && matches!(head.bytes().next(), Some(b'{' | b'['))
 }
 
+/// A blockquote line: `>` first, after fewer blanks than decide what a line is. What it
+/// quotes is never a call, nor a candidate.
+pub(super) fn is_quote(line: &str) -> bool {
+    let head = line.trim_start_matches(is_blank);
+    line.len() - head.len() < LINE_START && head.starts_with('>')
+}
+
+/// Where a prose line stands with inline code, byte by byte: a `{` inside a code span is
+/// quoted, never the start of a candidate.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct Inline {
+    /// How many backticks opened the code span the line is in (0: none).
+    open: usize,
+    /// Backticks seen in a row, not yet known to open or close a span.
+    run: usize,
+}
+
+impl Inline {
+    pub(super) fn tick(&mut self) {
+        self.run += 1;
+    }
+
+    /// A byte other than a backtick came: the run before it opens a span, or closes the
+    /// open one when it is as long.
+    pub(super) fn end_run(&mut self) {
+        if self.run == 0 {
+            return;
+        }
+        if self.open == 0 {
+            self.open = self.run;
+        } else if self.open == self.run {
+            self.open = 0;
+        }
+        self.run = 0;
+    }
+
+    pub(super) fn in_code(&self) -> bool {
+        self.open != 0
+    }
+}
+
 pub(super) fn floor_boundary(text: &str, mut at: usize) -> usize {
     at = at.min(text.len());
     while !text.is_char_boundary(at) {
@@ -99,13 +140,20 @@ pub(super) struct Tracker {
     in_string: bool,
     escaped: bool,
     pub(super) state: TrackState,
+    /// Bytes fed so far.
+    fed: usize,
+    /// Where the value closed: the length of its text, from the candidate's first byte.
+    pub(super) closed_at: Option<usize>,
 }
 
 impl Tracker {
-    pub(super) fn feed(&mut self, text: &str) {
-        for &b in text.as_bytes() {
+    /// Follows `text`; where the candidate stops being JSON in it (the byte that aborted
+    /// it), that byte's offset in `text`. Such a byte is never inside a string, so it is
+    /// ASCII or the first byte of a character: a char boundary.
+    pub(super) fn feed(&mut self, text: &str) -> Option<usize> {
+        for (at, &b) in text.as_bytes().iter().enumerate() {
             if self.state == TrackState::Aborted {
-                return;
+                return None;
             }
             if self.in_string {
                 if self.escaped {
@@ -119,7 +167,7 @@ impl Tracker {
             }
             if self.state == TrackState::Closed {
                 if !matches!(b, b' ' | b'\t' | b'\r' | b'\n') {
-                    self.state = TrackState::Aborted;
+                    return Some(self.abort(at));
                 }
                 continue;
             }
@@ -128,19 +176,27 @@ impl Tracker {
                 b'{' | b'[' => self.depth += 1,
                 b'}' | b']' => {
                     if self.depth == 0 {
-                        self.state = TrackState::Aborted;
-                    } else {
-                        self.depth -= 1;
-                        if self.depth == 0 {
-                            self.state = TrackState::Closed;
-                        }
+                        return Some(self.abort(at));
+                    }
+                    self.depth -= 1;
+                    if self.depth == 0 {
+                        self.state = TrackState::Closed;
+                        self.closed_at = Some(self.fed + at + 1);
                     }
                 }
                 b' ' | b'\t' | b'\r' | b'\n' | b':' | b',' | b'-' | b'+' | b'.' | b'0'..=b'9' => {}
                 // The letters of true, false, null and exponents.
                 b'a' | b'e' | b'E' | b'f' | b'l' | b'n' | b'r' | b's' | b't' | b'u' => {}
-                _ => self.state = TrackState::Aborted,
+                _ => return Some(self.abort(at)),
             }
         }
+        self.fed += text.len();
+        None
+    }
+
+    fn abort(&mut self, at: usize) -> usize {
+        self.state = TrackState::Aborted;
+        self.fed += at;
+        at
     }
 }

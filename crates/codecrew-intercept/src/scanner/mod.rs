@@ -1,12 +1,23 @@
 //! The streaming scanner: assistant text in, [`Segment`]s out.
 //!
 //! It works line by line in one pass, holding back only what it must:
-//! - a line whose first character makes it prose streams through at once;
+//! - a line whose first character makes it prose streams through at once, up to a `{`
+//!   outside inline code, which opens a candidate in the middle of the line;
+//! - a blockquote line (`>`) streams through whole: what it quotes is never a candidate;
 //! - a line that may open or close a fence (```` ``` ```` or `~~~`) is held until it ends;
 //! - a fence tagged `json`, `jsonc`, `json5`, `codecrew`, `tool_use` (or untagged) is held
 //!   until it closes, then judged; a fence of any other language passes through as text;
 //! - a line starting with `{` or `[` opens a bare JSON candidate, followed with a small
 //!   bracket tracker until it closes at the end of a line (or turns out not to be JSON).
+//!
+//! A candidate that opens like an envelope (`"type": "tool_use"`, or a `"name"` with
+//! codecrew's prefix: [`envelope::opens_like_envelope`]) is never passed on as text the
+//! model is not told about. Where it does not stand alone on its lines (text after it,
+//! text before it on its line, JSON that breaks), the rest of its line is held and it is
+//! rejected with the reason; the one exception is a complete envelope at a line's start
+//! followed only by brackets that close nothing or a comma, which is repaired into the
+//! call ([`envelope::repair`]). A candidate after text is never a call: the model may be
+//! quoting one.
 //!
 //! Everything held is bounded by [`ScannerLimits::max_envelope_bytes`]; past it, a
 //! candidate that names codecrew is rejected and the rest of it dropped, anything else is
@@ -15,8 +26,8 @@
 mod lines;
 
 use lines::{
-    Fence, TrackState, Tracker, accepts, closes, excerpt, fence_open, floor_boundary, is_blank,
-    starts_json,
+    Fence, Inline, TrackState, Tracker, accepts, closes, excerpt, fence_open, floor_boundary,
+    is_blank, is_quote, starts_json,
 };
 
 use super::envelope::{self, Verdict};
@@ -25,6 +36,14 @@ use super::{Rejection, Segment};
 /// Only this many bytes of a line decide what the line is. A longer line can be neither a
 /// fence line nor an indented start of JSON: it is prose, or part of a block body.
 const LINE_START: usize = 1024;
+
+/// Why an envelope with text after it on its line was not run.
+const TEXT_AFTER: &str = "text follows the envelope on its line, so it was not run: a call \
+     stands alone on its lines; write it again with nothing after it";
+
+/// Why an envelope after text on its line was not run.
+const TEXT_BEFORE: &str = "the envelope follows text on its line, so it was not run: a call \
+     starts a line of its own; write it again on a new line";
 
 /// Bounds on what the scanner holds and accepts.
 #[derive(Debug, Clone)]
@@ -44,6 +63,15 @@ impl Default for ScannerLimits {
     }
 }
 
+/// Where a bare candidate started.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Origin {
+    /// At its line's start (after blanks): a call when it stands alone on its lines.
+    LineStart,
+    /// After text on its line: never a call; rejected when it opens like an envelope.
+    MidLine,
+}
+
 #[derive(Debug, Default)]
 enum Block {
     /// Prose between blocks.
@@ -60,8 +88,20 @@ enum Block {
     Foreign { fence: Fence },
     /// A fence whose over-size envelope was rejected: dropped until it closes.
     SkipFence { fence: Fence },
-    /// A bare JSON value that started at a line start, captured until it closes.
-    Bare { text: String, tracker: Tracker },
+    /// A bare JSON value, captured until it closes.
+    Bare {
+        text: String,
+        tracker: Tracker,
+        origin: Origin,
+    },
+    /// A candidate that opens like an envelope but stopped being JSON, or had text after
+    /// it: held to the end of its line, then judged ([`Scanner::judge_held`]).
+    Held {
+        text: String,
+        origin: Origin,
+        /// Where its value closed, when it did before the text that followed it.
+        closed_at: Option<usize>,
+    },
     /// The rest of a rejected over-size bare envelope, dropped until it closes.
     SkipBare { tracker: Tracker },
 }
@@ -73,9 +113,30 @@ enum LineMode {
     Start,
     /// Text, passed through.
     Stream,
+    /// Prose, passed through up to a `{` outside inline code.
+    Prose(Inline),
     /// Dropped.
     Drop,
     /// Appended to the current fence body.
+    Body,
+}
+
+/// What a line is, as soon as its start (or the whole of it) tells.
+#[derive(Debug)]
+enum Kind {
+    /// A fence opens (a whole line): its tag.
+    Open(Fence, String),
+    /// The open fence closes (a whole line).
+    Close,
+    /// A bare JSON candidate starts the line.
+    Bare,
+    /// Prose, scanned for a candidate in it.
+    Prose,
+    /// Text passed through as it is (a blockquote, a foreign fence's line).
+    Stream,
+    /// A line of a fence being dropped.
+    Drop,
+    /// A line of a fence body.
     Body,
 }
 
@@ -135,14 +196,12 @@ impl Scanner {
 
     /// The current message has ended: whatever is open is judged as it stands.
     pub fn end_message(&mut self, out: &mut Vec<Segment>) {
-        if matches!(self.block, Block::Bare { .. } | Block::SkipBare { .. }) {
-            self.bare_end(out);
-        } else if self.line_mode == LineMode::Start && !self.line.is_empty() {
-            let line = std::mem::take(&mut self.line);
-            self.whole_line(&line, out);
-            if matches!(self.block, Block::Bare { .. } | Block::SkipBare { .. }) {
-                self.bare_end(out);
-            }
+        if !self.holds_candidate() && self.line_mode == LineMode::Start && !self.line.is_empty() {
+            // The message ended mid-line: the start held is the whole line.
+            self.piece("", true, out);
+        }
+        if self.holds_candidate() {
+            self.candidate_end(out);
         }
         self.line.clear();
         self.line_mode = LineMode::Start;
@@ -157,6 +216,7 @@ impl Scanner {
             | Block::Foreign { .. }
             | Block::SkipFence { .. }
             | Block::Bare { .. }
+            | Block::Held { .. }
             | Block::SkipBare { .. } => {}
         }
         self.flush(out);
@@ -183,157 +243,272 @@ impl Scanner {
         }
     }
 
-    /// One piece of a line; `eol` when it ends with the line's `\n`.
+    fn holds_candidate(&self) -> bool {
+        matches!(
+            self.block,
+            Block::Bare { .. } | Block::Held { .. } | Block::SkipBare { .. }
+        )
+    }
+
+    /// One piece of a line; `eol` when it ends with the line's `\n`. A line's start is
+    /// held until it tells what the line is; then the line goes on in steps, each taking
+    /// what it can (prose up to a candidate, a candidate up to where it ends) and leaving
+    /// the rest to the next, so that any number of candidates on a line is a loop.
     fn piece(&mut self, piece: &str, eol: bool, out: &mut Vec<Segment>) {
-        if matches!(self.block, Block::Bare { .. } | Block::SkipBare { .. }) {
-            return self.bare_piece(piece, eol, out);
-        }
-        match self.line_mode {
-            LineMode::Stream => self.pending.push_str(piece),
-            LineMode::Drop => {}
-            LineMode::Body => {
-                if let Block::Fence { body, .. } = &mut self.block {
-                    body.push_str(piece);
-                }
-                self.check_fence_size(eol, out);
-            }
-            LineMode::Start if self.line.is_empty() && eol => self.whole_line(piece, out),
-            LineMode::Start => {
+        let whole;
+        let mut rest = piece;
+        if self.line_mode == LineMode::Start && !self.holds_candidate() {
+            let kind = if self.line.is_empty() && eol {
+                self.classify(piece, true)
+            } else {
                 self.line.push_str(piece);
-                if eol {
-                    let line = std::mem::take(&mut self.line);
-                    self.whole_line(&line, out);
-                } else {
-                    self.decide_early(out);
+                let kind = self.classify(&self.line, eol);
+                if kind.is_none() {
+                    return;
                 }
-                return;
+                whole = std::mem::take(&mut self.line);
+                rest = &whole;
+                kind
+            };
+            let next = match kind {
+                Some(kind) => self.apply(kind, rest, eol, out),
+                None => None,
+            };
+            match next {
+                Some(next) => rest = next,
+                None => {
+                    if eol {
+                        self.line_mode = LineMode::Start;
+                    }
+                    return;
+                }
             }
+        }
+        while let Some(next) = self.step(rest, eol, out) {
+            rest = next;
         }
         if eol {
             self.line_mode = LineMode::Start;
         }
     }
 
-    /// Decides what a held, unfinished line is, as soon as its start tells.
-    fn decide_early(&mut self, out: &mut Vec<Segment>) {
-        let line = &self.line;
+    /// What a line is from `line`, its start (or all of it when `complete`); `None` while
+    /// that start cannot tell yet. A complete line is always told.
+    fn classify(&self, line: &str, complete: bool) -> Option<Kind> {
         let head = line.trim_start_matches(is_blank);
         let first = head.bytes().next();
         let too_long = line.len() > LINE_START;
-        let mode = match &self.block {
-            Block::None => match first {
-                // A bracket decides at once, by the same rule as a whole line: whether it
-                // opens a candidate depends only on what precedes it, never on how much of
-                // the line has arrived (a fuzzer found that chunking changed the verdict).
-                Some(b'{' | b'[') if starts_json(line) => {
-                    let line = std::mem::take(&mut self.line);
-                    self.block = Block::Bare {
-                        text: String::new(),
-                        tracker: Tracker::default(),
-                    };
-                    return self.bare_piece(&line, false, out);
+        match &self.block {
+            Block::None => {
+                if complete && let Some((fence, tag)) = fence_open(line) {
+                    return Some(Kind::Open(fence, tag));
                 }
-                _ if too_long => LineMode::Stream,
-                None => return,
-                Some(c @ (b'`' | b'~')) => {
-                    let run = head.bytes().take_while(|b| *b == c).count();
-                    if run >= 3 || run == head.len() {
-                        return;
-                    }
-                    LineMode::Stream
-                }
-                Some(_) => LineMode::Stream,
-            },
-            Block::Foreign { fence } | Block::SkipFence { fence } => {
-                let keep = if matches!(self.block, Block::Foreign { .. }) {
-                    LineMode::Stream
-                } else {
-                    LineMode::Drop
-                };
                 match first {
-                    _ if too_long => keep,
-                    None => return,
-                    Some(c) if c == fence.ch => return,
-                    Some(_) => keep,
+                    // A bracket decides at once, by the same rule as a whole line: whether
+                    // it opens a candidate depends only on what precedes it, never on how
+                    // much of the line has arrived (a fuzzer found that chunking changed
+                    // the verdict).
+                    Some(b'{' | b'[') if starts_json(line) => Some(Kind::Bare),
+                    Some(b'>') if is_quote(line) => Some(Kind::Stream),
+                    _ if complete || too_long => Some(Kind::Prose),
+                    None => None,
+                    Some(c @ (b'`' | b'~')) => {
+                        let run = head.bytes().take_while(|b| *b == c).count();
+                        (run < 3 && run < head.len()).then_some(Kind::Prose)
+                    }
+                    Some(_) => Some(Kind::Prose),
                 }
             }
-            Block::Fence { fence, .. } => match first {
-                _ if too_long => LineMode::Body,
-                None => return,
-                Some(c) if c == fence.ch => return,
-                Some(_) => LineMode::Body,
-            },
-            Block::Bare { .. } | Block::SkipBare { .. } => return,
-        };
-        let line = std::mem::take(&mut self.line);
-        self.line_mode = mode;
-        match mode {
-            LineMode::Stream => self.pending.push_str(&line),
-            LineMode::Body => {
-                if let Block::Fence { body, .. } = &mut self.block {
-                    body.push_str(&line);
+            Block::Foreign { fence } | Block::SkipFence { fence } => {
+                let keep = || {
+                    if matches!(self.block, Block::Foreign { .. }) {
+                        Kind::Stream
+                    } else {
+                        Kind::Drop
+                    }
+                };
+                if complete {
+                    return Some(if closes(line, *fence) {
+                        Kind::Close
+                    } else {
+                        keep()
+                    });
                 }
-                self.check_fence_size(false, out);
+                match first {
+                    _ if too_long => Some(keep()),
+                    None => None,
+                    Some(c) if c == fence.ch => None,
+                    Some(_) => Some(keep()),
+                }
             }
-            LineMode::Drop | LineMode::Start => {}
+            Block::Fence { fence, .. } => {
+                if complete {
+                    return Some(if closes(line, *fence) {
+                        Kind::Close
+                    } else {
+                        Kind::Body
+                    });
+                }
+                match first {
+                    _ if too_long => Some(Kind::Body),
+                    None => None,
+                    Some(c) if c == fence.ch => None,
+                    Some(_) => Some(Kind::Body),
+                }
+            }
+            Block::Bare { .. } | Block::Held { .. } | Block::SkipBare { .. } => None,
         }
     }
 
-    /// A complete line (with its `\n`, unless the message ended without one).
-    fn whole_line(&mut self, line: &str, out: &mut Vec<Segment>) {
-        match &mut self.block {
-            Block::None => {
-                if let Some((fence, tag)) = fence_open(line) {
-                    if accepts(&tag) {
-                        self.block = Block::Fence {
-                            fence,
-                            addressed: tag == "codecrew" || tag == "tool_use",
-                            opener: line.to_owned(),
-                            body: String::new(),
-                        };
-                    } else {
-                        self.pending.push_str(line);
-                        self.block = Block::Foreign { fence };
-                    }
-                } else if starts_json(line) {
-                    self.block = Block::Bare {
-                        text: String::new(),
-                        tracker: Tracker::default(),
+    /// Acts on what a line is, given its text so far; the text left for the next step
+    /// (a candidate or prose that goes on), if any.
+    fn apply<'a>(
+        &mut self,
+        kind: Kind,
+        text: &'a str,
+        eol: bool,
+        out: &mut Vec<Segment>,
+    ) -> Option<&'a str> {
+        match kind {
+            Kind::Open(fence, tag) => {
+                if accepts(&tag) {
+                    self.block = Block::Fence {
+                        fence,
+                        addressed: tag == "codecrew" || tag == "tool_use",
+                        opener: text.to_owned(),
+                        body: String::new(),
                     };
-                    self.bare_piece(line, true, out);
                 } else {
-                    self.pending.push_str(line);
+                    self.pending.push_str(text);
+                    self.block = Block::Foreign { fence };
                 }
+                None
             }
-            Block::Foreign { fence } => {
-                if closes(line, *fence) {
-                    self.block = Block::None;
-                }
-                self.pending.push_str(line);
-            }
-            Block::SkipFence { fence } => {
-                if closes(line, *fence) {
-                    self.block = Block::None;
-                }
-            }
-            Block::Fence { fence, body, .. } => {
-                if closes(line, *fence) {
-                    if let Block::Fence {
+            Kind::Close => {
+                match std::mem::take(&mut self.block) {
+                    Block::Foreign { .. } => self.pending.push_str(text),
+                    Block::Fence {
                         addressed,
                         opener,
                         body,
                         ..
-                    } = std::mem::take(&mut self.block)
-                    {
-                        self.judge_fence(addressed, opener, body, Some(line), out);
-                    }
-                } else {
-                    body.push_str(line);
-                    self.check_fence_size(true, out);
+                    } => self.judge_fence(addressed, opener, body, Some(text), out),
+                    Block::None
+                    | Block::SkipFence { .. }
+                    | Block::Bare { .. }
+                    | Block::Held { .. }
+                    | Block::SkipBare { .. } => {}
                 }
+                None
             }
-            Block::Bare { .. } | Block::SkipBare { .. } => self.bare_piece(line, true, out),
+            Kind::Bare => {
+                self.block = Block::Bare {
+                    text: String::new(),
+                    tracker: Tracker::default(),
+                    origin: Origin::LineStart,
+                };
+                Some(text)
+            }
+            Kind::Prose => {
+                self.line_mode = LineMode::Prose(Inline::default());
+                Some(text)
+            }
+            Kind::Stream => {
+                self.line_mode = LineMode::Stream;
+                self.pending.push_str(text);
+                None
+            }
+            Kind::Drop => {
+                self.line_mode = LineMode::Drop;
+                None
+            }
+            Kind::Body => {
+                self.line_mode = LineMode::Body;
+                self.body_piece(text, eol, out);
+                None
+            }
         }
+    }
+
+    /// One step of a decided line: what `text` (the rest of a piece) gives, and what of
+    /// it is left for the next step.
+    fn step<'a>(&mut self, text: &'a str, eol: bool, out: &mut Vec<Segment>) -> Option<&'a str> {
+        match &mut self.block {
+            Block::Bare { .. } => return self.bare_piece(text, eol, out),
+            Block::Held { .. } => {
+                self.held_piece(text, eol, out);
+                return None;
+            }
+            Block::SkipBare { tracker } => {
+                tracker.feed(text);
+                if eol && tracker.state != TrackState::Open {
+                    self.block = Block::None;
+                }
+                return None;
+            }
+            Block::None | Block::Fence { .. } | Block::Foreign { .. } | Block::SkipFence { .. } => {
+            }
+        }
+        match self.line_mode {
+            LineMode::Prose(inline) => self.prose_piece(inline, text),
+            // Only after a candidate ended on its line, which leaves prose.
+            LineMode::Start => self.prose_piece(Inline::default(), text),
+            LineMode::Stream => {
+                self.pending.push_str(text);
+                None
+            }
+            LineMode::Drop => None,
+            LineMode::Body => {
+                self.body_piece(text, eol, out);
+                None
+            }
+        }
+    }
+
+    /// Prose passed on up to the first `{` outside inline code, where a candidate starts
+    /// (returned, to be followed); all of it when there is none.
+    fn prose_piece<'a>(&mut self, mut inline: Inline, text: &'a str) -> Option<&'a str> {
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        while let Some(found) = memchr::memchr2(b'{', b'`', &bytes[at..]) {
+            let here = at + found;
+            if here > at {
+                inline.end_run();
+            }
+            if bytes[here] == b'`' {
+                inline.tick();
+                at = here + 1;
+                continue;
+            }
+            inline.end_run();
+            if inline.in_code() {
+                at = here + 1;
+                continue;
+            }
+            self.pending.push_str(&text[..here]);
+            // A candidate starts outside code, so the line goes on after it as it began.
+            self.line_mode = LineMode::Prose(Inline::default());
+            self.block = Block::Bare {
+                text: String::new(),
+                tracker: Tracker::default(),
+                origin: Origin::MidLine,
+            };
+            return Some(&text[here..]);
+        }
+        if at < bytes.len() {
+            inline.end_run();
+        }
+        self.pending.push_str(text);
+        self.line_mode = LineMode::Prose(inline);
+        None
+    }
+
+    /// A piece of a fence body: appended, and bounded.
+    fn body_piece(&mut self, text: &str, eol: bool, out: &mut Vec<Segment>) {
+        if let Block::Fence { body, .. } = &mut self.block {
+            body.push_str(text);
+        }
+        self.check_fence_size(eol, out);
     }
 
     /// Past the size limit, a fence body is rejected (when it names codecrew) or given
@@ -392,99 +567,200 @@ impl Scanner {
         }
     }
 
-    /// A piece of a bare JSON candidate (or of the dropped rest of a rejected one).
-    fn bare_piece(&mut self, piece: &str, eol: bool, out: &mut Vec<Segment>) {
+    /// A piece of a bare JSON candidate. Where the candidate stops being JSON, it is held
+    /// to the end of its line when it opens like an envelope; else it is prose, and the
+    /// rest of the piece (returned) goes on as prose.
+    fn bare_piece<'a>(
+        &mut self,
+        piece: &'a str,
+        eol: bool,
+        out: &mut Vec<Segment>,
+    ) -> Option<&'a str> {
         let max = self.limits.max_envelope_bytes;
-        match &mut self.block {
-            Block::SkipBare { tracker } => {
-                tracker.feed(piece);
-                if eol && tracker.state != TrackState::Open {
-                    self.block = Block::None;
-                }
-            }
-            Block::Bare { text, tracker } => {
-                // Only the first `max` bytes are ever held; the cut falls on the same byte
-                // however the text was chunked.
-                let room = max.saturating_sub(text.len());
-                let (fits, over) = if piece.len() > room {
-                    piece.split_at(floor_boundary(piece, room))
-                } else {
-                    (piece, "")
-                };
-                tracker.feed(fits);
-                if tracker.state == TrackState::Aborted {
-                    // Not JSON standing on its own lines: all of it is prose.
-                    let held = std::mem::take(text);
-                    return self.give_back(&[&held, piece], eol);
-                }
-                text.push_str(fits);
-                if !over.is_empty() {
-                    let mut tracker = tracker.clone();
-                    let text = std::mem::take(text);
-                    if envelope::mentions_codecrew(&text) {
-                        tracker.feed(over);
-                        self.block = if eol && tracker.state != TrackState::Open {
-                            Block::None
-                        } else {
-                            Block::SkipBare { tracker }
-                        };
-                        self.reject(
-                            format!("envelope larger than {max} bytes"),
-                            excerpt(&text),
-                            out,
-                        );
-                    } else {
-                        self.give_back(&[&text, over], eol);
-                    }
-                    return;
-                }
-                if eol && tracker.state == TrackState::Closed {
-                    let text = std::mem::take(text);
-                    self.block = Block::None;
-                    self.judge_bare(&text, out);
-                }
-            }
-            Block::None | Block::Fence { .. } | Block::Foreign { .. } | Block::SkipFence { .. } => {
-            }
-        }
-    }
-
-    /// A bare candidate turned out to be prose: its text goes out, and the rest of its
-    /// line streams through.
-    fn give_back(&mut self, parts: &[&str], eol: bool) {
-        for part in parts {
-            self.pending.push_str(part);
-        }
-        self.block = Block::None;
-        self.line_mode = if eol {
-            LineMode::Start
-        } else {
-            LineMode::Stream
+        let Block::Bare {
+            text,
+            tracker,
+            origin,
+        } = &mut self.block
+        else {
+            return None;
         };
-    }
-
-    /// The message ended inside a bare candidate.
-    fn bare_end(&mut self, out: &mut Vec<Segment>) {
-        if let Block::Bare { text, tracker } = std::mem::take(&mut self.block) {
-            if tracker.state == TrackState::Closed {
-                self.judge_bare(&text, out);
-            } else if envelope::mentions_codecrew(&text) {
+        let origin = *origin;
+        // Only the first `max` bytes are ever held; the cut falls on the same byte however
+        // the text was chunked.
+        let room = max.saturating_sub(text.len());
+        let (fits, over) = if piece.len() > room {
+            piece.split_at(floor_boundary(piece, room))
+        } else {
+            (piece, "")
+        };
+        if let Some(at) = tracker.feed(fits) {
+            let closed_at = tracker.closed_at;
+            let mut held = std::mem::take(text);
+            held.push_str(&fits[..at]);
+            let rest = &piece[at..];
+            if envelope::opens_like_envelope(&held) {
+                self.block = Block::Held {
+                    text: held,
+                    origin,
+                    closed_at,
+                };
+                self.held_piece(rest, eol, out);
+                return None;
+            }
+            // Not JSON standing on its own: prose, and the line goes on as prose.
+            self.pending.push_str(&held);
+            self.block = Block::None;
+            self.line_mode = LineMode::Prose(Inline::default());
+            return Some(rest);
+        }
+        text.push_str(fits);
+        if !over.is_empty() {
+            let mut tracker = tracker.clone();
+            let text = std::mem::take(text);
+            if claims_codecrew(&text, origin) {
+                tracker.feed(over);
+                self.block = if eol && tracker.state != TrackState::Open {
+                    Block::None
+                } else {
+                    Block::SkipBare { tracker }
+                };
                 self.reject(
-                    "truncated envelope: the message ended before its JSON closed".to_owned(),
-                    text.trim().to_owned(),
+                    format!("envelope larger than {max} bytes"),
+                    excerpt(&text),
                     out,
                 );
             } else {
                 self.pending.push_str(&text);
+                self.pending.push_str(over);
+                self.block = Block::None;
+                self.line_mode = LineMode::Stream;
             }
+            return None;
+        }
+        if eol && tracker.state == TrackState::Closed {
+            let text = std::mem::take(text);
+            self.block = Block::None;
+            self.judge_bare(&text, origin, out);
+        }
+        None
+    }
+
+    /// A piece of a held candidate's line: kept (bounded) until the line ends, then judged.
+    fn held_piece(&mut self, piece: &str, eol: bool, out: &mut Vec<Segment>) {
+        let max = self.limits.max_envelope_bytes;
+        let Block::Held { text, .. } = &mut self.block else {
+            return;
+        };
+        let room = max.saturating_sub(text.len());
+        if piece.len() > room {
+            text.push_str(&piece[..floor_boundary(piece, room)]);
+            let raw = excerpt(text);
+            self.block = Block::None;
+            self.reject(format!("envelope larger than {max} bytes"), raw, out);
+            self.line_mode = LineMode::Drop;
+            return;
+        }
+        text.push_str(piece);
+        if eol
+            && let Block::Held {
+                text,
+                origin,
+                closed_at,
+            } = std::mem::take(&mut self.block)
+        {
+            self.judge_held(&text, origin, closed_at, out);
         }
     }
 
-    fn judge_bare(&mut self, text: &str, out: &mut Vec<Segment>) {
-        match envelope::judge_text(text, false, false) {
-            None => self.pending.push_str(text),
-            Some(verdicts) => self.emit(verdicts, text.trim(), "", out),
+    /// The message ended inside a candidate.
+    fn candidate_end(&mut self, out: &mut Vec<Segment>) {
+        match std::mem::take(&mut self.block) {
+            Block::Bare {
+                text,
+                tracker,
+                origin,
+            } => {
+                if tracker.state == TrackState::Closed {
+                    self.judge_bare(&text, origin, out);
+                } else if !claims_codecrew(&text, origin) {
+                    self.pending.push_str(&text);
+                } else if origin == Origin::MidLine {
+                    self.reject_mid_line(&text, out);
+                } else {
+                    self.reject(
+                        "truncated envelope: the message ended before its JSON closed".to_owned(),
+                        text.trim().to_owned(),
+                        out,
+                    );
+                }
+            }
+            Block::Held {
+                text,
+                origin,
+                closed_at,
+            } => self.judge_held(&text, origin, closed_at, out),
+            Block::None
+            | Block::Fence { .. }
+            | Block::Foreign { .. }
+            | Block::SkipFence { .. }
+            | Block::SkipBare { .. } => {}
         }
+    }
+
+    /// A candidate whose JSON closed at the end of its line.
+    fn judge_bare(&mut self, text: &str, origin: Origin, out: &mut Vec<Segment>) {
+        match origin {
+            Origin::LineStart => match envelope::judge_text(text, false, false) {
+                None => self.pending.push_str(text),
+                Some(verdicts) => self.emit(verdicts, text.trim(), "", out),
+            },
+            Origin::MidLine if envelope::opens_like_envelope(text) => {
+                self.reject_mid_line(text, out)
+            }
+            Origin::MidLine => self.pending.push_str(text),
+        }
+    }
+
+    /// A held candidate, its line complete: a complete envelope at the line's start that
+    /// only brackets closing nothing or a comma follow is repaired into its call (the
+    /// repair cannot change what it says: everything after it closes nothing); one broken
+    /// before it closed is judged as an envelope (its reason said); any other is rejected
+    /// for where it stands.
+    fn judge_held(
+        &mut self,
+        text: &str,
+        origin: Origin,
+        closed_at: Option<usize>,
+        out: &mut Vec<Segment>,
+    ) {
+        let closes_nothing = |tail: &str| {
+            tail.bytes()
+                .all(|b| matches!(b, b'}' | b']' | b',' | b' ' | b'\t' | b'\r' | b'\n'))
+        };
+        match (origin, closed_at) {
+            (Origin::MidLine, _) => self.reject_mid_line(text, out),
+            (Origin::LineStart, Some(end)) if !text.get(end..).is_some_and(closes_nothing) => {
+                self.reject(TEXT_AFTER.to_owned(), text.trim().to_owned(), out)
+            }
+            (Origin::LineStart, _) => match envelope::judge_text(text, false, true) {
+                Some(verdicts) => self.emit(verdicts, text.trim(), "", out),
+                None => self.reject(
+                    "malformed envelope JSON: not a tool-call envelope".to_owned(),
+                    text.trim().to_owned(),
+                    out,
+                ),
+            },
+        }
+    }
+
+    /// An envelope after text on its line: rejected; its line's end stays with the text
+    /// around it, so the prose keeps its lines.
+    fn reject_mid_line(&mut self, text: &str, out: &mut Vec<Segment>) {
+        let body = text.trim_end_matches(['\n', '\r']);
+        let ending = &text[body.len()..];
+        self.reject(TEXT_BEFORE.to_owned(), body.trim().to_owned(), out);
+        self.pending.push_str(ending);
     }
 
     fn emit(&mut self, verdicts: Vec<Verdict>, raw: &str, prefix: &str, out: &mut Vec<Segment>) {
@@ -515,4 +791,12 @@ impl Scanner {
         self.flush(out);
         out.push(Segment::Rejected(Rejection { reason, raw }));
     }
+}
+
+/// Whether a candidate that did not close names codecrew enough to be rejected rather
+/// than given back as text: one at a line's start that mentions codecrew anywhere (it was
+/// meant as a call), one after text only when it opens like an envelope.
+fn claims_codecrew(text: &str, origin: Origin) -> bool {
+    envelope::opens_like_envelope(text)
+        || (origin == Origin::LineStart && envelope::mentions_codecrew(text))
 }

@@ -133,6 +133,12 @@ error_codes! {
     /// An agent CLI could not start inside its wall (a job's `error_code` in
     /// `--output json`).
     CliWallRefused = "E_CLI_WALL_REFUSED",
+    /// A job reached its turn limit (`--max-turns`) while its model was still calling
+    /// tools, so it gave no answer (a job's `error_code`).
+    MaxTurns = "E_MAX_TURNS",
+    /// The agent's CLI said the prompt does not fit its model's context window (a job's
+    /// `error_code`); the compact prompt (`prompt = "compact"`) may.
+    ContextExceeded = "E_CONTEXT_EXCEEDED",
 }
 
 impl fmt::Display for ErrorCode {

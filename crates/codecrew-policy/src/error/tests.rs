@@ -41,6 +41,8 @@ const WIRE: &[(ErrorCode, &str)] = &[
     (ErrorCode::DepthLimit, "E_DEPTH_LIMIT"),
     (ErrorCode::RejectedEnvelope, "E_REJECTED_ENVELOPE"),
     (ErrorCode::CliWallRefused, "E_CLI_WALL_REFUSED"),
+    (ErrorCode::MaxTurns, "E_MAX_TURNS"),
+    (ErrorCode::ContextExceeded, "E_CONTEXT_EXCEEDED"),
 ];
 
 #[test]

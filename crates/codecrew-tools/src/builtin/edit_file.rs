@@ -4,6 +4,7 @@
 //! wrong place. When it is not found, the most common cause (the model's copy differs in
 //! indentation, line endings or case) is detected and named, with the line to look at.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use serde_json::{Value, json};
@@ -12,7 +13,7 @@ use super::support::{
     atomic_write, blocking, io_error, open_read, optional_bool, regular_file, required_str,
 };
 use crate::path::{Access, display, resolve};
-use crate::{ErrorCode, Tool, ToolContext, ToolError, ToolFuture};
+use crate::{ErrorCode, Mode, Tool, ToolContext, ToolError, ToolFuture};
 
 #[derive(Debug)]
 pub struct EditFile;
@@ -33,6 +34,10 @@ impl Tool for EditFile {
          surrounding lines to make it unique, or set `replace_all` to replace every \
          occurrence. Read the file first and copy the text from it, without the line-number \
          prefixes of codecrew:read_file."
+    }
+
+    fn summary_in(&self, _mode: Mode) -> Cow<'_, str> {
+        Cow::Borrowed("replaces `old_string` (found once in the file) with `new_string`")
     }
 
     fn input_schema(&self) -> Value {

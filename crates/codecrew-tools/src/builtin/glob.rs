@@ -1,5 +1,6 @@
 //! `glob`: files whose path matches a glob pattern, newest first.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -11,7 +12,7 @@ use super::support::{
 };
 use crate::beneath::Beneath;
 use crate::path::{Access, display, resolve};
-use crate::{ErrorCode, Tool, ToolContext, ToolError, ToolFuture};
+use crate::{ErrorCode, Mode, Tool, ToolContext, ToolError, ToolFuture};
 
 #[derive(Debug)]
 pub struct Glob;
@@ -31,6 +32,10 @@ impl Tool for Glob {
          and `[abc]` classes work. Returns paths relative to the workspace root, most \
          recently modified first, at most 1000 (`truncated` says when there were more). \
          Files ignored by .gitignore and the .git directory are skipped."
+    }
+
+    fn summary_in(&self, _mode: Mode) -> Cow<'_, str> {
+        Cow::Borrowed("finds files whose path matches a glob, e.g. \"**/*.rs\"")
     }
 
     fn input_schema(&self) -> Value {

@@ -5,6 +5,7 @@
 //! `grep_regex::RegexMatcher`, binary files are dropped at the first NUL byte. Only
 //! matching files touch shared state, so the cost per file is what ripgrep pays.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -22,7 +23,7 @@ use super::support::{
 };
 use crate::beneath::Beneath;
 use crate::path::{Access, display, resolve};
-use crate::{ErrorCode, Tool, ToolContext, ToolError, ToolFuture};
+use crate::{ErrorCode, Mode, Tool, ToolContext, ToolError, ToolFuture};
 
 #[derive(Debug)]
 pub struct Grep;
@@ -46,6 +47,12 @@ impl Tool for Grep {
          per file. Narrow the search with `path` (a directory or file) and `glob` (e.g. \
          \"*.rs\" or \"src/**/*.ts\"; \"!*.min.js\" excludes). At most `max_results` \
          results (default 500); `truncated` says when there were more."
+    }
+
+    fn summary_in(&self, _mode: Mode) -> Cow<'_, str> {
+        Cow::Borrowed(
+            "searches file contents for a regular expression (`output_mode` \"content\" gives the lines)",
+        )
     }
 
     fn input_schema(&self) -> Value {

@@ -1,11 +1,12 @@
 //! `help`: codecrew explains itself to the model, with the text of the front end's
 //! commands handed in as a [`HelpSource`] (the tools know nothing of the command line).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::{ErrorCode, Tool, ToolContext, ToolError, ToolFuture};
+use crate::{ErrorCode, Mode, Tool, ToolContext, ToolError, ToolFuture};
 
 /// Where the help tool's text comes from: the front end that owns the commands.
 pub trait HelpSource: Send + Sync {
@@ -60,6 +61,10 @@ impl Tool for Help {
         "Explains codecrew and its commands. Without input: an overview and the command list. \
          With {\"command\": \"<name>\"}: the full help of that command (e.g. \"execute\", \
          \"tools call\")."
+    }
+
+    fn summary_in(&self, _mode: Mode) -> Cow<'_, str> {
+        Cow::Borrowed("explains codecrew and its commands")
     }
 
     fn input_schema(&self) -> Value {

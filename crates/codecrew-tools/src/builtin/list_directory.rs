@@ -1,6 +1,7 @@
 //! `list_directory`: the entries of a directory, a few levels deep, as the model should
 //! see them: sorted, directories marked with a trailing `/`, ignored files left out.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use serde_json::{Value, json};
@@ -10,7 +11,7 @@ use super::support::{
 };
 use crate::beneath::Beneath;
 use crate::path::{Access, display, resolve};
-use crate::{ErrorCode, Tool, ToolContext, ToolError, ToolFuture};
+use crate::{ErrorCode, Mode, Tool, ToolContext, ToolError, ToolFuture};
 
 #[derive(Debug)]
 pub struct ListDirectory;
@@ -31,6 +32,10 @@ impl Tool for ListDirectory {
          `depth` (1-5, default 1) also lists subdirectories. Files ignored by .gitignore \
          and the .git directory are left out; other hidden files are shown. At most 1000 \
          entries; `truncated` says when there were more."
+    }
+
+    fn summary_in(&self, _mode: Mode) -> Cow<'_, str> {
+        Cow::Borrowed("lists a directory's entries (`depth` levels deep)")
     }
 
     fn input_schema(&self) -> Value {

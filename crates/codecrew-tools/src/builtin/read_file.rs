@@ -4,6 +4,7 @@
 //! and no line keeps more than [`MAX_LINE_CHARS`] characters in memory, so a page of a
 //! 1 GB log costs what the page costs.
 
+use std::borrow::Cow;
 use std::io::{BufRead, BufReader, Read, Seek};
 use std::path::Path;
 
@@ -13,7 +14,7 @@ use super::support::{
     Cancel, blocking, io_error, open_read, optional_u64, regular_file, required_str,
 };
 use crate::path::{Access, display, resolve};
-use crate::{ErrorCode, Tool, ToolContext, ToolError, ToolFuture};
+use crate::{ErrorCode, Mode, Tool, ToolContext, ToolError, ToolFuture};
 
 #[derive(Debug)]
 pub struct ReadFile;
@@ -38,6 +39,10 @@ impl Tool for ReadFile {
          (1-based, default 1); when the file has more, `truncated` is true and `next_offset` \
          says where to continue. Lines longer than 2000 characters are cut. Binary files are \
          not returned, only their size and type."
+    }
+
+    fn summary_in(&self, _mode: Mode) -> Cow<'_, str> {
+        Cow::Borrowed("reads a text file, its lines numbered (`offset` and `limit` for a part)")
     }
 
     fn input_schema(&self) -> Value {

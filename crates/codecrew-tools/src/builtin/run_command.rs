@@ -8,6 +8,7 @@
 //! timeouts) is [`crate::child`]'s. A non-zero exit is a normal result the model
 //! reads; only a failure to start and a timeout are errors.
 
+use std::borrow::Cow;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
@@ -19,7 +20,7 @@ use super::support::{beneath_error, directory, optional_str, optional_u64, requi
 use crate::beneath::Beneath;
 use crate::child::{self, Captured, ChildError, ChildSpec, Confinement, ERROR_TAIL_CHARS, Ending};
 use crate::path::{Access, display, resolve};
-use crate::{ErrorCode, Tool, ToolContext, ToolError, ToolFuture};
+use crate::{ErrorCode, Mode, Tool, ToolContext, ToolError, ToolFuture};
 use codecrew_policy::sandbox;
 use codecrew_policy::secrets::scrub_env_with;
 
@@ -46,6 +47,16 @@ impl Tool for RunCommand {
          asking in a read-only sandbox that sees only the workspace and writes nothing; \
          other commands are asked about, and run with write access to the workspace once \
          the user approves."
+    }
+
+    fn summary_in(&self, mode: Mode) -> Cow<'_, str> {
+        Cow::Borrowed(match mode {
+            Mode::Query => {
+                "runs a reading bash command (`ls`, `cat`, `grep`, `git log`…) in a read-only \
+                 sandbox"
+            }
+            Mode::Execute => "runs a bash command in the workspace",
+        })
     }
 
     fn input_schema(&self) -> Value {

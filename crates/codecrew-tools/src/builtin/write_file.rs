@@ -1,10 +1,11 @@
 //! `write_file`: creates or replaces a whole file, atomically.
 
 use serde_json::{Value, json};
+use std::borrow::Cow;
 
 use super::support::{atomic_write, blocking, required_str};
 use crate::path::{Access, display, resolve};
-use crate::{Tool, ToolContext, ToolFuture};
+use crate::{Mode, Tool, ToolContext, ToolFuture};
 
 #[derive(Debug)]
 pub struct WriteFile;
@@ -18,6 +19,10 @@ impl Tool for WriteFile {
         "Writes `content` to a file, replacing all of it, and creates missing parent \
          directories. An existing file keeps its permissions. To change part of a file, \
          prefer codecrew:edit_file; read a file before overwriting it."
+    }
+
+    fn summary_in(&self, _mode: Mode) -> Cow<'_, str> {
+        Cow::Borrowed("writes a whole file, making its folders")
     }
 
     fn input_schema(&self) -> Value {
