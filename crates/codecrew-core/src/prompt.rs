@@ -70,7 +70,7 @@ fn inputs_line(tool: &dyn Tool) -> String {
         .and_then(Value::as_array)
         .map(|names| names.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let optional: Vec<&str> = schema
+    let mut optional: Vec<&str> = schema
         .get("properties")
         .and_then(Value::as_object)
         .map(|properties| {
@@ -81,6 +81,10 @@ fn inputs_line(tool: &dyn Tool) -> String {
                 .collect()
         })
         .unwrap_or_default();
+    // In name order, whatever order a JSON object keeps its keys in (serde_json's
+    // `preserve_order` is on in the binary, not in every build of this crate): the
+    // prompt is the same text however codecrew was built.
+    optional.sort_unstable();
     match (required.is_empty(), optional.is_empty()) {
         (true, true) => "No input.".to_owned(),
         (false, true) => format!("Input: {}.", required.join(", ")),

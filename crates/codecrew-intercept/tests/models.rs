@@ -146,11 +146,22 @@ fn matches(got: &[String], expected: &[&str]) -> bool {
     got.len() == expected.len()
         && got.iter().zip(expected).all(|(got, expected)| {
             if expected.starts_with("call ") {
-                got == expected
+                same_call(got, expected)
             } else {
                 got.starts_with(expected)
             }
         })
+}
+
+/// `call TOOL INPUT` twice the same: the tool, and the input as a JSON value (its keys in
+/// whatever order the build's serde_json keeps them).
+fn same_call(got: &str, expected: &str) -> bool {
+    let split = |line: &str| -> Option<(String, serde_json::Value)> {
+        let mut parts = line.splitn(3, ' ');
+        let (_, tool, input) = (parts.next()?, parts.next()?, parts.next()?);
+        Some((tool.to_owned(), serde_json::from_str(input).ok()?))
+    };
+    matches!((split(got), split(expected)), (Some(a), Some(b)) if a == b)
 }
 
 fn scan_in_pieces(text: &str, size: usize) -> Vec<Segment> {
