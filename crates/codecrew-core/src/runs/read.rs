@@ -318,7 +318,7 @@ impl Store {
     }
 
     /// Removes the oldest finished runs while the store holds more than `bound` bytes
-    /// (at least [`MIN_BOUND`]); how many. A run not finished (going on, or killed) is
+    /// (at least 1 MiB, `MIN_BOUND`); how many. A run not finished (going on, or killed) is
     /// left: it may be another codecrew's. The file keeps its size; what was freed is
     /// used again, so it does not grow past the bound.
     pub fn keep_under(&self, bound: u64) -> Result<usize> {
