@@ -54,16 +54,16 @@ pub async fn start(args: RunArgs, options: super::ToolOptions) -> anyhow::Result
             return Ok(ExitCode::from(1));
         }
     };
-    let Some(piped) = super::run::read_stdin(&args).await else {
+    let Some(piped) = super::tasks::read_stdin(&args).await else {
         return Ok(ExitCode::from(super::EXIT_USAGE));
     };
-    let Some((tasks, beside)) = super::run::tasks(&args, piped.clone()) else {
+    let Some((tasks, beside)) = super::tasks::tasks(&args, piped.clone()) else {
         return Ok(ExitCode::from(super::EXIT_USAGE));
     };
     // What `Engine::start` checks first, here: a mistyped agent, or a run to go on
     // from that is not there, is said now (a usage error, exit 2), not left to a run
     // nobody watches.
-    let Some((_, jobs)) = super::run::jobs(&engine, &args, &tasks, &beside) else {
+    let Some((_, jobs)) = super::tasks::jobs(&engine, &args, &tasks, &beside) else {
         return Ok(ExitCode::from(super::EXIT_USAGE));
     };
     codecrew::run::jobs::check(engine.config(), &jobs)?;
