@@ -60,11 +60,11 @@ pub fn find(id: &str) -> Result<Option<RunDetail>, StoreError> {
 pub fn replay(run: &RunDetail) -> Vec<SessionUpdate> {
     let mut updates = Vec::new();
     let mut last_task: Option<&str> = None;
-    let answering: Vec<&str> = run.jobs.iter().map(|job| job.agent.as_str()).collect();
-    let many = answering
-        .iter()
-        .any(|agent| Some(agent) != answering.first());
-    for job in run.jobs.iter().filter(|job| job.depth == 0) {
+    // A crew call's job is its caller's business: the caller's answer holds what it gave.
+    let lines: Vec<_> = run.jobs.iter().filter(|job| job.depth == 0).collect();
+    let first = lines.first().map(|job| job.agent.as_str());
+    let many = lines.iter().any(|job| Some(job.agent.as_str()) != first);
+    for job in lines {
         if last_task != Some(job.task.as_str()) {
             updates.push(SessionUpdate::UserMessageChunk(ContentChunk::new(
                 ContentBlock::from(job.task.clone()),
