@@ -119,29 +119,96 @@ impl<'a> Analyser<'a> {
         }
     }
 
+    /// `cd`, `pushd`, `popd`: the directories the command may stand in after them. A
+    /// literal target is followed wherever it leads, out of the workspace too (`cd ..`
+    /// then `rm -rf ws` names the workspace); one the analysis cannot follow (`cd
+    /// "$d"`, `cd -`, `popd`, a `CDPATH` set in the line) makes the directory unknown.
     pub(super) fn change_directory(&mut self, words: &[Word]) {
-        let target = words[1..].iter().find(|word| !word.value.starts_with('-'));
-        let Some(target) = target else {
-            self.risk("`cd` without a directory goes to your home directory");
-            return;
-        };
-        if !target.literal || target.glob || target.tilde {
-            self.risk(format!(
-                "`cd {}` goes to a directory only known at run time",
-                target.value
-            ));
+        let program = base_name(&words[0].value);
+        let operands: Vec<&Word> = words[1..]
+            .iter()
+            .skip_while(|word| word.literal && word.value.starts_with('-') && word.value != "-")
+            .filter(|word| word.value != "--")
+            .collect();
+        let pushd_keeps = program == "pushd"
+            && words[1..]
+                .iter()
+                .take_while(|word| word.value.starts_with('-'))
+                .any(|word| word.value == "-n");
+        if pushd_keeps {
             return;
         }
+        if program == "popd" {
+            self.risk("`popd` goes back to a directory the analysis does not follow");
+            self.cwd_unknown = true;
+            return;
+        }
+        let Some(target) = operands.first() else {
+            if program == "pushd" {
+                // `pushd` alone swaps the top two directories of the stack.
+                self.cwd_unknown = true;
+                self.risk("`pushd` goes to a directory the analysis does not follow");
+                return;
+            }
+            self.risk("`cd` without a directory goes to your home directory");
+            if self.vars.contains_key("HOME") || self.env_prefix.contains_key("HOME") {
+                self.cwd_unknown = true;
+            } else if let Some(home) = std::env::var_os("HOME") {
+                self.cwds.push(PathBuf::from(home));
+            }
+            return;
+        };
+        let value = target.value.as_str();
+        let rotates = program == "pushd"
+            && (value.starts_with('+') || value.starts_with('-'))
+            && value[1..].chars().all(|c| c.is_ascii_digit());
+        let searched = !value.starts_with('/')
+            && !value.starts_with("./")
+            && !value.starts_with("../")
+            && value != "."
+            && value != ".."
+            && (self.vars.contains_key("CDPATH")
+                || self.env_prefix.contains_key("CDPATH")
+                || self.cdable_vars);
+        if !target.literal || target.glob || value == "-" || rotates || searched {
+            self.risk(format!(
+                "`{program} {}` goes to a directory only known at run time",
+                target.source.as_str().trim()
+            ));
+            self.cwd_unknown = true;
+            return;
+        }
+        if target.tilde {
+            self.risk(format!("`{program} {value}` goes to your home directory"));
+            match std::env::var_os("HOME") {
+                Some(home) if is_home_word(value) || value.starts_with("~/") => {
+                    let rest = value.trim_start_matches('~').trim_start_matches('/');
+                    let dir = PathBuf::from(home).join(rest);
+                    self.cwds.push(dir);
+                }
+                _ => self.cwd_unknown = true,
+            }
+            return;
+        }
+        self.enter(value);
+    }
+
+    /// Adds the directories `target` (literal) leads to from each current one: the path
+    /// as written (bash's `cd` is logical: `..` drops the last name) and, where it
+    /// exists, with its links resolved. One outside the workspace is a risk.
+    pub(super) fn enter(&mut self, target: &str) {
         let mut next = self.cwds.clone();
         for cwd in self.cwds.clone() {
-            let joined = cwd.join(&target.value);
-            let requested = joined.to_string_lossy();
-            match resolve(self.ctx.workspace, &requested, Access::Read) {
-                Ok(resolved) => next.push(resolved),
-                Err(error) => {
-                    self.risk(format!("`cd {}`: {}", target.value, error.message));
-                }
+            let lexical = normalise(&cwd, target);
+            if let Err(error) =
+                resolve(self.ctx.workspace, &lexical.to_string_lossy(), Access::Read)
+            {
+                self.risk(format!("`cd {target}`: {}", error.message));
             }
+            if let Ok(canonical) = cwd.join(target).canonicalize() {
+                next.push(canonical);
+            }
+            next.push(lexical);
         }
         next.sort();
         next.dedup();

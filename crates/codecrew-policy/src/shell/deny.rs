@@ -46,6 +46,21 @@ impl<'a> Analyser<'a> {
                     };
                     let applies =
                         recursive || program == "mv" || self.is_root(target, literal(index));
+                    // After a `cd` the analysis cannot follow, a relative path may name
+                    // the workspace or a folder that holds it.
+                    let lost = self.cwd_unknown
+                        && literal(index)
+                        && !target.starts_with('/')
+                        && !words.get(index).is_some_and(|word| word.tilde);
+                    if lost && applies && !rootish {
+                        self.deny(format!(
+                            "`{} {}` on {target} after a change of directory codecrew cannot \
+                             follow is on the deny list (the path may name the workspace or a \
+                             folder that holds it)",
+                            program,
+                            options.join(" ")
+                        ));
+                    }
                     if rootish && applies {
                         // A target only known at run time is named as written (`"$PWD"`).
                         let shown = match words.get(index) {
@@ -89,6 +104,14 @@ impl<'a> Analyser<'a> {
                     })
                     .collect();
                 let deletes = args.iter().any(|arg| arg == "-delete");
+                let lost = self.cwd_unknown
+                    && (roots.is_empty() || roots.iter().any(|root| !root.starts_with('/')));
+                if deletes && lost {
+                    self.deny(
+                        "`find -delete` after a change of directory codecrew cannot follow is on \
+                         the deny list",
+                    );
+                }
                 if deletes && roots.iter().any(|root| self.is_rootish(root)) {
                     self.deny("`find -delete` from a system directory, your home or the workspace root is on the deny list");
                 }
@@ -151,6 +174,28 @@ pub(super) fn is_loader_variable(name: &str) -> bool {
         )
 }
 
+/// Whether the deny list reads a command of this program (`rm`, `dd`, `find`, …).
+pub(super) fn names_a_program_it_checks(program: &str) -> bool {
+    matches!(
+        program,
+        "rm" | "chmod"
+            | "chown"
+            | "chgrp"
+            | "mv"
+            | "shred"
+            | "dd"
+            | "find"
+            | "kill"
+            | "shutdown"
+            | "reboot"
+            | "halt"
+            | "poweroff"
+            | "init"
+            | "telinit"
+            | "systemctl"
+    ) || is_disk_tool(program)
+}
+
 pub(super) fn is_disk_tool(program: &str) -> bool {
     program.starts_with("mkfs")
         || matches!(
@@ -189,7 +234,7 @@ fn deny_listed_name(text: &str, shells: bool) -> Option<String> {
     // Quotes and backslashes only join what bash reads as one word (`r"m"`, `\rm`).
     let unquoted: String = text.chars().filter(|c| !"'\"\\".contains(*c)).collect();
     let tokens = unquoted
-        .split(|c: char| c.is_whitespace() || ";|&(){}<>`$".contains(c))
+        .split(|c: char| c.is_whitespace() || ";|&(){}<>`$=!,:".contains(c))
         .filter(|token| !token.is_empty());
     for token in tokens {
         let name = base_name(token);

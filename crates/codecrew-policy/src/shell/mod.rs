@@ -48,14 +48,20 @@ use tree_sitter::{Node, Parser};
 use super::{paths, secrets};
 use crate::path::{Access, display, normalise, resolve};
 
+mod aliases;
 mod arguments;
 mod deny;
+mod getopt;
+mod interpreters;
+mod launchers;
 mod options;
 mod parse;
+mod possible;
 mod programs;
 mod redirect;
 mod reread;
 mod risky_options;
+mod shells;
 mod syntaxes;
 mod words;
 mod wrappers;
@@ -113,6 +119,7 @@ pub struct Analysis {
 /// Analyses `command` as `bash -c` would run it in `ctx.cwd`.
 pub fn analyse(command: &str, ctx: &ShellContext<'_>) -> Analysis {
     let mut analyser = Analyser::new(ctx, vec![ctx.cwd.to_path_buf()], 0);
+    analyser.line = std::rc::Rc::from(command);
     match join_continued_lines(command) {
         Some(joined) => {
             // Where bash would not join (inside single quotes, comments, quoted here
@@ -212,6 +219,22 @@ struct Analyser<'a> {
     ctx: &'a ShellContext<'a>,
     /// Every directory the command may be in at this point (`cd` adds to it).
     cwds: Vec<PathBuf>,
+    /// A `cd` the analysis cannot follow came before (`cd "$d"`, `popd`, a login
+    /// shell's home): any directory may be the current one too.
+    cwd_unknown: bool,
+    /// Aliases (and `hash -p` names) defined earlier in the line: the text a command
+    /// name stands for, None when only known at run time.
+    aliases: HashMap<String, Option<String>>,
+    /// `shopt -s cdable_vars`: `cd NAME` may go where the variable NAME says.
+    cdable_vars: bool,
+    /// The assignments before the command being read (`X=1 cmd`): its environment.
+    env_prefix: HashMap<String, String>,
+    /// The whole command line, for the fail-safe of a part that came from elsewhere in it
+    /// (a script file the line itself may write).
+    line: std::rc::Rc<str>,
+    /// Reading text that may be a command (the arguments of a program codecrew does not
+    /// know): only what is denied counts, and what does not parse is left alone.
+    speculative: bool,
     /// Literal values of variables assigned earlier in the line.
     vars: HashMap<String, String>,
     depth: usize,
@@ -230,6 +253,12 @@ impl<'a> Analyser<'a> {
         Analyser {
             ctx,
             cwds,
+            cwd_unknown: false,
+            aliases: HashMap::new(),
+            cdable_vars: false,
+            env_prefix: HashMap::new(),
+            line: std::rc::Rc::from(""),
+            speculative: false,
             vars: HashMap::new(),
             depth,
             nested: depth > 0,
@@ -278,3 +307,7 @@ mod tests;
 #[cfg(test)]
 #[path = "reread_tests.rs"]
 mod reread_tests;
+
+#[cfg(test)]
+#[path = "launch_tests.rs"]
+mod launch_tests;

@@ -30,6 +30,11 @@ impl<'a> Analyser<'a> {
             return;
         };
         let root = tree.root_node();
+        if self.speculative && root.has_error() {
+            // Words that only may be a command (an argument of an unknown program): prose
+            // that does not parse is not one.
+            return;
+        }
         if root.has_error() {
             self.risk("the command does not parse as bash, so it cannot be checked");
             if let Some(name) = deny_listed_token(text) {
@@ -274,6 +279,8 @@ impl<'a> Analyser<'a> {
         let mut words: Vec<Word> = Vec::new();
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        let mut environment = HashMap::new();
+        let mut name_end = None;
         for child in children {
             match child.kind() {
                 "variable_assignment" => {
@@ -281,6 +288,9 @@ impl<'a> Analyser<'a> {
                     if let Some(value) = child.child_by_field_name("value") {
                         let value = self.word(value, src, depth + 1);
                         self.assigned(&name, Some(&value));
+                        if value.literal {
+                            environment.insert(name.clone(), value.value.clone());
+                        }
                     }
                     self.risk(format!(
                         "it sets {name} in the command's environment{}",
@@ -304,6 +314,7 @@ impl<'a> Analyser<'a> {
                     }
                     word.source = Self::text(child, src).to_owned();
                     words.push(word);
+                    name_end = Some(child.end_byte());
                 }
                 "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
                     self.redirect(child, src, depth + 1);
@@ -319,6 +330,18 @@ impl<'a> Analyser<'a> {
         let Some(name) = words.first() else {
             return;
         };
+        if name.literal
+            && let Some(alias) = self.aliases.get(&name.value).cloned()
+        {
+            let rest = name_end
+                .and_then(|end| src.get(end..node.end_byte()))
+                .map(|rest| String::from_utf8_lossy(rest).into_owned())
+                .unwrap_or_default();
+            let name = name.value.clone();
+            self.expand_alias(&name, alias.as_deref(), &rest);
+            return;
+        }
+        self.env_prefix = environment;
         self.command_name(name);
         for word in &words[1..] {
             if !word.literal
@@ -340,16 +363,21 @@ impl<'a> Analyser<'a> {
         }
         let argv: Vec<String> = words.iter().map(|word| word.value.clone()).collect();
         self.deny_list(&argv, &words);
-        self.wrappers(&argv, &words);
+        let input = self.wrappers(&argv, &words);
         self.builtin_code(&argv, &words);
-        if matches!(wrappers::wrapped(&argv), wrappers::Wrapped::Stdin) {
-            self.stdin_script(node, src);
+        match input {
+            wrappers::Input::Nothing => {}
+            wrappers::Input::Script => self.stdin_script(node, src),
+            wrappers::Input::Code(kind) => self.stdin_code(node, src, &argv[0], kind),
         }
         let program = base_name(&argv[0]);
         if program == "cd" || program == "pushd" || program == "popd" {
             self.change_directory(&words);
         }
         let safe = safe(&argv);
+        if !safe {
+            self.possible_commands(&argv, &words);
+        }
         // git itself lists the history only of a repository whose config names no program.
         if safe && program == "git" && !self.git_repository(&argv) {
             self.git_contents(&argv);
@@ -361,6 +389,7 @@ impl<'a> Analyser<'a> {
                 self.word_paths(word, safe);
             }
         }
+        self.env_prefix.clear();
         if self.nested {
             self.out.wrapped.push(argv);
         } else {

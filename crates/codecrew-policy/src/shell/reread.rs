@@ -8,8 +8,8 @@
 //! time cannot be read; it is denied when it names a deny-listed program
 //! ([`Analyser::unreadable`]), so `--yes` never runs one hidden there.
 
+use super::launchers;
 use super::words::next_substitution;
-use super::wrappers::after_options;
 use super::*;
 
 /// Most substitutions tried in one text before the rest is only scanned for names.
@@ -58,6 +58,11 @@ impl<'a> Analyser<'a> {
             return;
         }
         let mut inner = Analyser::new(self.ctx, self.cwds.clone(), self.depth + 1);
+        inner.cwd_unknown = self.cwd_unknown;
+        inner.aliases = self.aliases.clone();
+        inner.cdable_vars = self.cdable_vars;
+        inner.line = self.line.clone();
+        inner.speculative = self.speculative;
         inner.vars = self.vars.clone();
         inner.places = self.places.clone();
         inner.places.push(place.to_owned());
@@ -65,6 +70,14 @@ impl<'a> Analyser<'a> {
             Reread::Commands => inner.script(text),
             Reread::Expansions => inner.expansions(text),
         }
+        // What the text did to the shell it ran in (`eval 'cd ..'`, an alias defined in a
+        // sourced script) holds after it; for a child shell this only widens the check.
+        self.cwds.extend(inner.cwds.iter().cloned());
+        self.cwds.sort();
+        self.cwds.dedup();
+        self.cwd_unknown |= inner.cwd_unknown;
+        self.cdable_vars |= inner.cdable_vars;
+        self.aliases.extend(inner.aliases.drain());
         self.out.deny.append(&mut inner.out.deny);
         self.out.wrapped.append(&mut inner.out.wrapped);
         self.out
@@ -178,6 +191,9 @@ impl<'a> Analyser<'a> {
             }
             return;
         }
+        if self.special_assignment(name, base, value) {
+            return;
+        }
         match code_variable(base) {
             Some(how) if value.literal => self.reread(&value.value, how, &place),
             Some(_) => self.unreadable(&value.source, &place),
@@ -189,6 +205,67 @@ impl<'a> Analyser<'a> {
                 );
             }
             None => {}
+        }
+    }
+
+    /// Variables that define commands: `BASH_ALIASES[x]` (an alias), `BASH_CMDS[x]` (a
+    /// hashed name), git's configuration from the environment (`GIT_CONFIG_VALUE_0`,
+    /// `GIT_CONFIG_PARAMETERS`), the file `BASH_ENV` and `ENV` name (a script each new
+    /// shell reads). True when `base` was one of them.
+    fn special_assignment(&mut self, name: &str, base: &str, value: &Word) -> bool {
+        let key = name
+            .strip_prefix(base)
+            .and_then(|rest| rest.strip_prefix('['))
+            .and_then(|rest| rest.strip_suffix(']'))
+            .map(|key| key.trim_matches(['\'', '"']).to_owned());
+        match base {
+            "BASH_ALIASES" | "BASH_CMDS" => {
+                let text = value.literal.then(|| {
+                    if base == "BASH_CMDS" {
+                        format!("'{}'", value.value.replace('\'', r"'\''"))
+                    } else {
+                        value.value.clone()
+                    }
+                });
+                match key {
+                    Some(key) => {
+                        if !value.literal {
+                            self.unreadable(&value.source, "an alias definition");
+                        }
+                        self.define_alias(&key, text.as_deref());
+                    }
+                    None => self.unreadable(&value.source, "an alias definition"),
+                }
+                true
+            }
+            _ if base.starts_with("GIT_CONFIG_VALUE_") => {
+                self.git_value(&format!("={}", value.value), value.literal, &value.source);
+                true
+            }
+            "GIT_CONFIG_PARAMETERS" => {
+                self.unreadable(&value.source, "git configuration from the environment");
+                if value.literal
+                    && let Some(name) = deny_listed_token(&value.value)
+                {
+                    self.deny(format!(
+                        "`{name}`, which is on the deny list, is named in git configuration from \
+                         the environment, which git may run as a command"
+                    ));
+                }
+                true
+            }
+            "BASH_ENV" | "ENV" if value.literal && !value.value.contains('$') => {
+                self.reread(
+                    &value.value,
+                    Reread::Expansions,
+                    &format!("the value of {base}"),
+                );
+                let file = value.value.clone();
+                let words = [value.clone()];
+                self.sourced_file(base, &file, &words);
+                true
+            }
+            _ => false,
         }
     }
 
@@ -265,8 +342,25 @@ impl<'a> Analyser<'a> {
                     }
                 }
             }
-            "declare" | "typeset" | "local" | "readonly" | "export" | "unset" | "read"
-            | "mapfile" | "readarray" => self.variable_words(args),
+            "declare" | "typeset" | "local" | "readonly" | "export" | "unset" | "read" => {
+                self.variable_words(args)
+            }
+            "mapfile" | "readarray" => {
+                self.variable_words(args);
+                self.mapfile_callback(argv, words);
+            }
+            "alias" => self.alias_builtin(args),
+            "unalias" => self.unalias_builtin(argv),
+            "hash" => self.hash_builtin(argv, words),
+            "complete" | "compgen" => self.completion_builtin(argv, words),
+            "bind" => self.bind_builtin(argv, words),
+            "history" | "fc" => self.history_builtin(argv, words),
+            "enable" if argv.iter().any(|arg| arg.starts_with("-f")) => {
+                self.risk("`enable -f` loads a builtin from a shared library");
+            }
+            "shopt" if argv.iter().any(|arg| arg == "cdable_vars") => {
+                self.cdable_vars = true;
+            }
             "printf" => self.variable_words(after("-v")),
             "wait" => self.variable_words(after("-p")),
             "test" | "[" => self.variable_words(after("-v")),
@@ -303,7 +397,7 @@ impl<'a> Analyser<'a> {
 
     /// `env NAME=value … command`: the assignments, as if made in the shell.
     fn env_assignments(&mut self, argv: &[String], words: &[Word]) {
-        let start = after_options(argv, &["-u", "-C", "--unset", "--chdir", "-P"], 0);
+        let start = launchers::env_command_start(argv);
         for (arg, word) in argv.iter().zip(words).skip(start) {
             let Some((name, value)) = arg.split_once('=') else {
                 break;
@@ -317,6 +411,90 @@ impl<'a> Analyser<'a> {
     /// A shell that reads its script from its input: a here-document or here-string on it
     /// is read as that script; a pipe or a file into it is only known at run time.
     pub(super) fn stdin_script(&mut self, command: Node<'_>, src: &[u8]) {
+        let (redirects, producers) = Self::inputs(command, src);
+        for redirect in redirects {
+            self.script_input(redirect, src);
+        }
+        let place = "the script piped into a shell";
+        for producer in producers {
+            match self.printed(producer, src) {
+                Some(script) => self.reread(&script, Reread::Commands, place),
+                None => self.unreadable_output(Self::text(producer, src), place),
+            }
+        }
+    }
+
+    /// What `echo` or `printf '%s'` with literal words prints: the script a shell fed by
+    /// them reads. None for any other command, whose output is only known at run time.
+    fn printed(&mut self, producer: Node<'_>, src: &[u8]) -> Option<String> {
+        if producer.kind() != "command" {
+            return None;
+        }
+        let mut cursor = producer.walk();
+        let parts: Vec<Node<'_>> = producer.named_children(&mut cursor).collect();
+        if parts
+            .iter()
+            .any(|part| part.kind() != "command_name" && !is_word(part.kind()))
+        {
+            return None;
+        }
+        let mut words = Vec::new();
+        for part in parts {
+            let part = if part.kind() == "command_name" {
+                part.named_child(0)?
+            } else {
+                part
+            };
+            let word = self.word(part, src, 0);
+            if !word.literal {
+                return None;
+            }
+            words.push(word.value);
+        }
+        let (program, args) = words.split_first()?;
+        match program.as_str() {
+            "echo" if args.first().is_none_or(|first| !first.starts_with('-')) => {
+                Some(args.join(" "))
+            }
+            "printf" => match args {
+                [format] if !format.contains(['%', '\\']) => Some(format.clone()),
+                [format, rest @ ..] if matches!(format.as_str(), "%s" | "%s\\n" | "%s\\n\\n") => {
+                    Some(rest.join("\n"))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// An interpreter that reads its code from its input (`python3 - <<EOF`, `… | perl`):
+    /// the here-documents, here-strings and commands feeding it, which codecrew does not
+    /// read as that language, are denied when they name a deny-listed program.
+    pub(super) fn stdin_code(&mut self, command: Node<'_>, src: &[u8], program: &str, kind: &str) {
+        let (redirects, producers) = Self::inputs(command, src);
+        let place = format!("the {kind} `{}` reads from its input", base_name(program));
+        let mut texts: Vec<String> = redirects
+            .iter()
+            .map(|redirect| Self::text(*redirect, src).to_owned())
+            .collect();
+        texts.extend(
+            producers
+                .iter()
+                .map(|producer| Self::text(*producer, src).to_owned()),
+        );
+        for text in texts {
+            self.risk(format!("{place} is not read by codecrew"));
+            if let Some(name) = deny_listed_output(&text) {
+                self.deny(format!(
+                    "{place} names `{name}`, which is on the deny list; codecrew does not read \
+                     {kind} and does not run what it cannot read"
+                ));
+            }
+        }
+    }
+
+    /// The redirections on `command` and the commands piped into it.
+    fn inputs<'t>(command: Node<'t>, _src: &[u8]) -> (Vec<Node<'t>>, Vec<Node<'t>>) {
         let statement = match command.parent() {
             Some(parent) if parent.kind() == "redirected_statement" => parent,
             _ => command,
@@ -330,23 +508,32 @@ impl<'a> Analyser<'a> {
                     .filter(|child| child.kind().ends_with("_redirect")),
             );
         }
-        redirects.dedup_by_key(|redirect| redirect.id());
-        for redirect in redirects {
-            self.script_input(redirect, src);
-        }
+        let mut producers = Vec::new();
         if let Some(pipeline) = statement
             .parent()
             .filter(|parent| parent.kind() == "pipeline")
         {
-            let mut cursor = pipeline.walk();
-            let earlier: Vec<Node<'_>> = pipeline
-                .named_children(&mut cursor)
-                .take_while(|child| child.id() != statement.id())
-                .collect();
-            for producer in earlier {
-                self.unreadable_output(Self::text(producer, src), "the script piped into a shell");
+            // `a | b <<EOF`: the grammar hangs b's redirection on the whole pipeline.
+            if let Some(outer) = pipeline
+                .parent()
+                .filter(|parent| parent.kind() == "redirected_statement")
+            {
+                let mut cursor = outer.walk();
+                redirects.extend(
+                    outer
+                        .named_children(&mut cursor)
+                        .filter(|child| child.kind().ends_with("_redirect")),
+                );
             }
+            let mut cursor = pipeline.walk();
+            producers.extend(
+                pipeline
+                    .named_children(&mut cursor)
+                    .take_while(|child| child.id() != statement.id()),
+            );
         }
+        redirects.dedup_by_key(|redirect| redirect.id());
+        (redirects, producers)
     }
 
     fn script_input(&mut self, redirect: Node<'_>, src: &[u8]) {
@@ -358,7 +545,11 @@ impl<'a> Analyser<'a> {
                     .named_children(&mut cursor)
                     .find(|child| child.kind() == "heredoc_body");
                 if let Some(body) = body {
-                    self.reread(Self::text(body, src), Reread::Commands, place);
+                    let body = match Self::text(body, src) {
+                        "" => heredoc_text(Self::text(redirect, src)),
+                        text => text.to_owned(),
+                    };
+                    self.reread(&body, Reread::Commands, place);
                 }
             }
             "herestring_redirect" => {
@@ -376,6 +567,38 @@ impl<'a> Analyser<'a> {
             _ => self.unreadable_output(Self::text(redirect, src), place),
         }
     }
+}
+
+/// A here-document's body from the redirection's text (`<<'EOF'\n…\nEOF`): the lines
+/// between its first and its terminator. The grammar leaves the body node empty when
+/// the body starts with a backslash (`\rm -rf /`), reading it as words instead.
+fn heredoc_text(redirect: &str) -> String {
+    let Some((start, body)) = redirect.split_once('\n') else {
+        return String::new();
+    };
+    let delimiter: String = start
+        .trim_start_matches('<')
+        .trim_start_matches('-')
+        .chars()
+        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+        .collect();
+    let delimiter = delimiter.trim();
+    let mut lines: Vec<&str> = body.lines().collect();
+    if lines
+        .last()
+        .is_some_and(|last| last.trim_start_matches('\t') == delimiter)
+    {
+        lines.pop();
+    }
+    lines.join("\n")
+}
+
+/// Whether a node of this kind is a word of a command.
+fn is_word(kind: &str) -> bool {
+    matches!(
+        kind,
+        "word" | "string" | "raw_string" | "concatenation" | "number" | "ansi_c_string"
+    )
 }
 
 /// `name[subscript]=value` (or `+=`) split at the `=` after the subscript, which may hold

@@ -405,7 +405,7 @@ const HIDDEN: &[(&str, &str, &str)] = &[
     ),
     (
         "echo 'rm -rf /' | bash",
-        "`rm`",
+        "`rm -rf` on /",
         "in the script piped into a shell",
     ),
     (

@@ -1,0 +1,935 @@
+//! Programs that run another program (`sudo`, `env`, `flock`, `xargs`, `watch`, …): how
+//! each reads its own options ([`getopt`](super::getopt)'s grammars, taken from the
+//! programs' own option strings: util-linux 2.38, coreutils 9.1, findutils 4.9, procps
+//! 4.0, sudo 1.9), where the command it runs starts, whether it hands that command to a
+//! shell as one string, and the directory the command runs in.
+//!
+//! What a grammar does not know (an option it lacks, a value missing) is
+//! [`Launch::Unknown`]: the words are read as text the analysis cannot follow, so a
+//! deny-listed program named there is denied. Nothing here guesses in the lenient
+//! direction.
+
+use std::ops::Range;
+
+use super::getopt::{self, Arity, Grammar, Parsed};
+use super::programs::base_name;
+use super::shells;
+
+use Arity::{None as Flag, Optional, Required};
+
+/// How a command runs another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Launch {
+    /// It runs nothing else.
+    None,
+    /// It runs the command at `argv[start..end]`; `unknown_args` when more arguments
+    /// arrive at run time (xargs), `replace` a string in its words that input replaces
+    /// (`xargs -I{}`).
+    Command {
+        start: usize,
+        end: usize,
+        unknown_args: bool,
+        replace: Option<String>,
+        cwd: Cwd,
+    },
+    /// It hands this text, made of `argv[words]`, to a shell as its script (`bash -c`,
+    /// `eval`, `flock -c`, `watch`).
+    Script {
+        text: String,
+        words: Range<usize>,
+        cwd: Cwd,
+    },
+    /// A shell reading its script from its input or a file descriptor (`bash -s`,
+    /// `bash /dev/stdin`, `. /dev/fd/3`).
+    Stdin,
+    /// A shell reading its script from a file (`bash x.sh`, `source x.sh`).
+    ScriptFile(String),
+    /// Code for an interpreter that is not bash (`perl -e`, `awk 'BEGIN{system(…)}'`):
+    /// these words hold it; `stdin` when it reads code from its input too.
+    Inline {
+        kind: &'static str,
+        code: Vec<String>,
+        stdin: bool,
+    },
+    /// A form this reading does not know, at `argv[from]`: `why` names it.
+    Unknown { from: usize, why: String },
+}
+
+/// The directory a launched command runs in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Cwd {
+    /// Where the launcher stands.
+    Same,
+    /// This directory, relative to where the launcher stands (`env -C dir`).
+    Dir(String),
+    /// One the analysis cannot know (a login shell's home, a chroot, a git alias's
+    /// top level).
+    Unknown,
+}
+
+/// Every command `argv` runs (find has one per `-exec`).
+pub(super) fn launches(argv: &[String]) -> Vec<Launch> {
+    let program = base_name(&argv[0]);
+    if program == "find" {
+        return find_execs(argv);
+    }
+    vec![launch(program, argv)]
+}
+
+fn launch(program: &str, argv: &[String]) -> Launch {
+    let args = &argv[1..];
+    if let Some(launch) = shells::launch(program, argv) {
+        return launch;
+    }
+    if let Some(launch) = super::interpreters::launch(program, args) {
+        return launch;
+    }
+    match program {
+        "sudo" => sudo(argv),
+        "doas" => with(argv, &DOAS, |parsed, start| {
+            if start >= argv.len() {
+                shell_or_none(parsed.has('s', ""))
+            } else {
+                command_at(start)
+            }
+        }),
+        "env" => env(argv),
+        "nohup" | "catchsegv" | "builtin" => with(argv, &NOTHING, |_, start| command_at(start)),
+        "setsid" => with(argv, &SETSID, |_, start| command_at(start)),
+        "time" => with(argv, &TIME, |_, start| command_at(start)),
+        "stdbuf" => with(argv, &STDBUF, |_, start| command_at(start)),
+        "strace" | "ltrace" => with(argv, &TRACE, |parsed, start| {
+            if parsed.has('p', "attach") {
+                Launch::None
+            } else {
+                command_at(start)
+            }
+        }),
+        "unbuffer" => with(argv, &UNBUFFER, |_, start| command_at(start)),
+        "proxychains" | "proxychains4" => with(argv, &PROXYCHAINS, |_, start| command_at(start)),
+        "fakeroot" => with(argv, &FAKEROOT, |_, start| {
+            if start >= argv.len() {
+                Launch::Stdin
+            } else {
+                command_at(start)
+            }
+        }),
+        // Every option of theirs is `--name` or `--name=value`, up to the program.
+        "valgrind" | "firejail" | "torsocks" => {
+            command_at(1 + args.iter().take_while(|arg| arg.starts_with('-')).count())
+        }
+        "busybox" => {
+            if args.first().is_some_and(|arg| !arg.starts_with('-')) {
+                command_at(1)
+            } else {
+                Launch::None
+            }
+        }
+        "unshare" => with(argv, &UNSHARE, |parsed, start| {
+            let cwd = if let Some(dir) = parsed.value('w', "wd") {
+                Cwd::Dir(dir.to_owned())
+            } else if parsed.has('R', "root") {
+                Cwd::Unknown
+            } else {
+                Cwd::Same
+            };
+            if start >= argv.len() {
+                Launch::Stdin
+            } else {
+                command_in(start, cwd)
+            }
+        }),
+        "nsenter" => with(argv, &NSENTER, |parsed, start| {
+            let moves = ['w', 'W', 'r', 'a'];
+            let cwd = if parsed.options.iter().any(|opt| {
+                moves.iter().any(|letter| opt.name == letter.to_string())
+                    || matches!(opt.name.as_str(), "wd" | "wdns" | "root" | "all")
+            }) {
+                Cwd::Unknown
+            } else {
+                Cwd::Same
+            };
+            if start >= argv.len() {
+                Launch::Stdin
+            } else {
+                command_in(start, cwd)
+            }
+        }),
+        "ionice" => with(argv, &IONICE, |parsed, start| {
+            if parsed.has('p', "pid") || parsed.has('P', "pgid") || parsed.has('u', "uid") {
+                Launch::None
+            } else {
+                command_at(start)
+            }
+        }),
+        "nice" => nice(argv),
+        "timeout" => with(argv, &TIMEOUT, |_, start| command_at(start + 1)),
+        "chrt" => with(argv, &CHRT, |parsed, start| {
+            if parsed.has('p', "pid") || parsed.has('m', "max") {
+                Launch::None
+            } else {
+                command_at(start + 1)
+            }
+        }),
+        "taskset" => with(argv, &TASKSET, |parsed, start| {
+            if parsed.has('p', "pid") {
+                Launch::None
+            } else {
+                command_at(start + 1)
+            }
+        }),
+        "flock" => with(argv, &FLOCK, |_, start| flock(argv, start)),
+        // Under a new root, whether it goes to its `/` or keeps the path, the command's
+        // directory is another.
+        "chroot" => with(argv, &CHROOT, |_, start| {
+            if start + 1 >= argv.len() {
+                Launch::Stdin
+            } else {
+                command_in(start + 1, Cwd::Unknown)
+            }
+        }),
+        "setpriv" => with(argv, &SETPRIV, |parsed, start| {
+            if parsed.has('d', "dump") {
+                Launch::None
+            } else {
+                command_at(start)
+            }
+        }),
+        "prlimit" => with(argv, &PRLIMIT, |parsed, start| {
+            if parsed.has('p', "pid") || start >= argv.len() {
+                Launch::None
+            } else {
+                command_at(start)
+            }
+        }),
+        "watch" => with(argv, &WATCH, |parsed, start| {
+            if parsed.has('x', "exec") {
+                command_at(start)
+            } else {
+                // watch joins its words with spaces and hands them to `sh -c`.
+                Launch::Script {
+                    text: argv[start.min(argv.len())..].join(" "),
+                    words: start..argv.len(),
+                    cwd: Cwd::Same,
+                }
+            }
+        }),
+        "script" => with(argv, &SCRIPT, |parsed, _| {
+            match parsed.last('c', "command") {
+                Some(opt) => Launch::Script {
+                    text: opt.value.clone().unwrap_or_default(),
+                    words: opt.at + 1..opt.at + 2,
+                    cwd: Cwd::Same,
+                },
+                None => Launch::Stdin,
+            }
+        }),
+        "ssh" => ssh(argv),
+        "command" => with(argv, &COMMAND, |parsed, start| {
+            if parsed.has('v', "") || parsed.has('V', "") {
+                Launch::None
+            } else {
+                command_at(start)
+            }
+        }),
+        "exec" => with(argv, &EXEC, |_, start| command_at(start)),
+        // `coproc cmd …`, `coproc NAME { …; }` (its compound body starts after the brace).
+        "coproc" => {
+            let opens = |at: usize| argv.get(at).is_some_and(|arg| arg == "{" || arg == "(");
+            command_at(if opens(1) {
+                2
+            } else if opens(2) {
+                3
+            } else {
+                1
+            })
+        }
+        "xargs" => with(argv, &XARGS, |parsed, start| {
+            if start >= argv.len() {
+                // Bare xargs runs echo.
+                return Launch::None;
+            }
+            let replace = parsed
+                .options
+                .iter()
+                .rev()
+                .find(|opt| opt.is('I', "") || opt.is('i', "replace"))
+                .map(|opt| opt.value.clone().unwrap_or_else(|| "{}".to_owned()));
+            Launch::Command {
+                start,
+                end: argv.len(),
+                unknown_args: replace.is_none(),
+                replace,
+                cwd: Cwd::Same,
+            }
+        }),
+        _ => Launch::None,
+    }
+}
+
+/// Whether `program` is one this module reads as running another command.
+pub(super) fn is_launcher(argv: &[String]) -> bool {
+    !matches!(launches(argv).as_slice(), [] | [Launch::None])
+}
+
+fn command_at(start: usize) -> Launch {
+    command_in(start, Cwd::Same)
+}
+
+fn command_in(start: usize, cwd: Cwd) -> Launch {
+    Launch::Command {
+        start,
+        end: usize::MAX,
+        unknown_args: false,
+        replace: None,
+        cwd,
+    }
+}
+
+fn shell_or_none(shell: bool) -> Launch {
+    if shell { Launch::Stdin } else { Launch::None }
+}
+
+/// Parses `argv`'s options with `grammar`, then lets `then` say what runs from the
+/// first operand (an index into argv); an option the grammar does not know fails
+/// closed.
+fn with(argv: &[String], grammar: &Grammar, then: impl FnOnce(&Parsed, usize) -> Launch) -> Launch {
+    match getopt::parse(&argv[1..], grammar) {
+        Ok(parsed) => {
+            let start = parsed.operands + 1;
+            then(&parsed, start)
+        }
+        Err(getopt::Unknown(word)) => Launch::Unknown {
+            from: 1,
+            why: format!(
+                "`{}` is given `{word}`, which codecrew does not know",
+                base_name(&argv[0])
+            ),
+        },
+    }
+}
+
+fn sudo(argv: &[String]) -> Launch {
+    with(argv, &SUDO, |parsed, start| {
+        let start = start
+            + argv[start.min(argv.len())..]
+                .iter()
+                .take_while(|arg| is_assignment(arg))
+                .count();
+        let lists = ['e', 'l', 'v', 'k', 'K', 'V', 'h'];
+        if start >= argv.len() {
+            // `sudo -s`, `sudo -i`: a shell reading its input.
+            return shell_or_none(parsed.has('s', "shell") || parsed.has('i', "login"));
+        }
+        if parsed.options.iter().any(|opt| {
+            lists.iter().any(|letter| opt.name == letter.to_string()) && opt.value.is_none()
+        }) {
+            return Launch::None;
+        }
+        let cwd = if parsed.has('i', "login") || parsed.has('R', "chroot") {
+            Cwd::Unknown
+        } else if let Some(dir) = parsed.value('D', "chdir") {
+            Cwd::Dir(dir.to_owned())
+        } else {
+            Cwd::Same
+        };
+        command_in(start, cwd)
+    })
+}
+
+fn env(argv: &[String]) -> Launch {
+    with(argv, &ENV, |parsed, start| {
+        let start = start
+            + argv[start.min(argv.len())..]
+                .iter()
+                .take_while(|arg| is_assignment(arg))
+                .count();
+        let cwd = match parsed.value('C', "chdir") {
+            Some(dir) => Cwd::Dir(dir.to_owned()),
+            None => Cwd::Same,
+        };
+        if let Some(split) = parsed.last('S', "split-string") {
+            // `env -S 'rm -rf .'` splits the string into words, ahead of the rest.
+            let mut text = split.value.clone().unwrap_or_default();
+            for arg in argv.iter().skip(start) {
+                text.push(' ');
+                text.push_str(arg);
+            }
+            return Launch::Script {
+                text,
+                words: split.at + 1..argv.len(),
+                cwd,
+            };
+        }
+        if start >= argv.len() {
+            Launch::None
+        } else {
+            command_in(start, cwd)
+        }
+    })
+}
+
+/// The index after env's options and assignments: where its command starts.
+pub(super) fn env_command_start(argv: &[String]) -> usize {
+    match getopt::parse(&argv[1..], &ENV) {
+        Ok(parsed) => parsed.operands + 1,
+        Err(_) => argv.len(),
+    }
+}
+
+/// `nice -5 cmd`, `nice --5 cmd` (the old adjustment), `nice -n 5 cmd`.
+fn nice(argv: &[String]) -> Launch {
+    let legacy = argv.get(1).is_some_and(|arg| {
+        let digits = arg
+            .strip_prefix("--")
+            .or_else(|| arg.strip_prefix('-'))
+            .unwrap_or_default();
+        !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
+    });
+    if legacy {
+        let rest: Vec<String> = std::iter::once(argv[0].clone())
+            .chain(argv[2..].iter().cloned())
+            .collect();
+        return match with(&rest, &NICE, |_, start| command_at(start)) {
+            Launch::Command { start, .. } => command_at(start + 1),
+            other => other,
+        };
+    }
+    with(argv, &NICE, |_, start| command_at(start))
+}
+
+/// `flock [options] FILE command…`, `flock [options] FILE -c STRING`, `flock FD`.
+fn flock(argv: &[String], start: usize) -> Launch {
+    let after = start + 1;
+    match argv.get(after).map(String::as_str) {
+        None => Launch::None,
+        Some("-c" | "--command") => match argv.get(after + 1) {
+            Some(text) => Launch::Script {
+                text: text.clone(),
+                words: after + 1..after + 2,
+                cwd: Cwd::Same,
+            },
+            None => Launch::None,
+        },
+        Some(_) => command_at(after),
+    }
+}
+
+/// `ssh [options] host [command…]`: the command words, joined, run by the remote
+/// shell; `-o ProxyCommand=…` and its kind by a local one.
+fn ssh(argv: &[String]) -> Launch {
+    with(argv, &SSH, |parsed, start| {
+        for opt in &parsed.options {
+            let Some(value) = opt.value.as_deref().filter(|_| opt.name == "o") else {
+                continue;
+            };
+            let (key, command) = value
+                .split_once(['=', ' '])
+                .map_or((value, ""), |(key, rest)| {
+                    (key, rest.trim_start_matches(['=', ' ']))
+                });
+            let key = key.to_ascii_lowercase();
+            if matches!(
+                key.as_str(),
+                "proxycommand" | "localcommand" | "knownhostscommand" | "remotecommand"
+            ) {
+                return Launch::Script {
+                    text: command.to_owned(),
+                    words: opt.at + 1..opt.at + 2,
+                    cwd: Cwd::Same,
+                };
+            }
+        }
+        if start + 1 >= argv.len() {
+            Launch::None
+        } else {
+            Launch::Script {
+                text: argv[start + 1..].join(" "),
+                words: start + 1..argv.len(),
+                cwd: Cwd::Unknown,
+            }
+        }
+    })
+}
+
+/// find's `-exec`, `-execdir`, `-ok` and `-okdir`, each to its `;` or `+`.
+fn find_execs(argv: &[String]) -> Vec<Launch> {
+    let mut launches = Vec::new();
+    let mut index = 1;
+    while index < argv.len() {
+        if matches!(
+            argv[index].as_str(),
+            "-exec" | "-execdir" | "-ok" | "-okdir"
+        ) {
+            let start = index + 1;
+            let end = argv[start..]
+                .iter()
+                .position(|arg| arg == ";" || arg == "+")
+                .map_or(argv.len(), |at| start + at);
+            launches.push(Launch::Command {
+                start,
+                end,
+                unknown_args: false,
+                replace: None,
+                cwd: Cwd::Same,
+            });
+            index = end;
+        }
+        index += 1;
+    }
+    if launches.is_empty() {
+        launches.push(Launch::None);
+    }
+    launches
+}
+
+/// `NAME=value`, as env and sudo take an assignment before the command.
+pub(super) fn is_assignment(word: &str) -> bool {
+    match word.split_once('=') {
+        Some((name, _)) => {
+            !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        }
+        None => false,
+    }
+}
+
+const NOTHING: Grammar = Grammar {
+    short: "",
+    long: &[("help", Flag), ("version", Flag)],
+};
+
+const SUDO: Grammar = Grammar {
+    short: "Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv",
+    long: &[
+        ("askpass", Flag),
+        ("auth-type", Required),
+        ("background", Flag),
+        ("bell", Flag),
+        ("close-from", Required),
+        ("login-class", Required),
+        ("chdir", Required),
+        ("preserve-env", Optional),
+        ("edit", Flag),
+        ("group", Required),
+        ("set-home", Flag),
+        ("help", Flag),
+        ("host", Required),
+        ("login", Flag),
+        ("remove-timestamp", Flag),
+        ("reset-timestamp", Flag),
+        ("list", Flag),
+        ("non-interactive", Flag),
+        ("preserve-groups", Flag),
+        ("prompt", Required),
+        ("chroot", Required),
+        ("role", Required),
+        ("stdin", Flag),
+        ("shell", Flag),
+        ("type", Required),
+        ("command-timeout", Required),
+        ("other-user", Required),
+        ("user", Required),
+        ("version", Flag),
+        ("validate", Flag),
+    ],
+};
+
+const DOAS: Grammar = Grammar {
+    short: "a:C:Lnsu:",
+    long: &[],
+};
+
+const ENV: Grammar = Grammar {
+    short: "C:iS:u:v0",
+    long: &[
+        ("chdir", Required),
+        ("ignore-environment", Flag),
+        ("null", Flag),
+        ("split-string", Required),
+        ("unset", Required),
+        ("debug", Flag),
+        ("block-signal", Optional),
+        ("default-signal", Optional),
+        ("ignore-signal", Optional),
+        ("list-signal-handling", Flag),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const SETSID: Grammar = Grammar {
+    short: "Vhcfw",
+    long: &[
+        ("ctty", Flag),
+        ("fork", Flag),
+        ("wait", Flag),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const TIME: Grammar = Grammar {
+    short: "af:o:pqvV",
+    long: &[
+        ("append", Flag),
+        ("format", Required),
+        ("output", Required),
+        ("portability", Flag),
+        ("quiet", Flag),
+        ("verbose", Flag),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const STDBUF: Grammar = Grammar {
+    short: "i:o:e:",
+    long: &[
+        ("input", Required),
+        ("output", Required),
+        ("error", Required),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const TRACE: Grammar = Grammar {
+    short: "a:AbcCdDe:E:fFhiI:kL:n:o:O:p:P:qrs:S:tTu:U:vVwx:X:yYzZ",
+    long: &[
+        ("output", Required),
+        ("attach", Required),
+        ("trace", Required),
+        ("follow-forks", Flag),
+        ("summary-only", Flag),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const UNBUFFER: Grammar = Grammar {
+    short: "p",
+    long: &[],
+};
+
+const PROXYCHAINS: Grammar = Grammar {
+    short: "qf:",
+    long: &[],
+};
+
+const FAKEROOT: Grammar = Grammar {
+    short: "l:s:i:b:huv",
+    long: &[
+        ("lib", Required),
+        ("faked", Required),
+        ("unknown-is-real", Flag),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const UNSHARE: Grammar = Grammar {
+    short: "fhVmuinpCTUrR:w:S:G:c",
+    long: &[
+        ("mount", Optional),
+        ("uts", Optional),
+        ("ipc", Optional),
+        ("net", Optional),
+        ("pid", Optional),
+        ("user", Optional),
+        ("cgroup", Optional),
+        ("time", Optional),
+        ("fork", Flag),
+        ("kill-child", Optional),
+        ("mount-proc", Optional),
+        ("mount-binfmt", Optional),
+        ("map-user", Required),
+        ("map-group", Required),
+        ("map-root-user", Flag),
+        ("map-current-user", Flag),
+        ("map-auto", Flag),
+        ("map-users", Required),
+        ("map-groups", Required),
+        ("propagation", Required),
+        ("setgroups", Required),
+        ("keep-caps", Flag),
+        ("setuid", Required),
+        ("setgid", Required),
+        ("root", Required),
+        ("wd", Required),
+        ("monotonic", Required),
+        ("boottime", Required),
+        ("load-interp", Required),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const NSENTER: Grammar = Grammar {
+    short: "ahVt:m::u::i::n::p::C::U::T::S:G:r::w::W:FcZe",
+    long: &[
+        ("all", Flag),
+        ("target", Required),
+        ("mount", Optional),
+        ("uts", Optional),
+        ("ipc", Optional),
+        ("net", Optional),
+        ("pid", Optional),
+        ("cgroup", Optional),
+        ("user", Optional),
+        ("time", Optional),
+        ("setuid", Required),
+        ("setgid", Required),
+        ("preserve-credentials", Flag),
+        ("root", Optional),
+        ("wd", Optional),
+        ("wdns", Required),
+        ("env", Flag),
+        ("no-fork", Flag),
+        ("join-cgroup", Flag),
+        ("follow-context", Flag),
+        ("user-parent", Flag),
+        ("keep-caps", Flag),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const IONICE: Grammar = Grammar {
+    short: "c:n:p:P:u:tVh",
+    long: &[
+        ("class", Required),
+        ("classdata", Required),
+        ("pid", Required),
+        ("pgid", Required),
+        ("ignore", Flag),
+        ("uid", Required),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const NICE: Grammar = Grammar {
+    short: "n:",
+    long: &[("adjustment", Required), ("help", Flag), ("version", Flag)],
+};
+
+const TIMEOUT: Grammar = Grammar {
+    short: "k:s:v",
+    long: &[
+        ("kill-after", Required),
+        ("signal", Required),
+        ("preserve-status", Flag),
+        ("foreground", Flag),
+        ("verbose", Flag),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const CHRT: Grammar = Grammar {
+    short: "abdD:fiphmoP:T:rRvV",
+    long: &[
+        ("all-tasks", Flag),
+        ("batch", Flag),
+        ("deadline", Flag),
+        ("fifo", Flag),
+        ("idle", Flag),
+        ("pid", Flag),
+        ("help", Flag),
+        ("max", Flag),
+        ("other", Flag),
+        ("rr", Flag),
+        ("reset-on-fork", Flag),
+        ("sched-runtime", Required),
+        ("sched-period", Required),
+        ("sched-deadline", Required),
+        ("verbose", Flag),
+        ("version", Flag),
+    ],
+};
+
+const TASKSET: Grammar = Grammar {
+    short: "apchV",
+    long: &[
+        ("all-tasks", Flag),
+        ("pid", Flag),
+        ("cpu-list", Flag),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const FLOCK: Grammar = Grammar {
+    short: "sexnoFuw:E:hV",
+    long: &[
+        ("shared", Flag),
+        ("exclusive", Flag),
+        ("unlock", Flag),
+        ("nonblock", Flag),
+        ("nb", Flag),
+        ("timeout", Required),
+        ("wait", Required),
+        ("conflict-exit-code", Required),
+        ("close", Flag),
+        ("no-fork", Flag),
+        ("verbose", Flag),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const CHROOT: Grammar = Grammar {
+    short: "",
+    long: &[
+        ("groups", Required),
+        ("userspec", Required),
+        ("skip-chdir", Flag),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const SETPRIV: Grammar = Grammar {
+    short: "dhV",
+    long: &[
+        ("dump", Flag),
+        ("nnp", Flag),
+        ("no-new-privs", Flag),
+        ("ambient-caps", Required),
+        ("inh-caps", Required),
+        ("bounding-set", Required),
+        ("ruid", Required),
+        ("euid", Required),
+        ("rgid", Required),
+        ("egid", Required),
+        ("reuid", Required),
+        ("regid", Required),
+        ("clear-groups", Flag),
+        ("keep-groups", Flag),
+        ("init-groups", Flag),
+        ("groups", Required),
+        ("securebits", Required),
+        ("pdeathsig", Required),
+        ("selinux-label", Required),
+        ("apparmor-profile", Required),
+        ("landlock-access", Required),
+        ("landlock-rule", Required),
+        ("reset-env", Flag),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const PRLIMIT: Grammar = Grammar {
+    short: "c::d::e::f::i::l::m::n::q::r::s::t::u::v::x::y::p:o:hV",
+    long: &[
+        ("core", Optional),
+        ("data", Optional),
+        ("nice", Optional),
+        ("fsize", Optional),
+        ("sigpending", Optional),
+        ("memlock", Optional),
+        ("rss", Optional),
+        ("nofile", Optional),
+        ("msgqueue", Optional),
+        ("rtprio", Optional),
+        ("stack", Optional),
+        ("cpu", Optional),
+        ("nproc", Optional),
+        ("as", Optional),
+        ("locks", Optional),
+        ("rttime", Optional),
+        ("pid", Required),
+        ("output", Required),
+        ("noheadings", Flag),
+        ("raw", Flag),
+        ("verbose", Flag),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const WATCH: Grammar = Grammar {
+    short: "bcCd::eghn:pq:rtvwx",
+    long: &[
+        ("beep", Flag),
+        ("color", Flag),
+        ("no-color", Flag),
+        ("differences", Optional),
+        ("errexit", Flag),
+        ("chgexit", Flag),
+        ("equexit", Required),
+        ("interval", Required),
+        ("precise", Flag),
+        ("no-rerun", Flag),
+        ("no-title", Flag),
+        ("no-wrap", Flag),
+        ("no-linewrap", Flag),
+        ("exec", Flag),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const SCRIPT: Grammar = Grammar {
+    short: "B:I:O:T:ac:eE:fm:o:qt::Vh",
+    long: &[
+        ("log-in", Required),
+        ("log-out", Required),
+        ("log-io", Required),
+        ("log-timing", Required),
+        ("timing", Optional),
+        ("logging-format", Required),
+        ("append", Flag),
+        ("command", Required),
+        ("return", Flag),
+        ("echo", Required),
+        ("flush", Flag),
+        ("force", Flag),
+        ("output-limit", Required),
+        ("quiet", Flag),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
+
+const SSH: Grammar = Grammar {
+    short: "46AaCfGgKkMNnqsTtVvXxYyB:b:c:D:E:e:F:I:i:J:L:l:m:O:o:P:p:Q:R:S:W:w:",
+    long: &[],
+};
+
+const COMMAND: Grammar = Grammar {
+    short: "pvV",
+    long: &[],
+};
+
+const EXEC: Grammar = Grammar {
+    short: "cla:",
+    long: &[],
+};
+
+const XARGS: Grammar = Grammar {
+    short: "0a:d:E:e::i::I:l::L:n:oprP:s:tx",
+    long: &[
+        ("null", Flag),
+        ("arg-file", Required),
+        ("delimiter", Required),
+        ("eof", Optional),
+        ("replace", Optional),
+        ("max-lines", Required),
+        ("max-args", Required),
+        ("open-tty", Flag),
+        ("interactive", Flag),
+        ("no-run-if-empty", Flag),
+        ("max-procs", Required),
+        ("process-slot-var", Required),
+        ("max-chars", Required),
+        ("show-limits", Flag),
+        ("verbose", Flag),
+        ("exit", Flag),
+        ("help", Flag),
+        ("version", Flag),
+    ],
+};
