@@ -195,6 +195,66 @@ fn the_deny_list_holds_with_yes() {
     assert!(ws.exists("src/main.rs"));
 }
 
+/// Issue 48's spellings, each of which emptied a workspace under `--yes`: denied, and
+/// the workspace is still there. The same forms made harmless run.
+#[test]
+fn the_deny_list_follows_the_shell_with_yes() {
+    let ws = Ws::new();
+    let name = ws.root.file_name().unwrap().to_string_lossy().into_owned();
+    for command in [
+        format!("cd .. && rm -rf {name}"),
+        format!("pushd .. && rm -rf {name}"),
+        format!("(cd .. && rm -rf {name}/*)"),
+        "shopt -s expand_aliases\nalias tidy='rm -rf \"$PWD\"'\ntidy".to_owned(),
+        "bash -o errexit -c 'rm -rf \"$PWD\"'".to_owned(),
+        "bash -O extglob -c 'rm -rf \"$PWD\"'".to_owned(),
+        "bash -c -- 'rm -rf \"$PWD\"'".to_owned(),
+        "bash -s ci <<'EOF'\nrm -rf \"$PWD\"\nEOF".to_owned(),
+        "bash /dev/stdin <<EOF\nrm -rf \"$PWD\"\nEOF".to_owned(),
+        ". /dev/stdin <<EOF\nrm -rf \"$PWD\"\nEOF".to_owned(),
+        "printf 'rm -rf \"$PWD\"' | bash -s x".to_owned(),
+        "flock .lock -c 'rm -rf \"$PWD\"'".to_owned(),
+        "flock -w 5 LOCK sh -c 'rm -rf \"$PWD\"'".to_owned(),
+        "echo . | xargs -i sh -c 'rm -rf \"$PWD\"'".to_owned(),
+        "echo . | xargs --max-chars 100 sh -c 'rm -rf \"$PWD\"'".to_owned(),
+        "git -c alias.x='!rm -rf \"$PWD\"' x".to_owned(),
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm -rf \"$PWD\"' git x"
+            .to_owned(),
+        "ionice --class 3 sh -c 'rm -rf \"$PWD\"'".to_owned(),
+        "stdbuf --output L sh -c 'rm -rf \"$PWD\"'".to_owned(),
+        "unshare -S 0 sh -c 'rm -rf \"$PWD\"'".to_owned(),
+        "timeout 3 watch -n 1 'rm -rf \"$PWD\"'".to_owned(),
+        "perl -e 'system(\"rm -rf .\")'".to_owned(),
+        "python3 -c 'import os; os.system(\"rm -rf .\")'".to_owned(),
+        "awk 'BEGIN{system(\"rm -rf .\")}'".to_owned(),
+        "sed 'e rm -rf .' src/main.rs".to_owned(),
+    ] {
+        let result = ws.run_yes(&command);
+        denied(&result);
+        assert!(
+            result["error"]["suggestion"]
+                .as_str()
+                .unwrap()
+                .contains("deny list"),
+            "{command:?}: {result:#}"
+        );
+        assert!(
+            ws.exists("src/main.rs"),
+            "{command:?} emptied the workspace"
+        );
+    }
+    for (command, made) in [
+        ("flock .lock -c 'touch made-1'", "made-1"),
+        ("echo . | xargs -i sh -c 'touch made-2'", "made-2"),
+        ("bash -o errexit -c 'touch made-3'", "made-3"),
+        ("bash -s ci <<'EOF'\ntouch made-4\nEOF", "made-4"),
+        ("stdbuf --output L sh -c 'touch made-5'", "made-5"),
+    ] {
+        ok(&ws.run_yes(command));
+        assert!(ws.exists(made), "{command:?} did not run");
+    }
+}
+
 #[test]
 fn unknown_commands_ask_and_name_the_rule_or_flag() {
     let ws = Ws::new();

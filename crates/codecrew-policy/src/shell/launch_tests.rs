@@ -816,3 +816,33 @@ proptest! {
         prop_assert!(!analysis.deny.is_empty(), "{names:?}: {line:?} {analysis:#?}");
     }
 }
+
+/// A trap handler denied only because it is in double quotes says that single quotes
+/// would pass, and they do.
+#[test]
+fn a_double_quoted_handler_is_told_single_quotes_would_pass() {
+    let ws = Ws::new();
+    let analysis = ws.analyse(r#"tmp=$(mktemp); trap "rm -f $tmp" EXIT"#);
+    assert!(
+        analysis
+            .deny
+            .iter()
+            .any(|why| why.contains("in single quotes ('rm -f $tmp')")),
+        "{analysis:#?}"
+    );
+    assert!(
+        ws.analyse(r#"tmp=$(mktemp); trap 'rm -f "$tmp"' EXIT"#)
+            .deny
+            .is_empty()
+    );
+    assert!(ws.analyse("trap 'rm -f $tmp' EXIT").deny.is_empty());
+    // A handler that is dangerous in any quotes gets no such advice.
+    let analysis = ws.analyse(r#"trap "rm -rf $HOME" EXIT"#);
+    assert!(!analysis.deny.is_empty());
+    assert!(
+        !analysis
+            .deny
+            .iter()
+            .any(|why| why.contains("single quotes"))
+    );
+}

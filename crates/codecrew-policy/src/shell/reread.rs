@@ -389,10 +389,35 @@ impl<'a> Analyser<'a> {
         };
         self.risk("`trap` sets a handler that runs commands later");
         if !handler.literal {
+            let denied = self.out.deny.len();
             self.unreadable(&handler.source, "a trap handler");
+            if self.out.deny.len() > denied
+                && let Some(single) = self.single_quotes_would_pass(&handler.source)
+                && let Some(why) = self.out.deny.last_mut()
+            {
+                why.push_str(&format!(
+                    ". In double quotes the handler's variables are expanded now and its text \
+                     read again when it runs; in single quotes ({single}) it is read as written \
+                     and the check passes"
+                ));
+            }
         } else if handler.value != "-" {
             self.reread(&handler.value, Reread::Commands, "a trap handler");
         }
+    }
+
+    /// For a handler written in double quotes (`"rm -f $tmp"`): the same text in single
+    /// quotes, when read so it is not denied.
+    fn single_quotes_would_pass(&self, source: &str) -> Option<String> {
+        let inner = source.strip_prefix('"')?.strip_suffix('"')?;
+        if inner.contains(['\'', '"', '\\', '`']) || inner.contains("$(") {
+            return None;
+        }
+        let mut probe = Analyser::new(self.ctx, self.cwds.clone(), self.depth + 1);
+        probe.cwd_unknown = self.cwd_unknown;
+        probe.vars = self.vars.clone();
+        probe.script(inner);
+        probe.out.deny.is_empty().then(|| format!("'{inner}'"))
     }
 
     /// `env NAME=value … command`: the assignments, as if made in the shell.
