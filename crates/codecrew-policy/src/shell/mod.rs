@@ -25,10 +25,16 @@
 //! functions, simple commands); `words.rs` reads words and their expansions (quotes,
 //! escapes, variables, globs); `redirect.rs` redirections; `arguments.rs` the paths a
 //! command names and the trees it searches; `deny.rs` the built-in deny list;
-//! `wrappers.rs` commands that run other commands; `reread.rs` text that bash reads again
-//! as code (`bash -c`, `eval`, trap handlers, `PROMPT_COMMAND`, subscripts given as text);
-//! `programs.rs` the table of programs that only read, with their per-argument rules
-//! ([`safe`]).
+//! `wrappers.rs` commands that run other commands, with `launchers/` (where each one's
+//! command starts, its options read as the program reads them through `getopt.rs`),
+//! `shells.rs` (where a shell gets its script), `interpreters.rs` (inline code) and
+//! `possible.rs` (an unknown program's arguments read as a command it may run);
+//! `reread.rs` text that bash reads again as code (`bash -c`, `eval`, trap handlers,
+//! `PROMPT_COMMAND`, subscripts given as text); `input.rs` the script or code a command
+//! reads from its input; `aliases.rs` aliases, hashed names and callbacks; `programs.rs`
+//! the table of programs that only read, with their per-argument rules ([`safe`]).
+//! `arguments.rs` follows `cd` out of the workspace and marks a directory it cannot
+//! follow, where the deny list takes every relative path as possibly the workspace.
 //!
 //! The walk is recursive by structure: every node of the tree reaches its children, so a
 //! command substitution is analysed as a command wherever the parser puts it (a parameter
@@ -52,6 +58,7 @@ mod aliases;
 mod arguments;
 mod deny;
 mod getopt;
+mod input;
 mod interpreters;
 mod launchers;
 mod options;
