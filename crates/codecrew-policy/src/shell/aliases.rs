@@ -55,10 +55,27 @@ impl<'a> Analyser<'a> {
             ));
             return;
         };
+        // An alias whose text ends in a blank makes bash expand the next word too.
+        let mut expanded = text.to_owned();
+        let mut rest = rest.to_owned();
+        let mut chained = 0;
+        while expanded.ends_with([' ', '\t']) && chained < MAX_WRAPPER_DEPTH {
+            let trimmed = rest.trim_start();
+            let next = trimmed
+                .split(|c: char| c.is_whitespace() || ";|&<>()".contains(c))
+                .next()
+                .unwrap_or_default();
+            let Some(Some(more)) = self.aliases.get(next).filter(|_| !next.is_empty()) else {
+                break;
+            };
+            expanded.push_str(more);
+            rest = trimmed[next.len()..].to_owned();
+            chained += 1;
+        }
         // bash does not expand an alias again inside its own text.
         let kept = self.aliases.remove(name);
         self.reread(
-            &format!("{text}{rest}"),
+            &format!("{expanded}{rest}"),
             Reread::Commands,
             &format!("the alias `{name}`"),
         );

@@ -35,7 +35,13 @@ impl<'a> Analyser<'a> {
                     && (short_has(&['r', 'R']) || options.iter().any(|o| o == "--recursive"));
                 for (position, target) in targets.iter() {
                     let index = position + 1;
-                    let rootish = if !literal(index) {
+                    // `rm -rf w*` from the workspace's parent: each file the glob
+                    // matches from each directory the command may stand in.
+                    let globbed = words.get(index).is_some_and(|word| word.glob)
+                        && self.glob_names_a_dangerous_directory(target);
+                    let rootish = if globbed {
+                        true
+                    } else if !literal(index) {
                         home(index)
                             || (recursive && program == "rm")
                             || (recursive && target.starts_with('/'))
@@ -142,6 +148,24 @@ impl<'a> Analyser<'a> {
             }
             _ => {}
         }
+    }
+}
+
+impl Analyser<'_> {
+    /// Whether a glob, expanded against every directory the command may stand in,
+    /// matches a directory the deny list keeps (or more files than it expands).
+    fn glob_names_a_dangerous_directory(&self, pattern: &str) -> bool {
+        self.cwds.iter().any(|cwd| match expand_glob(cwd, pattern) {
+            Some(matches) => matches.iter().any(|found| {
+                let lexical = normalise(cwd, &found.to_string_lossy());
+                let canonical = found.canonicalize().ok();
+                [Some(lexical), canonical]
+                    .into_iter()
+                    .flatten()
+                    .any(|path| self.dangerous_directory(&path))
+            }),
+            None => true,
+        })
     }
 }
 

@@ -11,6 +11,12 @@ impl<'a> Analyser<'a> {
     /// is read as that script; a pipe or a file into it is only known at run time.
     pub(super) fn stdin_script(&mut self, command: Node<'_>, src: &[u8]) {
         let (redirects, producers) = Self::inputs(command, src);
+        if redirects.is_empty() && producers.is_empty() && !self.speculative {
+            // The input comes from elsewhere (`exec 3<<<…; bash /dev/fd/3`): what the
+            // line holds is what the fail-safe reads.
+            let line = self.line.clone();
+            self.unreadable_output(&line, "the script a shell reads from its input");
+        }
         for redirect in redirects {
             self.script_input(redirect, src);
         }
@@ -54,6 +60,15 @@ impl<'a> Analyser<'a> {
         match program.as_str() {
             "echo" if args.first().is_none_or(|first| !first.starts_with('-')) => {
                 Some(args.join(" "))
+            }
+            // `cat clean.sh | bash`: files of the workspace, read.
+            "cat" if !args.is_empty() && args.iter().all(|arg| !arg.starts_with('-')) => {
+                let mut script = String::new();
+                for file in args {
+                    script.push_str(&self.read_script(file)?);
+                    script.push('\n');
+                }
+                Some(script)
             }
             "printf" => match args {
                 [format] if !format.contains(['%', '\\']) => Some(format.clone()),
@@ -161,6 +176,19 @@ impl<'a> Analyser<'a> {
                     } else {
                         self.unreadable(&word.source, place);
                     }
+                }
+            }
+            // `bash < clean.sh`: a script file in the workspace is read as the script.
+            "file_redirect" => {
+                let text = Self::text(redirect, src);
+                let file = text
+                    .strip_prefix("0<")
+                    .or_else(|| text.strip_prefix('<'))
+                    .map(str::trim)
+                    .filter(|file| !file.contains(['$', '`', '"', '\'', '\\', '*', '?', '[']));
+                match file.and_then(|file| self.read_script(file)) {
+                    Some(script) => self.reread(&script, Reread::Commands, place),
+                    None => self.unreadable_output(text, place),
                 }
             }
             _ => self.unreadable_output(Self::text(redirect, src), place),

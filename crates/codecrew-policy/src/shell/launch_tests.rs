@@ -505,6 +505,49 @@ const SPELLINGS: &[(&str, &str, &str)] = &[
         "the script `sh` runs",
         "prlimit --nofile=64 sh -c 'ls'",
     ),
+    // Found on a second look.
+    (
+        "builtin cd .. && rm -rf {ws}",
+        "`rm -rf` on {ws}",
+        "builtin cd .. && ls {ws}",
+    ),
+    (
+        "command cd ..; rm -rf {ws}",
+        "`rm -rf` on {ws}",
+        "command cd ..; ls {ws}",
+    ),
+    (
+        "source <(echo cd ..); rm -rf {ws}",
+        "cannot follow",
+        "source <(echo cd ..); ls {ws}",
+    ),
+    (
+        "cd .. && rm -rf {ws}*",
+        "is on the deny list",
+        "cd .. && ls {ws}*",
+    ),
+    ("rm -rf ../.tmp*", "is on the deny list", "ls ../.tmp*"),
+    (
+        "alias x='rm ' y='-rf .'; x y",
+        "the alias `x`",
+        "alias x='ls ' y='-la .'; x y",
+    ),
+    (
+        "git config alias.x '!rm -rf .' && git x",
+        "a git configuration value",
+        "git config alias.x '!ls' && git x",
+    ),
+    (
+        "exec 3<<<'rm -rf .'; bash /dev/fd/3",
+        "named in the script a shell reads from its input",
+        "exec 3<src/main.rs; bash /dev/fd/3",
+    ),
+    (
+        "cat clean.sh | bash",
+        "`rm -rf` on {ws}",
+        "cat src/main.rs | wc -l",
+    ),
+    ("bash < clean.sh", "`rm -rf` on {ws}", "wc -l < src/main.rs"),
     // Options a wrapper does not have fail closed.
     (
         "timeout --frobnicate 5 rm -rf .",
@@ -598,6 +641,11 @@ const SPELLINGS: &[(&str, &str, &str)] = &[
 #[test]
 fn every_spelling_is_denied_naming_what_was_found() {
     let ws = Ws::new();
+    std::fs::write(
+        ws.root.join("clean.sh"),
+        spelled(&ws, "cd ..\nrm -rf {ws}\n"),
+    )
+    .unwrap();
     assert!(SPELLINGS.len() >= 24 + 30, "{}", SPELLINGS.len());
     let mut missed = Vec::new();
     for (command, names, _) in SPELLINGS {

@@ -165,6 +165,15 @@ impl<'a> Analyser<'a> {
                 this.command_name(name);
             }
             this.deny_list(&inner_argv, &inner_words);
+            // `builtin cd ..` and `command cd ..` move the shell itself.
+            if matches!(program, "builtin" | "command")
+                && matches!(
+                    inner_argv.first().map(|name| base_name(name)),
+                    Some("cd" | "pushd" | "popd")
+                )
+            {
+                this.change_directory(&inner_words);
+            }
             let nested = this.nested;
             this.nested = true;
             this.depth += 1;
@@ -200,7 +209,11 @@ impl<'a> Analyser<'a> {
         self.risk(format!("`{program}` runs the script file {file}"));
         let place = format!("the script file {file}");
         if !words.iter().all(|word| word.literal) {
-            // `source <(…)` and its kind: builtin_code reads what writes it.
+            // `source <(…)` and its kind: builtin_code reads what writes it; what it
+            // does to this shell's directory is not known.
+            if matches!(program, "source" | ".") {
+                self.cwd_unknown = true;
+            }
             return;
         }
         match self.read_script(file) {
@@ -212,13 +225,17 @@ impl<'a> Analyser<'a> {
                 // The shell that runs the file is no sign of what it holds.
                 let line = self.line.clone();
                 self.unreadable_output(&line, &place);
+                // A file sourced into this shell may change its directory.
+                if matches!(program, "source" | ".") {
+                    self.cwd_unknown = true;
+                }
             }
         }
     }
 
     /// The text of a script file in the workspace, when every directory the command may
     /// stand in names one readable file of at most [`MAX_COMMAND_BYTES`].
-    fn read_script(&self, file: &str) -> Option<String> {
+    pub(super) fn read_script(&self, file: &str) -> Option<String> {
         if self.cwd_unknown {
             return None;
         }
@@ -306,6 +323,23 @@ impl<'a> Analyser<'a> {
             self.risk(
                 "`git` is given configuration (`git -c`, `--git-dir`, ...) that can run programs",
             );
+        }
+        // `git config alias.x '!…'` writes an alias the next `git x` runs.
+        if argv.get(index).is_some_and(|sub| sub == "config") {
+            let operands: Vec<usize> = (index + 1..argv.len())
+                .filter(|at| {
+                    !argv[*at].starts_with('-')
+                        && !matches!(argv[*at].as_str(), "set" | "get" | "unset")
+                })
+                .collect();
+            for at in operands.iter().skip(1) {
+                let literal = words.get(*at).is_none_or(|word| word.literal);
+                let source = words
+                    .get(*at)
+                    .map_or("", |word| word.source.as_str())
+                    .to_owned();
+                self.git_value(&format!("={}", argv[*at]), literal, &source);
+            }
         }
     }
 
