@@ -4,6 +4,13 @@ use super::*;
 
 const KEYS: &[&[&str]] = &[&["mcpServers"], &["projects", "*", "mcpServers"]];
 
+fn holder() -> Holder {
+    Holder {
+        cli: "codex".to_owned(),
+        workspace: PathBuf::from("/w"),
+    }
+}
+
 /// What `hold` holds of `path` now.
 fn held(path: &Path, hold: Hold) -> Guard {
     Guard::new(
@@ -314,9 +321,9 @@ fn a_cli_started_during_the_run_meets_what_was_held_not_what_was_planted() {
         path: path.to_path_buf(),
         hold: Hold::Whole,
     };
-    let first = hold_in(&[whole(&config)], "codex", None);
+    let first = hold_in(&[whole(&config)], "codex", &holder(), None);
     std::fs::write(&config, "[mcp_servers.evil]").unwrap();
-    let second = hold_in(&[whole(&config)], "codex", None);
+    let second = hold_in(&[whole(&config)], "codex", &holder(), None);
     assert_eq!(std::fs::read_to_string(&config).unwrap(), "mine");
     // Planted again during the second: both put it back, the second to what it held.
     std::fs::write(&config, "[mcp_servers.evil]").unwrap();
