@@ -23,7 +23,8 @@
 //! back when this one is killed before it could; and a CLI started while an earlier one
 //! holds the same path meets it as it was held, not as the earlier one's wall left it.
 //! A record is read back only when codecrew sealed it (`seal.rs`), and only for what
-//! codecrew itself holds for the CLI that ran (`targets.rs`).
+//! codecrew itself holds for the CLI that ran (`targets.rs`). A folder a program in the
+//! wall made in a held folder goes with what it planted there, once emptied.
 //! Every warning's words are in `warning.rs`.
 
 use std::path::{Path, PathBuf};
@@ -43,7 +44,10 @@ mod stamps;
 mod targets;
 mod warning;
 
-use files::{Files, entry, files, names, put_entry, put_file, read_regular, remove_entry};
+use files::{
+    Files, Folders, entry, files, files_in, names, put_entry, put_file, read_regular, remove_entry,
+    remove_new_folders,
+};
 use keys::collect;
 use stamps::{MAX_STAMPED, Stamps, stamp, stamps};
 pub use warning::Warning;
@@ -153,6 +157,10 @@ pub struct Guard {
     /// Names under a held folder that are not held.
     except: Vec<String>,
     before: Before,
+    /// The folders of a held folder when it was held: those a program in the wall adds
+    /// go once emptied of what it planted.
+    #[serde(with = "codec::names")]
+    folders: Folders,
     /// The record of its CLI start in this codecrew's journal, shared with the start's
     /// other guards: set aside once the last of them is put back.
     #[serde(skip)]
@@ -205,6 +213,7 @@ impl Guard {
     /// held, and stderr says so now, naming it.
     pub fn new(guarded: &Guarded, cli: &str) -> Self {
         let path = guarded.path.clone();
+        let mut folders = Folders::new();
         let except: Vec<String> = match guarded.hold {
             Hold::WholeBut(except) => except.iter().map(|name| (*name).to_owned()).collect(),
             Hold::Keys(_) | Hold::Whole | Hold::Existing => Vec::new(),
@@ -231,18 +240,22 @@ impl Guard {
                 }
             }
             Hold::Whole | Hold::WholeBut(_) | Hold::Existing => {
-                let held = match files(&path, &except) {
+                let held = match files_in(&path, &except, &mut folders) {
                     Some(files) => Held::Copy(files),
-                    None => match stamps(&path, &except, MAX_STAMPED) {
-                        Some(stamps) => Held::Stamps(stamps),
-                        None => {
-                            warning::say(&Warning::Unheld {
-                                cli: cli.to_owned(),
-                                path: path.clone(),
-                            });
-                            Held::Nothing
+                    None => {
+                        // Met again by the walk of the stamps, to its end.
+                        folders.clear();
+                        match stamps(&path, &except, MAX_STAMPED, &mut folders) {
+                            Some(stamps) => Held::Stamps(stamps),
+                            None => {
+                                warning::say(&Warning::Unheld {
+                                    cli: cli.to_owned(),
+                                    path: path.clone(),
+                                });
+                                Held::Nothing
+                            }
                         }
-                    },
+                    }
                 };
                 Before::Whole {
                     held,
@@ -255,6 +268,7 @@ impl Guard {
             path,
             except,
             before,
+            folders,
             journal: Mutex::new(None),
             live: true,
         }
@@ -364,7 +378,17 @@ impl Guard {
                 changed.push(file.display().to_string());
             }
         }
+        self.remove_new_folders();
         changed
+    }
+
+    /// Removes the folders a program in the wall made in a held folder, now empty of
+    /// what it planted there (what it planted is named already).
+    fn remove_new_folders(&self) {
+        for name in remove_new_folders(&self.path, &self.except, &self.folders) {
+            let folder = self.file(&name);
+            tracing::debug!(folder = %folder.display(), "removed a folder the run made");
+        }
     }
 }
 
@@ -390,6 +414,7 @@ impl Guard {
                 tracing::warn!(file = %file.display(), %error, "could not put the file back");
             }
         }
+        self.remove_new_folders();
         changed
     }
 
@@ -436,6 +461,9 @@ impl Guard {
             {
                 changed.push(file.display().to_string());
             }
+        }
+        if !keeps_new {
+            self.remove_new_folders();
         }
         changed
     }

@@ -36,7 +36,10 @@ pub fn refused(guard: &Guard, allowed: &[Guarded]) -> Option<String> {
             Held::Nothing => Vec::new(),
         },
     };
-    let outside = names.into_iter().find(|name| !plain(name))?;
+    let outside = names
+        .into_iter()
+        .chain(guard.folders.iter().map(|name| name.as_path()))
+        .find(|name| !plain(name))?;
     Some(format!(
         "it names {} beneath {path}, which is not a name beneath it",
         outside.display()

@@ -95,7 +95,7 @@ fn what_a_killed_codecrew_held_is_put_back_by_the_next_and_its_journal_removed()
         std::fs::read_to_string(held.join("hook.sh")).unwrap(),
         "mine"
     );
-    assert!(!held.join("plant/planted.sh").exists());
+    assert!(!held.join("plant").exists(), "the plant's folder stays");
     assert!(!gone.exists(), "the journal stays");
     assert!(
         mine.join("0.json").exists(),
