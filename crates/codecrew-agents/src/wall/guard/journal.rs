@@ -90,9 +90,10 @@ fn file_stamp(meta: &std::fs::Metadata) -> (u64, u64, i64, i64) {
 /// Numbers this codecrew's records.
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
-/// Where every codecrew's folder is.
+/// Where every codecrew's folder is: in codecrew's state folder, the one no tool,
+/// command or wall reaches (`codecrew_policy::state_folder`).
 pub fn root() -> Option<PathBuf> {
-    crate::wall::xdg("XDG_STATE_HOME", ".local/state", "codecrew").map(|dir| dir.join("held"))
+    codecrew_policy::state_folder::location().map(|dir| dir.join("held"))
 }
 
 /// This codecrew's folder name: its pid and start time (read once: neither changes).
