@@ -85,8 +85,7 @@ pub fn joined(input: &str) -> String {
 /// Where the chat's history is kept: `$XDG_STATE_HOME/codecrew/chat_history`, else
 /// `~/.local/state/codecrew/chat_history`.
 pub fn history_file() -> Option<PathBuf> {
-    crate::clis::wall::xdg("XDG_STATE_HOME", ".local/state", "codecrew")
-        .map(|dir| dir.join("chat_history"))
+    codecrew_policy::state_folder::location().map(|dir| dir.join("chat_history"))
 }
 
 #[cfg(test)]

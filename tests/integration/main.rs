@@ -20,6 +20,7 @@ mod mcp_http;
 mod mcp_server;
 mod not_signed_in;
 mod real_models;
+mod records;
 mod resume;
 mod second_interrupt;
 mod security;

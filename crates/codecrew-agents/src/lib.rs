@@ -338,17 +338,16 @@ impl Provider {
         } else {
             &[]
         };
+        let kind = match self.cli.kind() {
+            ProviderKind::Cli(kind) => kind.name(),
+            ProviderKind::Command => "command",
+        };
         let confinement = state.and_then(|mut state| {
             state.extend(self.cli.state_for(cwd));
             if mode == Mode::Execute {
-                state
-                    .guarded
-                    .extend(untrusted.iter().map(|file| wall::Guarded {
-                        path: cwd.join(file),
-                        hold: wall::Hold::Whole,
-                    }));
+                state.guarded.extend(checkout_held(untrusted, cwd));
             }
-            wall::confinement(program, cwd, mode, state, reads_sensitive, withheld)
+            wall::confinement(program, cwd, mode, state, reads_sensitive, withheld, kind)
         });
         if let Some(mut confinement) = confinement {
             confinement
@@ -383,6 +382,38 @@ impl Provider {
         spec.stdin = None;
         self.walled(spec, program, turn.mode, cwd, true)
     }
+}
+
+/// The checkout's `files` for a CLI in `cwd`, each held whole (in `execute`, where the
+/// user has not trusted the project: [`Cli::project_files`]).
+fn checkout_held<'a>(files: &'a [&str], cwd: &'a Path) -> impl Iterator<Item = wall::Guarded> + 'a {
+    files.iter().map(move |file| wall::Guarded {
+        path: cwd.join(file),
+        hold: wall::Hold::Whole,
+    })
+}
+
+/// Everything `cli`'s guards may hold when it runs in `cwd`, however it runs: what of
+/// its own state its module holds ([`Cli::state`], [`Cli::state_for`]) and the
+/// checkout's files for it. The same code that decides what a run holds, so that a
+/// record read back from the journal may put back these paths only.
+fn held_by(cli: &dyn Cli, cwd: &Path) -> Vec<wall::Guarded> {
+    let mut held = cli.state().map(|state| state.guarded).unwrap_or_default();
+    held.extend(cli.state_for(cwd).guarded);
+    held.extend(checkout_held(cli.project_files(), cwd));
+    held
+}
+
+/// Puts back what killed codecrews held for their CLIs, before any CLI of this command
+/// starts (`wall::guard`). A record puts back only what codecrew holds for the CLI it
+/// names in the workspace it names, as that CLI's module says now ([`held_by`]): one
+/// that names anything else is refused, and nothing it names is written.
+pub fn recover_abandoned() {
+    wall::guard::recover_abandoned(&|holder| {
+        CliKind::from_name(&holder.cli)
+            .map(|kind| held_by(known_cli(kind).as_ref(), &holder.workspace))
+            .unwrap_or_default()
+    });
 }
 
 /// What to tell the user when the agent's CLI is not installed.

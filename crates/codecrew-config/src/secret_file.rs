@@ -1,6 +1,7 @@
 //! A secret of the user's kept in a file of their state folder (`mcp --http`'s token, the
-//! key that seals threads): read only when no one else could have written or read it,
-//! made once from the OS's random source, where only the user can read it.
+//! keys that seal threads and the journal's records): read only when no one else could
+//! have written or read it, made once from the OS's random source, where only the user
+//! can read it.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Write};

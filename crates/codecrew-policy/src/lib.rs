@@ -7,7 +7,8 @@
 //! It decides; it runs nothing but the analysis. Above it, `codecrew-tools` asks it before
 //! every call and runs what it allows; below it is nothing of codecrew. Besides the
 //! decision it holds what the boundary is made of: the path guard ([`path`]), the path
-//! classes ([`paths`]), the shell analysis ([`shell`]), the Landlock rules ([`sandbox`]),
+//! classes ([`paths`]), codecrew's own state folder that no tool reaches
+//! ([`state_folder`]), the shell analysis ([`shell`]), the Landlock rules ([`sandbox`]),
 //! the secrets kept from commands ([`secrets`]) and the orphan sweep ([`process`]).
 //!
 //! Tool calls are untrusted: the model writes them, and the model may have read hostile
@@ -43,6 +44,7 @@ pub mod rules;
 pub mod sandbox;
 pub mod secrets;
 pub mod shell;
+pub mod state_folder;
 pub mod tracked;
 pub mod workspace_reads;
 

@@ -17,7 +17,10 @@
 //! runs, is that nothing changed since: a path that only *resolves* to a sensitive (read)
 //! or protected (write) file through a link is refused — the permission layer judged the
 //! name, and a link swapped in since must not smuggle another file past it — and so are
-//! special files (FIFOs, devices, sockets). The last gap, between this check and the use,
+//! special files (FIFOs, devices, sockets). A path in codecrew's own state folder is
+//! refused here outright, named or reached ([`crate::state_folder`]), so that every door
+//! that resolves a path (the file tools, the policy, the shell analysis, a command's
+//! `cwd`) refuses it alike. The last gap, between this check and the use,
 //! is closed where the tools use the path: they open the canonical path this returns
 //! beneath the workspace with `openat2`, refusing any link on the way
 //! (`codecrew_tools::beneath`).
@@ -26,6 +29,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::error::{ErrorCode, ToolError};
 use crate::paths;
+use crate::state_folder::StateFolder;
 
 /// What a tool is about to do with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,15 +77,19 @@ pub fn resolve(root: &Path, requested: &str, access: Access) -> Result<PathBuf, 
     Ok(resolved)
 }
 
-/// Refuses what must not be used whatever the permission layer said: a path whose link
-/// leads to a sensitive file (read) or a protected one (write) although its name is not
-/// one, and special files.
+/// Refuses what must not be used whatever the permission layer said: a path in
+/// codecrew's own state folder ([`crate::state_folder`]), a path whose link leads to a
+/// sensitive file (read) or a protected one (write) although its name is not one, and
+/// special files.
 fn check_policy(
     root: &Path,
     requested: &str,
     resolved: &Path,
     access: Access,
 ) -> Result<(), ToolError> {
+    if let Some(folder) = StateFolder::current() {
+        outside_state_folder(&folder, root, requested, resolved)?;
+    }
     let named = lexical(root, requested);
     let real = resolved.strip_prefix(root).unwrap_or(resolved);
     let smuggled = match access {
@@ -105,6 +113,25 @@ fn check_policy(
             ErrorCode::NotAFile,
             format!("{requested:?} is {kind}; codecrew never opens special files"),
         ));
+    }
+    Ok(())
+}
+
+/// Refuses `requested` (resolved to `resolved`) when it names or reaches a path in
+/// codecrew's own state folder: its records, keys and copies, never, whatever the mode
+/// or a flag says.
+fn outside_state_folder(
+    folder: &StateFolder,
+    root: &Path,
+    requested: &str,
+    resolved: &Path,
+) -> Result<(), ToolError> {
+    if folder.holds(&normalise(root, requested)) || folder.holds(resolved) {
+        return Err(ToolError::new(
+            ErrorCode::PermissionDenied,
+            folder.refusal(&format!("{requested:?}")),
+        )
+        .with_suggestion(crate::state_folder::SUGGESTION));
     }
     Ok(())
 }
@@ -258,6 +285,35 @@ mod tests {
         let inside = root.join("b.txt");
         let requested = inside.to_str().unwrap();
         assert_eq!(resolve(&root, requested, Access::Write).unwrap(), inside);
+    }
+
+    /// A state folder inside the workspace (`XDG_STATE_HOME=./.state`): nothing in it is
+    /// used, however it is named; the folder that holds it is.
+    #[test]
+    fn codecrews_state_folder_is_refused_however_it_is_named() {
+        let (_dir, root) = workspace();
+        let folder = StateFolder::at(&root.join(".state/codecrew"));
+        fs::create_dir_all(root.join(".state/codecrew/held/1-1")).unwrap();
+        symlink(root.join(".state/codecrew"), root.join("docs")).unwrap();
+        for requested in [
+            ".state/codecrew/held/1-1/0.json",
+            ".state/codecrew",
+            "src/../.state/codecrew/journal-key",
+            ".STATE/codecrew/runs.db",
+            "docs/held/1-1/0.json",
+        ] {
+            let resolved = confine(&root, &root.join(requested), requested, Access::Read)
+                .unwrap_or_else(|_| root.join(requested));
+            let error = outside_state_folder(&folder, &root, requested, &resolved).unwrap_err();
+            assert_eq!(error.code, ErrorCode::PermissionDenied, "{requested}");
+            assert!(error.message.contains("state folder"), "{requested}");
+        }
+        for requested in [".state", "src/main.rs", "codecrew/held"] {
+            assert!(
+                outside_state_folder(&folder, &root, requested, &root.join(requested)).is_ok(),
+                "{requested}"
+            );
+        }
     }
 
     #[test]

@@ -113,8 +113,7 @@ pub struct Resolved {
 /// The stored token's place: `$XDG_STATE_HOME/codecrew/mcp-token`, else
 /// `~/.local/state/codecrew/mcp-token`.
 pub fn stored_path() -> Option<PathBuf> {
-    crate::clis::wall::xdg("XDG_STATE_HOME", ".local/state", "codecrew")
-        .map(|dir| dir.join("mcp-token"))
+    codecrew_policy::state_folder::location().map(|dir| dir.join("mcp-token"))
 }
 
 /// The token, from the first place that has one (see the module's comment).

@@ -148,7 +148,8 @@ pub fn xdg(variable: &str, default: &str, name: &str) -> Option<PathBuf> {
 /// before each of its own reads (in `execute` it may then read the workspace's
 /// sensitive files, which the policy asks about); `withheld` the paths of the workspace
 /// it may not read at all (its own configuration in a checkout the user has not
-/// trusted). None when the user turned the sandbox off.
+/// trusted); `kind` the CLI's name in the registry, written down with what its guards
+/// hold. None when the user turned the sandbox off.
 pub fn confinement(
     program: &Path,
     cwd: &Path,
@@ -156,6 +157,7 @@ pub fn confinement(
     state: State,
     reads_sensitive: bool,
     withheld: &[&str],
+    kind: &str,
 ) -> Option<Confinement> {
     if !sandbox::enabled() {
         return None;
@@ -178,7 +180,11 @@ pub fn confinement(
         || "the agent CLI".to_owned(),
         |name| name.to_string_lossy().into_owned(),
     );
-    let guards = guard::hold(&state.guarded, &cli);
+    let holder = guard::Holder {
+        cli: kind.to_owned(),
+        workspace: cwd.to_path_buf(),
+    };
+    let guards = guard::hold(&state.guarded, &cli, &holder);
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     let compile_cache = compile_cache::for_run(&cli, mode, &workspace);
     writable.extend(compile_cache.clone());
@@ -236,6 +242,7 @@ mod tests {
             State::default(),
             true,
             &[],
+            "sh",
         ) else {
             return; // the sandbox is off in this environment
         };
@@ -263,6 +270,7 @@ mod tests {
             },
             false,
             &[".claude"],
+            "sh",
         )
         .unwrap();
         assert!(state.is_dir() && !file.exists());

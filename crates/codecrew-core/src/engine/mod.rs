@@ -295,7 +295,7 @@ impl Engine {
     /// Before any CLI starts: what a killed codecrew held goes back first, so that no CLI
     /// meets what a program in its wall left.
     pub fn recover_abandoned() {
-        codecrew_agents::wall::guard::recover_abandoned();
+        codecrew_agents::recover_abandoned();
     }
 
     /// Ends what runs at once, dropping nothing: the CLIs' and tools' process groups are

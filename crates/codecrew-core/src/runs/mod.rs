@@ -86,8 +86,7 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 /// `~/.local/state/codecrew/runs.db` (beside the thread key and the MCP token). None
 /// when neither XDG_STATE_HOME nor HOME is set.
 pub fn default_path() -> Option<PathBuf> {
-    codecrew_agents::wall::xdg("XDG_STATE_HOME", ".local/state", "codecrew")
-        .map(|dir| dir.join("runs.db"))
+    codecrew_policy::state_folder::location().map(|dir| dir.join("runs.db"))
 }
 
 /// An open run store.

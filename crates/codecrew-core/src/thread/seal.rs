@@ -24,8 +24,7 @@ const DOMAIN: &[u8] = b"codecrew thread seal\0";
 /// The user's thread key: `$XDG_STATE_HOME/codecrew/thread-key`, else
 /// `~/.local/state/codecrew/thread-key`.
 pub fn user_key_path() -> Option<PathBuf> {
-    codecrew_agents::wall::xdg("XDG_STATE_HOME", ".local/state", "codecrew")
-        .map(|dir| dir.join("thread-key"))
+    codecrew_policy::state_folder::location().map(|dir| dir.join("thread-key"))
 }
 
 /// Seals threads and checks their seals with one key.

@@ -38,6 +38,9 @@ pub(super) const SENSITIVE_DIR_PATHS: &[&[&str]] = &[
     &["snap", "chromium"],
     &[".pki", "nssdb"],
     &[".local", "share", "keyrings"],
+    // The journal of what codecrew holds for the CLIs (`$XDG_STATE_HOME/codecrew/held`):
+    // copies of what it holds, `~/.claude.json`'s MCP servers and their tokens among them.
+    &["codecrew", "held"],
 ];
 
 /// File paths (the last components of a path) that are sensitive where the file name
@@ -53,6 +56,11 @@ pub(super) const SENSITIVE_FILE_PATHS: &[&[&str]] = &[
     // The key that seals the user's threads (`$XDG_STATE_HOME/codecrew/thread-key`):
     // whoever reads it can make a thread pass for the user's.
     &["codecrew", "thread-key"],
+    // The key that seals the journal's records (`$XDG_STATE_HOME/codecrew/journal-key`):
+    // whoever reads it can make a record pass for one codecrew wrote.
+    &["codecrew", "journal-key"],
+    // The chat's history (`$XDG_STATE_HOME/codecrew/chat_history`): every line typed.
+    &["codecrew", "chat_history"],
     // The run store (`$XDG_STATE_HOME/codecrew/runs.db`, with SQLite's journal files):
     // every task, answer and tool call of the user's runs, in every workspace.
     &["codecrew", "runs.db"],

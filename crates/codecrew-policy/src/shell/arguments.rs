@@ -70,8 +70,14 @@ impl<'a> Analyser<'a> {
             self.risk(format!("it may write a protected file: {why}"));
         }
         let root = self.ctx.workspace;
+        let state = crate::state_folder::StateFolder::current();
         for cwd in self.cwds.clone() {
             let joined = cwd.join(value);
+            // codecrew's own records and keys: never, not even with --yes.
+            if let Some(folder) = state.as_ref().filter(|folder| folder.holds(&joined)) {
+                self.deny(folder.refusal(&format!("`{value}`")));
+                continue;
+            }
             let Some(requested) = joined.to_str() else {
                 self.risk(format!("`{value}` is not valid UTF-8"));
                 continue;

@@ -2,6 +2,10 @@
 //! read: all of it but the sensitive files (`.env`, keys, `.ssh/`, ... as
 //! [`crate::paths::sensitive`] names them), at any size.
 //!
+//! codecrew's own state folder is withheld too, wherever it lies in the workspace (a
+//! per-project `XDG_STATE_HOME`): its records hold copies of the user's files and the
+//! keys that seal them ([`crate::state_folder`]).
+//!
 //! The shell analysis asks before a command *names* a sensitive file; this keeps the
 //! kernel to the same rule when the analysis is wrong or a program reads what no argument
 //! names (a Makefile an allow rule lets run, a pager git was talked into running, a CLI's
@@ -26,6 +30,8 @@ use std::time::SystemTime;
 
 use cache::Listings;
 use scan::{Entries, Listing};
+
+use crate::state_folder::StateFolder;
 
 /// The grants that make up the readable workspace.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -64,6 +70,33 @@ impl Withheld {
         self.paths.iter().any(|path| path == relative)
             || (self.sensitive && crate::paths::sensitive(relative).is_some())
     }
+
+    /// Whether a path it names lies beneath the directory `relative`: that directory
+    /// must be looked into, even where it would be granted whole without a look.
+    fn lies_beneath(&self, relative: &Path) -> bool {
+        self.paths
+            .iter()
+            .any(|path| path != relative && path.starts_with(relative))
+    }
+
+    /// These paths and codecrew's own state folder where it lies in `workspace`, which
+    /// no door grants ([`crate::state_folder`]); None when the folder holds the whole
+    /// workspace, which is then not granted at all.
+    fn and_state_folder(&self, folder: Option<&StateFolder>, workspace: &Path) -> Option<Self> {
+        let mut withheld = self.clone();
+        let Some(folder) = folder else {
+            return Some(withheld);
+        };
+        if folder.holds(workspace) {
+            return None;
+        }
+        if let Some(inside) = folder.within(workspace)
+            && !withheld.paths.contains(&inside)
+        {
+            withheld.paths.push(inside);
+        }
+        Some(withheld)
+    }
 }
 
 /// The grants for `workspace` (canonical) but its sensitive files, reusing the listings
@@ -72,9 +105,13 @@ pub fn plan(workspace: &Path) -> Reads {
     plan_withholding(workspace, &Withheld::sensitive())
 }
 
-/// The grants for `workspace` but what `withheld` names.
+/// The grants for `workspace` but what `withheld` names, and but codecrew's own state
+/// folder wherever it lies (nothing at all when it holds the workspace).
 pub fn plan_withholding(workspace: &Path, withheld: &Withheld) -> Reads {
-    plan_with_cache(workspace, withheld, cache::dir().as_deref())
+    match withheld.and_state_folder(StateFolder::current().as_ref(), workspace) {
+        Some(withheld) => plan_with_cache(workspace, &withheld, cache::dir().as_deref()),
+        None => Reads::default(),
+    }
 }
 
 /// [`plan_withholding`] with the cache kept in `cache_dir` (none: every directory is

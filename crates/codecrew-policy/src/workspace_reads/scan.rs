@@ -15,7 +15,8 @@ use super::Withheld;
 /// too: git needs it (what it holds of a committed secret, the analysis checks:
 /// `crate::tracked`). Not `.gradle`, which is also Gradle's user home, where its
 /// `gradle.properties` holds the registries' passwords. What the plan withholds (the home
-/// directory's `.cache`, in a workspace that holds the home) is withheld all the same.
+/// directory's `.cache`, in a workspace that holds the home) is withheld all the same,
+/// and one that holds a path it withholds (a state folder in `target/`) is looked into.
 const NOT_LOOKED_INTO: &[&str] = &[
     ".git",
     "node_modules",
@@ -145,7 +146,10 @@ pub fn read(dir: &Path, relative: &Path, withheld: &Withheld, now: SystemTime) -
         let name = PathBuf::from(entry.file_name());
         if withheld.holds(&relative.join(&name)) {
             listing.withheld.push(name);
-        } else if kind.is_dir() && NOT_LOOKED_INTO.iter().any(|skip| name == Path::new(skip)) {
+        } else if kind.is_dir()
+            && NOT_LOOKED_INTO.iter().any(|skip| name == Path::new(skip))
+            && !withheld.lies_beneath(&relative.join(&name))
+        {
             entries.whole.push(name);
         } else if kind.is_dir() {
             listing.subdirs.push(name);

@@ -249,3 +249,59 @@ fn gradles_user_home_is_looked_into_for_its_passwords() {
     assert_eq!(reads.trees, [root.join(".gradle/caches")]);
     assert_eq!(reads.listed, [root.clone(), root.join(".gradle")]);
 }
+
+/// A state folder inside the workspace (`XDG_STATE_HOME=./.state`, or under `target/`):
+/// withheld from every plan, the one of a CLI that may read the sensitive files
+/// included; one that holds the workspace grants nothing.
+#[test]
+fn codecrews_state_folder_is_withheld_wherever_it_lies() {
+    let (_dir, root) = workspace(&[
+        "src/main.rs",
+        ".state/codecrew/held/1-1/0.json",
+        ".state/other/x",
+        "target/state/codecrew/journal-key",
+        "target/debug/app",
+    ]);
+    for (folder, listed, withheld) in [
+        (".state/codecrew", ".state", ".state/codecrew"),
+        (
+            "target/state/codecrew",
+            "target/state",
+            "target/state/codecrew",
+        ),
+    ] {
+        let state = StateFolder::at(&root.join(folder));
+        for wanted in [Withheld::sensitive(), Withheld::default()] {
+            let plan = wanted.and_state_folder(Some(&state), &root).unwrap();
+            let reads = sorted(plan_with_cache(&root, &plan, None));
+            assert!(reads.listed.contains(&root.join(listed)), "{reads:?}");
+            assert!(
+                reads.withheld.contains(&PathBuf::from(withheld)),
+                "{reads:?}"
+            );
+            let granted = |path: &Path| {
+                reads
+                    .trees
+                    .iter()
+                    .chain(&reads.files)
+                    .any(|grant| path.starts_with(grant))
+            };
+            assert!(!granted(&root.join(folder).join("held")), "{reads:?}");
+            assert!(
+                !granted(&root.join(folder).join("journal-key")),
+                "{reads:?}"
+            );
+            assert!(granted(&root.join("src/main.rs")), "{reads:?}");
+        }
+    }
+    let above = StateFolder::at(root.parent().unwrap());
+    assert_eq!(
+        Withheld::sensitive().and_state_folder(Some(&above), &root),
+        None
+    );
+    let elsewhere = StateFolder::at(Path::new("/nonexistent/state/codecrew"));
+    assert_eq!(
+        Withheld::sensitive().and_state_folder(Some(&elsewhere), &root),
+        Some(Withheld::sensitive())
+    );
+}

@@ -140,14 +140,21 @@ where
 
 /// The walker every listing and search tool uses: `.gitignore`, `.ignore` and git's
 /// excludes are respected even outside a git repository (a workspace need not be one),
-/// hidden files are included, and `.git` itself is skipped.
+/// hidden files are included, and `.git` itself is skipped, as is codecrew's own state
+/// folder where it lies in the workspace (not even named: its records hold copies of the
+/// user's files, `codecrew_policy::state_folder`).
 pub fn walker(dir: &Path) -> WalkBuilder {
+    let state = codecrew_policy::state_folder::StateFolder::current();
     let mut builder = WalkBuilder::new(dir);
     builder
         .hidden(false)
         .require_git(false)
-        .filter_entry(|entry| {
-            entry.file_name() != ".git" && !in_a_homes_hidden_entry(entry.path())
+        .filter_entry(move |entry| {
+            entry.file_name() != ".git"
+                && !in_a_homes_hidden_entry(entry.path())
+                && !state
+                    .as_ref()
+                    .is_some_and(|state| state.holds_lexically(entry.path()))
         });
     builder
 }

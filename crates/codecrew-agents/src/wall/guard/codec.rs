@@ -110,6 +110,32 @@ pub mod by_path {
     }
 }
 
+/// A set of names, as a list of hex paths.
+pub mod names {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    pub fn serialize<S: Serializer>(
+        names: &BTreeSet<PathBuf>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        names
+            .iter()
+            .map(|name| encode(name.as_os_str().as_bytes()))
+            .collect::<Vec<_>>()
+            .serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<BTreeSet<PathBuf>, D::Error> {
+        Vec::<String>::deserialize(deserializer)?
+            .into_iter()
+            .map(|name| Ok(PathBuf::from(OsString::from_vec(decode(&name)?))))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

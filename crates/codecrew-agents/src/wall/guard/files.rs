@@ -1,7 +1,7 @@
 //! What stands at a held path, read and put back without ever following a link: a
 //! program inside the wall may have left one to lead codecrew elsewhere.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -15,6 +15,10 @@ const MAX_HELD_FILES: usize = 2_000;
 /// The entries beneath a held path, by name (the empty name for the path itself).
 pub type Files = BTreeMap<PathBuf, Entry>;
 
+/// The folders at or beneath a held path, by name (the empty name for the path itself):
+/// what a put-back leaves standing once the folders a plant made are emptied.
+pub type Folders = BTreeSet<PathBuf>;
+
 /// One entry of a held path.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Entry {
@@ -27,6 +31,11 @@ pub enum Entry {
 /// but those under the top-level names `except`; none for a missing path; None when
 /// there are more than the limits allow.
 pub fn files(path: &Path, except: &[String]) -> Option<Files> {
+    files_in(path, except, &mut Folders::new())
+}
+
+/// [`files`], adding the folders met to `folders`.
+pub fn files_in(path: &Path, except: &[String], folders: &mut Folders) -> Option<Files> {
     let mut found = Files::new();
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Some(found);
@@ -42,6 +51,7 @@ pub fn files(path: &Path, except: &[String]) -> Option<Files> {
     let mut total = 0;
     let mut pending = vec![PathBuf::new()];
     while let Some(relative) = pending.pop() {
+        folders.insert(relative.clone());
         for entry in std::fs::read_dir(path.join(&relative)).ok()?.flatten() {
             let name = relative.join(entry.file_name());
             if except.iter().any(|skip| name == Path::new(skip)) {
@@ -100,6 +110,51 @@ pub fn names(path: &Path, except: &[String]) -> Vec<PathBuf> {
                 _ => found.push(name),
             }
         }
+    }
+    found
+}
+
+/// Removes the folders at or beneath `path` (but under the top-level names `except`)
+/// that `before` does not name and that are empty once what was put back is: a plant's
+/// folders, emptied of what it planted. The deepest go first, so that a tree of them
+/// goes whole; one that still holds anything stays. The names of those removed.
+pub fn remove_new_folders(path: &Path, except: &[String], before: &Folders) -> Vec<PathBuf> {
+    let mut new: Vec<PathBuf> = folders(path, except)
+        .into_iter()
+        .filter(|name| !before.contains(name))
+        .collect();
+    new.sort_by_key(|name| std::cmp::Reverse(name.components().count()));
+    new.into_iter()
+        .filter(|name| {
+            let folder = if name.as_os_str().is_empty() {
+                path.to_path_buf()
+            } else {
+                path.join(name)
+            };
+            std::fs::remove_dir(folder).is_ok()
+        })
+        .collect()
+}
+
+/// The folders at or beneath `path` (the empty name for the path itself), links not
+/// followed, but those under the top-level names `except`.
+fn folders(path: &Path, except: &[String]) -> Vec<PathBuf> {
+    if !std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir()) {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    let mut pending = vec![PathBuf::new()];
+    while let Some(relative) = pending.pop() {
+        if let Ok(entries) = std::fs::read_dir(path.join(&relative)) {
+            for entry in entries.flatten() {
+                let name = relative.join(entry.file_name());
+                let skipped = except.iter().any(|skip| name == Path::new(skip));
+                if !skipped && entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                    pending.push(name);
+                }
+            }
+        }
+        found.push(relative);
     }
     found
 }
@@ -205,8 +260,9 @@ fn real_dirs(root: &Path, name: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Removes what stands at `path` without following it: a file or a link; a folder that
-/// was not there before stays (it holds nothing held, or its files were listed apart).
+/// Removes what stands at `path` without following it: a file or a link; a folder stays
+/// (its files were listed apart, and once they are gone [`remove_new_folders`] takes it
+/// if it was not there before).
 pub fn remove_entry(path: &Path) -> std::io::Result<()> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.is_dir() => Ok(()),

@@ -19,8 +19,12 @@
 //! A record says what to write where, outside any wall, so none is read that another
 //! could have written: a folder or record that is a link, not the user's, or writable
 //! by others is refused with a warning, as is one that cannot be read; never followed.
-//! No wall grants the state folder. Folders are made 0700, records 0600 (they hold
-//! copies of what was held, `.env` files included).
+//! Each record is sealed with the user's key (`seal.rs`) and names who held (the CLI and
+//! its workspace): one without codecrew's seal, or that names a path codecrew does not
+//! hold for that CLI there (`targets.rs`), is refused whole, with a warning that names
+//! it, and left for the user. No tool, command or wall reads the state folder
+//! (`codecrew_policy::state_folder`). Folders are made 0700, records 0600 (they hold
+//! copies of what was held, `.env` files and MCP servers' tokens included).
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
@@ -31,9 +35,11 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use codecrew_policy::process;
 use sha2::{Digest, Sha256};
 
-use super::Guard;
 use super::files::read_regular;
+use super::seal::{Key, key_path};
 use super::warning::{Warning, say};
+use super::{Guard, Holder, codec, targets};
+use crate::wall::Guarded;
 
 /// Serialises this codecrew's writes and removals in its folder (the last record's
 /// removal takes the folder with it), and holds the records set aside.
@@ -84,9 +90,10 @@ fn file_stamp(meta: &std::fs::Metadata) -> (u64, u64, i64, i64) {
 /// Numbers this codecrew's records.
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
-/// Where every codecrew's folder is.
+/// Where every codecrew's folder is: in codecrew's state folder, the one no tool,
+/// command or wall reaches (`codecrew_policy::state_folder`).
 pub fn root() -> Option<PathBuf> {
-    crate::wall::xdg("XDG_STATE_HOME", ".local/state", "codecrew").map(|dir| dir.join("held"))
+    codecrew_policy::state_folder::location().map(|dir| dir.join("held"))
 }
 
 /// This codecrew's folder name: its pid and start time (read once: neither changes).
@@ -100,11 +107,32 @@ fn own_name() -> Option<&'static str> {
     .as_deref()
 }
 
-/// Writes `guards` (one CLI start's) down in this codecrew's folder under `root`, in
-/// one record; None when it could not be (said once: the guards still put back what
-/// they hold, unless codecrew is killed).
-pub fn write(root: &Path, guards: &[&Guard]) -> Option<Record> {
-    match write_in(root, guards) {
+/// One CLI start's record, as written: who held, and what.
+#[derive(serde::Serialize)]
+struct Written<'a> {
+    cli: &'a str,
+    #[serde(with = "codec::path")]
+    workspace: &'a Path,
+    guards: &'a [&'a Guard],
+}
+
+/// One CLI start's record, as read back.
+#[derive(serde::Deserialize)]
+struct Start {
+    cli: String,
+    #[serde(with = "codec::path")]
+    workspace: PathBuf,
+    guards: Vec<Guard>,
+}
+
+/// Writes `guards` (one CLI start's, by `holder`) down in this codecrew's folder under
+/// `root`, in one sealed record; None when it could not be (said once: the guards still
+/// put back what they hold, unless codecrew is killed).
+pub fn write(root: &Path, holder: &Holder, guards: &[&Guard]) -> Option<Record> {
+    let written = own_name()
+        .ok_or_else(|| std::io::Error::other("no start time"))
+        .and_then(|name| write_in(root, name, holder, guards));
+    match written {
         Ok(record) => Some(record),
         Err(error) => {
             static SAID: std::sync::Once = std::sync::Once::new();
@@ -119,9 +147,20 @@ pub fn write(root: &Path, guards: &[&Guard]) -> Option<Record> {
     }
 }
 
-fn write_in(root: &Path, guards: &[&Guard]) -> std::io::Result<Record> {
-    let name = own_name().ok_or_else(|| std::io::Error::other("no start time"))?;
-    let bytes = serde_json::to_vec(guards)?;
+/// [`write`], in the folder `name` (this codecrew's).
+fn write_in(
+    root: &Path,
+    name: &str,
+    holder: &Holder,
+    guards: &[&Guard],
+) -> std::io::Result<Record> {
+    let body = serde_json::to_vec(&Written {
+        cli: &holder.cli,
+        workspace: &holder.workspace,
+        guards,
+    })?;
+    let key = Key::of(root).map_err(std::io::Error::other)?;
+    let bytes = key.seal(name, &body);
     let digest: [u8; 32] = Sha256::digest(&bytes).into();
     let mut idle = folder();
     let dir = own_folder(root, name)?;
@@ -275,31 +314,37 @@ fn still_runs(pid: i32, start: u64) -> bool {
 }
 
 /// Puts back what the folders under `root` of codecrews that are gone hold, saying so,
-/// and removes them; refuses, with a warning, what it cannot trust.
-pub fn recover(root: Option<&Path>) {
+/// and removes them; refuses, with a warning, what it cannot trust, what codecrew did
+/// not seal, and what names a path that `held` (what codecrew holds for a holder) does
+/// not hold that way. The refusals it said.
+pub fn recover(root: Option<&Path>, held: &dyn Fn(&Holder) -> Vec<Guarded>) -> Vec<Warning> {
+    let mut refused = Refusals::default();
     let Some(root) = root else {
-        return;
+        return refused.said;
     };
     if std::fs::symlink_metadata(root).is_err() {
-        return;
+        return refused.said;
     }
     let _folder = folder();
     // The folders above need no check: whoever could replace `held` there could not
     // make what stands in its place the user's own.
     if let Err(why) = trusted(root, true) {
-        say(&Warning::Refused {
+        refused.say(Warning::Refused {
             path: root.to_path_buf(),
             why,
         });
-        return;
+        return refused.said;
     }
     let Ok(entries) = std::fs::read_dir(root) else {
-        return;
+        return refused.said;
     };
+    // Read (or made) at the first record to read back, not before: a journal with no
+    // folder of a codecrew that is gone needs no key.
+    let mut key: Option<Option<Key>> = None;
     for entry in entries.flatten() {
         let dir = entry.path();
         let Some((pid, start)) = entry.file_name().to_str().and_then(parse_name) else {
-            say(&Warning::Refused {
+            refused.say(Warning::Refused {
                 path: dir,
                 why: "not named for a codecrew".to_owned(),
             });
@@ -309,10 +354,38 @@ pub fn recover(root: Option<&Path>) {
             continue;
         }
         if let Err(why) = trusted(&dir, true) {
-            say(&Warning::Refused { path: dir, why });
+            refused.say(Warning::Refused { path: dir, why });
             continue;
         }
-        recover_folder(&dir);
+        let key = key.get_or_insert_with(|| match Key::of(root) {
+            Ok(key) => Some(key),
+            Err(why) => {
+                refused.say(Warning::Refused {
+                    path: key_path(root).unwrap_or_else(|| root.to_path_buf()),
+                    why,
+                });
+                None
+            }
+        });
+        // Without its key no record can be told from a forged one: all are left.
+        let Some(key) = key else {
+            break;
+        };
+        recover_folder(&dir, key, held, &mut refused);
+    }
+    refused.said
+}
+
+/// The refusals said while the journal is read back.
+#[derive(Default)]
+struct Refusals {
+    said: Vec<Warning>,
+}
+
+impl Refusals {
+    fn say(&mut self, warning: Warning) {
+        say(&warning);
+        self.said.push(warning);
     }
 }
 
@@ -325,11 +398,21 @@ fn parse_name(name: &str) -> Option<(i32, u64)> {
 }
 
 /// Puts back what each record of the gone codecrew's folder `dir` holds, and removes
-/// the folder once every record has gone.
-fn recover_folder(dir: &Path) {
+/// the folder once every record has gone; a record that is refused stays, and so does
+/// the folder.
+fn recover_folder(
+    dir: &Path,
+    key: &Key,
+    held: &dyn Fn(&Holder) -> Vec<Guarded>,
+    refused: &mut Refusals,
+) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
+    let folder = dir
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
     for entry in entries.flatten() {
         let record = entry.path();
         let name = entry.file_name();
@@ -341,50 +424,70 @@ fn recover_folder(dir: &Path) {
             let _ = std::fs::remove_file(&record);
             continue;
         }
-        match read(&record) {
+        match read(&record, key, &folder).and_then(|start| allowed(start, held)) {
             Ok(guards) => {
                 for guard in guards {
                     guard.restore_and_warn(true);
                 }
                 let _ = std::fs::remove_file(&record);
             }
-            Err(why) => say(&Warning::Refused { path: record, why }),
+            Err(Refusal::Untrusted(why)) => refused.say(Warning::Refused { path: record, why }),
+            Err(Refusal::NotCodecrews(why)) => refused.say(Warning::NotPutBack { record, why }),
         }
     }
     // Stays while a refused record is in it.
     let _ = std::fs::remove_dir(dir);
 }
 
-/// The guards a record holds, checked first.
-fn read(record: &Path) -> Result<Vec<Guard>, String> {
+/// Why a record is not put back.
+#[derive(Debug)]
+enum Refusal {
+    /// The file cannot be trusted as the user's own (a link, another's, writable by
+    /// others, not a record, unreadable).
+    Untrusted(String),
+    /// It is the user's file, but codecrew did not write what it says, or it names
+    /// what codecrew does not hold.
+    NotCodecrews(String),
+}
+
+/// What a record written in the folder `folder` holds, checked first: the user's own
+/// file, sealed with `key`.
+fn read(record: &Path, key: &Key, folder: &str) -> Result<Start, Refusal> {
     if record.extension().is_none_or(|ext| ext != "json") {
-        return Err("not a record".to_owned());
+        return Err(Refusal::Untrusted("not a record".to_owned()));
     }
-    trusted(record, false)?;
+    trusted(record, false).map_err(Refusal::Untrusted)?;
     let bytes = read_regular(record)
-        .map_err(|error| error.to_string())?
-        .ok_or_else(|| "gone".to_owned())?;
-    serde_json::from_slice::<Records>(&bytes)
-        .map(Records::into_guards)
-        .map_err(|error| format!("malformed: {error}"))
+        .map_err(|error| Refusal::Untrusted(error.to_string()))?
+        .ok_or_else(|| Refusal::Untrusted("gone".to_owned()))?;
+    let body = key.open(folder, &bytes).map_err(Refusal::NotCodecrews)?;
+    serde_json::from_slice::<Start>(body)
+        .map_err(|error| Refusal::NotCodecrews(format!("it is malformed: {error}")))
 }
 
-/// A record as this codecrew writes it (one CLI start's guards), or as a codecrew before
-/// it did (one guard a record): one killed before an upgrade left the latter.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum Records {
-    Start(Vec<Guard>),
-    One(Box<Guard>),
-}
-
-impl Records {
-    fn into_guards(self) -> Vec<Guard> {
-        match self {
-            Records::Start(guards) => guards,
-            Records::One(guard) => vec![*guard],
-        }
+/// The guards of `start` when each names only what codecrew holds for its CLI in its
+/// workspace, held that way (`held` works it out again); else why not. A record is put
+/// back whole or not at all. The guards are not live: dropped, they put nothing back.
+fn allowed(start: Start, held: &dyn Fn(&Holder) -> Vec<Guarded>) -> Result<Vec<Guard>, Refusal> {
+    if !targets::plain_absolute(&start.workspace) {
+        return Err(Refusal::NotCodecrews(format!(
+            "it names the workspace {}, which is not a plain absolute path",
+            start.workspace.display()
+        )));
     }
+    let holder = Holder {
+        cli: start.cli,
+        workspace: start.workspace,
+    };
+    let allowed = held(&holder);
+    if let Some(why) = start
+        .guards
+        .iter()
+        .find_map(|guard| targets::refused(guard, &allowed))
+    {
+        return Err(Refusal::NotCodecrews(why));
+    }
+    Ok(start.guards)
 }
 
 #[cfg(test)]

@@ -22,6 +22,9 @@
 //! written down before the CLI starts (`journal.rs`), so that the next codecrew puts it
 //! back when this one is killed before it could; and a CLI started while an earlier one
 //! holds the same path meets it as it was held, not as the earlier one's wall left it.
+//! A record is read back only when codecrew sealed it (`seal.rs`), and only for what
+//! codecrew itself holds for the CLI that ran (`targets.rs`). A folder a program in the
+//! wall made in a held folder goes with what it planted there, once emptied.
 //! Every warning's words are in `warning.rs`.
 
 use std::path::{Path, PathBuf};
@@ -36,10 +39,15 @@ mod codec;
 mod files;
 mod journal;
 mod keys;
+mod seal;
 mod stamps;
+mod targets;
 mod warning;
 
-use files::{Files, entry, files, names, put_entry, put_file, read_regular, remove_entry};
+use files::{
+    Files, Folders, entry, files, files_in, names, put_entry, put_file, read_regular, remove_entry,
+    remove_new_folders,
+};
 use keys::collect;
 use stamps::{MAX_STAMPED, Stamps, stamp, stamps};
 pub use warning::Warning;
@@ -48,20 +56,34 @@ pub use warning::Warning;
 /// codecrew must end before its commands are dropped.
 static LIVE: Mutex<Vec<Weak<Guard>>> = Mutex::new(Vec::new());
 
+/// Who holds: the CLI that runs (its name in the registry, `claude`) and the workspace it
+/// runs in, written down with what it holds, so that what it may hold is worked out
+/// again when the record is read back ([`recover_abandoned`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub cli: String,
+    pub workspace: PathBuf,
+}
+
 /// Notes what each of `guarded` holds now ([`Guard::new`]), written down in this
-/// codecrew's journal (`journal.rs`, one record for them all) before the CLI starts, so
-/// that a later codecrew puts it back if this one is killed; as guards
-/// [`restore_all_now`] can reach.
+/// codecrew's journal (`journal.rs`, one record for them all, with its `holder`) before
+/// the CLI starts, so that a later codecrew puts it back if this one is killed; as
+/// guards [`restore_all_now`] can reach.
 ///
 /// Where an earlier CLI of this codecrew, still running, holds the same path (a crew's
 /// sub-agent, several mentions of one CLI), what changed there since is put back first:
 /// the CLI about to start never meets what a program in the earlier one's wall left.
-pub fn hold(guarded: &[Guarded], cli: &str) -> Vec<Arc<Guard>> {
-    hold_in(guarded, cli, journal::root().as_deref())
+pub fn hold(guarded: &[Guarded], cli: &str, holder: &Holder) -> Vec<Arc<Guard>> {
+    hold_in(guarded, cli, holder, journal::root().as_deref())
 }
 
 /// [`hold`], with the journal's folder `journal` (none: not written down).
-fn hold_in(guarded: &[Guarded], cli: &str, journal: Option<&Path>) -> Vec<Arc<Guard>> {
+fn hold_in(
+    guarded: &[Guarded],
+    cli: &str,
+    holder: &Holder,
+    journal: Option<&Path>,
+) -> Vec<Arc<Guard>> {
     let guards: Vec<Guard> = guarded
         .iter()
         .map(|guarded| {
@@ -76,7 +98,7 @@ fn hold_in(guarded: &[Guarded], cli: &str, journal: Option<&Path>) -> Vec<Arc<Gu
     if let Some(root) = journal.filter(|_| !guards.is_empty()) {
         let all: Vec<&Guard> = guards.iter().collect();
         // Shared: set aside once the last of them is put back.
-        let record = journal::write(root, &all).map(Arc::new);
+        let record = journal::write(root, holder, &all).map(Arc::new);
         for guard in &guards {
             if let Ok(mut slot) = guard.journal.lock() {
                 slot.clone_from(&record);
@@ -111,9 +133,12 @@ pub fn restore_all_now() {
 
 /// Puts back what the journals of codecrews that were killed hold (a `kill -9`, the OOM
 /// killer), saying so on stderr: before any CLI of this command starts, so that none
-/// meets what a program in an earlier one's wall left (`journal.rs`).
-pub fn recover_abandoned() {
-    journal::recover(journal::root().as_deref());
+/// meets what a program in an earlier one's wall left (`journal.rs`). `held` says what
+/// codecrew holds for a holder (its CLI, in its workspace): a record is put back only
+/// where it names those paths, held that way (`targets.rs`).
+pub fn recover_abandoned(held: &dyn Fn(&Holder) -> Vec<Guarded>) {
+    // Each refusal was said as it was met.
+    let _refused = journal::recover(journal::root().as_deref(), held);
 }
 
 /// Removes what this codecrew's journal keeps for its next CLI start (records of what
@@ -132,10 +157,19 @@ pub struct Guard {
     /// Names under a held folder that are not held.
     except: Vec<String>,
     before: Before,
+    /// The folders of a held folder when it was held: those a program in the wall adds
+    /// go once emptied of what it planted.
+    #[serde(with = "codec::names")]
+    folders: Folders,
     /// The record of its CLI start in this codecrew's journal, shared with the start's
     /// other guards: set aside once the last of them is put back.
     #[serde(skip)]
     journal: Mutex<Option<Arc<journal::Record>>>,
+    /// Whether this codecrew holds it (made by [`Guard::new`]), and so puts it back when
+    /// it is dropped; one read back from a record is not, so that dropping a refused
+    /// one writes nothing.
+    #[serde(skip)]
+    live: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -179,6 +213,7 @@ impl Guard {
     /// held, and stderr says so now, naming it.
     pub fn new(guarded: &Guarded, cli: &str) -> Self {
         let path = guarded.path.clone();
+        let mut folders = Folders::new();
         let except: Vec<String> = match guarded.hold {
             Hold::WholeBut(except) => except.iter().map(|name| (*name).to_owned()).collect(),
             Hold::Keys(_) | Hold::Whole | Hold::Existing => Vec::new(),
@@ -205,18 +240,22 @@ impl Guard {
                 }
             }
             Hold::Whole | Hold::WholeBut(_) | Hold::Existing => {
-                let held = match files(&path, &except) {
+                let held = match files_in(&path, &except, &mut folders) {
                     Some(files) => Held::Copy(files),
-                    None => match stamps(&path, &except, MAX_STAMPED) {
-                        Some(stamps) => Held::Stamps(stamps),
-                        None => {
-                            warning::say(&Warning::Unheld {
-                                cli: cli.to_owned(),
-                                path: path.clone(),
-                            });
-                            Held::Nothing
+                    None => {
+                        // Met again by the walk of the stamps, to its end.
+                        folders.clear();
+                        match stamps(&path, &except, MAX_STAMPED, &mut folders) {
+                            Some(stamps) => Held::Stamps(stamps),
+                            None => {
+                                warning::say(&Warning::Unheld {
+                                    cli: cli.to_owned(),
+                                    path: path.clone(),
+                                });
+                                Held::Nothing
+                            }
                         }
-                    },
+                    }
                 };
                 Before::Whole {
                     held,
@@ -229,7 +268,9 @@ impl Guard {
             path,
             except,
             before,
+            folders,
             journal: Mutex::new(None),
+            live: true,
         }
     }
 
@@ -337,7 +378,17 @@ impl Guard {
                 changed.push(file.display().to_string());
             }
         }
+        self.remove_new_folders();
         changed
+    }
+
+    /// Removes the folders a program in the wall made in a held folder, now empty of
+    /// what it planted there (what it planted is named already).
+    fn remove_new_folders(&self) {
+        for name in remove_new_folders(&self.path, &self.except, &self.folders) {
+            let folder = self.file(&name);
+            tracing::debug!(folder = %folder.display(), "removed a folder the run made");
+        }
     }
 }
 
@@ -363,6 +414,7 @@ impl Guard {
                 tracing::warn!(file = %file.display(), %error, "could not put the file back");
             }
         }
+        self.remove_new_folders();
         changed
     }
 
@@ -410,6 +462,9 @@ impl Guard {
                 changed.push(file.display().to_string());
             }
         }
+        if !keeps_new {
+            self.remove_new_folders();
+        }
         changed
     }
 
@@ -456,7 +511,9 @@ impl Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        self.release();
+        if self.live {
+            self.release();
+        }
     }
 }
 

@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::files::Folders;
+
 /// The most entries a folder held by its stamps may have: past it, it is not held.
 pub const MAX_STAMPED: usize = 200_000;
 
@@ -54,8 +56,14 @@ pub fn stamp(path: &Path) -> Option<Stamp> {
 
 /// The stamp of every entry but folders at or beneath `path` (the empty name for the
 /// path itself) but those under the top-level names `except`; empty for a missing
-/// path; None past `limit` entries, or when a folder cannot be read.
-pub fn stamps(path: &Path, except: &[String], limit: usize) -> Option<Stamps> {
+/// path; None past `limit` entries, or when a folder cannot be read. The folders met
+/// are added to `folders`.
+pub fn stamps(
+    path: &Path,
+    except: &[String],
+    limit: usize,
+    folders: &mut Folders,
+) -> Option<Stamps> {
     let mut found = Stamps::new();
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Some(found);
@@ -66,6 +74,7 @@ pub fn stamps(path: &Path, except: &[String], limit: usize) -> Option<Stamps> {
     }
     let mut pending = vec![PathBuf::new()];
     while let Some(relative) = pending.pop() {
+        folders.insert(relative.clone());
         for entry in std::fs::read_dir(path.join(&relative)).ok()? {
             let entry = entry.ok()?;
             let name = relative.join(entry.file_name());

