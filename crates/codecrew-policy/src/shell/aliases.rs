@@ -165,11 +165,7 @@ impl<'a> Analyser<'a> {
                     let source = words.get(at).map_or("", |word| word.source.as_str());
                     self.unreadable(source, "a key binding's command");
                 } else {
-                    let command = binding
-                        .split_once(':')
-                        .map_or(binding, |(_, command)| command)
-                        .trim()
-                        .trim_matches('"');
+                    let command = bound_command(binding);
                     self.reread(command, Reread::Commands, "a key binding's command");
                 }
             }
@@ -228,9 +224,44 @@ impl<'a> Analyser<'a> {
     }
 }
 
+/// The command of a `bind -x` binding: what follows the key sequence (`"\C-t"`, quoted
+/// with its escapes, or a bare name) and its colon.
+fn bound_command(binding: &str) -> &str {
+    let rest = match binding.strip_prefix('"') {
+        Some(quoted) => {
+            let mut escaped = false;
+            let end = quoted.char_indices().find_map(|(at, c)| {
+                let closes = c == '"' && !escaped;
+                escaped = c == '\\' && !escaped;
+                closes.then_some(at + 1)
+            });
+            end.map_or("", |end| &quoted[end..])
+        }
+        None => binding.split_once(':').map_or("", |(_, rest)| rest),
+    };
+    let rest = rest.trim_start();
+    rest.strip_prefix(':').unwrap_or(rest).trim()
+}
+
 /// `text` in single quotes, as bash reads it back.
 fn shell_quoted(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bound_command;
+
+    #[test]
+    fn a_binding_command_follows_its_key_sequence() {
+        assert_eq!(
+            bound_command(r#""\C-t": sh -c "rm -rf /""#),
+            r#"sh -c "rm -rf /""#
+        );
+        assert_eq!(bound_command(r#""\"x": ls"#), "ls");
+        assert_eq!(bound_command("C-t: ls -l"), "ls -l");
+        assert_eq!(bound_command(r#""\C-t" : ls"#), "ls");
+    }
 }
 
 const HASH: Grammar = Grammar {

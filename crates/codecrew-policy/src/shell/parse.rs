@@ -32,7 +32,13 @@ impl<'a> Analyser<'a> {
         let root = tree.root_node();
         if self.speculative && root.has_error() {
             // Words that only may be a command (an argument of an unknown program): prose
-            // that does not parse is not one.
+            // that does not parse is not one, but each of its lines that parses may be (a
+            // here-document left open runs its lines all the same).
+            if text.contains('\n') {
+                for line in text.lines().filter(|line| !line.trim().is_empty()) {
+                    self.reread(line, Reread::Commands, "a line of text that does not parse");
+                }
+            }
             return;
         }
         if root.has_error() {
