@@ -248,6 +248,21 @@ fn shell_quoted(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
+const HASH: Grammar = Grammar {
+    short: "dlp:rt",
+    long: &[],
+};
+
+const COMPLETE: Grammar = Grammar {
+    short: "abcdefgjksuvpro:A:G:W:F:C:X:P:S:DEI",
+    long: &[],
+};
+
+const MAPFILE: Grammar = Grammar {
+    short: "d:n:O:s:tu:C:c:",
+    long: &[],
+};
+
 #[cfg(test)]
 mod tests {
     use super::bound_command;
@@ -263,18 +278,3 @@ mod tests {
         assert_eq!(bound_command(r#""\C-t" : ls"#), "ls");
     }
 }
-
-const HASH: Grammar = Grammar {
-    short: "dlp:rt",
-    long: &[],
-};
-
-const COMPLETE: Grammar = Grammar {
-    short: "abcdefgjksuvpro:A:G:W:F:C:X:P:S:DEI",
-    long: &[],
-};
-
-const MAPFILE: Grammar = Grammar {
-    short: "d:n:O:s:tu:C:c:",
-    long: &[],
-};
