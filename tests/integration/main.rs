@@ -12,6 +12,7 @@ mod e2e;
 mod external_tools;
 mod fake_model_clis;
 mod home;
+mod home_sessions;
 mod install_shapes;
 mod layering;
 mod logs;

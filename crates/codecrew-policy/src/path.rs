@@ -25,6 +25,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{ErrorCode, ToolError};
+use crate::home::HomeInWorkspace;
 use crate::paths;
 
 /// What a tool is about to do with a path.
@@ -84,9 +85,14 @@ fn check_policy(
 ) -> Result<(), ToolError> {
     let named = lexical(root, requested);
     let real = resolved.strip_prefix(root).unwrap_or(resolved);
+    let home = HomeInWorkspace::of(root);
     let smuggled = match access {
-        Access::Read => paths::sensitive(real).is_some() && paths::sensitive(&named).is_none(),
-        Access::Write => paths::protected(real).is_some() && paths::protected(&named).is_none(),
+        Access::Read => {
+            paths::sensitive(real, &home).is_some() && paths::sensitive(&named, &home).is_none()
+        }
+        Access::Write => {
+            paths::protected(real, &home).is_some() && paths::protected(&named, &home).is_none()
+        }
     };
     if smuggled {
         return Err(ToolError::new(

@@ -27,6 +27,8 @@ use std::time::SystemTime;
 use cache::Listings;
 use scan::{Entries, Listing};
 
+use crate::home::HomeInWorkspace;
+
 /// The grants that make up the readable workspace.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Reads {
@@ -59,10 +61,10 @@ impl Withheld {
         }
     }
 
-    /// Whether `relative` (a path in the workspace) is left out.
-    fn holds(&self, relative: &Path) -> bool {
+    /// Whether `relative` (a path in the workspace whose `home` it is) is left out.
+    fn holds(&self, relative: &Path, home: &HomeInWorkspace) -> bool {
         self.paths.iter().any(|path| path == relative)
-            || (self.sensitive && crate::paths::sensitive(relative).is_some())
+            || (self.sensitive && crate::paths::sensitive(relative, home).is_some())
     }
 }
 
@@ -108,6 +110,7 @@ fn plan_at(
         .unwrap_or_default();
     let mut planner = Planner {
         withheld,
+        home: HomeInWorkspace::of(workspace),
         root: workspace,
         now,
         previous,
@@ -131,6 +134,8 @@ fn plan_at(
 /// One plan in the making.
 struct Planner<'a> {
     withheld: &'a Withheld,
+    /// The homes this workspace holds, whose hidden entries a sensitive plan withholds.
+    home: HomeInWorkspace,
     root: &'a Path,
     now: SystemTime,
     /// The last plan's listings not yet visited in this one.
@@ -204,7 +209,7 @@ impl Planner<'_> {
         }
         self.changed = true;
         self.read += 1;
-        scan::read(dir, relative, self.withheld, self.now)
+        scan::read(dir, relative, self.withheld, &self.home, self.now)
     }
 
     /// The entries granted one by one in a directory that turned out to hold something
@@ -217,7 +222,7 @@ impl Planner<'_> {
         }
         self.changed = true;
         self.read += 1;
-        let Some(fresh) = scan::read(dir, relative, self.withheld, self.now) else {
+        let Some(fresh) = scan::read(dir, relative, self.withheld, &self.home, self.now) else {
             listing.stamp = None;
             return Entries::default();
         };

@@ -10,6 +10,7 @@ use crate::beneath::{Beneath, BeneathError};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use codecrew_policy::home::HomeInWorkspace;
 use ignore::WalkBuilder;
 use serde_json::Value;
 
@@ -138,25 +139,22 @@ where
         })?
 }
 
-/// The walker every listing and search tool uses: `.gitignore`, `.ignore` and git's
-/// excludes are respected even outside a git repository (a workspace need not be one),
-/// hidden files are included, and `.git` itself is skipped.
-pub fn walker(dir: &Path) -> WalkBuilder {
+/// The walker every listing and search tool uses over `dir` in the workspace `root`:
+/// `.gitignore`, `.ignore` and git's excludes are respected even outside a git repository
+/// (a workspace need not be one), hidden files are included, and `.git` itself is
+/// skipped, as is every hidden entry of a home the workspace holds (opted in with
+/// `--allow-home`): not even its name is listed, since the names under `~/.config`,
+/// `~/.ssh` or `~/.mozilla` already say which accounts, keys and profiles the user has.
+pub fn walker(root: &Path, dir: &Path) -> WalkBuilder {
+    let home = HomeInWorkspace::of(root);
     let mut builder = WalkBuilder::new(dir);
     builder
         .hidden(false)
         .require_git(false)
-        .filter_entry(|entry| {
-            entry.file_name() != ".git" && !in_a_homes_hidden_entry(entry.path())
+        .filter_entry(move |entry| {
+            entry.file_name() != ".git" && home.hidden_entry(entry.path()).is_none()
         });
     builder
-}
-
-/// Whether `path` is (or lies in) a hidden entry of a home the workspace holds (opted in
-/// with `--allow-home`): not even its name is listed, since the names under `~/.config`,
-/// `~/.ssh` or `~/.mozilla` already say which accounts, keys and profiles the user has.
-fn in_a_homes_hidden_entry(path: &Path) -> bool {
-    codecrew_policy::home::held().is_some_and(|home| home.hidden_entry(path).is_some())
 }
 
 /// Replaces (or creates) `target` with `bytes` atomically, beneath the workspace `root`:
