@@ -5,6 +5,7 @@
 
 mod answer_first;
 mod background;
+mod chat_commands;
 mod commands;
 mod config;
 mod doctor;
