@@ -79,13 +79,12 @@ pub struct SessionRefused {
 
 /// Refuses an editor's session whose `workspace` (canonical) is not a project, unless
 /// `allow_home` (`codecrew acp --allow-home`); as [`guard`] does a command. The editor
-/// starts `codecrew acp` wherever it likes: each session's folder is what counts.
+/// starts `codecrew acp` wherever it likes: each session's folder is what counts, for
+/// this and for the hidden entries its doors withhold (each session's own).
 pub fn refuse_session(workspace: &Path, allow_home: bool) -> Result<(), SessionRefused> {
-    let homes = homes();
-    let Some(what) = NotAProject::of(workspace, &homes) else {
+    let Some(what) = NotAProject::of(workspace, &homes()) else {
         return Ok(());
     };
-    codecrew_policy::home::withhold_hidden_entries(workspace, &homes);
     if allow_home {
         Ok(())
     } else {
@@ -96,14 +95,13 @@ pub fn refuse_session(workspace: &Path, allow_home: bool) -> Result<(), SessionR
 }
 
 /// Refuses `command` in a `workspace` (canonical) that is not a project, unless
-/// `allow_home`. Where the workspace holds the home, its hidden entries are withheld from
-/// then on, whatever the command.
+/// `allow_home`. Where the workspace holds the home, its hidden entries are withheld by
+/// every door that reads in it, whatever the command: each derives them from the
+/// workspace it is given ([`codecrew_policy::home::HomeInWorkspace::of`]).
 pub fn guard(command: &Command, workspace: &Path, allow_home: bool) -> Result<(), HomeRefused> {
-    let homes = homes();
-    let Some(what) = NotAProject::of(workspace, &homes) else {
+    let Some(what) = NotAProject::of(workspace, &homes()) else {
         return Ok(());
     };
-    codecrew_policy::home::withhold_hidden_entries(workspace, &homes);
     let Some(name) = runs_tools(command) else {
         return Ok(());
     };

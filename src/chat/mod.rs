@@ -42,6 +42,23 @@ pub enum Command {
     Unknown(String),
 }
 
+impl Command {
+    /// The command's name, as typed after the `/`.
+    pub fn name(&self) -> &str {
+        match self {
+            Command::Mode(_) => "mode",
+            Command::Agents => "agents",
+            Command::Thread => "thread",
+            Command::Usage => "usage",
+            Command::New => "new",
+            Command::Resume(_) => "resume",
+            Command::Help => "help",
+            Command::Exit => "exit",
+            Command::Unknown(name) => name,
+        }
+    }
+}
+
 /// The commands and what each does, for `/help` and completion.
 pub const COMMANDS: &[(&str, &str)] = &[
     (
@@ -173,6 +190,16 @@ mod tests {
             parse("/nope"),
             Input::Command(Command::Unknown("nope".into()))
         );
+        for (line, name) in [
+            ("/mode execute", "mode"),
+            ("/clear", "new"),
+            ("/nope", "nope"),
+        ] {
+            match parse(line) {
+                Input::Command(command) => assert_eq!(command.name(), name),
+                other => panic!("{line}: {other:?}"),
+            }
+        }
     }
 
     #[test]

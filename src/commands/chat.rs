@@ -161,14 +161,29 @@ impl Chat {
                 Input::Empty => None,
                 Input::Task(task) => self.line(&task, signals).await,
                 Input::Command(Command::Exit) => Some(Ending::Asked),
-                // A command may close the CLIs (a mode change), which takes a moment.
-                Input::Command(command) => tokio::select! {
-                    () = self.command(command) => None,
-                    code = signals.next() => Some(Ending::of_signal(code)),
-                },
+                Input::Command(command) => self.slow_command(command, signals).await,
             };
             if let Some(ending) = ended {
                 return ending;
+            }
+        }
+    }
+
+    /// Runs a /command, which may take a moment (a mode change closes the CLIs, each
+    /// with its grace). A Ctrl-C stops the command, not the chat: the chat goes on at the
+    /// prompt, as it was where the command had not finished (a mode not changed, a
+    /// thread not begun; CLIs it was closing still close). SIGTERM or a hang-up ends the
+    /// chat.
+    async fn slow_command(&mut self, command: Command, signals: &mut Stops) -> Option<Ending> {
+        let name = command.name().to_owned();
+        tokio::select! {
+            () = self.command(command) => None,
+            code = signals.next() => {
+                if code != EXIT_SIGINT {
+                    return Some(Ending::of_signal(code));
+                }
+                console::line(&Text::plain(&format!("\ncodecrew: stopped /{name}")));
+                None
             }
         }
     }

@@ -5,6 +5,7 @@
 
 mod answer_first;
 mod background;
+mod chat_commands;
 mod commands;
 mod config;
 mod doctor;
@@ -12,6 +13,7 @@ mod e2e;
 mod external_tools;
 mod fake_model_clis;
 mod home;
+mod home_sessions;
 mod install_shapes;
 mod layering;
 mod logs;

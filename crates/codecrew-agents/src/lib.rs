@@ -191,15 +191,16 @@ impl Provider {
         self.cli.long_lived().is_none() || (self.keeps_alive(mode) && self.cli.judges_own_reads())
     }
 
-    /// Why the agent must not start in `mode` where the workspace holds the home (opted
+    /// Why the agent must not start in `mode` where the `workspace` holds the home (opted
     /// in with `--allow-home`): its own reads are not all judged, and its wall must grant
     /// it its own folders in the home, sign-in included (`~/.gemini/oauth_creds.json`),
     /// which a workspace there no longer keeps from its tools. None elsewhere, and for a
     /// CLI whose every read codecrew judges (Claude and Codex kept for the loop) or that
     /// has no tools.
-    pub fn refuses_in_the_home(&self, mode: Mode) -> Option<String> {
-        codecrew_policy::home::held()?;
-        if self.judges_every_read(mode) {
+    pub fn refuses_in_the_home(&self, workspace: &Path, mode: Mode) -> Option<String> {
+        if codecrew_policy::home::HomeInWorkspace::of(workspace).is_empty()
+            || self.judges_every_read(mode)
+        {
             return None;
         }
         Some(

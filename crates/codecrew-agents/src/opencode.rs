@@ -31,6 +31,7 @@
 //! not let it read them: opencode 1.18 imports a checkout's plugins even with that
 //! variable set. The project's `AGENTS.md` is passed back as an instruction file.
 
+use codecrew_policy::home::HomeInWorkspace;
 use codecrew_tools::Mode;
 
 use super::{Cli, LongLived, TurnCommand, argv, drive, wall};
@@ -135,7 +136,11 @@ impl Cli for Opencode {
         with_environment(
             &mut spec,
             command,
-            permission(turn.mode, turn.assume_yes),
+            permission(
+                turn.mode,
+                turn.assume_yes,
+                &HomeInWorkspace::of(command.cwd),
+            ),
             false,
         );
         // opencode reads a piped stdin as the message.
@@ -152,7 +157,13 @@ impl Cli for Opencode {
     fn kept_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let mut spec = command.spec();
         spec.args = argv(["acp"]);
-        with_environment(&mut spec, command, kept_permission(command.turn.mode), true);
+        let home = HomeInWorkspace::of(command.cwd);
+        with_environment(
+            &mut spec,
+            command,
+            kept_permission(command.turn.mode, &home),
+            true,
+        );
         spec
     }
 
@@ -318,9 +329,9 @@ fn inline_config(cwd: &std::path::Path, trusted: bool, untitled: bool) -> Option
 /// commands and web fetches ask in `execute` (codecrew's policy answers, `--yes`
 /// included), and are off in `query`, where a refusal from codecrew would only end its
 /// turn. Its reads keep their patterns (it asks about a read without naming the file),
-/// and a folder outside the workspace stays out.
-fn kept_permission(mode: Mode) -> String {
-    let read = except(codecrew_policy::paths::sensitive_globs());
+/// and a folder outside the workspace stays out. `home` is the workspace's.
+fn kept_permission(mode: Mode, home: &HomeInWorkspace) -> String {
+    let read = except(codecrew_policy::paths::sensitive_globs(home));
     let own = match mode {
         Mode::Query => "deny",
         Mode::Execute => "ask",
@@ -343,18 +354,19 @@ fn except(globs: Vec<String>) -> String {
     format!("{{\"*\":\"allow\",{}}}", denied.join(","))
 }
 
-/// The `OPENCODE_PERMISSION` of opencode run per turn in `mode`, `yes` being `--yes`.
-fn permission(mode: Mode, yes: bool) -> String {
+/// The `OPENCODE_PERMISSION` of opencode run per turn in `mode`, `yes` being `--yes`, in
+/// the workspace whose `home` it is.
+fn permission(mode: Mode, yes: bool, home: &HomeInWorkspace) -> String {
     let approved = yes && mode == Mode::Execute;
     let read = if approved {
         "\"allow\"".to_owned()
     } else {
-        except(codecrew_policy::paths::sensitive_globs())
+        except(codecrew_policy::paths::sensitive_globs(home))
     };
     let edit = match mode {
         Mode::Query => "\"deny\"".to_owned(),
         Mode::Execute if approved => "\"allow\"".to_owned(),
-        Mode::Execute => except(codecrew_policy::paths::protected_globs()),
+        Mode::Execute => except(codecrew_policy::paths::protected_globs(home)),
     };
     let others = if approved { "allow" } else { "deny" };
     format!(

@@ -4,25 +4,9 @@
 use std::path::{Path, PathBuf};
 
 /// The user's home directories, canonical: `$HOME`, and the password database's entry
-/// when it differs (a `HOME` changed for one shell does not move the real one).
+/// when it differs ([`codecrew_policy::home::homes`], which the path classes use too).
 pub fn homes() -> Vec<PathBuf> {
-    let from_env = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|home| home.is_absolute());
-    let from_passwd = nix::unistd::User::from_uid(nix::unistd::getuid())
-        .ok()
-        .flatten()
-        .map(|user| user.dir)
-        .filter(|home| home.is_absolute());
-    let mut homes: Vec<PathBuf> = Vec::new();
-    for home in from_env.into_iter().chain(from_passwd) {
-        if let Ok(home) = home.canonicalize()
-            && !homes.contains(&home)
-        {
-            homes.push(home);
-        }
-    }
-    homes
+    codecrew_policy::home::homes().to_vec()
 }
 
 /// What a workspace is, when it is not a project: the home itself, a folder that holds

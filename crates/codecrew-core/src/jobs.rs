@@ -124,7 +124,7 @@ pub fn plan(
                 why,
             });
         }
-        if let Some(why) = provider.refuses_in_the_home(settings.mode) {
+        if let Some(why) = provider.refuses_in_the_home(&settings.workspace, settings.mode) {
             return Err(PlanError::NotInTheHome {
                 agent: job.agent,
                 why,

@@ -7,7 +7,7 @@
 //!   object or a JSON string holding one, and defaults to `{}`.
 //!
 //! An object typed `"tool_use"` whose name is not a codecrew tool's is not run, and says
-//! why: the model meant a call and is told how to write it.
+//! why; never how to make it one (the model may be repeating what a file told it).
 
 use serde_json::{Map, Value};
 
@@ -102,10 +102,7 @@ fn not_a_codecrew_name(name: Option<&Value>) -> String {
         Some(_) => "its name is not a string, so not".to_owned(),
         None => "it has no name, so not".to_owned(),
     };
-    format!(
-        "a tool_use envelope, but {given} a codecrew tool's: \"name\" is \"codecrew:\" and \
-         the tool's name as listed, e.g. \"codecrew:read_file\""
-    )
+    format!("a tool_use envelope, but {given} a codecrew tool's")
 }
 
 fn valid_tool_name(tool: &str) -> bool {
@@ -631,19 +628,19 @@ mod tests {
     }
 
     #[test]
-    fn a_typed_call_that_names_no_codecrew_tool_says_how_to_name_one() {
+    fn a_typed_call_that_names_no_codecrew_tool_says_why_and_never_how_to_make_one() {
         for case in [
             json!({"type":"tool_use","name":"read_file","input":{"path":"a"}}),
             json!({"type":"tool_use","name":"Bash","input":{"command":"ls"}}),
             json!({"type":"tool_use","input":{}}),
+            json!({"type":"tool_use","name":"Bash","input":{"command":"rm -rf ~"}}),
             json!({"type":"tool_use","name":7}),
         ] {
             match judge(&case) {
                 Verdict::Invalid(reason) => {
-                    assert!(
-                        reason.contains("\"codecrew:read_file\""),
-                        "{case}: {reason}"
-                    )
+                    assert!(reason.contains("a codecrew tool's"), "{case}: {reason}");
+                    // A name from a file the model quotes is not turned into a call.
+                    assert!(!reason.contains("codecrew:"), "{case}: {reason}");
                 }
                 other => panic!("{case}: {other:?}"),
             }

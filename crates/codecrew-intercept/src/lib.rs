@@ -42,6 +42,7 @@
 
 mod cli_kind;
 pub mod decode;
+mod echoes;
 mod envelope;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -54,6 +55,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use cli_kind::CliKind;
+pub use echoes::Echoes;
 pub use neutralise::{neutralise_envelopes, neutralise_value};
 pub use scanner::{Scanner, ScannerLimits};
 pub use stream::{Interceptor, Item};

@@ -6,17 +6,45 @@
 //! sensitive files are: that is where programs keep their sign-ins, keys and histories,
 //! under names no list can foresee.
 //!
-//! It is a fact of the process, set once before any tool or agent starts, rather than an
-//! argument: every door asks [`crate::paths::sensitive`] (the policy, the file tools'
-//! walks, the read-only domain's plan and so each CLI's wall, opencode's patterns through
-//! [`crate::paths::sensitive_globs`]), and none can forget to pass it.
+//! Which entries those are depends on the workspace (one process serves several: an
+//! editor's sessions over `codecrew acp`), so it is never a fact of the process. It is
+//! [`HomeInWorkspace::of`] the workspace a path is read in, and every class function
+//! takes it as an argument ([`crate::paths::sensitive`], [`crate::paths::protected`],
+//! their globs for opencode): a door that has no workspace at hand does not compile.
+//! Only the user's home directories themselves ([`homes`]) are the process's.
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
+/// The user's home directories, canonical: `$HOME`, and the password database's entry
+/// when it differs (a `HOME` changed for one shell does not move the real one). Read
+/// once: they are the user's, the same for every workspace the process serves.
+pub fn homes() -> &'static [PathBuf] {
+    static HOMES: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    HOMES.get_or_init(|| {
+        let from_env = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|home| home.is_absolute());
+        let from_passwd = nix::unistd::User::from_uid(nix::unistd::getuid())
+            .ok()
+            .flatten()
+            .map(|user| user.dir)
+            .filter(|home| home.is_absolute());
+        let mut homes: Vec<PathBuf> = Vec::new();
+        for home in from_env.into_iter().chain(from_passwd) {
+            if let Ok(home) = home.canonicalize()
+                && !homes.contains(&home)
+            {
+                homes.push(home);
+            }
+        }
+        homes
+    })
+}
+
 /// The home directories a workspace holds, as absolute paths and as paths relative to
 /// the workspace (the frame of the relative paths the classes are asked about).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HomeInWorkspace {
     absolute: Vec<PathBuf>,
     /// Empty when the workspace is the home.
@@ -24,9 +52,28 @@ pub struct HomeInWorkspace {
 }
 
 impl HomeInWorkspace {
+    /// The user's homes ([`homes`]) that `workspace` holds: what a path read in that
+    /// workspace is classed with. A workspace not given canonical is made so (a path
+    /// that cannot be is taken as given).
+    pub fn of(workspace: &Path) -> Self {
+        match workspace.canonicalize() {
+            Ok(canonical) => HomeInWorkspace::new(&canonical, homes()),
+            Err(_) => HomeInWorkspace::new(workspace, homes()),
+        }
+    }
+
+    /// No home: the classes' names alone, for what is not read in any workspace (the
+    /// fingerprint of the class tables) and for tests.
+    pub fn none() -> Self {
+        HomeInWorkspace {
+            absolute: Vec::new(),
+            relative: Vec::new(),
+        }
+    }
+
     /// Those of `homes` that `workspace` holds (both canonical).
     pub fn new(workspace: &Path, homes: &[PathBuf]) -> Self {
-        let mut held = HomeInWorkspace::default();
+        let mut held = HomeInWorkspace::none();
         for home in homes {
             if let Ok(relative) = home.strip_prefix(workspace)
                 && !held.absolute.contains(home)
@@ -94,24 +141,6 @@ impl HomeInWorkspace {
             })
             .collect()
     }
-}
-
-static HELD: OnceLock<HomeInWorkspace> = OnceLock::new();
-
-/// Keeps the hidden entries of the homes that `workspace` holds out of every door, for
-/// the rest of the process. Only the first call counts (one workspace per process); false
-/// when an earlier call had set it otherwise.
-pub fn withhold_hidden_entries(workspace: &Path, homes: &[PathBuf]) -> bool {
-    let wanted = HomeInWorkspace::new(workspace, homes);
-    if wanted.is_empty() {
-        return HELD.get().is_none_or(|held| *held == wanted);
-    }
-    *HELD.get_or_init(|| wanted.clone()) == wanted
-}
-
-/// The homes whose hidden entries this process keeps out, if any.
-pub fn held() -> Option<&'static HomeInWorkspace> {
-    HELD.get().filter(|held| !held.is_empty())
 }
 
 #[cfg(test)]

@@ -53,6 +53,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+use crate::home::HomeInWorkspace;
 use crate::path::{Access, display, normalise, resolve};
 
 pub use ask::{Answer, Asker, NonInteractive, Question};
@@ -547,12 +548,13 @@ fn path_facts(tool: &str, input: &Value, ctx: &ToolContext) -> Facts {
     if relative != written {
         facts.paths.push(relative.clone());
     }
+    let home = HomeInWorkspace::of(root);
     for path in facts.paths.clone() {
         let path = Path::new(&path);
-        if reads_content && let Some(why) = paths::sensitive(path) {
+        if reads_content && let Some(why) = paths::sensitive(path, &home) {
             facts.risks.push(format!("reading it: {why}"));
         }
-        if writes && let Some(why) = paths::protected(path) {
+        if writes && let Some(why) = paths::protected(path, &home) {
             facts.risks.push(format!("writing it: {why}"));
         }
     }

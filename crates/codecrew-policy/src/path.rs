@@ -28,6 +28,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{ErrorCode, ToolError};
+use crate::home::HomeInWorkspace;
 use crate::paths;
 use crate::state_folder::StateFolder;
 
@@ -92,9 +93,14 @@ fn check_policy(
     }
     let named = lexical(root, requested);
     let real = resolved.strip_prefix(root).unwrap_or(resolved);
+    let home = HomeInWorkspace::of(root);
     let smuggled = match access {
-        Access::Read => paths::sensitive(real).is_some() && paths::sensitive(&named).is_none(),
-        Access::Write => paths::protected(real).is_some() && paths::protected(&named).is_none(),
+        Access::Read => {
+            paths::sensitive(real, &home).is_some() && paths::sensitive(&named, &home).is_none()
+        }
+        Access::Write => {
+            paths::protected(real, &home).is_some() && paths::protected(&named, &home).is_none()
+        }
     };
     if smuggled {
         return Err(ToolError::new(

@@ -20,6 +20,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use crate::home::HomeInWorkspace;
 use crate::{git, paths, sandbox};
 
 /// How long the listing may take before the repository counts as unchecked.
@@ -159,6 +160,9 @@ fn list(dir: &Path, git_dir: &Path) -> Listing {
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let workspace_like = git::find_git_dir(dir).map_or_else(|| dir.to_path_buf(), |(_, tree)| tree);
+    // The listing names paths from the repository's top, so that is the frame a home's
+    // hidden entries are found in (a repository of the home itself: its `.ssh/config`).
+    let home = HomeInWorkspace::of(&workspace_like);
     match sandbox::read_only_domain(&workspace_like) {
         Ok(domain) => sandbox::confine_blocking(&mut command, domain),
         Err(error) => return unchecked(&format!("no sandbox: {error}")),
@@ -179,7 +183,7 @@ fn list(dir: &Path, git_dir: &Path) -> Listing {
         for line in BufReader::new(stdout).split(b'\n').map_while(Result::ok) {
             let line = String::from_utf8_lossy(&line);
             let (id, path) = line.split_once(' ').unwrap_or((&line, ""));
-            if paths::sensitive(Path::new(path)).is_some() {
+            if paths::sensitive(Path::new(path), &home).is_some() {
                 found = Some(path.to_owned());
                 break;
             }

@@ -9,6 +9,9 @@ use codecrew_tools::Mode;
 use super::{Chat, new_thread_name};
 
 impl Chat {
+    /// Does what `command` asks. Stopped before it ends (a Ctrl-C drops the future), the
+    /// chat is as it was: what a command changes in the chat it changes after its last
+    /// wait.
     pub(super) async fn command(&mut self, command: Command) {
         match command {
             Command::Mode(None) => self.notice(&format!("mode {}", self.agents.mode().name())),
@@ -53,7 +56,6 @@ impl Chat {
             }
             Command::Usage => self.summary(),
             Command::New => {
-                self.last.clear();
                 match new_thread_name() {
                     Ok(name) => {
                         for error in self.agents.restart(name).await {
@@ -62,6 +64,7 @@ impl Chat {
                     }
                     Err(error) => console::error(error),
                 }
+                self.last.clear();
                 self.say_hello(false);
             }
             Command::Resume(id) => {
@@ -81,10 +84,11 @@ impl Chat {
                     }
                 };
                 let run = earlier.run.clone();
-                self.last = earlier.agents().map(str::to_owned).collect();
+                let last: Vec<String> = earlier.agents().map(str::to_owned).collect();
                 for error in self.agents.resume(name, earlier).await {
                     console::error(format_args!("the thread was not updated: {error}"));
                 }
+                self.last = last;
                 let agents: Vec<String> = self.last.iter().map(|a| format!("@{a}")).collect();
                 self.notice(&format!(
                     "going on from run {} with {} (each resumes where it stood) · thread {}",

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 
 use super::{Engine, JobLabel, Limits, Recorder, Stage, StartError};
 use crate::jobs::PlanError;
@@ -32,6 +32,10 @@ pub struct KeptAgents {
     workers: BTreeMap<String, (Worker, JobLabel)>,
     /// Where each agent's conversation stood when its worker was closed.
     conversations: BTreeMap<String, Conversation>,
+    /// Workers being closed, each on a task of its own: a close nobody waits for any more
+    /// (a chat's Ctrl-C during `/mode`) goes on, and where its conversation stood is
+    /// collected by the next close or the agent's next start ([`KeptAgents::collect`]).
+    closing: Vec<(String, JoinHandle<Option<Conversation>>)>,
     /// The thread the answers are recorded in (a chat's); none for a conversation the
     /// run store alone keeps (an editor's).
     recorder: Option<Recorder>,
@@ -93,6 +97,7 @@ impl KeptAgents {
             stage: None,
             workers: BTreeMap::new(),
             conversations: BTreeMap::new(),
+            closing: Vec::new(),
             recorder: None,
             log: Log::Unstarted,
             resumed: None,
@@ -147,7 +152,8 @@ impl KeptAgents {
     }
 
     /// From now on in `mode`: the CLIs run in their mode's wall, so they start again,
-    /// resuming, at their next line.
+    /// resuming, at their next line. Stopped before it ends (the future dropped), the
+    /// mode is as it was; the CLIs it was closing still close.
     pub async fn set_mode(&mut self, mode: Mode) {
         if mode != self.mode {
             self.close().await;
@@ -155,17 +161,18 @@ impl KeptAgents {
         }
     }
 
-    /// A new conversation in thread `name`: every CLI ends, nothing is resumed.
+    /// A new conversation in thread `name`: every CLI ends, nothing is resumed. Every
+    /// wait comes before any change, so that stopped before it ends (the future dropped)
+    /// the conversation is the one it was, its CLIs closed as by [`KeptAgents::close`].
     pub async fn restart(&mut self, name: ThreadName) -> Vec<String> {
         self.close().await;
+        let errors = self.settle().await;
         self.conversations.clear();
         self.resumed = None;
-        let Some(recorder) = &mut self.recorder else {
-            return Vec::new();
-        };
-        let errors = recorder.settle().await;
-        let store = recorder.store().clone();
-        *recorder = Recorder::new(store, name);
+        if let Some(recorder) = &mut self.recorder {
+            let store = recorder.store().clone();
+            *recorder = Recorder::new(store, name);
+        }
         errors
     }
 
@@ -276,20 +283,34 @@ impl KeptAgents {
     }
 
     /// Ends every agent's CLI (what the walls held is put back), keeping where each
-    /// conversation stands, and the mode's tools.
+    /// conversation stands, and the mode's tools. Stopped before it ends (the future
+    /// dropped), the CLIs still close, and where their conversations stood is kept.
     pub async fn close(&mut self) {
         // All at once: each CLI may take its grace to end.
-        let mut closing = JoinSet::new();
         for (agent, (worker, _)) in std::mem::take(&mut self.workers) {
-            closing.spawn(async move { (agent, worker.close().await) });
+            self.closing.push((agent, tokio::spawn(worker.close())));
         }
-        while let Some(closed) = closing.join_next().await {
-            if let Ok((agent, Some(conversation))) = closed {
-                self.conversations.insert(agent, conversation);
-            }
-        }
+        self.collect(None).await;
         if let Some(stage) = self.stage.take() {
-            stage.shutdown().await;
+            // On a task of its own, so that it ends its servers whether awaited or not.
+            let _ = tokio::spawn(stage.shutdown()).await;
+        }
+    }
+
+    /// Waits for the workers being closed (of `agent` only, when given), and keeps where
+    /// each conversation stood. Cancel-safe: a close is forgotten only once collected.
+    async fn collect(&mut self, agent: Option<&str>) {
+        let mut at = 0;
+        while let Some((closing, running)) = self.closing.get_mut(at) {
+            if agent.is_some_and(|agent| agent != closing) {
+                at += 1;
+                continue;
+            }
+            let closed = running.await;
+            let (closing, _) = self.closing.remove(at);
+            if let Ok(Some(conversation)) = closed {
+                self.conversations.insert(closing, conversation);
+            }
         }
     }
 
@@ -305,13 +326,13 @@ impl KeptAgents {
             (Some((_, running)), Some(asked)) => running.model.as_deref() != Some(asked),
             _ => false,
         };
-        if stale
-            && let Some((worker, _)) = self.workers.remove(agent)
-            && let Some(conversation) = worker.close().await
-        {
-            self.conversations.insert(agent.to_owned(), conversation);
+        if stale && let Some((worker, _)) = self.workers.remove(agent) {
+            self.closing
+                .push((agent.to_owned(), tokio::spawn(worker.close())));
         }
         if !self.workers.contains_key(agent) {
+            // Where its last worker left the conversation, if one is still closing.
+            self.collect(Some(agent)).await;
             self.start_worker(engine, agent, model).await?;
         }
         self.workers

@@ -2,6 +2,8 @@
 //! ([`Continuation`]), and what carries over between the tasks of one agent in a chat
 //! ([`Conversation`]).
 
+use codecrew_intercept::Echoes;
+
 use crate::usage::Usage;
 
 /// Where a job starts when it continues an earlier conversation (a thread). The default
@@ -19,13 +21,16 @@ pub struct Continuation {
 }
 
 /// Where one agent's conversation stands between two tasks (a chat's lines): the
-/// session its CLI resumes, what that session used, and the exchanges so far (resent to a
-/// CLI that cannot resume).
+/// session its CLI resumes, what that session used, the exchanges so far (resent to a
+/// CLI that cannot resume), and what its tool results held that looks like a call.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Conversation {
     pub session_id: Option<String>,
     pub session_usage: Usage,
     pub earlier: Vec<(String, String)>,
+    /// An envelope the model writes back from these is its text, never answered
+    /// ([`Echoes`]).
+    pub echoes: Echoes,
 }
 
 impl From<&Continuation> for Conversation {
@@ -34,6 +39,7 @@ impl From<&Continuation> for Conversation {
             session_id: continuation.session_id.clone(),
             session_usage: continuation.session_usage,
             earlier: continuation.earlier.clone(),
+            echoes: Echoes::default(),
         }
     }
 }

@@ -272,13 +272,15 @@ fn result_line(result: &ToolResult) -> String {
     serde_json::to_string(&result).unwrap_or_default()
 }
 
+/// A rejected envelope as the model reads it: what was wrong, and that nothing ran. No
+/// suggestion to write it again: the model may have been quoting what it read (a file's
+/// envelope, broken or not), and codecrew asking for it would lend that text its voice.
 fn rejection_line(rejection: &Rejection) -> String {
     let value = serde_json::json!({
         "status": "error",
         "error": {
             "code": ErrorCode::RejectedEnvelope,
-            "message": rejection.reason,
-            "suggestion": "write the call again as one valid JSON envelope in a ```json block",
+            "message": format!("{}; it was not run", rejection.reason),
         },
         "raw": codecrew_intercept::neutralise_envelopes(
             &codecrew_tools::executor::truncate_chars(&rejection.raw, 1000)

@@ -1,7 +1,7 @@
 //! One turn of the loop: what the CLI's output amounted to.
 
 use codecrew_intercept::decode::Event;
-use codecrew_intercept::{Item, Rejection, Segment, ToolCall};
+use codecrew_intercept::{Echoes, Item, Rejection, Segment, ToolCall};
 
 use super::JobEvent;
 use crate::usage::Usage;
@@ -88,5 +88,19 @@ impl TurnState {
             Item::Event(Event::Malformed { reason, .. }) => tracing::warn!("{reason}"),
             Item::Event(event) => tracing::debug!(?event, "CLI event"),
         }
+    }
+}
+
+/// `item` as the turn takes it: a rejected envelope that repeats one the conversation's
+/// tool results held (`echoes`) is the model quoting what it read, so it is its text,
+/// with nothing said back (telling it why that did not run would ask, with codecrew's
+/// authority, for a call that a file wrote).
+pub(super) fn quieted(item: Item, echoes: &Echoes) -> Item {
+    match item {
+        Item::Segment(Segment::Rejected(rejection)) if echoes.repeats(&rejection.raw) => {
+            // A rejected candidate spans whole lines: its line's end goes with it.
+            Item::Segment(Segment::Text(format!("{}\n", rejection.raw)))
+        }
+        other => other,
     }
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 use super::failure::{self, Recovery, Situation, TurnFailure};
-use super::turn::TurnState;
+use super::turn::{TurnState, quieted};
 use super::{
     CallRecord, Conversation, EventSender, JobEvent, JobReport, JobRun, StopReason, caller,
     rejection_line, result_line, sub_agent_usage,
@@ -20,7 +20,7 @@ use codecrew_agents::drive::process::{Outcome, RunLimits, SpawnError};
 use codecrew_agents::drive::refused;
 use codecrew_agents::drive::transport::{Output, Transport};
 use codecrew_config::PromptStyle;
-use codecrew_intercept::Interceptor;
+use codecrew_intercept::{Echoes, Interceptor};
 use codecrew_tools::ErrorCode;
 use codecrew_tools::executor::CallRequest;
 
@@ -31,6 +31,9 @@ struct Course {
     /// For CLIs that cannot resume: everything said so far, resent each turn.
     transcript: String,
     limits: RunLimits,
+    /// What the conversation's tool results held that looks like a call, taken from the
+    /// [`Conversation`] for the task and given back at its end.
+    echoes: Echoes,
 }
 
 impl JobRun {
@@ -120,7 +123,9 @@ impl JobRun {
                 report.stop_reason = StopReason::Answered;
                 break;
             }
-            let results = self.run_calls(&turn, &mut report, events, &cancel).await;
+            let results = self
+                .run_calls(&turn, &mut report, &mut course.echoes, events, &cancel)
+                .await;
             if report.turns >= self.settings.max_turns {
                 report.stop_reason = StopReason::MaxTurns;
                 if self.settings.max_turns == 1 {
@@ -153,6 +158,7 @@ impl JobRun {
             }
             course.prompt = prompt::render_results(&results);
         }
+        conversation.echoes = course.echoes;
         report
     }
 
@@ -187,11 +193,13 @@ impl JobRun {
                 timeout: self.settings.turn_timeout,
                 max_stdout_bytes: self.settings.max_stdout_bytes,
             },
+            echoes: std::mem::take(&mut conversation.echoes),
         }
     }
 
     /// One turn: the prompt sent, the CLI's output decoded and intercepted as it comes,
-    /// its events passed on.
+    /// its events passed on. A rejected envelope that repeats what the conversation's
+    /// tool results held is the model's text ([`quieted`]).
     async fn one_turn<'a>(
         &'a self,
         course: &Course,
@@ -201,6 +209,7 @@ impl JobRun {
         events: &EventSender,
         cancel: &watch::Receiver<bool>,
     ) -> (TurnState, Result<Outcome, SpawnError>) {
+        let echoes = &course.echoes;
         let turn_prompt = if resuming || course.transcript.is_empty() {
             course.prompt.clone()
         } else {
@@ -227,14 +236,14 @@ impl JobRun {
                     Output::Events(decoded) => interceptor.feed_events(decoded, &mut items),
                 }
                 for item in items.drain(..) {
-                    turn.take(item, |event| self.emit(events, event));
+                    turn.take(quieted(item, echoes), |event| self.emit(events, event));
                 }
                 turn.finished
             })
             .await;
         interceptor.finish(&mut items);
         for item in items.drain(..) {
-            turn.take(item, |event| self.emit(events, event));
+            turn.take(quieted(item, echoes), |event| self.emit(events, event));
         }
         (turn, outcome)
     }
@@ -329,11 +338,13 @@ impl JobRun {
     }
 
     /// Runs the turn's calls (a sub-agent's events reach the caller through the scope
-    /// set here) and records them; the results and rejections as the model reads them.
+    /// set here) and records them, and what their results held in `echoes`; the results
+    /// and rejections as the model reads them.
     async fn run_calls(
         &self,
         turn: &TurnState,
         report: &mut JobReport,
+        echoes: &mut Echoes,
         events: &EventSender,
         cancel: &watch::Receiver<bool>,
     ) -> String {
@@ -359,6 +370,9 @@ impl JobRun {
             self.emit(events, JobEvent::ToolResult(result.clone()));
             if let Some(sub) = sub_agent_usage(result) {
                 report.usage.add_sub_agent(&sub);
+            }
+            if let Ok(seen) = serde_json::to_value(result) {
+                echoes.remember(&seen);
             }
             lines.push(result_line(result));
             report.tool_calls.push(CallRecord {

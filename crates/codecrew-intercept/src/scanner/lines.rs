@@ -63,47 +63,6 @@ pub(super) fn starts_json(line: &str) -> bool {
     line.len() - head.len() < LINE_START && matches!(head.bytes().next(), Some(b'{' | b'['))
 }
 
-/// A blockquote line: `>` first, after fewer blanks than decide what a line is. What it
-/// quotes is never a call, nor a candidate.
-pub(super) fn is_quote(line: &str) -> bool {
-    let head = line.trim_start_matches(is_blank);
-    line.len() - head.len() < LINE_START && head.starts_with('>')
-}
-
-/// Where a prose line stands with inline code, byte by byte: a `{` inside a code span is
-/// quoted, never the start of a candidate.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(super) struct Inline {
-    /// How many backticks opened the code span the line is in (0: none).
-    open: usize,
-    /// Backticks seen in a row, not yet known to open or close a span.
-    run: usize,
-}
-
-impl Inline {
-    pub(super) fn tick(&mut self) {
-        self.run += 1;
-    }
-
-    /// A byte other than a backtick came: the run before it opens a span, or closes the
-    /// open one when it is as long.
-    pub(super) fn end_run(&mut self) {
-        if self.run == 0 {
-            return;
-        }
-        if self.open == 0 {
-            self.open = self.run;
-        } else if self.open == self.run {
-            self.open = 0;
-        }
-        self.run = 0;
-    }
-
-    pub(super) fn in_code(&self) -> bool {
-        self.open != 0
-    }
-}
-
 pub(super) fn floor_boundary(text: &str, mut at: usize) -> usize {
     at = at.min(text.len());
     while !text.is_char_boundary(at) {

@@ -1,23 +1,22 @@
 //! The streaming scanner: assistant text in, [`Segment`]s out.
 //!
 //! It works line by line in one pass, holding back only what it must:
-//! - a line whose first character makes it prose streams through at once, up to a `{`
-//!   outside inline code, which opens a candidate in the middle of the line;
-//! - a blockquote line (`>`) streams through whole: what it quotes is never a candidate;
+//! - a line whose first character makes it prose (a blockquote's `>` included) streams
+//!   through at once, whole: an envelope in prose is the model writing about a call
+//!   (quoting a file, a tool's result, the prompt), which is text, never a call;
 //! - a line that may open or close a fence (```` ``` ```` or `~~~`) is held until it ends;
 //! - a fence tagged `json`, `jsonc`, `json5`, `codecrew`, `tool_use` (or untagged) is held
 //!   until it closes, then judged; a fence of any other language passes through as text;
 //! - a line starting with `{` or `[` opens a bare JSON candidate, followed with a small
 //!   bracket tracker until it closes at the end of a line (or turns out not to be JSON).
 //!
-//! A candidate that opens like an envelope (`"type": "tool_use"`, or a `"name"` with
-//! codecrew's prefix: [`envelope::opens_like_envelope`]) is never passed on as text the
-//! model is not told about. Where it does not stand alone on its lines (text after it,
-//! text before it on its line, JSON that breaks), the rest of its line is held and it is
-//! rejected with the reason; the one exception is a complete envelope at a line's start
-//! followed only by brackets that close nothing or a comma, which is repaired into the
-//! call ([`envelope::repair`]). A candidate after text is never a call: the model may be
-//! quoting one.
+//! A bare candidate that opens like an envelope (`"type": "tool_use"`, or a `"name"` with
+//! codecrew's prefix: [`envelope::opens_like_envelope`]) was written as a call: where its
+//! JSON breaks, the rest of its line is held and it is rejected with the reason, and a
+//! complete envelope followed only by brackets that close nothing or a comma is repaired
+//! into the call ([`envelope::repair`]). One with text after it on its line is prose
+//! again, and text. A rejection says what was wrong and that nothing ran; it never asks
+//! for the call again (the model may have been quoting what it read).
 //!
 //! Everything held is bounded by [`ScannerLimits::max_envelope_bytes`]; past it, a
 //! candidate that names codecrew is rejected and the rest of it dropped, anything else is
@@ -26,8 +25,8 @@
 mod lines;
 
 use lines::{
-    Fence, Inline, TrackState, Tracker, accepts, closes, excerpt, fence_open, floor_boundary,
-    is_blank, is_quote, starts_json,
+    Fence, TrackState, Tracker, accepts, closes, excerpt, fence_open, floor_boundary, is_blank,
+    starts_json,
 };
 
 use super::envelope::{self, Verdict};
@@ -36,14 +35,6 @@ use super::{Rejection, Segment};
 /// Only this many bytes of a line decide what the line is. A longer line can be neither a
 /// fence line nor an indented start of JSON: it is prose, or part of a block body.
 const LINE_START: usize = 1024;
-
-/// Why an envelope with text after it on its line was not run.
-const TEXT_AFTER: &str = "text follows the envelope on its line, so it was not run: a call \
-     stands alone on its lines; write it again with nothing after it";
-
-/// Why an envelope after text on its line was not run.
-const TEXT_BEFORE: &str = "the envelope follows text on its line, so it was not run: a call \
-     starts a line of its own; write it again on a new line";
 
 /// Bounds on what the scanner holds and accepts.
 #[derive(Debug, Clone)]
@@ -63,15 +54,6 @@ impl Default for ScannerLimits {
     }
 }
 
-/// Where a bare candidate started.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Origin {
-    /// At its line's start (after blanks): a call when it stands alone on its lines.
-    LineStart,
-    /// After text on its line: never a call; rejected when it opens like an envelope.
-    MidLine,
-}
-
 #[derive(Debug, Default)]
 enum Block {
     /// Prose between blocks.
@@ -88,17 +70,12 @@ enum Block {
     Foreign { fence: Fence },
     /// A fence whose over-size envelope was rejected: dropped until it closes.
     SkipFence { fence: Fence },
-    /// A bare JSON value, captured until it closes.
-    Bare {
-        text: String,
-        tracker: Tracker,
-        origin: Origin,
-    },
+    /// A bare JSON value at a line's start, captured until it closes.
+    Bare { text: String, tracker: Tracker },
     /// A candidate that opens like an envelope but stopped being JSON, or had text after
     /// it: held to the end of its line, then judged ([`Scanner::judge_held`]).
     Held {
         text: String,
-        origin: Origin,
         /// Where its value closed, when it did before the text that followed it.
         closed_at: Option<usize>,
     },
@@ -113,8 +90,6 @@ enum LineMode {
     Start,
     /// Text, passed through.
     Stream,
-    /// Prose, passed through up to a `{` outside inline code.
-    Prose(Inline),
     /// Dropped.
     Drop,
     /// Appended to the current fence body.
@@ -130,9 +105,7 @@ enum Kind {
     Close,
     /// A bare JSON candidate starts the line.
     Bare,
-    /// Prose, scanned for a candidate in it.
-    Prose,
-    /// Text passed through as it is (a blockquote, a foreign fence's line).
+    /// Text passed through as it is (prose, a foreign fence's line).
     Stream,
     /// A line of a fence being dropped.
     Drop,
@@ -309,14 +282,13 @@ impl Scanner {
                     // much of the line has arrived (a fuzzer found that chunking changed
                     // the verdict).
                     Some(b'{' | b'[') if starts_json(line) => Some(Kind::Bare),
-                    Some(b'>') if is_quote(line) => Some(Kind::Stream),
-                    _ if complete || too_long => Some(Kind::Prose),
+                    _ if complete || too_long => Some(Kind::Stream),
                     None => None,
                     Some(c @ (b'`' | b'~')) => {
                         let run = head.bytes().take_while(|b| *b == c).count();
-                        (run < 3 && run < head.len()).then_some(Kind::Prose)
+                        (run < 3 && run < head.len()).then_some(Kind::Stream)
                     }
-                    Some(_) => Some(Kind::Prose),
+                    Some(_) => Some(Kind::Stream),
                 }
             }
             Block::Foreign { fence } | Block::SkipFence { fence } => {
@@ -405,12 +377,7 @@ impl Scanner {
                 self.block = Block::Bare {
                     text: String::new(),
                     tracker: Tracker::default(),
-                    origin: Origin::LineStart,
                 };
-                Some(text)
-            }
-            Kind::Prose => {
-                self.line_mode = LineMode::Prose(Inline::default());
                 Some(text)
             }
             Kind::Stream => {
@@ -450,10 +417,8 @@ impl Scanner {
             }
         }
         match self.line_mode {
-            LineMode::Prose(inline) => self.prose_piece(inline, text),
-            // Only after a candidate ended on its line, which leaves prose.
-            LineMode::Start => self.prose_piece(Inline::default(), text),
-            LineMode::Stream => {
+            // `Start`: only after a candidate ended on its line, which leaves prose.
+            LineMode::Start | LineMode::Stream => {
                 self.pending.push_str(text);
                 None
             }
@@ -463,44 +428,6 @@ impl Scanner {
                 None
             }
         }
-    }
-
-    /// Prose passed on up to the first `{` outside inline code, where a candidate starts
-    /// (returned, to be followed); all of it when there is none.
-    fn prose_piece<'a>(&mut self, mut inline: Inline, text: &'a str) -> Option<&'a str> {
-        let bytes = text.as_bytes();
-        let mut at = 0;
-        while let Some(found) = memchr::memchr2(b'{', b'`', &bytes[at..]) {
-            let here = at + found;
-            if here > at {
-                inline.end_run();
-            }
-            if bytes[here] == b'`' {
-                inline.tick();
-                at = here + 1;
-                continue;
-            }
-            inline.end_run();
-            if inline.in_code() {
-                at = here + 1;
-                continue;
-            }
-            self.pending.push_str(&text[..here]);
-            // A candidate starts outside code, so the line goes on after it as it began.
-            self.line_mode = LineMode::Prose(Inline::default());
-            self.block = Block::Bare {
-                text: String::new(),
-                tracker: Tracker::default(),
-                origin: Origin::MidLine,
-            };
-            return Some(&text[here..]);
-        }
-        if at < bytes.len() {
-            inline.end_run();
-        }
-        self.pending.push_str(text);
-        self.line_mode = LineMode::Prose(inline);
-        None
     }
 
     /// A piece of a fence body: appended, and bounded.
@@ -577,15 +504,9 @@ impl Scanner {
         out: &mut Vec<Segment>,
     ) -> Option<&'a str> {
         let max = self.limits.max_envelope_bytes;
-        let Block::Bare {
-            text,
-            tracker,
-            origin,
-        } = &mut self.block
-        else {
+        let Block::Bare { text, tracker } = &mut self.block else {
             return None;
         };
-        let origin = *origin;
         // Only the first `max` bytes are ever held; the cut falls on the same byte however
         // the text was chunked.
         let room = max.saturating_sub(text.len());
@@ -602,7 +523,6 @@ impl Scanner {
             if envelope::opens_like_envelope(&held) {
                 self.block = Block::Held {
                     text: held,
-                    origin,
                     closed_at,
                 };
                 self.held_piece(rest, eol, out);
@@ -611,14 +531,14 @@ impl Scanner {
             // Not JSON standing on its own: prose, and the line goes on as prose.
             self.pending.push_str(&held);
             self.block = Block::None;
-            self.line_mode = LineMode::Prose(Inline::default());
+            self.line_mode = LineMode::Stream;
             return Some(rest);
         }
         text.push_str(fits);
         if !over.is_empty() {
             let mut tracker = tracker.clone();
             let text = std::mem::take(text);
-            if claims_codecrew(&text, origin) {
+            if claims_codecrew(&text) {
                 tracker.feed(over);
                 self.block = if eol && tracker.state != TrackState::Open {
                     Block::None
@@ -641,7 +561,7 @@ impl Scanner {
         if eol && tracker.state == TrackState::Closed {
             let text = std::mem::take(text);
             self.block = Block::None;
-            self.judge_bare(&text, origin, out);
+            self.judge_bare(&text, out);
         }
         None
     }
@@ -662,31 +582,19 @@ impl Scanner {
             return;
         }
         text.push_str(piece);
-        if eol
-            && let Block::Held {
-                text,
-                origin,
-                closed_at,
-            } = std::mem::take(&mut self.block)
-        {
-            self.judge_held(&text, origin, closed_at, out);
+        if eol && let Block::Held { text, closed_at } = std::mem::take(&mut self.block) {
+            self.judge_held(&text, closed_at, out);
         }
     }
 
     /// The message ended inside a candidate.
     fn candidate_end(&mut self, out: &mut Vec<Segment>) {
         match std::mem::take(&mut self.block) {
-            Block::Bare {
-                text,
-                tracker,
-                origin,
-            } => {
+            Block::Bare { text, tracker } => {
                 if tracker.state == TrackState::Closed {
-                    self.judge_bare(&text, origin, out);
-                } else if !claims_codecrew(&text, origin) {
+                    self.judge_bare(&text, out);
+                } else if !claims_codecrew(&text) {
                     self.pending.push_str(&text);
-                } else if origin == Origin::MidLine {
-                    self.reject_mid_line(&text, out);
                 } else {
                     self.reject(
                         "truncated envelope: the message ended before its JSON closed".to_owned(),
@@ -695,11 +603,7 @@ impl Scanner {
                     );
                 }
             }
-            Block::Held {
-                text,
-                origin,
-                closed_at,
-            } => self.judge_held(&text, origin, closed_at, out),
+            Block::Held { text, closed_at } => self.judge_held(&text, closed_at, out),
             Block::None
             | Block::Fence { .. }
             | Block::Foreign { .. }
@@ -709,41 +613,28 @@ impl Scanner {
     }
 
     /// A candidate whose JSON closed at the end of its line.
-    fn judge_bare(&mut self, text: &str, origin: Origin, out: &mut Vec<Segment>) {
-        match origin {
-            Origin::LineStart => match envelope::judge_text(text, false, false) {
-                None => self.pending.push_str(text),
-                Some(verdicts) => self.emit(verdicts, text.trim(), "", out),
-            },
-            Origin::MidLine if envelope::opens_like_envelope(text) => {
-                self.reject_mid_line(text, out)
-            }
-            Origin::MidLine => self.pending.push_str(text),
+    fn judge_bare(&mut self, text: &str, out: &mut Vec<Segment>) {
+        match envelope::judge_text(text, false, false) {
+            None => self.pending.push_str(text),
+            Some(verdicts) => self.emit(verdicts, text.trim(), "", out),
         }
     }
 
-    /// A held candidate, its line complete: a complete envelope at the line's start that
-    /// only brackets closing nothing or a comma follow is repaired into its call (the
-    /// repair cannot change what it says: everything after it closes nothing); one broken
-    /// before it closed is judged as an envelope (its reason said); any other is rejected
-    /// for where it stands.
-    fn judge_held(
-        &mut self,
-        text: &str,
-        origin: Origin,
-        closed_at: Option<usize>,
-        out: &mut Vec<Segment>,
-    ) {
+    /// A held candidate, its line complete: a complete envelope that only brackets
+    /// closing nothing or a comma follow is repaired into its call (the repair cannot
+    /// change what it says: everything after it closes nothing); one that text follows
+    /// on its line is prose (the model writing about a call, or quoting one) and stays
+    /// text; one broken before it closed is judged as an envelope (its reason said).
+    fn judge_held(&mut self, text: &str, closed_at: Option<usize>, out: &mut Vec<Segment>) {
         let closes_nothing = |tail: &str| {
             tail.bytes()
                 .all(|b| matches!(b, b'}' | b']' | b',' | b' ' | b'\t' | b'\r' | b'\n'))
         };
-        match (origin, closed_at) {
-            (Origin::MidLine, _) => self.reject_mid_line(text, out),
-            (Origin::LineStart, Some(end)) if !text.get(end..).is_some_and(closes_nothing) => {
-                self.reject(TEXT_AFTER.to_owned(), text.trim().to_owned(), out)
+        match closed_at {
+            Some(end) if !text.get(end..).is_some_and(closes_nothing) => {
+                self.pending.push_str(text);
             }
-            (Origin::LineStart, _) => match envelope::judge_text(text, false, true) {
+            _ => match envelope::judge_text(text, false, true) {
                 Some(verdicts) => self.emit(verdicts, text.trim(), "", out),
                 None => self.reject(
                     "malformed envelope JSON: not a tool-call envelope".to_owned(),
@@ -752,15 +643,6 @@ impl Scanner {
                 ),
             },
         }
-    }
-
-    /// An envelope after text on its line: rejected; its line's end stays with the text
-    /// around it, so the prose keeps its lines.
-    fn reject_mid_line(&mut self, text: &str, out: &mut Vec<Segment>) {
-        let body = text.trim_end_matches(['\n', '\r']);
-        let ending = &text[body.len()..];
-        self.reject(TEXT_BEFORE.to_owned(), body.trim().to_owned(), out);
-        self.pending.push_str(ending);
     }
 
     fn emit(&mut self, verdicts: Vec<Verdict>, raw: &str, prefix: &str, out: &mut Vec<Segment>) {
@@ -793,10 +675,8 @@ impl Scanner {
     }
 }
 
-/// Whether a candidate that did not close names codecrew enough to be rejected rather
-/// than given back as text: one at a line's start that mentions codecrew anywhere (it was
-/// meant as a call), one after text only when it opens like an envelope.
-fn claims_codecrew(text: &str, origin: Origin) -> bool {
-    envelope::opens_like_envelope(text)
-        || (origin == Origin::LineStart && envelope::mentions_codecrew(text))
+/// Whether a candidate (at a line's start) that did not close names codecrew enough to be
+/// rejected rather than given back as text: it was meant as a call.
+fn claims_codecrew(text: &str) -> bool {
+    envelope::opens_like_envelope(text) || envelope::mentions_codecrew(text)
 }

@@ -128,7 +128,7 @@ error_codes! {
 
     // Outside a tool call.
     /// A call envelope in the model's text that cannot run (malformed JSON, a missing
-    /// field); the model is told to write it again.
+    /// field); the model is told why, never asked to write it again.
     RejectedEnvelope = "E_REJECTED_ENVELOPE",
     /// An agent CLI could not start inside its wall (a job's `error_code` in
     /// `--output json`).

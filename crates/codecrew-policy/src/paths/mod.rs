@@ -7,7 +7,8 @@
 //!   before it exists (sensitive files are protected too).
 //!
 //! In a workspace that holds the home directory (opted in), every hidden entry of the home
-//! is sensitive too ([`crate::home`]).
+//! is sensitive too ([`crate::home`]): each function takes the [`HomeInWorkspace`] of the
+//! workspace the path is read in, since one process may serve several.
 //!
 //! Everything here is lexical: it looks at the path's components, never at the disk, so
 //! it works for files that do not exist yet and for paths named in shell commands. The
@@ -21,6 +22,8 @@ use std::path::{Component, Path};
 mod tables;
 
 use tables::*;
+
+use crate::home::HomeInWorkspace;
 
 /// Whether `name` ends in a source-code or documentation extension.
 fn is_source_or_docs(name: &str) -> bool {
@@ -51,11 +54,12 @@ fn same(run: &[String], names: &[&str]) -> bool {
             .all(|(part, name)| part.eq_ignore_ascii_case(name))
 }
 
-/// Why reading `path` needs a question, or None. `path` may be relative or absolute.
-pub fn sensitive(path: &Path) -> Option<String> {
+/// Why reading `path` needs a question, or None. `path` may be absolute, or relative to
+/// the workspace whose `home` it is.
+pub fn sensitive(path: &Path, home: &HomeInWorkspace) -> Option<String> {
     let parts = components(path);
     let shown = path.display();
-    if let Some(entry) = crate::home::held().and_then(|home| home.hidden_entry(path)) {
+    if let Some(entry) = home.hidden_entry(path) {
         return Some(format!(
             "{shown} is in {}, a hidden entry of your home directory, where programs keep \
              their sign-ins, keys and histories",
@@ -123,8 +127,8 @@ pub fn sensitive(path: &Path) -> Option<String> {
     matched.then(|| format!("{shown} may hold secrets (credentials, keys or tokens)"))
 }
 
-/// Why writing `path` needs a question, or None.
-pub fn protected(path: &Path) -> Option<String> {
+/// Why writing `path` needs a question, or None (as [`sensitive`]).
+pub fn protected(path: &Path, home: &HomeInWorkspace) -> Option<String> {
     let parts = components(path);
     let shown = path.display();
     if let Some(dir) = parts
@@ -153,15 +157,15 @@ pub fn protected(path: &Path) -> Option<String> {
             "{shown} is a configuration file that shells, git, agents or codecrew act on"
         ));
     }
-    sensitive(path).map(|why| format!("{why}; overwriting it is not undoable"))
+    sensitive(path, home).map(|why| format!("{why}; overwriting it is not undoable"))
 }
 
 /// The sensitive files as glob patterns over a `/`-separated path, for a CLI that can
 /// only be told by pattern what its own tools may not read (opencode's permissions,
 /// where `*` matches any characters, `/` included). Wider than [`sensitive`]: no
 /// exception for source files named like secrets (`secrets.rs`), no backups; each name
-/// in lower and upper case.
-pub fn sensitive_globs() -> Vec<String> {
+/// in lower and upper case. `home` is the workspace's, whose paths the patterns match.
+pub fn sensitive_globs(home: &HomeInWorkspace) -> Vec<String> {
     let mut globs = Vec::new();
     for dir in SENSITIVE_DIRS {
         globs.extend([format!("{dir}/*"), format!("*/{dir}/*")]);
@@ -192,17 +196,13 @@ pub fn sensitive_globs() -> Vec<String> {
         ]
         .map(String::from),
     );
-    globs.extend(
-        crate::home::held()
-            .map(|home| home.globs())
-            .unwrap_or_default(),
-    );
+    globs.extend(home.globs());
     both_cases(globs)
 }
 
 /// The protected files (the sensitive ones included) as glob patterns, as
 /// [`sensitive_globs`].
-pub fn protected_globs() -> Vec<String> {
+pub fn protected_globs(home: &HomeInWorkspace) -> Vec<String> {
     let mut globs = Vec::new();
     for dir in PROTECTED_DIRS {
         globs.extend([format!("{dir}/*"), format!("*/{dir}/*")]);
@@ -214,7 +214,7 @@ pub fn protected_globs() -> Vec<String> {
     for name in PROTECTED_NAMES {
         globs.extend([(*name).to_owned(), format!("*/{name}")]);
     }
-    globs.extend(sensitive_globs());
+    globs.extend(sensitive_globs(home));
     both_cases(globs)
 }
 
@@ -294,8 +294,8 @@ mod tests {
 
     #[test]
     fn the_globs_cover_each_class_and_leave_ordinary_files() {
-        let sensitive = super::sensitive_globs();
-        let protected = super::protected_globs();
+        let sensitive = super::sensitive_globs(&HomeInWorkspace::none());
+        let protected = super::protected_globs(&HomeInWorkspace::none());
         let any = |globs: &[String], path: &str| globs.iter().any(|glob| glob_matches(glob, path));
         for path in [
             ".env",
@@ -332,11 +332,11 @@ mod tests {
     use super::*;
 
     fn is_sensitive(path: &str) -> bool {
-        sensitive(Path::new(path)).is_some()
+        sensitive(Path::new(path), &HomeInWorkspace::none()).is_some()
     }
 
     fn is_protected(path: &str) -> bool {
-        protected(Path::new(path)).is_some()
+        protected(Path::new(path), &HomeInWorkspace::none()).is_some()
     }
 
     #[test]
@@ -454,7 +454,7 @@ mod tests {
 
     #[test]
     fn the_homes_credential_stores_are_sensitive_wherever_they_lie() {
-        let globs = super::sensitive_globs();
+        let globs = super::sensitive_globs(&HomeInWorkspace::none());
         for store in HOME_CREDENTIAL_STORES {
             for path in [store.to_string(), format!("/home/u/{store}")] {
                 assert!(is_sensitive(&path), "{path} should be sensitive");
@@ -529,6 +529,32 @@ mod tests {
         ] {
             assert!(!is_protected(path), "{path} should not be protected");
         }
+    }
+
+    /// One process may read paths in several workspaces (an editor's sessions): each path
+    /// is classed by the home its own workspace holds, as the path names it there.
+    #[test]
+    fn a_homes_hidden_entries_are_read_in_the_frame_of_each_workspace() {
+        let homes = [std::path::PathBuf::from("/home/u")];
+        let in_home = HomeInWorkspace::new(Path::new("/home/u"), &homes);
+        let above = HomeInWorkspace::new(Path::new("/home"), &homes);
+        let project = HomeInWorkspace::new(Path::new("/home/u/app"), &homes);
+        let hidden = |path: &str, home: &HomeInWorkspace| {
+            sensitive(Path::new(path), home).is_some_and(|why| why.contains("hidden entry"))
+        };
+        assert!(hidden(".myapp/session.txt", &in_home));
+        assert!(hidden("u/.myapp/session.txt", &above));
+        assert!(hidden("/home/u/.myapp/session.txt", &above));
+        assert!(protected(Path::new(".myapp/session.txt"), &in_home).is_some());
+        // The same words in another workspace name another file.
+        assert!(!hidden("u/.myapp/session.txt", &in_home));
+        assert!(!hidden(".myapp/session.txt", &above));
+        assert!(!hidden(".notes/todo.txt", &project));
+        assert!(sensitive(Path::new(".notes/todo.txt"), &project).is_none());
+        // The globs opencode is told, likewise.
+        assert!(sensitive_globs(&in_home).contains(&".*".to_owned()));
+        assert!(sensitive_globs(&above).contains(&"u/.*".to_owned()));
+        assert!(!sensitive_globs(&project).iter().any(|glob| glob == ".*"));
     }
 
     #[test]

@@ -106,7 +106,7 @@ impl CliWall {
         // the right to read what the plan above withholds: Landlock adds rights up.
         let workspace_writes: Vec<PathBuf> = if !self.writes_workspace {
             Vec::new()
-        } else if crate::home::held().is_some() {
+        } else if !crate::home::HomeInWorkspace::of(&self.workspace).is_empty() {
             // A workspace that holds the home (`--allow-home`): its hidden entries
             // (`~/.bashrc`, `~/.profile`, each program's settings, codecrew's own journal
             // in `~/.local/state`) run programs later, outside any wall, so nothing inside

@@ -63,10 +63,11 @@ impl<'a> Analyser<'a> {
             self.deny(why);
             return;
         }
-        if let Some(why) = paths::sensitive(Path::new(value)) {
+        let home = crate::home::HomeInWorkspace::of(self.ctx.workspace);
+        if let Some(why) = paths::sensitive(Path::new(value), &home) {
             self.risk(format!("it names a sensitive file: {why}"));
         }
-        if !reads_only && let Some(why) = paths::protected(Path::new(value)) {
+        if !reads_only && let Some(why) = paths::protected(Path::new(value), &home) {
             self.risk(format!("it may write a protected file: {why}"));
         }
         let root = self.ctx.workspace;
@@ -85,10 +86,11 @@ impl<'a> Analyser<'a> {
             match resolve(root, requested, Access::Read) {
                 Ok(resolved) => {
                     let relative = display(root, &resolved);
-                    if let Some(why) = paths::sensitive(Path::new(&relative)) {
+                    if let Some(why) = paths::sensitive(Path::new(&relative), &home) {
                         self.risk(format!("it names a sensitive file: {why}"));
                     }
-                    if !reads_only && let Some(why) = paths::protected(Path::new(&relative)) {
+                    if !reads_only && let Some(why) = paths::protected(Path::new(&relative), &home)
+                    {
                         self.risk(format!("it may write a protected file: {why}"));
                     }
                     if let Ok(meta) = std::fs::symlink_metadata(&resolved)
@@ -390,8 +392,9 @@ pub(super) fn searched_trees(argv: &[String]) -> Option<(Vec<String>, bool)> {
 /// What in the tree below `start` a search must not read: a sensitive file, or (when
 /// following links) a link leaving the workspace or leading to a sensitive file.
 pub(super) fn tree_holds_secrets(root: &Path, start: &Path, follow: bool) -> Option<String> {
+    let home = crate::home::HomeInWorkspace::of(root);
     walk_tree(root, start, follow, |relative| {
-        paths::sensitive(relative).map(|_| relative.display().to_string())
+        paths::sensitive(relative, &home).map(|_| relative.display().to_string())
     })
 }
 

@@ -101,8 +101,9 @@ pub(super) fn file_for(dir: &Path, workspace: &Path, withheld: &Withheld) -> Pat
     let mut hasher = std::hash::DefaultHasher::new();
     workspace.hash(&mut hasher);
     withheld.hash(&mut hasher);
-    // A plan made before the home's hidden entries were withheld is not this plan.
-    crate::home::held().hash(&mut hasher);
+    // The homes the workspace holds are the user's (`$HOME` may differ between two
+    // codecrews): a plan made for other homes is not this plan.
+    crate::home::HomeInWorkspace::of(workspace).hash(&mut hasher);
     dir.join(format!("{:016x}.json", hasher.finish()))
 }
 
@@ -111,7 +112,8 @@ pub(super) fn rules_fingerprint() -> u64 {
     static FINGERPRINT: OnceLock<u64> = OnceLock::new();
     *FINGERPRINT.get_or_init(|| {
         let mut hasher = std::hash::DefaultHasher::new();
-        crate::paths::sensitive_globs().hash(&mut hasher);
+        // The class tables alone: the homes are in the file's name.
+        crate::paths::sensitive_globs(&crate::home::HomeInWorkspace::none()).hash(&mut hasher);
         env!("CARGO_PKG_VERSION").hash(&mut hasher);
         hasher.finish()
     })

@@ -31,6 +31,7 @@ use std::time::SystemTime;
 use cache::Listings;
 use scan::{Entries, Listing};
 
+use crate::home::HomeInWorkspace;
 use crate::state_folder::StateFolder;
 
 /// The grants that make up the readable workspace.
@@ -65,10 +66,10 @@ impl Withheld {
         }
     }
 
-    /// Whether `relative` (a path in the workspace) is left out.
-    fn holds(&self, relative: &Path) -> bool {
+    /// Whether `relative` (a path in the workspace whose `home` it is) is left out.
+    fn holds(&self, relative: &Path, home: &HomeInWorkspace) -> bool {
         self.paths.iter().any(|path| path == relative)
-            || (self.sensitive && crate::paths::sensitive(relative).is_some())
+            || (self.sensitive && crate::paths::sensitive(relative, home).is_some())
     }
 
     /// Whether a path it names lies beneath the directory `relative`: that directory
@@ -145,6 +146,7 @@ fn plan_at(
         .unwrap_or_default();
     let mut planner = Planner {
         withheld,
+        home: HomeInWorkspace::of(workspace),
         root: workspace,
         now,
         previous,
@@ -168,6 +170,8 @@ fn plan_at(
 /// One plan in the making.
 struct Planner<'a> {
     withheld: &'a Withheld,
+    /// The homes this workspace holds, whose hidden entries a sensitive plan withholds.
+    home: HomeInWorkspace,
     root: &'a Path,
     now: SystemTime,
     /// The last plan's listings not yet visited in this one.
@@ -241,7 +245,7 @@ impl Planner<'_> {
         }
         self.changed = true;
         self.read += 1;
-        scan::read(dir, relative, self.withheld, self.now)
+        scan::read(dir, relative, self.withheld, &self.home, self.now)
     }
 
     /// The entries granted one by one in a directory that turned out to hold something
@@ -254,7 +258,7 @@ impl Planner<'_> {
         }
         self.changed = true;
         self.read += 1;
-        let Some(fresh) = scan::read(dir, relative, self.withheld, self.now) else {
+        let Some(fresh) = scan::read(dir, relative, self.withheld, &self.home, self.now) else {
             listing.stamp = None;
             return Entries::default();
         };

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::Withheld;
+use crate::home::HomeInWorkspace;
 
 /// Dependency and build directories, granted whole without a look: they can hold tens of
 /// thousands of files, none of them the user's secrets, and walking them would cost
@@ -126,11 +127,17 @@ pub struct Entries {
     pub whole: Vec<PathBuf>,
 }
 
-/// Reads `dir` (`relative` to the workspace root), sorting out what `withheld` names,
-/// stamping it before the names are
+/// Reads `dir` (`relative` to the workspace root, which holds `home`), sorting out what
+/// `withheld` names, stamping it before the names are
 /// read so that a change while reading makes the stamp stale rather than the names.
 /// None when it cannot be read (it is then not granted).
-pub fn read(dir: &Path, relative: &Path, withheld: &Withheld, now: SystemTime) -> Option<Listing> {
+pub fn read(
+    dir: &Path,
+    relative: &Path,
+    withheld: &Withheld,
+    home: &HomeInWorkspace,
+    now: SystemTime,
+) -> Option<Listing> {
     let stamp = std::fs::symlink_metadata(dir)
         .ok()
         .filter(std::fs::Metadata::is_dir)?;
@@ -144,7 +151,7 @@ pub fn read(dir: &Path, relative: &Path, withheld: &Withheld, now: SystemTime) -
             continue;
         };
         let name = PathBuf::from(entry.file_name());
-        if withheld.holds(&relative.join(&name)) {
+        if withheld.holds(&relative.join(&name), home) {
             listing.withheld.push(name);
         } else if kind.is_dir()
             && NOT_LOOKED_INTO.iter().any(|skip| name == Path::new(skip))

@@ -109,7 +109,7 @@ fn find(
     cancel: &Cancel,
 ) -> (Vec<String>, usize) {
     let mut found: Vec<(SystemTime, String)> = Vec::new();
-    for entry in walker(dir).build().flatten() {
+    for entry in walker(root, dir).build().flatten() {
         if cancel.is_cancelled() {
             break;
         }

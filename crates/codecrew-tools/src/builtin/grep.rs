@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use codecrew_policy::home::HomeInWorkspace;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use ignore::WalkState;
@@ -129,9 +130,9 @@ impl Tool for Grep {
 
 /// Files a directory search does not read: sensitive ones. (Hard-linked files are not
 /// read either: [`Beneath::open_read`] refuses them, named or not.)
-fn skipped_on_walk(root: &Path, path: &Path) -> bool {
+fn skipped_on_walk(root: &Path, home: &HomeInWorkspace, path: &Path) -> bool {
     let relative = path.strip_prefix(root).unwrap_or(path);
-    codecrew_policy::paths::sensitive(relative).is_some()
+    codecrew_policy::paths::sensitive(relative, home).is_some()
 }
 
 /// A validated search.
@@ -201,7 +202,8 @@ impl Query {
         cancel: &Cancel,
     ) -> Result<Value, ToolError> {
         let beneath = Beneath::open(root).map_err(|error| beneath_error(".", error))?;
-        let mut builder = walker(target);
+        let mut builder = walker(root, target);
+        let home = &HomeInWorkspace::of(root);
         if let Some(overrides) = overrides {
             builder.overrides(overrides);
         }
@@ -243,7 +245,7 @@ impl Query {
                 // (possibly outside) names fail `open_read`'s hard-link check, on the open
                 // file itself.
                 let named = entry.path() == target;
-                if !named && skipped_on_walk(root, entry.path()) {
+                if !named && skipped_on_walk(root, home, entry.path()) {
                     return WalkState::Continue;
                 }
                 // Opened beneath the workspace: a directory of the walk swapped for a link

@@ -82,7 +82,7 @@ fn list(root: &Path, dir: &Path, depth: u64, cancel: &Cancel) -> Result<Value, T
     let shown = display(root, dir);
     directory(dir, &shown)?;
     let beneath = Beneath::open(root).map_err(|error| beneath_error(&shown, error))?;
-    let walk = walker(dir)
+    let walk = walker(root, dir)
         .max_depth(usize::try_from(depth).ok())
         .sort_by_file_name(|a, b| a.cmp(b))
         .build();

@@ -10,6 +10,7 @@ use crate::beneath::{Beneath, BeneathError};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use codecrew_policy::home::HomeInWorkspace;
 use ignore::WalkBuilder;
 use serde_json::Value;
 
@@ -138,12 +139,16 @@ where
         })?
 }
 
-/// The walker every listing and search tool uses: `.gitignore`, `.ignore` and git's
-/// excludes are respected even outside a git repository (a workspace need not be one),
-/// hidden files are included, and `.git` itself is skipped, as is codecrew's own state
-/// folder where it lies in the workspace (not even named: its records hold copies of the
-/// user's files, `codecrew_policy::state_folder`).
-pub fn walker(dir: &Path) -> WalkBuilder {
+/// The walker every listing and search tool uses over `dir` in the workspace `root`:
+/// `.gitignore`, `.ignore` and git's excludes are respected even outside a git repository
+/// (a workspace need not be one), hidden files are included, and `.git` itself is
+/// skipped, as is every hidden entry of a home the workspace holds (opted in with
+/// `--allow-home`): not even its name is listed, since the names under `~/.config`,
+/// `~/.ssh` or `~/.mozilla` already say which accounts, keys and profiles the user has;
+/// and so is codecrew's own state folder where it lies in the workspace (its records hold
+/// copies of the user's files, `codecrew_policy::state_folder`).
+pub fn walker(root: &Path, dir: &Path) -> WalkBuilder {
+    let home = HomeInWorkspace::of(root);
     let state = codecrew_policy::state_folder::StateFolder::current();
     let mut builder = WalkBuilder::new(dir);
     builder
@@ -151,19 +156,12 @@ pub fn walker(dir: &Path) -> WalkBuilder {
         .require_git(false)
         .filter_entry(move |entry| {
             entry.file_name() != ".git"
-                && !in_a_homes_hidden_entry(entry.path())
+                && home.hidden_entry(entry.path()).is_none()
                 && !state
                     .as_ref()
                     .is_some_and(|state| state.holds_lexically(entry.path()))
         });
     builder
-}
-
-/// Whether `path` is (or lies in) a hidden entry of a home the workspace holds (opted in
-/// with `--allow-home`): not even its name is listed, since the names under `~/.config`,
-/// `~/.ssh` or `~/.mozilla` already say which accounts, keys and profiles the user has.
-fn in_a_homes_hidden_entry(path: &Path) -> bool {
-    codecrew_policy::home::held().is_some_and(|home| home.hidden_entry(path).is_some())
 }
 
 /// Replaces (or creates) `target` with `bytes` atomically, beneath the workspace `root`:
