@@ -191,8 +191,9 @@ fn a_held_record_planted_in_the_workspace_writes_nothing_outside_it() {
 }
 
 /// The same record written by `run_command`: a command that names the state folder is
-/// denied, `--yes` or not; one that writes it unnamed (a script, approved) gets it
-/// written, and the next command refuses it.
+/// denied, `--yes` or not, also from a script it runs; one that writes it unnamed (a
+/// script that makes the path at run time, approved) gets it written, and the next
+/// command refuses it.
 #[test]
 fn a_held_record_written_by_run_command_is_refused() {
     let world = World::new();
@@ -207,9 +208,27 @@ fn a_held_record_written_by_run_command_is_refused() {
     }
     std::fs::write(
         world.ws.join("plant.sh"),
-        "d=.st; d=\"${d}ate/codecrew/held/4194305-1\"; mkdir -p \"$d\" && cp forged.json \"$d/0.json\"\n",
+        // The analysis reads the script and follows its literal variables: the folder is
+        // named only at run time here.
+        "d=$(printf '.st%s' ate); d=\"$d/codecrew/held/4194305-1\"; mkdir -p \"$d\" && cp forged.json \"$d/0.json\"\n",
     )
     .unwrap();
+    std::fs::write(
+        world.ws.join("named.sh"),
+        "d=.st; d=\"${d}ate/codecrew/held/4194305-1\"; mkdir -p \"$d\"\n",
+    )
+    .unwrap();
+    let (result, _) = world.call(
+        "execute",
+        true,
+        "run_command",
+        json!({"command": "sh named.sh"}),
+    );
+    assert_eq!(result["status"], "denied", "{result:#}");
+    assert!(
+        result.to_string().contains("the script file named.sh"),
+        "{result:#}"
+    );
     let (result, _) = world.call(
         "execute",
         true,
