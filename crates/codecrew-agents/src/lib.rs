@@ -407,7 +407,7 @@ fn held_by(cli: &dyn Cli, cwd: &Path) -> Vec<wall::Guarded> {
 
 /// Puts back what killed codecrews held for their CLIs, before any CLI of this command
 /// starts (`wall::guard`). A record puts back only what codecrew holds for the CLI it
-/// names in the workspace it names, as that CLI's module says now ([`held_by`]): one
+/// names in the workspace it names, as that CLI's module says now (`held_by`): one
 /// that names anything else is refused, and nothing it names is written.
 pub fn recover_abandoned() {
     wall::guard::recover_abandoned(&|holder| {
