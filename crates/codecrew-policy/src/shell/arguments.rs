@@ -393,7 +393,15 @@ pub(super) fn searched_trees(argv: &[String]) -> Option<(Vec<String>, bool)> {
 /// following links) a link leaving the workspace or leading to a sensitive file.
 pub(super) fn tree_holds_secrets(root: &Path, start: &Path, follow: bool) -> Option<String> {
     let home = crate::home::HomeInWorkspace::of(root);
+    let state = crate::state_folder::StateFolder::current();
     walk_tree(root, start, follow, |relative| {
+        // codecrew's own records are not named, not even to say they are there.
+        if state
+            .as_ref()
+            .is_some_and(|state| state.holds_lexically(&root.join(relative)))
+        {
+            return Some("codecrew's own state folder".to_owned());
+        }
         paths::sensitive(relative, &home).map(|_| relative.display().to_string())
     })
 }
