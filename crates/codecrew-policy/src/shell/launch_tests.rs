@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 
-use super::tests::{DENY_LISTED, Ws, verdict};
+use super::tests::{DENY_LISTED, Form, Ws, nested, not_denied_in_any, verdict};
 
 /// `{ws}` in a spelling is the workspace's folder name, as seen from its parent.
 fn spelled(ws: &Ws, command: &str) -> String {
@@ -758,11 +758,8 @@ fn a_script_file_is_read_as_the_script() {
     assert!(!analysis.deny.is_empty(), "{analysis:#?}");
 }
 
-/// A wrapper's name, and the line that hands it a command.
-type Wrapper = (&'static str, fn(&str) -> String);
-
 /// Wrappers and forms a deny-listed command can be handed to, each wrapping `c`.
-fn wrappers() -> Vec<Wrapper> {
+fn wrappers() -> Vec<Form> {
     fn q(text: &str) -> String {
         format!("'{}'", text.replace('\'', r"'\''"))
     }
@@ -829,16 +826,7 @@ fn wrappers() -> Vec<Wrapper> {
 /// Every deny-listed command through every wrapper and form above is denied.
 #[test]
 fn every_deny_listed_command_is_denied_through_every_wrapper() {
-    let ws = Ws::new();
-    let mut missed = Vec::new();
-    for command in DENY_LISTED {
-        for (name, wrap) in wrappers() {
-            let line = wrap(command);
-            if ws.analyse(&line).deny.is_empty() {
-                missed.push(format!("{name}: {line}"));
-            }
-        }
-    }
+    let missed = not_denied_in_any(&wrappers());
     assert!(missed.is_empty(), "not denied:\n{}", missed.join("\n"));
 }
 
@@ -849,18 +837,10 @@ proptest! {
     #[test]
     fn deny_listed_commands_stay_denied_through_wrappers(
         command in 0..DENY_LISTED.len(),
-        wrappings in prop::collection::vec(0..wrappers().len(), 1..=3),
+        nesting in prop::collection::vec(0..wrappers().len(), 1..=3),
     ) {
-        let ws = Ws::new();
-        let wrappers = wrappers();
-        let mut line = DENY_LISTED[command].to_owned();
-        let mut names = Vec::new();
-        for index in wrappings {
-            let (name, wrap) = wrappers[index];
-            line = wrap(&line);
-            names.push(name);
-        }
-        let analysis = ws.analyse(&line);
+        let (line, names) = nested(command, &wrappers(), &nesting);
+        let analysis = Ws::new().analyse(&line);
         prop_assert!(!analysis.deny.is_empty(), "{names:?}: {line:?} {analysis:#?}");
     }
 }

@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 
-use super::tests::{DENY_LISTED, Ws, verdict};
+use super::tests::{DENY_LISTED, Form, Ws, nested, not_denied_in_any, verdict};
 
 /// Each spelling, the deny-listed command its deny message names, and where it says the
 /// command hid.
@@ -586,9 +586,6 @@ fn quoted(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-/// A place bash runs a command from: its name, and the line that puts a command there.
-type Form = (&'static str, fn(&str) -> String);
-
 /// Every place bash runs a command from, each wrapping a command `c`.
 fn forms() -> Vec<Form> {
     vec![
@@ -668,16 +665,7 @@ fn forms() -> Vec<Form> {
 /// Every deny-listed spelling, in every place bash runs a command from, is denied.
 #[test]
 fn every_deny_listed_command_is_denied_in_every_place() {
-    let ws = Ws::new();
-    let mut missed = Vec::new();
-    for command in DENY_LISTED {
-        for (name, form) in forms() {
-            let line = form(command);
-            if ws.analyse(&line).deny.is_empty() {
-                missed.push(format!("{name}: {line}"));
-            }
-        }
-    }
+    let missed = not_denied_in_any(&forms());
     assert!(missed.is_empty(), "not denied:\n{}", missed.join("\n"));
 }
 
@@ -689,18 +677,10 @@ proptest! {
     #[test]
     fn deny_listed_commands_stay_denied_however_deep(
         command in 0..DENY_LISTED.len(),
-        wrappings in prop::collection::vec(0..forms().len(), 1..=3),
+        nesting in prop::collection::vec(0..forms().len(), 1..=3),
     ) {
-        let ws = Ws::new();
-        let forms = forms();
-        let mut line = DENY_LISTED[command].to_owned();
-        let mut names = Vec::new();
-        for index in wrappings {
-            let (name, form) = forms[index];
-            line = form(&line);
-            names.push(name);
-        }
-        let analysis = ws.analyse(&line);
+        let (line, names) = nested(command, &forms(), &nesting);
+        let analysis = Ws::new().analyse(&line);
         prop_assert!(!analysis.deny.is_empty(), "{names:?}: {line:?} {analysis:#?}");
     }
 }

@@ -246,6 +246,41 @@ pub(super) const DENY_LISTED: &[&str] = &[
     "mv / /tmp/x",
 ];
 
+/// A place or wrapper a command can be put in: its name, and the line that puts `c` there.
+pub(super) type Form = (&'static str, fn(&str) -> String);
+
+/// Every deny-listed command put in every form, and the lines of those not denied.
+pub(super) fn not_denied_in_any(forms: &[Form]) -> Vec<String> {
+    let ws = Ws::new();
+    let mut missed = Vec::new();
+    for command in DENY_LISTED {
+        for (name, form) in forms {
+            let line = form(command);
+            if ws.analyse(&line).deny.is_empty() {
+                missed.push(format!("{name}: {line}"));
+            }
+        }
+    }
+    missed
+}
+
+/// Deny-listed command `command` put in the forms `nesting` names, innermost first: the
+/// line, and the forms' names.
+pub(super) fn nested(
+    command: usize,
+    forms: &[Form],
+    nesting: &[usize],
+) -> (String, Vec<&'static str>) {
+    let mut line = DENY_LISTED[command].to_owned();
+    let mut names = Vec::new();
+    for index in nesting {
+        let (name, form) = forms[*index];
+        line = form(&line);
+        names.push(name);
+    }
+    (line, names)
+}
+
 #[test]
 fn deny_list_variants() {
     let ws = Ws::new();

@@ -135,11 +135,7 @@ fn launch(program: &str, argv: &[String]) -> Launch {
             } else {
                 Cwd::Same
             };
-            if start >= argv.len() {
-                Launch::Stdin
-            } else {
-                command_in(start, cwd)
-            }
+            shell_or_command(argv, start, cwd)
         }),
         "nsenter" => with(argv, &NSENTER, |parsed, start| {
             let moves = ['w', 'W', 'r', 'a'];
@@ -151,11 +147,7 @@ fn launch(program: &str, argv: &[String]) -> Launch {
             } else {
                 Cwd::Same
             };
-            if start >= argv.len() {
-                Launch::Stdin
-            } else {
-                command_in(start, cwd)
-            }
+            shell_or_command(argv, start, cwd)
         }),
         "ionice" => with(argv, &IONICE, |parsed, start| {
             if parsed.has('p', "pid") || parsed.has('P', "pgid") || parsed.has('u', "uid") {
@@ -285,6 +277,16 @@ fn command_in(start: usize, cwd: Cwd) -> Launch {
         unknown_args: false,
         replace: None,
         cwd,
+    }
+}
+
+/// The command at `start`, or without one the shell the program starts, which reads its
+/// input (`unshare`, `nsenter`).
+fn shell_or_command(argv: &[String], start: usize, cwd: Cwd) -> Launch {
+    if start >= argv.len() {
+        Launch::Stdin
+    } else {
+        command_in(start, cwd)
     }
 }
 
