@@ -182,17 +182,23 @@ fn the_deny_list_holds_with_yes() {
         "cat /proc/$PPID/environ",
         "$CMD -rf /",
     ] {
-        let result = ws.run_yes(command);
-        denied(&result);
-        assert!(
-            result["error"]["suggestion"]
-                .as_str()
-                .unwrap()
-                .contains("deny list"),
-            "{command:?}: {result:#}"
-        );
+        denied_by_the_deny_list(&ws, command);
     }
     assert!(ws.exists("src/main.rs"));
+}
+
+/// `command` run with `--yes` is refused by the built-in deny list.
+#[track_caller]
+fn denied_by_the_deny_list(ws: &Ws, command: &str) {
+    let result = ws.run_yes(command);
+    denied(&result);
+    assert!(
+        result["error"]["suggestion"]
+            .as_str()
+            .unwrap()
+            .contains("deny list"),
+        "{command:?}: {result:#}"
+    );
 }
 
 /// Issue 48's spellings, each of which emptied a workspace under `--yes`: denied, and
@@ -229,15 +235,7 @@ fn the_deny_list_follows_the_shell_with_yes() {
         "awk 'BEGIN{system(\"rm -rf .\")}'".to_owned(),
         "sed 'e rm -rf .' src/main.rs".to_owned(),
     ] {
-        let result = ws.run_yes(&command);
-        denied(&result);
-        assert!(
-            result["error"]["suggestion"]
-                .as_str()
-                .unwrap()
-                .contains("deny list"),
-            "{command:?}: {result:#}"
-        );
+        denied_by_the_deny_list(&ws, &command);
         assert!(
             ws.exists("src/main.rs"),
             "{command:?} emptied the workspace"
