@@ -6,7 +6,7 @@
 //! part of a line. When the code names a deny-listed program (`system("rm -rf .")`), the
 //! line is denied; otherwise running it asks, as any program off the safe list does.
 
-use super::launchers::Launch;
+use super::launch::Launch;
 
 /// How `program` runs code it is given inline or on its input; None for a program that
 /// is not an interpreter, or one given only a script file (which needs a rule, as any

@@ -60,6 +60,7 @@ mod deny;
 mod getopt;
 mod input;
 mod interpreters;
+mod launch;
 mod launchers;
 mod options;
 mod parse;

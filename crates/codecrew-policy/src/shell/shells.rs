@@ -8,7 +8,7 @@
 //! ends them. A long option the shell's table lacks fails closed ([`Launch::Unknown`]).
 
 use super::getopt::{self, Arity, Grammar};
-use super::launchers::{Cwd, Launch};
+use super::launch::{Cwd, Launch};
 
 use Arity::{None as Flag, Required};
 

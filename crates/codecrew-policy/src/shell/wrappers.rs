@@ -4,7 +4,8 @@
 //! command starts is [`launchers`](super::launchers)' table; this is what the analysis
 //! does with it.
 
-use super::launchers::{Cwd, Launch, launches};
+use super::launch::{Cwd, Launch};
+use super::launchers::launches;
 use super::*;
 
 /// What a command reads from its input as code, for the caller to look at its
