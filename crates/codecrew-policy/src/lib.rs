@@ -181,6 +181,9 @@ struct Facts {
     /// Every command, including wrapped ones: deny and ask rules see them all.
     all_commands: Vec<Vec<String>>,
     deny: Vec<String>,
+    /// How the line could be written so the deny list lets it through, when only its
+    /// spelling is in the way.
+    deny_hints: Vec<String>,
     risks: Vec<String>,
 }
 
@@ -348,9 +351,14 @@ impl Policy {
             );
         }
         if !facts.deny.is_empty() {
-            return Decision::Deny(Reason::new(facts.deny.join("; ")).with_hint(
-                "this is on codecrew's built-in deny list; no flag, rule or prompt allows it",
-            ));
+            let mut hint =
+                "this is on codecrew's built-in deny list; no flag, rule or prompt allows it"
+                    .to_owned();
+            for better in &facts.deny_hints {
+                hint.push_str("; ");
+                hint.push_str(better);
+            }
+            return Decision::Deny(Reason::new(facts.deny.join("; ")).with_hint(hint));
         }
         if let Some(rule) = first_match(&self.ask, &subjects) {
             return Decision::Ask(Reason::new(format!(
@@ -596,6 +604,7 @@ fn command_facts(input: &Value, ctx: &ToolContext) -> Facts {
         },
     );
     facts.deny = analysis.deny;
+    facts.deny_hints = analysis.hints;
     facts.risks = analysis.risks;
     for command in analysis.commands {
         if !command.safe {

@@ -143,6 +143,22 @@ fn defaults_in_execute_mode() {
         unreachable!()
     };
     assert!(reason.hint.unwrap().contains("deny list"));
+    // Denied only for its double quotes: the hint says how to write it.
+    let deny = check(
+        &policy,
+        &ws,
+        "run_command",
+        json!({"command": "tmp=$(mktemp); trap \"rm -f $tmp\" EXIT"}),
+        "deny",
+    );
+    let Decision::Deny(reason) = deny else {
+        unreachable!()
+    };
+    let hint = reason.hint.unwrap();
+    assert!(
+        hint.contains("deny list") && hint.contains("single quotes ('rm -f $tmp')"),
+        "{hint}"
+    );
     check(&policy, &ws, "help", json!({}), "allow");
     check(&policy, &ws, "some_external_tool", json!({}), "ask");
 }

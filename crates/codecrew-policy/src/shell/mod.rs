@@ -120,6 +120,9 @@ pub struct Analysis {
     pub wrapped: Vec<Vec<String>>,
     /// Why the line is denied outright (the deny list).
     pub deny: Vec<String>,
+    /// How the line could be written so that it passes, where only its spelling is
+    /// denied (`trap "rm -f $tmp" EXIT` in single quotes).
+    pub hints: Vec<String>,
     /// Why the line needs a question whatever the allow rules say.
     pub risks: Vec<String>,
 }
@@ -145,6 +148,7 @@ pub fn analyse(command: &str, ctx: &ShellContext<'_>) -> Analysis {
     let mut analysis = analyser.out;
     dedup(&mut analysis.risks);
     dedup(&mut analysis.deny);
+    dedup(&mut analysis.hints);
     analysis
 }
 

@@ -79,6 +79,7 @@ impl<'a> Analyser<'a> {
         self.cdable_vars |= inner.cdable_vars;
         self.aliases.extend(inner.aliases.drain());
         self.out.deny.append(&mut inner.out.deny);
+        self.out.hints.append(&mut inner.out.hints);
         self.out.wrapped.append(&mut inner.out.wrapped);
         self.out
             .wrapped
@@ -393,12 +394,11 @@ impl<'a> Analyser<'a> {
             self.unreadable(&handler.source, "a trap handler");
             if self.out.deny.len() > denied
                 && let Some(single) = self.single_quotes_would_pass(&handler.source)
-                && let Some(why) = self.out.deny.last_mut()
             {
-                why.push_str(&format!(
-                    ". In double quotes the handler's variables are expanded now and its text \
-                     read again when it runs; in single quotes ({single}) it is read as written \
-                     and the check passes"
+                self.out.hints.push(format!(
+                    "in double quotes a trap handler's variables are expanded when it is set \
+                     and its text read again when it runs; write it in single quotes \
+                     ({single}), which is read as written and passes"
                 ));
             }
         } else if handler.value != "-" {
