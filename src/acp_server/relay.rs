@@ -125,7 +125,7 @@ impl<'a> Relay<'a> {
         announced: &mut Announced,
     ) -> Vec<SessionUpdate> {
         match event {
-            JobEvent::ToolCall(call) => {
+            JobEvent::ToolCall { call, .. } => {
                 let id = announced.open(agent, &call.tool, &call.input);
                 vec![SessionUpdate::ToolCall(self.tool_call(
                     id,
