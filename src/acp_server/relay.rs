@@ -19,15 +19,31 @@ use codecrew_tools::Status;
 /// The most of a call's output the editor is shown.
 const OUTPUT_SHOWN: usize = 8 * 1024;
 
-/// The calls shown to the editor and not finished yet, by agent and tool, oldest first:
-/// a result closes the oldest of its tool; a question names the call it is about.
+/// The calls shown to the editor and not finished yet. A codecrew call is shown under
+/// its own id (the `toolCallId` is the call's id, as the run store and `stream-json` have
+/// it) and closed by the result with that id; a CLI's own call, by agent and key, oldest
+/// first. A question names the call it is about.
 #[derive(Default)]
 pub struct Announced {
+    /// codecrew's calls, by id: the tool and the input.
+    calls: BTreeMap<String, (String, Value)>,
+    /// The CLIs' own calls (and rejected envelopes), by agent and key.
     open: BTreeMap<(String, String), VecDeque<(String, Value)>>,
     count: u64,
 }
 
 impl Announced {
+    /// codecrew's call `id` is shown.
+    fn open_call(&mut self, id: &str, tool: &str, input: &Value) {
+        self.calls
+            .insert(id.to_owned(), (tool.to_owned(), input.clone()));
+    }
+
+    /// codecrew's call `id` has its result: whether it was shown.
+    fn close_call(&mut self, id: &str) -> bool {
+        self.calls.remove(id).is_some()
+    }
+
     fn open(&mut self, agent: &str, tool: &str, input: &Value) -> String {
         self.count += 1;
         let id = format!("{agent}-{}", self.count);
@@ -48,14 +64,22 @@ impl Announced {
         Some(id)
     }
 
-    /// The open call of `tool` with `input`, whatever agent made it.
+    /// The open call of `tool` with `input`, whatever agent made it: for a question
+    /// that does not name its call by id.
     pub fn find(&self, tool: &str, input: &Value) -> Option<String> {
-        self.open
+        let codecrew = self
+            .calls
             .iter()
-            .filter(|((_, open_tool), _)| open_tool == tool)
-            .flat_map(|(_, calls)| calls.iter())
-            .find(|(_, called)| called == input)
-            .map(|(id, _)| id.clone())
+            .find(|(_, (open_tool, called))| open_tool == tool && called == input)
+            .map(|(id, _)| id.clone());
+        codecrew.or_else(|| {
+            self.open
+                .iter()
+                .filter(|((_, open_tool), _)| open_tool == tool)
+                .flat_map(|(_, calls)| calls.iter())
+                .find(|(_, called)| called == input)
+                .map(|(id, _)| id.clone())
+        })
     }
 }
 
@@ -125,19 +149,20 @@ impl<'a> Relay<'a> {
         announced: &mut Announced,
     ) -> Vec<SessionUpdate> {
         match event {
-            JobEvent::ToolCall(call) => {
-                let id = announced.open(agent, &call.tool, &call.input);
+            JobEvent::ToolCall { id, call } => {
+                announced.open_call(id, &call.tool, &call.input);
                 vec![SessionUpdate::ToolCall(self.tool_call(
-                    id,
+                    id.clone(),
                     agent,
                     &call.tool,
                     &call.input,
                 ))]
             }
             JobEvent::ToolResult(result) => {
-                let Some(id) = announced.close(agent, &result.tool) else {
+                let id = result.tool_call_id.clone();
+                if !announced.close_call(&id) {
                     return Vec::new();
-                };
+                }
                 let status = if result.status == Status::Ok {
                     ToolCallStatus::Completed
                 } else {

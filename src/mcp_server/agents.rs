@@ -185,7 +185,7 @@ fn agent_result(report: &JobReport) -> CallToolResult {
 fn progress_message(agent: &str, event: &JobEvent) -> Option<String> {
     match event {
         JobEvent::Turn(turn) => Some(format!("@{agent}: turn {turn}")),
-        JobEvent::ToolCall(call) => Some(format!("@{agent}: calls {}", call.name)),
+        JobEvent::ToolCall { call, .. } => Some(format!("@{agent}: calls {}", call.name)),
         JobEvent::ToolResult(result) => Some(format!(
             "@{agent}: {} {}",
             result.tool,

@@ -143,7 +143,7 @@ impl McpServer {
             return runs::recording(record, agents.run(mode, input, context)).await;
         }
         let call = CallRequest {
-            id: String::new(),
+            id: crate::run::session::new_call_id(),
             tool: name.to_owned(),
             input,
         };

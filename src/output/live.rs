@@ -115,7 +115,7 @@ impl LiveView {
             JobEvent::TurnEnd {
                 usage: Some(usage), ..
             } => status.usage.add(usage),
-            JobEvent::ToolCall(call) => status.doing = Some(format!("→ {}", call.name)),
+            JobEvent::ToolCall { call, .. } => status.doing = Some(format!("→ {}", call.name)),
             JobEvent::ToolResult(_) => status.doing = None,
             JobEvent::Sub(sub) => status.doing = Some(format!("→ @{} working", sub.agent)),
             _ => {}

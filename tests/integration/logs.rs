@@ -540,3 +540,56 @@ esac
         assert!(!file.windows(16).any(|window| window == b"sup3rs3cr3tvalue"));
     }
 }
+
+/// A call's id is the one `--output stream-json` gives its `tool_call` event and its
+/// result (`tool_call_id`), and the one the run store keeps it under (`call_id`).
+#[test]
+fn a_calls_id_is_the_same_in_stream_json_and_the_store() {
+    let world = World::new("");
+    let output = world.run(&["query", "--output", "stream-json", "@echo TASK-IDS"]);
+    assert_exit(&output, 0);
+    let events: Vec<Value> = text(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let of_type = |kind: &str| -> Vec<&Value> {
+        events
+            .iter()
+            .filter(|event| event["type"] == kind)
+            .collect()
+    };
+    let (calls, results) = (of_type("tool_call"), of_type("tool_result"));
+    assert_eq!((calls.len(), results.len()), (1, 1), "{events:#?}");
+    let id = calls[0]["id"].as_str().unwrap();
+    assert!(id.starts_with("call_"), "{id}");
+    assert_eq!(results[0]["tool_call_id"], id);
+
+    let run = &world.runs()[0];
+    let shown = world.json(&[
+        "logs",
+        "show",
+        run["id"].as_str().unwrap(),
+        "--output",
+        "json",
+    ]);
+    let kept = &shown["jobs"][0]["tool_calls"][0];
+    assert_eq!(kept["name"], "help");
+    assert_eq!(kept["call_id"], id);
+
+    // `--output json` gives each of a job's calls the id the store has.
+    let doc = world.json(&["query", "--output", "json", "@echo TASK-IDS-AGAIN"]);
+    let id = doc["results"][0]["tool_calls"][0]["id"].as_str().unwrap();
+    assert!(id.starts_with("call_"), "{doc:#}");
+    let run = &world.runs()[0];
+    let shown = world.json(&[
+        "logs",
+        "show",
+        run["id"].as_str().unwrap(),
+        "--output",
+        "json",
+    ]);
+    assert_eq!(
+        shown["jobs"][0]["tool_calls"][0]["call_id"], id,
+        "{shown:#}"
+    );
+}

@@ -23,6 +23,9 @@ pub enum Answer {
 /// One question: which call, and why it needs a yes.
 #[derive(Debug, Clone)]
 pub struct Question {
+    /// The id of the call asked about, when it is a codecrew call (its result's
+    /// `tool_call_id`); None for a CLI's own tool.
+    pub call_id: Option<String>,
     pub tool: String,
     pub input: Value,
     pub reason: Reason,
@@ -131,6 +134,7 @@ mod tests {
         assert_eq!(parse_answer("d"), Answer::Deny);
         assert_eq!(parse_answer("sure"), Answer::Deny);
         let question = Question {
+            call_id: None,
             tool: "x".to_owned(),
             input: json!({}),
             reason: Reason::new("r"),

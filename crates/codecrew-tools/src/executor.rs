@@ -277,7 +277,14 @@ impl ToolExecutor {
         };
         let tool = &entry.tool;
         let cap = tool.max_error_chars();
-        let (verdict, decided) = self.permit(tool.name(), tool.readonly(), &call.input).await;
+        let (verdict, decided) = self
+            .permit(
+                Some(call.id.as_str()).filter(|id| !id.is_empty()),
+                tool.name(),
+                tool.readonly(),
+                &call.input,
+            )
+            .await;
         let grant = match verdict {
             Ok(grant) => grant,
             Err(error) => return Outcome::failed(Status::Denied, error, cap, Some(decided)),
@@ -365,7 +372,8 @@ impl ToolExecutor {
             .with_suggestion("run the task with `codecrew execute` instead");
             (Err(refused), Decided::by(DecidedBy::Mode))
         } else {
-            self.permit(&call.tool, readonly, &call.input).await
+            // The call's id is the CLI's, not one the editor was shown: not said.
+            self.permit(None, &call.tool, readonly, &call.input).await
         };
         let result = ToolResult {
             tool_call_id: call.id.clone(),
@@ -390,6 +398,7 @@ impl ToolExecutor {
     /// the grant when it may run, and who decided.
     async fn permit(
         &self,
+        call_id: Option<&str>,
         tool: &str,
         readonly: bool,
         input: &Value,
@@ -438,6 +447,7 @@ impl ToolExecutor {
         }
         let asker = Arc::clone(&self.asker);
         let question = Question {
+            call_id: call_id.map(str::to_owned),
             tool: tool.to_owned(),
             input: input.clone(),
             reason: reason.clone(),

@@ -121,8 +121,8 @@ fn event_value(index: usize, agent: &str, event: &JobEvent) -> Option<Value> {
         JobEvent::MessageEnd | JobEvent::NativeTool { .. } | JobEvent::NativeToolResult { .. } => {
             return None;
         }
-        JobEvent::ToolCall(call) => json!({
-            "type": "tool_call", "job": index, "agent": agent,
+        JobEvent::ToolCall { id, call } => json!({
+            "type": "tool_call", "job": index, "agent": agent, "id": id,
             "name": call.name, "input": call.input,
         }),
         JobEvent::Rejected(rejection) => json!({

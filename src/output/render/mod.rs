@@ -145,7 +145,7 @@ impl<W: Write + Send> Renderer<W> {
 /// The notice line of a call, its result or a rejected envelope.
 fn call_line(event: &JobEvent) -> Option<(Style, String)> {
     match event {
-        JobEvent::ToolCall(call) => {
+        JobEvent::ToolCall { call, .. } => {
             let input = serde_json::to_string(&call.input).unwrap_or_default();
             Some((NOTICE, format!("→ {} {}", call.name, shorten(&input, 160))))
         }

@@ -49,11 +49,14 @@ fn report(agent: &str, success: bool, response: &str) -> JobReport {
 }
 
 fn call() -> JobEvent {
-    JobEvent::ToolCall(ToolCall {
-        name: "codecrew:read_file".into(),
-        tool: "read_file".into(),
-        input: json!({"path": "a"}),
-    })
+    JobEvent::ToolCall {
+        id: "c1".into(),
+        call: ToolCall {
+            name: "codecrew:read_file".into(),
+            tool: "read_file".into(),
+            input: json!({"path": "a"}),
+        },
+    }
 }
 
 fn ok_result() -> JobEvent {

@@ -176,6 +176,9 @@ fn an_editor_drives_the_crew_through_acpx() {
         read.stdout
     );
     assert!(said(&read).contains("ACP-NOTED"), "{}", read.stdout);
+    // Shown under the call's own id: the run store keeps it under the same one (below).
+    let read_id = call["toolCallId"].as_str().unwrap().to_owned();
+    assert!(read_id.starts_with("call_"), "{read_id}");
 
     // In execute mode a command off the safe list is asked in the editor: yes, then no.
     let mode = acpx.run(&[], &["set-mode", "execute"]);
@@ -186,6 +189,16 @@ fn an_editor_drives_the_crew_through_acpx() {
         .into_iter()
         .find(|line| line["method"] == "session/request_permission")
         .unwrap_or_else(|| panic!("nothing asked: {}", allowed.stdout));
+    // The question names the call it is about by the id the call was shown under.
+    let shown_ids: Vec<Value> = updates(&allowed, "tool_call")
+        .iter()
+        .map(|call| call["toolCallId"].clone())
+        .collect();
+    assert!(
+        shown_ids.contains(&asked["params"]["toolCall"]["toolCallId"]),
+        "{}",
+        allowed.stdout
+    );
     let question = asked["params"]["toolCall"].to_string();
     assert!(
         question.contains("touch allowed-by-editor.txt"),
@@ -288,6 +301,24 @@ fn an_editor_drives_the_crew_through_acpx() {
     ] {
         assert!(shown.stdout.contains(answer), "{answer}: {}", shown.stdout);
     }
+    // The read's call is kept under the id the editor was shown.
+    let shown = world.codecrew(&[
+        "logs",
+        "show",
+        run["id"].as_str().unwrap(),
+        "--output",
+        "json",
+    ]);
+    let shown: Value = serde_json::from_str(&shown.stdout).unwrap();
+    let kept: Vec<&Value> = shown["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|job| job["tool_calls"].as_array().unwrap())
+        .filter(|call| call["call_id"] == read_id.as_str())
+        .collect();
+    assert_eq!(kept.len(), 1, "{shown:#}");
+    assert_eq!(kept[0]["name"], "read_file");
 }
 
 /// The protocol's own TypeScript SDK as the client, for what acpx does not do: two

@@ -79,9 +79,13 @@ impl ServedRun {
         })
     }
 
-    /// Records one call a client made and its result.
+    /// Records one call a client made and its result (the call's id is the result's
+    /// `tool_call_id`, given when the call came).
     pub fn call(record: &JobRecord, call: ToolCall, result: &ToolResult) {
-        record.log.event(record.job, &JobEvent::ToolCall(call));
+        let id = result.tool_call_id.clone();
+        record
+            .log
+            .event(record.job, &JobEvent::ToolCall { id, call });
         record
             .log
             .event(record.job, &JobEvent::ToolResult(result.clone()));

@@ -114,6 +114,9 @@ pub struct JobDetail {
 /// One tool call of a job.
 #[derive(Debug, Clone, Serialize)]
 pub struct CallDetail {
+    /// The call's id (its result's `tool_call_id`, its `toolCallId` in ACP); None for a
+    /// call recorded before the store kept it.
+    pub call_id: Option<String>,
     pub name: String,
     pub input: Value,
     pub status: String,
@@ -483,7 +486,7 @@ impl Store {
         let mut jobs: Vec<JobDetail> = rows.collect::<rusqlite::Result<_>>()?;
         let mut calls = self.conn.prepare(
             "SELECT name, input, status, output, output_cut, error, duration_ms, decided_by,
-                    output_withheld
+                    output_withheld, call_id
              FROM tool_calls WHERE run = ?1 AND job = ?2 ORDER BY seq",
         )?;
         for job in &mut jobs {
@@ -492,6 +495,7 @@ impl Store {
                 let cut: bool = row.get(4)?;
                 let error: Option<String> = row.get(5)?;
                 Ok(CallDetail {
+                    call_id: row.get(9)?,
                     name: row.get(0)?,
                     input: serde_json::from_str(&input).unwrap_or(Value::String(input)),
                     status: row.get(2)?,

@@ -77,6 +77,10 @@ ALTER TABLE tool_calls ADD COLUMN decided_by TEXT;  -- policy, mode, user, sessi
 ALTER TABLE tool_calls ADD COLUMN output_withheld INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX runs_continues ON runs(continues);
 ",
+    // 3: each call's id, the one its events, its result and ACP carry.
+    r"
+ALTER TABLE tool_calls ADD COLUMN call_id TEXT;  -- NULL for calls recorded before it
+",
 ];
 
 /// The schema version this codecrew writes.

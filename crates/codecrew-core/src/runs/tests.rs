@@ -103,11 +103,17 @@ fn a_run_is_written_as_it_goes_and_read_back() {
         tool: "read_file".to_owned(),
         input: serde_json::json!({"path": "src/lib.rs"}),
     };
-    log.event(0, &JobEvent::ToolCall(call));
+    log.event(
+        0,
+        &JobEvent::ToolCall {
+            id: "call_1".to_owned(),
+            call,
+        },
+    );
     log.event(
         0,
         &JobEvent::ToolResult(ToolResult {
-            tool_call_id: "1".to_owned(),
+            tool_call_id: "call_1".to_owned(),
             tool: "read_file".to_owned(),
             status: Status::Ok,
             output: serde_json::Value::String("x".repeat(write::OUTPUT_CAP + 10)),
@@ -124,6 +130,7 @@ fn a_run_is_written_as_it_goes_and_read_back() {
     assert_eq!(shown.jobs[0].answer, None);
     let call = &shown.jobs[0].tool_calls[0];
     assert_eq!(call.name, "read_file");
+    assert_eq!(call.call_id.as_deref(), Some("call_1"));
     assert_eq!(call.input["path"], "src/lib.rs");
     assert!(call.output_cut);
     assert!(call.output.as_str().unwrap().len() <= write::OUTPUT_CAP);
@@ -305,6 +312,59 @@ fn result(tool: &str, output: &str, decided: Option<codecrew_tools::Decided>) ->
         duration_ms: 1,
         decided,
     })
+}
+
+/// Two calls of one tool whose results come back in the other order: each input is
+/// recorded with its own result, paired by the call's id, not by the tool's name.
+#[test]
+fn a_call_is_paired_with_its_result_by_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    let log = RunLog::try_start(&path, &new_run("read two files")).unwrap();
+    let job = log.job_started(&job("alice", "read two files"));
+    for (id, file) in [("call_a", "a.rs"), ("call_b", "b.rs")] {
+        let call = ToolCall {
+            name: "codecrew:read_file".to_owned(),
+            tool: "read_file".to_owned(),
+            input: serde_json::json!({ "path": file }),
+        };
+        log.event(
+            job,
+            &JobEvent::ToolCall {
+                id: id.to_owned(),
+                call,
+            },
+        );
+    }
+    for (id, output) in [("call_b", "what b.rs holds"), ("call_a", "what a.rs holds")] {
+        let mut answered = result("read_file", output, None);
+        if let JobEvent::ToolResult(result) = &mut answered {
+            result.tool_call_id = id.to_owned();
+        }
+        log.event(job, &answered);
+    }
+    assert!(log.ended(0));
+    let store = Store::open(&path).unwrap();
+    let calls = &store.show(log.id()).unwrap().jobs[0].tool_calls;
+    let seen: Vec<(Option<&str>, &serde_json::Value, &serde_json::Value)> = calls
+        .iter()
+        .map(|call| (call.call_id.as_deref(), &call.input["path"], &call.output))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                Some("call_b"),
+                &serde_json::json!("b.rs"),
+                &serde_json::json!("what b.rs holds")
+            ),
+            (
+                Some("call_a"),
+                &serde_json::json!("a.rs"),
+                &serde_json::json!("what a.rs holds")
+            ),
+        ]
+    );
 }
 
 #[test]

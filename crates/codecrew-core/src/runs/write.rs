@@ -1,6 +1,6 @@
 //! A run recorded as it goes: [`RunLog`], the engine's handle on the store.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -93,9 +93,13 @@ pub struct RunLog {
     jobs: AtomicUsize,
 }
 
-/// Each job's calls whose results have not come yet (name, input), and its count of
-/// calls recorded.
-type Pending = BTreeMap<usize, (VecDeque<(String, Value)>, u32)>;
+/// The calls whose results have not come yet, by id (their input), and each job's count
+/// of calls recorded.
+#[derive(Default)]
+struct Pending {
+    calls: BTreeMap<String, Value>,
+    recorded: BTreeMap<usize, u32>,
+}
 
 /// One step for the writer: statements run in one transaction, or the run's end.
 enum Write {
@@ -229,7 +233,7 @@ impl RunLog {
         Some(RunLog {
             id,
             writes,
-            pending: Mutex::new(BTreeMap::new()),
+            pending: Mutex::new(Pending::default()),
             jobs: AtomicUsize::new(0),
         })
     }
@@ -261,14 +265,14 @@ impl RunLog {
         index
     }
 
-    /// One of job `index`'s events: a call is kept until its result comes, then both are
-    /// recorded. A sub-agent's events are its own job's, which the crew records.
+    /// One of job `index`'s events: a call is kept until its result (the one with its id)
+    /// comes, then both are recorded. A sub-agent's events are its own job's, which the
+    /// crew records.
     pub fn event(&self, index: usize, event: &JobEvent) {
         match event {
-            JobEvent::ToolCall(call) => {
+            JobEvent::ToolCall { id, call } => {
                 if let Ok(mut pending) = self.pending.lock() {
-                    let (calls, _) = pending.entry(index).or_default();
-                    calls.push_back((call.tool.clone(), call.input.clone()));
+                    pending.calls.insert(id.clone(), call.input.clone());
                 }
             }
             JobEvent::ToolResult(result) => self.call(index, result),
@@ -289,11 +293,11 @@ impl RunLog {
             let Ok(mut pending) = self.pending.lock() else {
                 return;
             };
-            let (calls, count) = pending.entry(index).or_default();
-            let at = calls.iter().position(|(name, _)| *name == result.tool);
-            let input = at
-                .and_then(|at| calls.remove(at))
-                .map_or(Value::Null, |(_, input)| input);
+            let input = pending
+                .calls
+                .remove(&result.tool_call_id)
+                .unwrap_or(Value::Null);
+            let count = pending.recorded.entry(index).or_default();
             let seq = *count;
             *count += 1;
             (input, seq)
@@ -320,8 +324,8 @@ impl RunLog {
             .unwrap_or_default();
         self.write(vec![(
             "INSERT INTO tool_calls (run, job, seq, at, name, input, status, output, output_cut,
-                 error, duration_ms, decided_by, output_withheld)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                 error, duration_ms, decided_by, output_withheld, call_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             vec![
                 self.id.clone().into(),
                 int(index).into(),
@@ -336,6 +340,7 @@ impl RunLog {
                 i64::try_from(result.duration_ms).unwrap_or(i64::MAX).into(),
                 decided_by.into(),
                 withheld.into(),
+                result.tool_call_id.clone().into(),
             ],
         )]);
     }

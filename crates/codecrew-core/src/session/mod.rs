@@ -289,6 +289,20 @@ fn rejection_line(rejection: &Rejection) -> String {
     value.to_string()
 }
 
+/// A new tool call's id, given where the call is found (in the model's text, or as a
+/// client of `codecrew mcp` makes it): `call_` and 16 hex digits from the OS's random
+/// source, as a run's id is made ([`crate::runs::new_id`]). The call's events, its result
+/// (`tool_call_id`), its row in the run store and its `toolCallId` in ACP all carry it.
+///
+/// Random rather than counted: a run's calls come from several jobs at once (the agents
+/// of one command, the sub-agents they call), from every prompt of a chat or an editor's
+/// session, and from another process when an editor loads its session again after a
+/// restart; a counter would have to be handed to each and picked up where the store
+/// left it, and a random id is unique within the run without either.
+pub fn new_call_id() -> String {
+    format!("call_{}", crate::runs::new_id())
+}
+
 fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }

@@ -19,8 +19,10 @@ pub enum JobEvent {
     Text(String),
     /// One assistant message ended.
     MessageEnd,
-    /// A call found in the model's text, about to run.
-    ToolCall(ToolCall),
+    /// A call found in the model's text, about to run, with the id it was given there
+    /// ([`new_call_id`](super::new_call_id)): its result's `tool_call_id`, its row's
+    /// `call_id` in the run store, its `toolCallId` in ACP.
+    ToolCall { id: String, call: ToolCall },
     /// An envelope that cannot run.
     Rejected(Rejection),
     /// A call's result.
@@ -56,6 +58,8 @@ pub struct SubEvent {
 /// A call as the report shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct CallRecord {
+    /// The call's id: its events' and its result's `tool_call_id`.
+    pub id: String,
     pub name: String,
     pub input: Value,
     pub status: Status,

@@ -13,7 +13,8 @@ pub(super) struct TurnState {
     pub(super) text: String,
     /// Assistant text as the model wrote it, for transcripts.
     pub(super) raw_text: String,
-    pub(super) calls: Vec<ToolCall>,
+    /// The calls found, each with the id it was given when it was found.
+    pub(super) calls: Vec<(String, ToolCall)>,
     pub(super) rejected: Vec<Rejection>,
     pub(super) session: Option<String>,
     pub(super) errors: Vec<String>,
@@ -44,8 +45,12 @@ impl TurnState {
                     "\n```json\n{}\n```\n",
                     serde_json::json!({"type": "tool_use", "name": call.name, "input": call.input})
                 ));
-                emit(JobEvent::ToolCall(call.clone()));
-                self.calls.push(call);
+                let id = super::new_call_id();
+                emit(JobEvent::ToolCall {
+                    id: id.clone(),
+                    call: call.clone(),
+                });
+                self.calls.push((id, call));
             }
             Item::Segment(Segment::Rejected(rejection)) => {
                 emit(JobEvent::Rejected(rejection.clone()));

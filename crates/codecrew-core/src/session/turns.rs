@@ -351,9 +351,8 @@ impl JobRun {
         let requests: Vec<CallRequest> = turn
             .calls
             .iter()
-            .enumerate()
-            .map(|(n, call)| CallRequest {
-                id: format!("call_{}_{}", report.turns, n + 1),
+            .map(|(id, call)| CallRequest {
+                id: id.clone(),
                 tool: call.tool.clone(),
                 input: call.input.clone(),
             })
@@ -366,7 +365,7 @@ impl JobRun {
         };
         let results = caller::with_caller(caller, self.executor.call_all(&requests)).await;
         let mut lines = Vec::new();
-        for (call, result) in turn.calls.iter().zip(&results) {
+        for ((id, call), result) in turn.calls.iter().zip(&results) {
             self.emit(events, JobEvent::ToolResult(result.clone()));
             if let Some(sub) = sub_agent_usage(result) {
                 report.usage.add_sub_agent(&sub);
@@ -376,6 +375,7 @@ impl JobRun {
             }
             lines.push(result_line(result));
             report.tool_calls.push(CallRecord {
+                id: id.clone(),
                 name: call.name.clone(),
                 input: call.input.clone(),
                 status: result.status,
