@@ -132,7 +132,9 @@ fn outside_state_folder(
     requested: &str,
     resolved: &Path,
 ) -> Result<(), ToolError> {
-    if folder.holds(&normalise(root, requested)) || folder.holds(resolved) {
+    // `resolved` is the path with its links resolved: both readings are known here, so
+    // neither asks the disk again.
+    if folder.holds_lexically(&normalise(root, requested)) || folder.holds_lexically(resolved) {
         return Err(ToolError::new(
             ErrorCode::PermissionDenied,
             folder.refusal(&format!("{requested:?}")),

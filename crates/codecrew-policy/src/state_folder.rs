@@ -42,9 +42,46 @@ pub struct StateFolder {
     real: PathBuf,
 }
 
+thread_local! {
+    /// The state folder found once for a check that asks many times ([`pinned`]).
+    static PINNED: std::cell::RefCell<Option<Option<StateFolder>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `check` with the state folder found once at its start: a check that asks about
+/// every word of a command line (the shell analysis) would otherwise resolve the folder's
+/// path, a few `readlink`s, for each. The disk is asked afresh at the next check.
+pub fn pinned<R>(check: impl FnOnce() -> R) -> R {
+    struct Unpin(bool);
+    impl Drop for Unpin {
+        fn drop(&mut self) {
+            if self.0 {
+                PINNED.with(|pinned| *pinned.borrow_mut() = None);
+            }
+        }
+    }
+    let outermost = PINNED.with(|pinned| {
+        let mut pinned = pinned.borrow_mut();
+        let outermost = pinned.is_none();
+        if outermost {
+            *pinned = Some(StateFolder::found());
+        }
+        outermost
+    });
+    let _unpin = Unpin(outermost);
+    check()
+}
+
 impl StateFolder {
-    /// The state folder of this process's environment ([`location`]).
+    /// The state folder of this process's environment ([`location`]), as it lies on the
+    /// disk now (or as [`pinned`] found it, inside a pinned check).
     pub fn current() -> Option<StateFolder> {
+        PINNED
+            .with(|pinned| pinned.borrow().clone())
+            .unwrap_or_else(StateFolder::found)
+    }
+
+    fn found() -> Option<StateFolder> {
         location().map(|named| StateFolder::at(&named))
     }
 

@@ -74,8 +74,13 @@ impl<'a> Analyser<'a> {
         let state = crate::state_folder::StateFolder::current();
         for cwd in self.cwds.clone() {
             let joined = cwd.join(value);
-            // codecrew's own records and keys: never, not even with --yes.
-            if let Some(folder) = state.as_ref().filter(|folder| folder.holds(&joined)) {
+            // codecrew's own records and keys: never, not even with --yes (as named here;
+            // through a link, `resolve` below refuses it).
+            let named = crate::path::normalise(&cwd, value);
+            if let Some(folder) = state
+                .as_ref()
+                .filter(|folder| folder.holds_lexically(&named))
+            {
                 self.deny(folder.refusal(&format!("`{value}`")));
                 continue;
             }
@@ -101,6 +106,11 @@ impl<'a> Analyser<'a> {
                              workspace"
                         ));
                     }
+                }
+                Err(error)
+                    if error.suggestion.as_deref() == Some(crate::state_folder::SUGGESTION) =>
+                {
+                    self.deny(error.message);
                 }
                 Err(error) => self.risk(format!("`{value}`: {}", error.message)),
             }

@@ -129,6 +129,10 @@ pub struct Analysis {
 
 /// Analyses `command` as `bash -c` would run it in `ctx.cwd`.
 pub fn analyse(command: &str, ctx: &ShellContext<'_>) -> Analysis {
+    crate::state_folder::pinned(|| analyse_line(command, ctx))
+}
+
+fn analyse_line(command: &str, ctx: &ShellContext<'_>) -> Analysis {
     let mut analyser = Analyser::new(ctx, vec![ctx.cwd.to_path_buf()], 0);
     analyser.line = std::rc::Rc::from(command);
     match join_continued_lines(command) {
