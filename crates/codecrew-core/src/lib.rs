@@ -20,6 +20,7 @@
 
 pub mod crew;
 pub mod engine;
+pub mod ids;
 pub mod jobs;
 pub mod mcp_listing;
 pub mod mention;

@@ -570,17 +570,9 @@ fn capped(text: &str) -> (&str, bool) {
     (text.get(..end).unwrap_or_default(), true)
 }
 
-/// A new run's id: 16 hex digits from the OS's random source (the clock's, should it
-/// fail). Made by the run's log, or beforehand by whoever must name the run before it
-/// starts ([`NewRun::id`]).
+/// A new run's id: 16 hex digits from the OS's random source ([`crate::ids::random_hex`]).
+/// Made by the run's log, or beforehand by whoever must name the run before it starts
+/// ([`NewRun::id`]).
 pub fn new_id() -> String {
-    let mut bytes = [0u8; 8];
-    if getrandom::fill(&mut bytes).is_err() {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.as_nanos());
-        let mixed = (nanos as u64) ^ u64::from(std::process::id()).rotate_left(40);
-        bytes = mixed.to_be_bytes();
-    }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    crate::ids::random_hex()
 }

@@ -291,7 +291,7 @@ fn rejection_line(rejection: &Rejection) -> String {
 
 /// A new tool call's id, given where the call is found (in the model's text, or as a
 /// client of `codecrew mcp` makes it): `call_` and 16 hex digits from the OS's random
-/// source, as a run's id is made ([`crate::runs::new_id`]). The call's events, its result
+/// source, as a run's id is made ([`crate::ids::random_hex`]). The call's events, its result
 /// (`tool_call_id`), its row in the run store and its `toolCallId` in ACP all carry it.
 ///
 /// Random rather than counted: a run's calls come from several jobs at once (the agents
@@ -300,7 +300,7 @@ fn rejection_line(rejection: &Rejection) -> String {
 /// restart; a counter would have to be handed to each and picked up where the store
 /// left it, and a random id is unique within the run without either.
 pub fn new_call_id() -> String {
-    format!("call_{}", crate::runs::new_id())
+    format!("call_{}", crate::ids::random_hex())
 }
 
 fn elapsed_ms(started: Instant) -> u64 {
