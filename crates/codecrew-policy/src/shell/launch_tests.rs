@@ -548,6 +548,17 @@ const SPELLINGS: &[(&str, &str, &str)] = &[
         "cat src/main.rs | wc -l",
     ),
     ("bash < clean.sh", "`rm -rf` on {ws}", "wc -l < src/main.rs"),
+    // A program codecrew does not know, behind a wrapper.
+    (
+        "timeout 5 mytool rm -rf /",
+        "the arguments of `mytool`",
+        "timeout 5 mytool ls /",
+    ),
+    (
+        "sudo -h evil sh -c 'rm -rf .'",
+        "found in the script `sh` runs",
+        "sudo -h evil sh -c 'ls'",
+    ),
     // Options a wrapper does not have fail closed.
     (
         "timeout --frobnicate 5 rm -rf .",

@@ -49,12 +49,11 @@ impl<'a> Analyser<'a> {
                 Launch::Inline {
                     kind, stdin: true, ..
                 } => input = Input::Code(kind),
-                Launch::Inline { kind, .. } => {
+                Launch::Inline { kind, code, .. } => {
                     self.risk(format!(
                         "`{program}` runs inline {kind} that codecrew cannot vet"
                     ));
-                    let source = sources(words.get(1..).unwrap_or_default());
-                    self.unreadable_code(&source, &program, kind);
+                    self.unreadable_code(&code.join(" "), &program, kind);
                 }
                 Launch::Stdin => {
                     self.risk(format!(
@@ -180,6 +179,10 @@ impl<'a> Analyser<'a> {
             this.depth += 1;
             let input = this.wrappers(&inner_argv, &inner_words);
             this.builtin_code(&inner_argv, &inner_words);
+            // `timeout 5 mytool rm -rf /`: what a program codecrew does not know is handed.
+            if !safe(&inner_argv) {
+                this.possible_commands(&inner_argv, &inner_words);
+            }
             this.depth -= 1;
             this.nested = nested;
             input
