@@ -3,7 +3,7 @@
 //! tool call and each CLI's own as a `tool_call` then a `tool_call_update` (kind, title,
 //! the files it touches, a diff for a write).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use agent_client_protocol::v1::schema::{
@@ -19,67 +19,35 @@ use codecrew_tools::Status;
 /// The most of a call's output the editor is shown.
 const OUTPUT_SHOWN: usize = 8 * 1024;
 
-/// The calls shown to the editor and not finished yet. A codecrew call is shown under
-/// its own id (the `toolCallId` is the call's id, as the run store and `stream-json` have
-/// it) and closed by the result with that id; a CLI's own call, by agent and key, oldest
-/// first. A question names the call it is about.
+/// The calls shown to the editor and not finished yet, by id: codecrew's calls and the
+/// CLIs' own alike are shown under the id the engine gave them where it found them (the
+/// `toolCallId` is the id the run store and `stream-json` have) and closed by the result
+/// with that id. A question names the call it is about.
 #[derive(Default)]
 pub struct Announced {
-    /// codecrew's calls, by id: the tool and the input.
+    /// The open calls, by id: the tool and the input.
     calls: BTreeMap<String, (String, Value)>,
-    /// The CLIs' own calls (and rejected envelopes), by agent and key.
-    open: BTreeMap<(String, String), VecDeque<(String, Value)>>,
-    count: u64,
 }
 
 impl Announced {
-    /// codecrew's call `id` is shown.
-    fn open_call(&mut self, id: &str, tool: &str, input: &Value) {
+    /// Call `id` is shown.
+    fn open(&mut self, id: &str, tool: &str, input: &Value) {
         self.calls
             .insert(id.to_owned(), (tool.to_owned(), input.clone()));
     }
 
-    /// codecrew's call `id` has its result: whether it was shown.
-    fn close_call(&mut self, id: &str) -> bool {
+    /// Call `id` has its result: whether it was shown.
+    fn close(&mut self, id: &str) -> bool {
         self.calls.remove(id).is_some()
-    }
-
-    fn open(&mut self, agent: &str, tool: &str, input: &Value) -> String {
-        self.count += 1;
-        let id = format!("{agent}-{}", self.count);
-        self.open
-            .entry((agent.to_owned(), tool.to_owned()))
-            .or_default()
-            .push_back((id.clone(), input.clone()));
-        id
-    }
-
-    fn close(&mut self, agent: &str, tool: &str) -> Option<String> {
-        let key = (agent.to_owned(), tool.to_owned());
-        let queue = self.open.get_mut(&key)?;
-        let (id, _) = queue.pop_front()?;
-        if queue.is_empty() {
-            self.open.remove(&key);
-        }
-        Some(id)
     }
 
     /// The open call of `tool` with `input`, whatever agent made it: for a question
     /// that does not name its call by id.
     pub fn find(&self, tool: &str, input: &Value) -> Option<String> {
-        let codecrew = self
-            .calls
+        self.calls
             .iter()
             .find(|(_, (open_tool, called))| open_tool == tool && called == input)
-            .map(|(id, _)| id.clone());
-        codecrew.or_else(|| {
-            self.open
-                .iter()
-                .filter(|((_, open_tool), _)| open_tool == tool)
-                .flat_map(|(_, calls)| calls.iter())
-                .find(|(_, called)| called == input)
-                .map(|(id, _)| id.clone())
-        })
+            .map(|(id, _)| id.clone())
     }
 }
 
@@ -150,7 +118,7 @@ impl<'a> Relay<'a> {
     ) -> Vec<SessionUpdate> {
         match event {
             JobEvent::ToolCall { id, call } => {
-                announced.open_call(id, &call.tool, &call.input);
+                announced.open(id, &call.tool, &call.input);
                 vec![SessionUpdate::ToolCall(self.tool_call(
                     id.clone(),
                     agent,
@@ -160,7 +128,7 @@ impl<'a> Relay<'a> {
             }
             JobEvent::ToolResult(result) => {
                 let id = result.tool_call_id.clone();
-                if !announced.close_call(&id) {
+                if !announced.close(&id) {
                     return Vec::new();
                 }
                 let status = if result.status == Status::Ok {
@@ -184,8 +152,8 @@ impl<'a> Relay<'a> {
                 ))]
             }
             JobEvent::Rejected(rejection) => {
-                let id = announced.open(agent, "(rejected)", &Value::Null);
-                announced.close(agent, "(rejected)");
+                // Shown as a call that failed at once: an id of its own, never open.
+                let id = crate::run::session::new_call_id();
                 vec![SessionUpdate::ToolCall(
                     ToolCall::new(id, format!("@{agent}: a call codecrew could not run"))
                         .kind(ToolKind::Other)
@@ -194,13 +162,14 @@ impl<'a> Relay<'a> {
                 )]
             }
             JobEvent::NativeTool { id, name, input } => {
-                let key = native_key(id.as_deref(), name);
-                let call = announced.open(agent, &key, input);
-                let mut shown =
-                    ToolCall::new(call, format!("@{agent}: {}", native_title(name, input)))
-                        .kind(native_kind(name))
-                        .status(ToolCallStatus::InProgress)
-                        .raw_input(input.clone());
+                announced.open(id, name, input);
+                let mut shown = ToolCall::new(
+                    id.clone(),
+                    format!("@{agent}: {}", native_title(name, input)),
+                )
+                .kind(native_kind(name))
+                .status(ToolCallStatus::InProgress)
+                .raw_input(input.clone());
                 if let Some(path) = native_path(input) {
                     shown = shown.locations(vec![ToolCallLocation::new(self.absolute(path))]);
                 }
@@ -211,15 +180,9 @@ impl<'a> Relay<'a> {
                 output,
                 is_error,
             } => {
-                // A result names its call by id where the CLI gives one; else the oldest
-                // open call of the CLI's tools.
-                let call = match id {
-                    Some(id) => announced.close_native(agent, id),
-                    None => announced.close_any_native(agent),
-                };
-                let Some(call) = call else {
+                if !announced.close(id) {
                     return Vec::new();
-                };
+                }
                 let status = if *is_error {
                     ToolCallStatus::Failed
                 } else {
@@ -229,7 +192,8 @@ impl<'a> Relay<'a> {
                     .status(status)
                     .content(vec![ToolCallContent::from(capped(output))]);
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                    call, fields,
+                    id.clone(),
+                    fields,
                 ))]
             }
             JobEvent::Notice(notice) => vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(
@@ -300,33 +264,6 @@ impl<'a> Relay<'a> {
             ContentBlock::from(format!("\n\n@{} could not answer: {error}\n", report.agent)),
         )))
     }
-}
-
-impl Announced {
-    fn close_native(&mut self, agent: &str, id: &str) -> Option<String> {
-        let key = self
-            .open
-            .keys()
-            .find(|(open_agent, tool)| {
-                open_agent == agent && tool.starts_with(&format!("native:{id}:"))
-            })
-            .cloned()?;
-        self.close(&key.0, &key.1)
-    }
-
-    fn close_any_native(&mut self, agent: &str) -> Option<String> {
-        let key = self
-            .open
-            .keys()
-            .find(|(open_agent, tool)| open_agent == agent && tool.starts_with("native:"))
-            .cloned()?;
-        self.close(&key.0, &key.1)
-    }
-}
-
-/// How a CLI's own call is keyed among the open calls.
-fn native_key(id: Option<&str>, name: &str) -> String {
-    format!("native:{}:{name}", id.unwrap_or(""))
 }
 
 /// The kind of a codecrew tool, for the editor's icon.

@@ -32,15 +32,16 @@ pub enum JobEvent {
     /// An event of a sub-agent that one of this job's calls started.
     Sub(Box<SubEvent>),
     /// A call to one of the CLI's own tools (its Read, its shell), as the CLI reported
-    /// it: run by the CLI (after codecrew's gate said yes), never by codecrew.
+    /// it: run by the CLI (after codecrew's gate said yes), never by codecrew. `id` is
+    /// codecrew's (as a [`JobEvent::ToolCall`]'s), whatever id the CLI gave it.
     NativeTool {
-        id: Option<String>,
+        id: String,
         name: String,
         input: Value,
     },
-    /// The result of one of the CLI's own tools.
+    /// The result of one of the CLI's own tools: `id` is its call's.
     NativeToolResult {
-        id: Option<String>,
+        id: String,
         output: String,
         is_error: bool,
     },

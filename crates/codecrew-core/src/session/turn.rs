@@ -22,6 +22,9 @@ pub(super) struct TurnState {
     pub(super) finished: bool,
     /// What the CLI reported it used, summed if it reported more than once.
     pub(super) usage: Option<Usage>,
+    /// The CLI's own calls whose results have not come: the id the CLI gave each (if
+    /// any) and the id codecrew gave it, oldest first.
+    pub(super) native_open: Vec<(Option<String>, String)>,
 }
 
 impl TurnState {
@@ -31,6 +34,24 @@ impl TurnState {
             || !self.text.trim().is_empty()
             || !self.calls.is_empty()
             || !self.rejected.is_empty()
+    }
+
+    /// The id codecrew gave the CLI's own call whose result names `cli_id`: paired here
+    /// once, so that every reader of the events has the pair by id. A CLI that gives its
+    /// results no id has them answer its oldest open call; a result that names no open
+    /// call gets an id of its own (it pairs with nothing).
+    fn native_result_id(&mut self, cli_id: Option<&str>) -> String {
+        let open = match cli_id {
+            Some(cli_id) => self
+                .native_open
+                .iter()
+                .position(|(open, _)| open.as_deref() == Some(cli_id)),
+            None => (!self.native_open.is_empty()).then_some(0),
+        };
+        match open {
+            Some(at) => self.native_open.remove(at).1,
+            None => super::new_call_id(),
+        }
     }
 
     pub(super) fn take(&mut self, item: Item, mut emit: impl FnMut(JobEvent)) {
@@ -78,15 +99,21 @@ impl TurnState {
                     self.usage.get_or_insert_default().add(&usage);
                 }
             }
-            Item::Event(Event::NativeTool { id, name, input }) => {
+            Item::Event(Event::NativeTool {
+                id: cli_id,
+                name,
+                input,
+            }) => {
+                let id = super::new_call_id();
+                self.native_open.push((cli_id, id.clone()));
                 emit(JobEvent::NativeTool { id, name, input });
             }
             Item::Event(Event::NativeToolResult {
-                id,
+                id: cli_id,
                 output,
                 is_error,
             }) => emit(JobEvent::NativeToolResult {
-                id,
+                id: self.native_result_id(cli_id.as_deref()),
                 output,
                 is_error,
             }),
@@ -107,5 +134,73 @@ pub(super) fn quieted(item: Item, echoes: &Echoes) -> Item {
             Item::Segment(Segment::Text(format!("{}\n", rejection.raw)))
         }
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn native(cli_id: Option<&str>, name: &str) -> Item {
+        Item::Event(Event::NativeTool {
+            id: cli_id.map(str::to_owned),
+            name: name.to_owned(),
+            input: json!({}),
+        })
+    }
+
+    fn result(cli_id: Option<&str>) -> Item {
+        Item::Event(Event::NativeToolResult {
+            id: cli_id.map(str::to_owned),
+            output: String::new(),
+            is_error: false,
+        })
+    }
+
+    /// The ids of the CLI's own calls and of the results, in the order they came.
+    fn ids(items: Vec<Item>) -> (Vec<String>, Vec<String>) {
+        let mut turn = TurnState::default();
+        let (mut calls, mut results) = (Vec::new(), Vec::new());
+        for item in items {
+            turn.take(item, |event| match event {
+                JobEvent::NativeTool { id, .. } => calls.push(id),
+                JobEvent::NativeToolResult { id, .. } => results.push(id),
+                _ => {}
+            });
+        }
+        (calls, results)
+    }
+
+    #[test]
+    fn a_cli_s_own_results_carry_the_id_codecrew_gave_their_call() {
+        // Two calls of one tool, answered out of order by the CLI's ids.
+        let (calls, results) = ids(vec![
+            native(Some("toolu_a"), "Read"),
+            native(Some("toolu_b"), "Read"),
+            result(Some("toolu_b")),
+            result(Some("toolu_a")),
+        ]);
+        assert_eq!(calls.len(), 2);
+        assert_ne!(calls[0], calls[1]);
+        assert!(calls.iter().all(|id| id.starts_with("call_")));
+        assert_eq!(results, vec![calls[1].clone(), calls[0].clone()]);
+    }
+
+    #[test]
+    fn results_without_an_id_answer_the_oldest_open_call_and_a_stray_one_pairs_with_none() {
+        let (calls, results) = ids(vec![
+            native(None, "Bash"),
+            native(None, "Read"),
+            result(None),
+            result(Some("never_called")),
+            result(None),
+            result(None),
+        ]);
+        assert_eq!(&results[0], &calls[0]);
+        assert!(!calls.contains(&results[1]));
+        assert_eq!(&results[2], &calls[1]);
+        // Nothing open any more: an id of its own.
+        assert!(!calls.contains(&results[3]));
     }
 }
