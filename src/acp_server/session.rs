@@ -15,7 +15,7 @@ use agent_client_protocol::v1::schema::{
 use tokio::sync::watch;
 
 use super::relay::{Announced, Relay};
-use crate::run::engine::{Engine, KeptAgents};
+use crate::run::engine::{Engine, KeptAgents, Update};
 use crate::run::mention::{self, Job};
 use crate::run::session::{JobReport, StopReason as JobStop};
 use codecrew_tools::Mode;
@@ -195,17 +195,20 @@ impl Session {
         let mut cancelled = self.cancel.subscribe();
         let mut stopped = false;
         let mut reports: Vec<JobReport> = Vec::new();
-        let mut waiting = labels.len();
-        while waiting > 0 {
-            tokio::select! {
+        loop {
+            let update = tokio::select! {
                 biased;
                 changed = cancelled.wait_for(|cancelled| *cancelled), if !stopped => {
                     if changed.is_ok() {
                         stopped = true;
                         line.stop();
                     }
+                    continue;
                 }
-                Some((index, event)) = line.events.recv() => {
+                update = line.next() => update,
+            };
+            match update {
+                Some(Update::Event(index, event)) => {
                     let updates = match self.announced.lock() {
                         Ok(mut announced) => relay.event(index, &event, &mut announced),
                         Err(_) => Vec::new(),
@@ -214,28 +217,20 @@ impl Session {
                         send(update);
                     }
                 }
-                answer = line.answers.recv() => match answer {
-                    Some((index, report)) => {
-                        waiting -= 1;
-                        // The events of the job come before its answer.
-                        while let Ok((index, event)) = line.events.try_recv() {
-                            if let Ok(mut announced) = self.announced.lock() {
-                                for update in relay.event(index, &event, &mut announced) {
-                                    send(update);
-                                }
-                            }
-                        }
-                        if let Some(update) = relay.failure(&report) {
-                            send(update);
-                        }
-                        state.agents.record(&line, index, &report);
-                        reports.push(report);
+                Some(Update::Answer(_, report)) => {
+                    if let Some(update) = relay.failure(&report) {
+                        send(update);
                     }
-                    None => break,
-                },
+                    reports.push(*report);
+                }
+                // The answer was given; the run store still has it (a session is loaded
+                // from there, not from a thread).
+                Some(Update::Unsaved(error)) => {
+                    tracing::warn!("the thread was not updated: {error}")
+                }
+                None => break,
             }
         }
-        let _ = state.agents.settle().await;
         Ok(response(&reports, stopped))
     }
 }

@@ -16,7 +16,7 @@ use codecrew::output::color::NOTICE;
 use codecrew::output::console::{self, Text};
 use codecrew::output::markdown::terminal_width;
 use codecrew::output::render::{Renderer, failure_line};
-use codecrew::run::engine::{Engine, KeptAgents, Limits, Line, Recorder};
+use codecrew::run::engine::{Engine, KeptAgents, Limits, Recorder, Update};
 use codecrew::run::session::JobReport;
 use codecrew::run::thread::{self, ThreadName, ThreadStore};
 use codecrew::run::usage::JobUsage;
@@ -227,9 +227,8 @@ impl Chat {
             renderer = renderer.with_markdown(terminal_width());
         }
         let mut interrupted = false;
-        let mut waiting = line.labels.len();
-        while waiting > 0 {
-            tokio::select! {
+        loop {
+            let update = tokio::select! {
                 // A signal first: an answer that streams fast must not hold it back.
                 biased;
                 code = signals.next() => {
@@ -242,21 +241,22 @@ impl Chat {
                     console::line(&Text::plain(
                         "\ncodecrew: stopping the answer (Ctrl-C again ends the chat)",
                     ));
+                    continue;
                 }
-                Some((index, event)) = line.events.recv() => {
+                update = line.next() => update,
+            };
+            match update {
+                Some(Update::Event(index, event)) => {
                     let _ = renderer.event(index, &event);
                 }
-                answer = line.answers.recv() => match answer {
-                    Some((index, report)) => {
-                        waiting -= 1;
-                        self.answered(&mut renderer, &line, index, report);
-                    }
-                    // Every agent answered or is gone: nothing more will come.
-                    None => break,
-                },
+                Some(Update::Answer(index, report)) => self.answered(&mut renderer, index, *report),
+                Some(Update::Unsaved(error)) => {
+                    console::error(format_args!("the thread was not updated: {error}"));
+                }
+                // Every agent answered or is gone, and the thread has what it can keep.
+                None => break,
             }
         }
-        self.say_unsaved().await;
         None
     }
 
@@ -291,7 +291,6 @@ impl Chat {
     fn answered(
         &mut self,
         renderer: &mut Renderer<console::Stdout>,
-        line: &Line,
         index: usize,
         report: JobReport,
     ) {
@@ -303,7 +302,6 @@ impl Chat {
             ));
         }
         let _ = renderer.done(index, &report);
-        self.agents.record(line, index, &report);
         self.used
             .entry(report.agent.clone())
             .or_default()

@@ -93,6 +93,7 @@ pub async fn run(
     renderer.start()?;
     let mut reports: Vec<Option<JobReport>> = (0..count).map(|_| None).collect();
     let mut interrupted: Option<u8> = None;
+    let mut unsaved = false;
     let signal = super::interrupted_on(early_signals);
     tokio::pin!(signal);
     // Until every job has answered (or ended without): events, answers, ticks, signals.
@@ -120,6 +121,11 @@ pub async fn run(
                     if let Some(slot) = reports.get_mut(index) {
                         *slot = Some(*report);
                     }
+                }
+                Some(Update::Unsaved(error)) => {
+                    // The answer was printed but the thread does not have it: not a success.
+                    console::error(format_args!("the thread was not updated: {error}"));
+                    unsaved = true;
                 }
                 None => break,
             },
@@ -154,13 +160,10 @@ pub async fn run(
         }
     }
     let mut code = exit_code(&reports, interrupted, count);
-    for error in run.finish(code).await {
-        // The answer was printed but the thread does not have it: not a success.
-        console::error(format_args!("the thread was not updated: {error}"));
-        if code == 0 {
-            code = 1;
-        }
+    if unsaved && code == 0 {
+        code = 1;
     }
+    run.finish(code).await;
     Ok(ExitCode::from(code))
 }
 

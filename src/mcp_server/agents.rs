@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
 use crate::run::crew::{self, Crew};
-use crate::run::session::{JobEvent, JobReport};
+use crate::run::session::{JobEvent, JobLog, JobReport};
 use codecrew_intercept::neutralise_envelopes;
 use codecrew_tools::{Mode, Status};
 
@@ -65,13 +65,15 @@ impl Agents {
             .with_annotations(annotations)
     }
 
-    /// Runs one delegated job to its end, reporting its progress, and stops it when the
-    /// client cancels the call or goes away. Beyond the running limit it waits for a
-    /// place; beyond the queue's, it is refused with a JSON-RPC error.
+    /// Runs one delegated job to its end, logged under `client` (the calling client's
+    /// job in the run store), reporting its progress, and stops it when the client
+    /// cancels the call or goes away. Beyond the running limit it waits for a place;
+    /// beyond the queue's, it is refused with a JSON-RPC error.
     pub(super) async fn run(
         &self,
         mode: Mode,
         input: Value,
+        client: Option<&Arc<dyn JobLog>>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         if !self.can_delegate() {
@@ -100,7 +102,7 @@ impl Agents {
         let (cancel_tx, cancel) = watch::channel(false);
         let job = self
             .crew
-            .run_job(mode, job, self.depth + 1, cancel, move |event| {
+            .run_job(mode, job, self.depth + 1, client, cancel, move |event| {
                 let _ = events_tx.send(event);
             });
         tokio::pin!(job);

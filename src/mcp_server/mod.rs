@@ -28,7 +28,6 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::run::engine::ServedRun;
-use crate::run::runs;
 use codecrew_intercept::{ToolCall, neutralise_value};
 use codecrew_tools::executor::CallRequest;
 use codecrew_tools::{ErrorCode, Mode, Status, Tool, ToolError, ToolExecutor, ToolResult};
@@ -128,7 +127,7 @@ impl McpServer {
             _ => None,
         };
         // The client's job in the run store: the agents it asks are recorded under it.
-        let record = self.served.as_ref().and_then(|served| {
+        let client = self.served.as_ref().and_then(|served| {
             let client = context.peer.peer_info();
             served.client(client.as_ref().map_or("", |info| &info.client_info.name))
         });
@@ -140,7 +139,7 @@ impl McpServer {
                      `codecrew mcp --mode execute`"
                 )));
             }
-            return runs::recording(record, agents.run(mode, input, context)).await;
+            return agents.run(mode, input, client.as_ref(), context).await;
         }
         let call = CallRequest {
             id: crate::run::session::new_call_id(),
@@ -149,13 +148,13 @@ impl McpServer {
         };
         Ok(tokio::select! {
             result = self.executor.call(&call) => {
-                if let Some(record) = &record {
+                if let Some(client) = &client {
                     let made = ToolCall {
                         name: format!("codecrew:{name}"),
                         tool: call.tool.clone(),
                         input: call.input.clone(),
                     };
-                    ServedRun::call(record, made, &result);
+                    ServedRun::call(client.as_ref(), made, &result);
                 }
                 tool_result(result)
             }

@@ -4,7 +4,7 @@
 //! ```text
 //! a job's call ─ AgentTool ─> Crew::run_job ─> jobs::plan + JobRun (a job of the same runner)
 //!                    ▲                             │ its events, as JobEvent::Sub, to the caller
-//!                    └── CallerScope (task-local: who called, at what depth, its cancel)
+//!                    └── CallerScope (the call's context: who called, at what depth, its cancel)
 //! ```
 //!
 //! Both front ends use this one implementation: the prompted tools of `query`/`execute`
@@ -24,8 +24,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
 use crate::mention::{self, Job};
-use crate::runs::{self, JobRecord, NewJob};
-use crate::session::{JobEvent, JobReport, Settings, SubEvent};
+use crate::session::{JobEvent, JobLog, JobReport, JobStream, Settings, SubEvent};
 use codecrew_config::LoadedConfig;
 use codecrew_intercept::neutralise_envelopes;
 use codecrew_tools::{
@@ -41,7 +40,7 @@ pub const DEPTH_ENV: &str = "CODECREW_MCP_DEPTH";
 /// agent that asks an agent) and no more.
 pub const MAX_DEPTH: u32 = 2;
 
-pub use crate::session::caller::{CallerScope, with_caller};
+pub use crate::session::caller::CallerScope;
 pub use codecrew_config::agent_tools::{EXECUTE_AGENT, QUERY_AGENT};
 
 /// Makes the executor of a job from its mode, the registry and its catalog: the command
@@ -118,13 +117,15 @@ impl Crew {
     }
 
     /// Runs `job` in `mode` as a sub-agent at `depth`, to its end, passing its events to
-    /// `on_event`; `cancel` stops it. An error is a job that could not start (unknown
-    /// agent, empty task): its message says what to change.
+    /// `on_event`; `cancel` stops it. It is logged under `caller`, the log of the job
+    /// whose call started it (none: not logged). An error is a job that could not start
+    /// (unknown agent, empty task): its message says what to change.
     pub async fn run_job(
         &self,
         mode: Mode,
         job: Job,
         depth: u32,
+        caller: Option<&Arc<dyn JobLog>>,
         cancel: watch::Receiver<bool>,
         mut on_event: impl FnMut(JobEvent) + Send,
     ) -> Result<JobReport, String> {
@@ -149,31 +150,10 @@ impl Crew {
             return Err("no job to run".to_owned());
         };
         tracing::info!(agent = %run.job.agent, mode = mode.name(), depth, "delegating");
-        // Recorded as a job of the caller's run, under the caller's job.
-        let record = runs::current_record().map(|caller| {
-            let model = run.model();
-            let job = caller.log.job_started(&NewJob {
-                agent: &run.job.agent,
-                cli: run.provider.kind().name(),
-                model: model.as_deref(),
-                task: &run.job.task,
-                thread: None,
-                parent: Some(caller.job),
-                depth,
-            });
-            JobRecord {
-                log: caller.log,
-                job,
-            }
-        });
-        let mut on_event = |event: JobEvent| {
-            if let Some(record) = &record {
-                record.log.event(record.job, &event);
-            }
-            on_event(event);
-        };
+        let log = caller.map(|caller| caller.sub_job(&run, depth));
         let (events_tx, mut events) = mpsc::unbounded_channel();
-        let job = runs::recording(record.clone(), run.run(events_tx, cancel));
+        let stream = JobStream::new(events_tx, run.index).logged(log);
+        let job = run.run(stream, cancel);
         tokio::pin!(job);
         let report = loop {
             tokio::select! {
@@ -183,9 +163,6 @@ impl Crew {
         };
         while let Ok((_, event)) = events.try_recv() {
             on_event(event);
-        }
-        if let Some(record) = &record {
-            record.log.job_ended(record.job, &report);
         }
         Ok(report)
     }
@@ -350,15 +327,15 @@ struct AgentTool {
 }
 
 impl AgentTool {
-    async fn consult(&self, input: Value) -> Result<Value, ToolError> {
+    async fn consult(&self, context: &ToolContext, input: Value) -> Result<Value, ToolError> {
         let Some(crew) = self.crew.upgrade() else {
             return Err(ToolError::new(
                 ErrorCode::Unavailable,
                 "the run is ending; no agent can be started",
             ));
         };
-        let caller = crate::session::caller::current_caller();
-        let depth = caller.as_ref().map_or_else(depth_from_env, |c| c.depth);
+        let caller = CallerScope::of(context);
+        let depth = caller.map_or_else(depth_from_env, |c| c.depth);
         if depth >= MAX_DEPTH {
             return Err(ToolError::new(ErrorCode::DepthLimit, depth_refusal(depth)));
         }
@@ -368,24 +345,26 @@ impl AgentTool {
         // A call made outside a job (none today) still needs a cancel that never fires:
         // its sender lives as long as the call.
         let (_keep, own_cancel) = watch::channel(false);
-        let cancel = caller
-            .as_ref()
-            .map_or(own_cancel, |caller| caller.cancel.clone());
+        let cancel = caller.map_or(own_cancel, |caller| caller.cancel.clone());
         let forward = |event: JobEvent| {
-            if let Some(caller) = &caller {
+            if let Some(caller) = caller {
                 let sub = SubEvent {
                     agent: agent.clone(),
                     depth: depth + 1,
                     event,
                 };
-                // The display may be gone; the sub-agent still finishes.
-                let _ = caller
-                    .events
-                    .send((caller.index, JobEvent::Sub(Box::new(sub))));
+                caller.stream.send(JobEvent::Sub(Box::new(sub)));
             }
         };
         let report = crew
-            .run_job(self.mode, job, depth + 1, cancel, forward)
+            .run_job(
+                self.mode,
+                job,
+                depth + 1,
+                caller.and_then(|caller| caller.stream.log()),
+                cancel,
+                forward,
+            )
             .await
             .map_err(|message| {
                 ToolError::new(ErrorCode::Agent, message)
@@ -415,8 +394,8 @@ impl Tool for AgentTool {
         self.mode == Mode::Query
     }
 
-    fn execute<'a>(&'a self, _ctx: &'a ToolContext, input: Value) -> ToolFuture<'a> {
-        Box::pin(self.consult(input))
+    fn execute<'a>(&'a self, ctx: &'a ToolContext, input: Value) -> ToolFuture<'a> {
+        Box::pin(self.consult(ctx, input))
     }
 
     /// The sub-agent's own turns are timed out (the run's `--timeout`, per turn); the call

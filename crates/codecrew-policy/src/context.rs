@@ -32,7 +32,15 @@ pub struct ToolContext {
     pub mode: Mode,
     /// How commands run (environment, network, OS sandbox).
     pub exec: ExecSettings,
+    /// Who makes the call, as the one that runs the tools knows it (the engine: the job
+    /// whose turn wrote the call). Opaque here: the tools that need it (the agent tools,
+    /// which nest a sub-agent under its caller) know its type. The executor sets it for
+    /// each call it is handed one for.
+    pub caller: Option<Caller>,
 }
+
+/// A call's caller, as [`ToolContext::caller`] holds it.
+pub type Caller = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 
 impl ToolContext {
     /// A context with the default command settings (scrubbed environment, sandbox on,
@@ -42,6 +50,7 @@ impl ToolContext {
             workspace,
             mode,
             exec: ExecSettings::default(),
+            caller: None,
         }
     }
 }

@@ -57,7 +57,7 @@ use facts::{Facts, command_facts, path_facts, subjects};
 
 pub use ask::{Answer, Asker, NonInteractive, Question};
 pub use config::PermissionsConfig;
-pub use context::{ExecSettings, Mode, ToolContext};
+pub use context::{Caller, ExecSettings, Mode, ToolContext};
 pub use error::{ErrorCode, ToolError};
 pub use rules::{Layer, Rule, RuleError, Subject};
 

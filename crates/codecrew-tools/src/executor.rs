@@ -17,8 +17,8 @@ use codecrew_policy::{Answer, Asker, Decision, Grant, NonInteractive, Policy, Qu
 
 use super::middleware::{CallInfo, Middleware};
 use super::{
-    Decided, DecidedBy, ErrorCode, Mode, Status, ToolCatalog, ToolContext, ToolError, ToolRegistry,
-    ToolResult,
+    Caller, Decided, DecidedBy, ErrorCode, Mode, Status, ToolCatalog, ToolContext, ToolError,
+    ToolRegistry, ToolResult,
 };
 
 /// One call to execute: the tool's name without prefix, and its input.
@@ -119,6 +119,16 @@ impl ToolExecutor {
     /// Runs calls in order. Consecutive read-only calls run concurrently: they cannot
     /// see each other's effects, so their order does not matter, only the results' order.
     pub async fn call_all(&self, calls: &[CallRequest]) -> Vec<ToolResult> {
+        self.call_all_by(calls, None).await
+    }
+
+    /// As [`ToolExecutor::call_all`], the calls made by `caller` (the tools see it as
+    /// their context's [`ToolContext::caller`]).
+    pub async fn call_all_by(
+        &self,
+        calls: &[CallRequest],
+        caller: Option<&Caller>,
+    ) -> Vec<ToolResult> {
         let mut results = Vec::with_capacity(calls.len());
         let mut start = 0;
         while start < calls.len() {
@@ -128,11 +138,13 @@ impl ToolExecutor {
                     .take_while(|call| self.is_readonly(&call.tool))
                     .count();
             if end > start {
-                let batch = calls[start..end].iter().map(|call| self.call(call));
+                let batch = calls[start..end]
+                    .iter()
+                    .map(|call| self.call_by(call, caller));
                 results.extend(join_all(batch).await);
                 start = end;
             } else {
-                results.push(self.call(&calls[start]).await);
+                results.push(self.call_by(&calls[start], caller).await);
                 start += 1;
             }
         }
@@ -147,6 +159,11 @@ impl ToolExecutor {
 
     /// Runs one call and returns its result; never fails.
     pub async fn call(&self, call: &CallRequest) -> ToolResult {
+        self.call_by(call, None).await
+    }
+
+    /// As [`ToolExecutor::call`], the call made by `caller`.
+    pub async fn call_by(&self, call: &CallRequest, caller: Option<&Caller>) -> ToolResult {
         let id = if call.id.is_empty() {
             format!("call_{}", self.next_id.fetch_add(1, Ordering::Relaxed))
         } else {
@@ -159,7 +176,7 @@ impl ToolExecutor {
             result: outcome,
             max_error_chars,
             decided,
-        } = self.run(call).await;
+        } = self.run(call, caller).await;
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let (output, error) = match outcome {
             Ok(output) => (output, None),
@@ -270,7 +287,7 @@ impl ToolExecutor {
         Ok(entry)
     }
 
-    async fn run(&self, call: &CallRequest) -> Outcome {
+    async fn run(&self, call: &CallRequest, caller: Option<&Caller>) -> Outcome {
         let entry = match self.screen(call) {
             Ok(entry) => entry,
             Err(refused) => return refused,
@@ -292,6 +309,7 @@ impl ToolExecutor {
         // The grant picks the sandbox of the commands this call starts.
         let mut context = self.context.clone();
         context.exec.grant = grant;
+        context.caller = caller.cloned();
         let timeout = tool.timeout();
         let outcome =
             match tokio::time::timeout(timeout, tool.execute(&context, call.input.clone())).await {

@@ -39,7 +39,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use codecrew_policy::{ErrorCode, ExecSettings, Mode, ToolContext, ToolError, path};
+pub use codecrew_policy::{Caller, ErrorCode, ExecSettings, Mode, ToolContext, ToolError, path};
 
 pub use catalog::ToolCatalog;
 pub use executor::ToolExecutor;

@@ -9,16 +9,17 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
-use super::{Engine, JobLabel, Limits, Recorder, Stage, StartError};
+use super::job_log::KeptJob;
+use super::updates::Updates;
+use super::{Engine, JobLabel, Limits, Recorder, Stage, StartError, Update};
 use crate::jobs::PlanError;
 use crate::mention::Job;
-use crate::runs::{self, Earlier, JobRecord, RunLog};
-use crate::session::{Continuation, Conversation, EventSender, JobEvent, JobReport, JobRun};
+use crate::runs::{Earlier, JobRecord, RunLog};
+use crate::session::{Continuation, Conversation, JobReport, JobRun, JobStream};
 use crate::thread::ThreadName;
 use codecrew_tools::Mode;
 
@@ -56,27 +57,28 @@ enum Log {
     Started(Option<Arc<RunLog>>),
 }
 
-/// One line handed to its agents: their events and answers, as they come.
+/// One line handed to its agents: read it as a command's [`Run`](super::Run) is read,
+/// with [`Line::next`] until it ends.
 pub struct Line {
     /// Who answers, in the order of the line's mentions (the events' and answers' index).
     pub labels: Vec<JobLabel>,
     /// The agents that could not be handed the line (their worker is gone).
     pub gone: Vec<String>,
-    pub events: mpsc::UnboundedReceiver<(usize, JobEvent)>,
-    pub answers: mpsc::UnboundedReceiver<(usize, JobReport)>,
-    tasks: Vec<String>,
+    updates: Updates,
     cancel: watch::Sender<bool>,
 }
 
 impl Line {
+    /// The next event or answer, then what the thread could not keep; None once every
+    /// agent has answered (or is gone) and the thread has every answer it can. Each
+    /// update is already recorded when it comes. Cancel-safe.
+    pub async fn next(&mut self) -> Option<Update> {
+        self.updates.next().await
+    }
+
     /// Stops the line's answers (each agent's turn ends; its CLI stays).
     pub fn stop(&self) {
         let _ = self.cancel.send(true);
-    }
-
-    /// The task the agent at `index` was given.
-    pub fn task(&self, index: usize) -> Option<&str> {
-        self.tasks.get(index).map(String::as_str)
     }
 }
 
@@ -202,44 +204,40 @@ impl KeptAgents {
                     .await?,
             );
         }
-        let (events_tx, events) = mpsc::unbounded_channel();
-        let (answers_tx, answers) = mpsc::unbounded_channel();
+        let (updates, events, answers) = Updates::new(jobs.len(), self.recorder.clone());
         let (cancel, cancelled) = watch::channel(false);
         let mut line = Line {
             labels: Vec::new(),
             gone: Vec::new(),
-            events,
-            answers,
-            tasks: Vec::new(),
+            updates,
             cancel,
         };
         for (job, label) in jobs.into_iter().zip(labels) {
             // The agent's place among those that run: its events and its answer say it.
             let index = line.labels.len();
             let (answer, answered) = oneshot::channel();
-            let log = self.log_job(&label, &job.task);
+            let row = self.log_job(&label, &job.task);
+            let stream = JobStream::new(events.clone(), index)
+                .logged(KeptJob::log(row, self.recorder.clone()));
             let sent = self.workers.get(&job.agent).is_some_and(|(worker, _)| {
                 worker.send(Task {
                     task: job.task.clone(),
-                    events: events_tx.clone(),
-                    index,
+                    stream,
                     cancel: cancelled.clone(),
                     answer,
-                    log,
                 })
             });
             if !sent {
                 line.gone.push(job.agent);
                 continue;
             }
-            let answers_tx = answers_tx.clone();
+            let answers = answers.clone();
             tokio::spawn(async move {
                 if let Ok(report) = answered.await {
-                    let _ = answers_tx.send((index, report));
+                    let _ = answers.send((index, report));
                 }
             });
             line.labels.push(label);
-            line.tasks.push(job.task);
         }
         Ok(line)
     }
@@ -264,13 +262,6 @@ impl KeptAgents {
     pub fn finish(&mut self, exit_code: u8) {
         if let Log::Started(Some(log)) = &self.log {
             log.ended(exit_code);
-        }
-    }
-
-    /// Records the answer to the line's task at `index` in the thread.
-    pub fn record(&mut self, line: &Line, index: usize, report: &JobReport) {
-        if let (Some(recorder), Some(task)) = (&mut self.recorder, line.task(index)) {
-            recorder.record(task, report);
         }
     }
 
@@ -417,13 +408,11 @@ impl KeptAgents {
 /// One line for one agent.
 struct Task {
     task: String,
-    /// Where the line's display wants this agent's events, and under which index.
-    events: EventSender,
-    index: usize,
+    /// Where the line wants this agent's events (under its place on the line), and this
+    /// task's log.
+    stream: JobStream,
     cancel: watch::Receiver<bool>,
     answer: oneshot::Sender<JobReport>,
-    /// The run store's record of the conversation, and this task's job in it.
-    log: Option<JobRecord>,
 }
 
 /// A running agent: its CLI kept between the lines addressed to it.
@@ -441,37 +430,21 @@ impl Worker {
             let mut conversation = conversation;
             let Some(program) = codecrew_agents::locate(&run.provider) else {
                 while let Some(task) = received.recv().await {
-                    let _ = task.answer.send(run.missing_cli(Instant::now()));
+                    let _ = task.answer.send(run.missing_cli(&task.task, &task.stream));
                 }
                 return conversation;
             };
             let mut transport = run.transport(&program);
             while let Some(task) = received.recv().await {
-                let (own, mut events) = mpsc::unbounded_channel::<(usize, JobEvent)>();
-                let (display, index) = (task.events.clone(), task.index);
-                let log = task.log.clone();
-                // The line's display knows this agent by its place on the line.
-                let forward = tokio::spawn(async move {
-                    while let Some((_, event)) = events.recv().await {
-                        if let Some(record) = &log {
-                            record.log.event(record.job, &event);
-                        }
-                        let _ = display.send((index, event));
-                    }
-                });
-                let turns = run.run_task(
-                    &task.task,
-                    &mut conversation,
-                    &mut transport,
-                    &own,
-                    task.cancel,
-                );
-                let report = runs::recording(task.log.clone(), turns).await;
-                drop(own);
-                let _ = forward.await;
-                if let Some(record) = &task.log {
-                    record.log.job_ended(record.job, &report);
-                }
+                let report = run
+                    .run_task(
+                        &task.task,
+                        &mut conversation,
+                        &mut transport,
+                        &task.stream,
+                        task.cancel,
+                    )
+                    .await;
                 let _ = task.answer.send(report);
             }
             transport.close().await;

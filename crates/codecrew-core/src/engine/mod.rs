@@ -17,12 +17,14 @@
 //! ignored, a checkout's CLI config left out, a tool that could not start) goes through
 //! [`codecrew_agents::notices`], which the front end routes to its console.
 
+mod job_log;
 mod kept;
 mod label;
 mod recorder;
 mod run;
 mod served;
 mod stage;
+mod updates;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -41,9 +43,10 @@ use crate::runs::RunLog;
 pub use kept::{KeptAgents, Line};
 pub use label::JobLabel;
 pub use recorder::Recorder;
-pub use run::{Request, Resume, ResumeError, Run, StartError, Update};
+pub use run::{Request, Resume, ResumeError, Run, StartError};
 pub use served::ServedRun;
 pub use stage::Stage;
+pub use updates::Update;
 
 /// What a front end gives the engine once, for every run it starts.
 #[derive(Clone)]

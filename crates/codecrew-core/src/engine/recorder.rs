@@ -1,5 +1,7 @@
 //! A thread's exchanges, recorded as each job answers.
 
+use std::sync::{Arc, Mutex, PoisonError};
+
 use tokio::task::JoinSet;
 
 use crate::session::JobReport;
@@ -7,11 +9,13 @@ use crate::thread::{self, Exchange, ThreadError, ThreadName, ThreadStore};
 
 /// Records each successful answer in a thread as soon as it comes, so that an interrupt
 /// later keeps it. The store's lock may wait for another process, so each save runs off
-/// the runtime; [`Recorder::settle`] says which failed.
+/// the runtime; [`Recorder::next_failed`] says which failed. Clones share the saves: each
+/// job's log holds one, and whoever reads the run's updates awaits them all.
+#[derive(Clone)]
 pub struct Recorder {
     store: ThreadStore,
     name: ThreadName,
-    saves: JoinSet<Result<(), ThreadError>>,
+    saves: Arc<Mutex<JoinSet<Result<(), ThreadError>>>>,
 }
 
 impl Recorder {
@@ -19,7 +23,7 @@ impl Recorder {
         Recorder {
             store,
             name,
-            saves: JoinSet::new(),
+            saves: Arc::default(),
         }
     }
 
@@ -33,28 +37,46 @@ impl Recorder {
 
     /// Records the exchange of `task` and its answer; a failed job is not recorded (its
     /// session may not hold the task).
-    pub fn record(&mut self, task: &str, report: &JobReport) {
+    pub fn record(&self, task: &str, report: &JobReport) {
         if !report.success {
             return;
         }
         let exchange = Exchange::from_report(task, report, thread::now());
         let (store, name) = (self.store.clone(), self.name.clone());
-        self.saves.spawn_blocking(move || {
-            store
-                .update(&name, thread::now(), |thread| thread.record(exchange))
-                .map(drop)
-        });
+        self.saves
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .spawn_blocking(move || {
+                store
+                    .update(&name, thread::now(), |thread| thread.record(exchange))
+                    .map(drop)
+            });
+    }
+
+    /// Waits for the saves so far until one fails: its error, as text; None once every
+    /// save is done. Cancel-safe: a save not awaited yet stays to be awaited.
+    pub async fn next_failed(&self) -> Option<String> {
+        loop {
+            let saved = std::future::poll_fn(|context| {
+                self.saves
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .poll_join_next(context)
+            })
+            .await?;
+            match saved {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => return Some(error.to_string()),
+                Err(error) => return Some(error.to_string()),
+            }
+        }
     }
 
     /// Waits for every save so far; the errors of those that failed, as text.
-    pub async fn settle(&mut self) -> Vec<String> {
+    pub async fn settle(&self) -> Vec<String> {
         let mut errors = Vec::new();
-        while let Some(saved) = self.saves.join_next().await {
-            match saved {
-                Ok(Ok(())) => {}
-                Ok(Err(error)) => errors.push(error.to_string()),
-                Err(error) => errors.push(error.to_string()),
-            }
+        while let Some(error) = self.next_failed().await {
+            errors.push(error);
         }
         errors
     }

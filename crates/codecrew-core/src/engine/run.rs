@@ -2,14 +2,16 @@
 
 use std::sync::Arc;
 
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use super::{Engine, JobLabel, Limits, Recorder, Stage};
+use super::job_log::KeptJob;
+use super::updates::Updates;
+use super::{Engine, JobLabel, Limits, Recorder, Stage, Update};
 use crate::jobs::PlanError;
 use crate::mention::Job;
 use crate::runs::{self, Earlier, JobRecord, RunLog, Store, StoreError};
-use crate::session::{EventSender, JobEvent, JobReport};
+use crate::session::JobStream;
 use crate::thread::{ThreadError, ThreadName, ThreadStore};
 use codecrew_tools::Mode;
 
@@ -68,28 +70,15 @@ pub enum StartError {
     Thread(#[from] ThreadError),
 }
 
-/// What a run says next.
-#[derive(Debug)]
-pub enum Update {
-    /// One of the job's events (text, a tool call, a sub-agent's event), as it happens.
-    Event(usize, JobEvent),
-    /// The job's answer is final (its CLI may still be shutting down).
-    Answer(usize, Box<JobReport>),
-}
-
 /// Jobs running at once. Read [`Run::next`] until it ends, then [`Run::wind_down`] and
 /// [`Run::finish`].
 pub struct Run {
     labels: Vec<JobLabel>,
-    tasks_of: Vec<String>,
-    events: mpsc::UnboundedReceiver<(usize, JobEvent)>,
-    answers: mpsc::UnboundedReceiver<(usize, JobReport)>,
-    answered: usize,
+    updates: Updates,
     cancel: watch::Sender<bool>,
     jobs: JoinSet<()>,
-    recorder: Option<Recorder>,
-    /// The run store's record, and each job's index in it.
-    log: Option<(Arc<RunLog>, Vec<usize>)>,
+    /// The run store's record.
+    log: Option<Arc<RunLog>>,
     stage: Stage,
 }
 
@@ -153,59 +142,41 @@ impl Engine {
             }
         }
         let labels: Vec<JobLabel> = runs.iter().map(JobLabel::of).collect();
-        let tasks_of: Vec<String> = runs.iter().map(|run| run.job.task.clone()).collect();
         // Recorded from here on: the run, then each job as it starts.
-        let tasks: Vec<&str> = tasks_of.iter().map(String::as_str).collect();
-        let log = self
-            .start_log(
-                request.run_id,
-                request.mode,
-                &tasks,
-                request.input,
-                request.continues.map(|earlier| earlier.run),
-            )
-            .map(|log| {
-                let rows: Vec<usize> = labels
-                    .iter()
-                    .zip(&tasks_of)
-                    .map(|(label, task)| {
-                        log.job_started(&label.new_job(task, thread_name.as_deref()))
-                    })
-                    .collect();
-                (log, rows)
-            });
-        let (events_tx, events): (EventSender, _) = mpsc::unbounded_channel();
+        let tasks: Vec<&str> = runs.iter().map(|run| run.job.task.as_str()).collect();
+        let log = self.start_log(
+            request.run_id,
+            request.mode,
+            &tasks,
+            request.input,
+            request.continues.map(|earlier| earlier.run),
+        );
+        let (updates, events, answers) = Updates::new(runs.len(), recorder.clone());
         let (cancel, cancelled) = watch::channel(false);
         // Each job's report comes as soon as its answer is final; its task ends once its
         // CLI has shut down, which the answer does not wait for.
-        let (answers_tx, answers) = mpsc::unbounded_channel();
         let mut jobs = JoinSet::new();
-        for run in runs {
+        for (run, label) in runs.into_iter().zip(&labels) {
             let index = run.index;
-            let (events_tx, answers_tx) = (events_tx.clone(), answers_tx.clone());
-            let cancelled = cancelled.clone();
-            let record = log.as_ref().and_then(|(log, rows)| {
-                rows.get(index).map(|&job| JobRecord {
-                    log: log.clone(),
-                    job,
-                })
+            let row = log.as_ref().map(|log| JobRecord {
+                log: log.clone(),
+                job: log.job_started(&label.new_job(&run.job.task, thread_name.as_deref())),
             });
-            jobs.spawn(runs::recording(record, async move {
-                run.run_reporting(events_tx, cancelled, |report| {
-                    let _ = answers_tx.send((index, report));
+            let stream =
+                JobStream::new(events.clone(), index).logged(KeptJob::log(row, recorder.clone()));
+            let (answers, cancelled) = (answers.clone(), cancelled.clone());
+            jobs.spawn(async move {
+                run.run_reporting(stream, cancelled, |report| {
+                    let _ = answers.send((index, report));
                 })
                 .await;
-            }));
+            });
         }
         Ok(Run {
             labels,
-            tasks_of,
-            events,
-            answers,
-            answered: 0,
+            updates,
             cancel,
             jobs,
-            recorder,
             log,
             stage,
         })
@@ -218,50 +189,12 @@ impl Run {
         &self.labels
     }
 
-    /// The next event or answer; None once every job has answered, or ended without (it
-    /// stopped abnormally, which is logged). A job's events come before its answer. An
-    /// answer that succeeded is recorded in the request's thread; every event and
-    /// answer in the run store. Cancel-safe.
+    /// The next event or answer, then what the thread could not keep; None once every
+    /// job has answered (or ended without: it stopped abnormally, which is logged) and
+    /// the thread has every answer it can. Each update is already recorded (the run
+    /// store, the thread) when it comes. Cancel-safe.
     pub async fn next(&mut self) -> Option<Update> {
-        loop {
-            if self.answered == self.labels.len() {
-                return None;
-            }
-            tokio::select! {
-                biased;
-                Some((index, event)) = self.events.recv() => {
-                    if let Some((log, &job)) = self.row(index) {
-                        log.event(job, &event);
-                    }
-                    return Some(Update::Event(index, event));
-                }
-                Some((index, report)) = self.answers.recv() => {
-                    self.answered += 1;
-                    if let Some((log, &job)) = self.row(index) {
-                        log.job_ended(job, &report);
-                    }
-                    if let (Some(recorder), Some(task)) =
-                        (&mut self.recorder, self.tasks_of.get(index))
-                    {
-                        recorder.record(task, &report);
-                    }
-                    return Some(Update::Answer(index, Box::new(report)));
-                }
-                // Only a job that stopped abnormally ends before its answer (the answers
-                // are read first): with every job ended, nothing more will come.
-                joined = self.jobs.join_next() => match joined {
-                    Some(Ok(())) => {}
-                    Some(Err(error)) => tracing::error!("a job stopped abnormally: {error}"),
-                    None => return None,
-                },
-            }
-        }
-    }
-
-    /// The run store's log and job `index`'s row in it.
-    fn row(&self, index: usize) -> Option<(&RunLog, &usize)> {
-        let (log, rows) = self.log.as_ref()?;
-        Some((log, rows.get(index)?))
+        self.updates.next().await
     }
 
     /// Tells every job to stop (their turns end, their CLIs are closed).
@@ -279,20 +212,12 @@ impl Run {
         }
     }
 
-    /// After [`Run::wind_down`]: the thread's saves awaited, the MCP servers ended, and
-    /// the run's end recorded in the run store with `exit_code` (1 when a save failed).
-    /// The errors of saves that failed: the answer was printed but the thread does not
-    /// have it.
-    pub async fn finish(mut self, exit_code: u8) -> Vec<String> {
-        let errors = match &mut self.recorder {
-            Some(recorder) => recorder.settle().await,
-            None => Vec::new(),
-        };
-        if let Some((log, _)) = &self.log {
-            let failed = !errors.is_empty() && exit_code == 0;
-            log.ended(if failed { 1 } else { exit_code });
+    /// After [`Run::wind_down`]: the MCP servers ended, and the run's end recorded in
+    /// the run store with `exit_code`.
+    pub async fn finish(self, exit_code: u8) {
+        if let Some(log) = &self.log {
+            log.ended(exit_code);
         }
         self.stage.shutdown().await;
-        errors
     }
 }

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::Engine;
+use super::job_log::KeptJob;
 use crate::runs::{JobRecord, NewJob, NewRun, RunLog};
-use crate::session::JobEvent;
+use crate::session::{JobEvent, JobLog};
 use codecrew_intercept::ToolCall;
 use codecrew_tools::{Mode, ToolResult};
 
@@ -50,9 +51,9 @@ impl Engine {
 }
 
 impl ServedRun {
-    /// The job of the client named `name` (as it introduced itself): the run and the job
-    /// started in the store as needed. None when runs are not recorded.
-    pub fn client(&self, name: &str) -> Option<JobRecord> {
+    /// The log of the job of the client named `name` (as it introduced itself): the run
+    /// and the job started in the store as needed. None when runs are not recorded.
+    pub fn client(&self, name: &str) -> Option<Arc<dyn JobLog>> {
         let log = self
             .log
             .get_or_init(|| {
@@ -73,22 +74,19 @@ impl ServedRun {
                 depth: 0,
             })
         });
-        Some(JobRecord {
+        let row = JobRecord {
             log: log.clone(),
             job,
-        })
+        };
+        KeptJob::log(Some(row), None)
     }
 
     /// Records one call a client made and its result (the call's id is the result's
     /// `tool_call_id`, given when the call came).
-    pub fn call(record: &JobRecord, call: ToolCall, result: &ToolResult) {
+    pub fn call(log: &dyn JobLog, call: ToolCall, result: &ToolResult) {
         let id = result.tool_call_id.clone();
-        record
-            .log
-            .event(record.job, &JobEvent::ToolCall { id, call });
-        record
-            .log
-            .event(record.job, &JobEvent::ToolResult(result.clone()));
+        log.event(&JobEvent::ToolCall { id, call });
+        log.event(&JobEvent::ToolResult(result.clone()));
     }
 
     /// The server ends: each client's job and the run, with `exit_code`.

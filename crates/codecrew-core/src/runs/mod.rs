@@ -31,9 +31,7 @@ pub use read::{
     CallDetail, Filter, JobDetail, Progress, RunDetail, RunStatus, RunSummary, SearchHit,
 };
 pub use resume::Earlier;
-pub use write::{
-    JobRecord, NewJob, NewRun, RunLog, WITHHELD, current_record, end_open_runs, new_id, recording,
-};
+pub use write::{JobRecord, NewJob, NewRun, RunLog, WITHHELD, end_open_runs, new_id};
 
 /// How long a write waits for another codecrew's.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);

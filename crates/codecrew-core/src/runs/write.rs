@@ -1,7 +1,6 @@
 //! A run recorded as it goes: [`RunLog`], the engine's handle on the store.
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -60,25 +59,6 @@ pub struct NewJob<'a> {
 pub struct JobRecord {
     pub log: Arc<RunLog>,
     pub job: usize,
-}
-
-tokio::task_local! {
-    /// The record of the job whose turns run on this task: the agent tools read it to
-    /// record a sub-agent's job under its caller.
-    static RECORDING: JobRecord;
-}
-
-/// Runs `job` (a job's turns) with `record` as the job the store knows it by.
-pub async fn recording<F: Future>(record: Option<JobRecord>, job: F) -> F::Output {
-    match record {
-        Some(record) => RECORDING.scope(record, job).await,
-        None => job.await,
-    }
-}
-
-/// The record of the job whose turns run on this task, if it is recorded.
-pub fn current_record() -> Option<JobRecord> {
-    RECORDING.try_with(JobRecord::clone).ok()
 }
 
 /// A run being recorded. The writes go, in order, to a thread of the run's own that

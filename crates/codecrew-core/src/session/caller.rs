@@ -1,33 +1,32 @@
-//! Who is making the tool calls being run: the session sets it around a job's calls, and
-//! the agent tools (`crate::crew`) read it to nest a sub-agent's events under its caller
-//! and to count the delegation depth.
+//! Who is making the tool calls being run: the session hands it to the executor with a
+//! job's calls ([`codecrew_tools::ToolContext::caller`]), and the agent tools
+//! (`crate::crew`) read it from their context to nest a sub-agent's events and its log
+//! under its caller and to count the delegation depth.
 
-use std::future::Future;
+use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use super::EventSender;
+use super::JobStream;
+use codecrew_tools::{Caller, ToolContext};
 
 /// The job whose calls are running.
 #[derive(Clone)]
 pub struct CallerScope {
-    /// The caller's position among its run's jobs (its events carry it).
-    pub index: usize,
+    /// The caller's way out: its sub-agents' events go there, and their logs under its.
+    pub stream: JobStream,
     pub depth: u32,
-    pub events: EventSender,
     pub cancel: watch::Receiver<bool>,
 }
 
-tokio::task_local! {
-    static CALLER: CallerScope;
-}
+impl CallerScope {
+    /// The scope as the executor hands it to the tools.
+    pub fn into_caller(self) -> Caller {
+        Arc::new(self)
+    }
 
-/// Runs `calls` (a job's tool calls) with `scope` as their caller.
-pub async fn with_caller<F: Future>(scope: CallerScope, calls: F) -> F::Output {
-    CALLER.scope(scope, calls).await
-}
-
-/// The caller of the calls running on this task, if a session set one.
-pub fn current_caller() -> Option<CallerScope> {
-    CALLER.try_with(CallerScope::clone).ok()
+    /// The caller of the call `context` runs, if a job made it.
+    pub fn of(context: &ToolContext) -> Option<&CallerScope> {
+        context.caller.as_ref()?.downcast_ref::<CallerScope>()
+    }
 }

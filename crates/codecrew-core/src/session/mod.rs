@@ -21,11 +21,13 @@ pub mod caller;
 mod conversation;
 mod failure;
 mod report;
+mod stream;
 mod turn;
 mod turns;
 
 pub use conversation::{Continuation, Conversation};
 pub use report::{CallRecord, JobEvent, JobReport, StopReason, SubEvent};
+pub use stream::{JobLog, JobStream};
 
 use crate::usage::JobUsage;
 use codecrew_intercept::{Rejection, ScannerLimits};
@@ -85,11 +87,6 @@ pub struct JobRun {
 }
 
 impl JobRun {
-    fn emit(&self, events: &EventSender, event: JobEvent) {
-        // The display may be gone (its reader hung up); the job still finishes.
-        let _ = events.send((self.index, event));
-    }
-
     /// A session id (`stored`: from a thread or an earlier line of a chat; `reported`: by
     /// the CLI) when it has the shape of the CLI's ids. Another is never put on the CLI's
     /// command line, where it could be read as an option: the conversation then goes on
@@ -136,9 +133,9 @@ impl JobRun {
     }
 
     /// Runs the job to its end. Never fails: every failure is in the report.
-    pub async fn run(self, events: EventSender, cancel: watch::Receiver<bool>) -> JobReport {
+    pub async fn run(self, stream: JobStream, cancel: watch::Receiver<bool>) -> JobReport {
         let mut answer = None;
-        self.run_reporting(events, cancel, |report| answer = Some(report))
+        self.run_reporting(stream, cancel, |report| answer = Some(report))
             .await;
         answer.unwrap_or_else(|| self.report(Instant::now()))
     }
@@ -149,11 +146,10 @@ impl JobRun {
     /// need not wait for. Returns once the CLI is gone.
     pub async fn run_reporting(
         &self,
-        events: EventSender,
+        stream: JobStream,
         cancel: watch::Receiver<bool>,
         answered: impl FnOnce(JobReport),
     ) {
-        let started = Instant::now();
         let program = clis::locate(&self.provider);
         let (report, transport) = match &program {
             Some(program) => {
@@ -164,13 +160,13 @@ impl JobRun {
                         &self.job.task,
                         &mut conversation,
                         &mut transport,
-                        &events,
+                        &stream,
                         cancel,
                     )
                     .await;
                 (report, Some(transport))
             }
-            None => (self.missing_cli(started), None),
+            None => (self.missing_cli(&self.job.task, &stream), None),
         };
         answered(report);
         if let Some(transport) = transport {
@@ -178,12 +174,15 @@ impl JobRun {
         }
     }
 
-    /// The report of a job whose CLI is not installed.
-    pub fn missing_cli(&self, started: Instant) -> JobReport {
+    /// The answer to `task` of a job whose CLI is not installed (logged on `stream`).
+    pub fn missing_cli(&self, task: &str, stream: &JobStream) -> JobReport {
+        let started = Instant::now();
         let mut report = self.report(started);
         report.error = Some(clis::describe_missing(&self.provider));
         report.missing_cli = true;
-        self.finish_report(report, started, 0)
+        let report = self.finish_report(report, started, 0);
+        stream.answered(task, &report);
+        report
     }
 
     /// How this job's turns reach the CLI `program`: kept for every task it runs, until
@@ -203,21 +202,21 @@ impl JobRun {
     }
 
     /// Runs `task` to its answer through `transport`, going on from `conversation`
-    /// (which then holds this exchange too). A chat runs each of its lines so, over one
-    /// transport: a kept CLI serves them all.
+    /// (which then holds this exchange too), its events and its answer out on `stream`. A
+    /// chat runs each of its lines so, over one transport: a kept CLI serves them all.
     pub async fn run_task<'a>(
         &'a self,
         task: &str,
         conversation: &mut Conversation,
         transport: &mut Transport<'a>,
-        events: &EventSender,
+        stream: &JobStream,
         cancel: watch::Receiver<bool>,
     ) -> JobReport {
         let started = Instant::now();
         // The executor serves every task of a chat: this task's calls are those after now.
         let authorized_before = self.executor.authorized_calls();
         let report = self
-            .run_turns(task, conversation, transport, events, cancel, started)
+            .run_turns(task, conversation, transport, stream, cancel, started)
             .await;
         if report.session_id.is_some() {
             conversation.session_id = report.session_id.clone();
@@ -227,7 +226,9 @@ impl JobRun {
                 .earlier
                 .push((task.to_owned(), report.response.clone()));
         }
-        self.finish_report(report, started, authorized_before)
+        let report = self.finish_report(report, started, authorized_before);
+        stream.answered(task, &report);
+        report
     }
 
     /// The report with its time and usage filled in; the CLI's own calls are those the

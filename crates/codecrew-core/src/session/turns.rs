@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use super::failure::{self, Recovery, Situation, TurnFailure};
 use super::turn::{TurnState, quieted};
 use super::{
-    CallRecord, Conversation, EventSender, JobEvent, JobReport, JobRun, StopReason, caller,
+    CallRecord, Conversation, JobEvent, JobReport, JobRun, JobStream, StopReason, caller,
     rejection_line, result_line, sub_agent_usage,
 };
 use crate::prompt;
@@ -43,7 +43,7 @@ impl JobRun {
         task: &str,
         conversation: &mut Conversation,
         transport: &mut Transport<'a>,
-        events: &EventSender,
+        stream: &JobStream,
         cancel: watch::Receiver<bool>,
         started: Instant,
     ) -> JobReport {
@@ -51,19 +51,16 @@ impl JobRun {
         let mut course = self.open(task, conversation, &mut report);
         loop {
             report.turns += 1;
-            self.emit(events, JobEvent::Turn(report.turns));
+            stream.send(JobEvent::Turn(report.turns));
             let resuming = self.provider.can_resume() && report.session_id.is_some();
             let (mut turn, outcome) = self
-                .one_turn(&course, &report, resuming, transport, events, &cancel)
+                .one_turn(&course, &report, resuming, transport, stream, &cancel)
                 .await;
             self.take_session_and_usage(&mut turn, &mut report, conversation, transport);
-            self.emit(
-                events,
-                JobEvent::TurnEnd {
-                    turn: report.turns,
-                    usage: turn.usage,
-                },
-            );
+            stream.send(JobEvent::TurnEnd {
+                turn: report.turns,
+                usage: turn.usage,
+            });
             report.response = turn.text.trim().to_owned();
             let outcome = match outcome {
                 Ok(outcome) => outcome,
@@ -82,24 +79,18 @@ impl JobRun {
                 };
                 match failure.recovery(at) {
                     Recovery::RetryInNewProcess => {
-                        self.emit(
-                            events,
-                            JobEvent::Notice(format!(
-                                "{error}; the CLI kept for the loop ended, so this turn runs \
+                        stream.send(JobEvent::Notice(format!(
+                            "{error}; the CLI kept for the loop ended, so this turn runs \
                                  again in a new process that resumes the session"
-                            )),
-                        );
+                        )));
                         transport.per_turn().await;
                         report.turns -= 1;
                     }
                     Recovery::StartFresh => {
-                        self.emit(
-                            events,
-                            JobEvent::Notice(format!(
-                                "could not resume the thread's session ({error}); starting a \
+                        stream.send(JobEvent::Notice(format!(
+                            "could not resume the thread's session ({error}); starting a \
                                  new session with the thread's earlier exchanges"
-                            )),
-                        );
+                        )));
                         report.session_id = None;
                         conversation.session_usage = Usage::default();
                         report.turns = 0;
@@ -111,7 +102,7 @@ impl JobRun {
                             report.stop_reason = reason;
                         }
                         report.timed_out = failure.timed_out();
-                        self.emit(events, JobEvent::Notice(error.clone()));
+                        stream.send(JobEvent::Notice(error.clone()));
                         report.error = Some(error);
                         break;
                     }
@@ -124,7 +115,7 @@ impl JobRun {
                 break;
             }
             let results = self
-                .run_calls(&turn, &mut report, &mut course.echoes, events, &cancel)
+                .run_calls(&turn, &mut report, &mut course.echoes, stream, &cancel)
                 .await;
             if report.turns >= self.settings.max_turns {
                 report.stop_reason = StopReason::MaxTurns;
@@ -206,7 +197,7 @@ impl JobRun {
         report: &JobReport,
         resuming: bool,
         transport: &mut Transport<'a>,
-        events: &EventSender,
+        stream: &JobStream,
         cancel: &watch::Receiver<bool>,
     ) -> (TurnState, Result<Outcome, SpawnError>) {
         let echoes = &course.echoes;
@@ -236,14 +227,14 @@ impl JobRun {
                     Output::Events(decoded) => interceptor.feed_events(decoded, &mut items),
                 }
                 for item in items.drain(..) {
-                    turn.take(quieted(item, echoes), |event| self.emit(events, event));
+                    turn.take(quieted(item, echoes), |event| stream.send(event));
                 }
                 turn.finished
             })
             .await;
         interceptor.finish(&mut items);
         for item in items.drain(..) {
-            turn.take(quieted(item, echoes), |event| self.emit(events, event));
+            turn.take(quieted(item, echoes), |event| stream.send(event));
         }
         (turn, outcome)
     }
@@ -337,15 +328,15 @@ impl JobRun {
         }
     }
 
-    /// Runs the turn's calls (a sub-agent's events reach the caller through the scope
-    /// set here) and records them, and what their results held in `echoes`; the results
+    /// Runs the turn's calls, made by this job (a sub-agent a call starts reaches its
+    /// caller through the scope handed with them), and records them, and what their results held in `echoes`; the results
     /// and rejections as the model reads them.
     async fn run_calls(
         &self,
         turn: &TurnState,
         report: &mut JobReport,
         echoes: &mut Echoes,
-        events: &EventSender,
+        stream: &JobStream,
         cancel: &watch::Receiver<bool>,
     ) -> String {
         let requests: Vec<CallRequest> = turn
@@ -358,15 +349,15 @@ impl JobRun {
             })
             .collect();
         let caller = caller::CallerScope {
-            index: self.index,
+            stream: stream.clone(),
             depth: self.settings.depth,
-            events: events.clone(),
             cancel: cancel.clone(),
         };
-        let results = caller::with_caller(caller, self.executor.call_all(&requests)).await;
+        let caller = caller.into_caller();
+        let results = self.executor.call_all_by(&requests, Some(&caller)).await;
         let mut lines = Vec::new();
         for ((id, call), result) in turn.calls.iter().zip(&results) {
-            self.emit(events, JobEvent::ToolResult(result.clone()));
+            stream.send(JobEvent::ToolResult(result.clone()));
             if let Some(sub) = sub_agent_usage(result) {
                 report.usage.add_sub_agent(&sub);
             }
