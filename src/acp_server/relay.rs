@@ -13,7 +13,7 @@ use agent_client_protocol::v1::schema::{
 use serde_json::{Value, json};
 
 use crate::run::engine::JobLabel;
-use crate::run::session::{JobEvent, JobReport, StopReason as JobStop};
+use crate::run::session::{Failure, JobEvent, JobReport};
 use codecrew_tools::Status;
 
 /// The most of a call's output the editor is shown.
@@ -253,7 +253,7 @@ impl<'a> Relay<'a> {
 
     /// What the editor is told of a job that ended without an answer.
     pub fn failure(&self, report: &JobReport) -> Option<SessionUpdate> {
-        if report.success || report.stop_reason == JobStop::Interrupted {
+        if report.success || report.failure == Some(Failure::Interrupted) {
             return None;
         }
         let error = report

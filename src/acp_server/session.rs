@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use super::relay::{Announced, Relay};
 use crate::run::engine::{Engine, KeptAgents, Update};
 use crate::run::mention::{self, Job};
-use crate::run::session::{JobReport, StopReason as JobStop};
+use crate::run::session::{Failure, JobReport};
 use codecrew_tools::Mode;
 
 /// The config option that picks the agent a prompt without a mention goes to.
@@ -268,13 +268,10 @@ fn jobs(prompt: &str, context: &str, last: &[String], chosen: &str) -> (Vec<Job>
 
 /// The turn's answer: cancelled when it was, else how the jobs ended; what they used.
 fn response(reports: &[JobReport], cancelled: bool) -> PromptResponse {
-    let stop = if cancelled
-        || reports
-            .iter()
-            .any(|r| r.stop_reason == JobStop::Interrupted)
-    {
+    let failed = |failure| reports.iter().any(|r| r.failure == Some(failure));
+    let stop = if cancelled || failed(Failure::Interrupted) {
         StopReason::Cancelled
-    } else if reports.iter().any(|r| r.stop_reason == JobStop::MaxTurns) {
+    } else if failed(Failure::MaxTurns) {
         StopReason::MaxTurnRequests
     } else {
         StopReason::EndTurn

@@ -10,7 +10,7 @@ use codecrew::output::console::{self, Text};
 use codecrew::output::live::LiveView;
 use codecrew::output::render::{Renderer, failure_line};
 use codecrew::run::engine::{Engine, JobLabel, Limits, Request, Run, StartError, Update};
-use codecrew::run::session::{JobReport, StopReason};
+use codecrew::run::session::{self, JobReport};
 use codecrew::run::usage::JobUsage;
 use codecrew_policy::NonInteractive;
 use codecrew_tools::Mode;
@@ -159,7 +159,8 @@ pub async fn run(
             }
         }
     }
-    let mut code = exit_code(&reports, interrupted, count);
+    // A signal's own code (130, 143, 129) first; else the jobs' gravest failure.
+    let mut code = interrupted.unwrap_or_else(|| session::exit_code(&reports, count));
     if unsaved && code == 0 {
         code = 1;
     }
@@ -197,26 +198,5 @@ fn print_usage(reports: &[JobReport], palette: Palette) {
         let total = JobUsage::total(reports.iter().map(|r| &r.usage));
         let line = format!("total: {}", total.summary());
         console::line(&Text::styled(palette, NOTICE, &line));
-    }
-}
-
-/// Interrupted (130, or 143/129 for SIGTERM/SIGHUP) > 124 timed out > 3 CLI missing >
-/// 1 any failure > 0.
-fn exit_code(reports: &[JobReport], interrupted: Option<u8>, expected: usize) -> u8 {
-    if let Some(code) = interrupted {
-        code
-    } else if reports
-        .iter()
-        .any(|r| r.stop_reason == StopReason::Interrupted)
-    {
-        130
-    } else if reports.iter().any(|r| r.timed_out) {
-        124
-    } else if reports.iter().any(|r| r.missing_cli) {
-        3
-    } else if reports.len() < expected || reports.iter().any(|r| !r.success) {
-        1
-    } else {
-        0
     }
 }

@@ -43,8 +43,7 @@ fn report(agent: &str, success: bool, response: &str) -> JobReport {
             duration_ms: 1,
             sub_agents: None,
         },
-        timed_out: false,
-        missing_cli: false,
+        failure: None,
     }
 }
 

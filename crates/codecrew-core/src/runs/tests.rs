@@ -46,8 +46,7 @@ fn report(agent: &str, answer: &str) -> JobReport {
         error_code: None,
         stop_reason: StopReason::Answered,
         usage: JobUsage::default(),
-        timed_out: false,
-        missing_cli: false,
+        failure: None,
     }
 }
 

@@ -26,7 +26,7 @@ mod turn;
 mod turns;
 
 pub use conversation::{Continuation, Conversation};
-pub use report::{CallRecord, JobEvent, JobReport, StopReason, SubEvent};
+pub use report::{CallRecord, Failure, JobEvent, JobReport, StopReason, SubEvent, exit_code};
 pub use stream::{JobLog, JobStream};
 
 use crate::usage::JobUsage;
@@ -127,8 +127,7 @@ impl JobRun {
             error_code: None,
             stop_reason: StopReason::Error,
             usage: JobUsage::default(),
-            timed_out: false,
-            missing_cli: false,
+            failure: None,
         }
     }
 
@@ -179,7 +178,7 @@ impl JobRun {
         let started = Instant::now();
         let mut report = self.report(started);
         report.error = Some(clis::describe_missing(&self.provider));
-        report.missing_cli = true;
+        report.failure = Some(Failure::MissingCli);
         let report = self.finish_report(report, started, 0);
         stream.answered(task, &report);
         report
@@ -248,6 +247,13 @@ impl JobRun {
             .saturating_sub(authorized_before);
         report.usage.native_tool_calls = u32::try_from(authorized).unwrap_or(u32::MAX);
         report.usage.duration_ms = report.duration_ms;
+        if !report.success && report.failure.is_none() {
+            report.failure = Some(match report.stop_reason {
+                StopReason::Interrupted => Failure::Interrupted,
+                StopReason::MaxTurns => Failure::MaxTurns,
+                StopReason::Answered | StopReason::Error => Failure::Failed,
+            });
+        }
         report
     }
 }

@@ -104,8 +104,105 @@ pub struct JobReport {
     pub stop_reason: StopReason,
     /// What the job used: the CLI's reported tokens and cost summed over its turns.
     pub usage: JobUsage,
-    #[serde(skip)]
-    pub timed_out: bool,
-    #[serde(skip)]
-    pub missing_cli: bool,
+    /// Why the job did not answer (absent when it did): what the front ends tell apart,
+    /// and the exit code ([`exit_code`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+}
+
+/// Why a job did not answer, as a front end tells the cases apart. Ordered from the
+/// mildest to the one a command's exit code says first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    /// The CLI failed (an error, a crash, a flood, no answer); the error says how.
+    Failed,
+    /// The turn limit was reached with calls still coming.
+    MaxTurns,
+    /// The agent's CLI is not installed.
+    MissingCli,
+    /// A turn took longer than its timeout; the CLI was stopped.
+    TimedOut,
+    /// The user interrupted it.
+    Interrupted,
+}
+
+impl Failure {
+    /// The exit code of a command that ended with this failure: 1, 3 CLI missing, 124
+    /// timed out, 130 interrupted.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Failure::Failed | Failure::MaxTurns => 1,
+            Failure::MissingCli => 3,
+            Failure::TimedOut => 124,
+            Failure::Interrupted => 130,
+        }
+    }
+}
+
+/// The exit code of a command whose `expected` jobs ended with `reports`: the code of
+/// the gravest failure (interrupted > timed out > CLI missing > any other), 1 when a job
+/// ended without a report, 0 when every job answered. The one place a job's failure
+/// becomes an exit code.
+pub fn exit_code(reports: &[JobReport], expected: usize) -> u8 {
+    match reports.iter().filter_map(|report| report.failure).max() {
+        Some(failure) => failure.exit_code(),
+        None if reports.len() < expected => 1,
+        None => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ended(failure: Option<Failure>) -> JobReport {
+        JobReport {
+            agent: "claude".to_owned(),
+            provider: "claude".to_owned(),
+            model: None,
+            mode: Mode::Query,
+            success: failure.is_none(),
+            response: String::new(),
+            turns: 1,
+            tool_calls: Vec::new(),
+            session_id: None,
+            duration_ms: 0,
+            error: None,
+            error_code: None,
+            stop_reason: StopReason::Answered,
+            usage: JobUsage::default(),
+            failure,
+        }
+    }
+
+    #[test]
+    fn the_gravest_failure_gives_the_exit_code() {
+        use Failure::*;
+        let code = |failures: &[Option<Failure>]| {
+            let reports: Vec<JobReport> = failures.iter().map(|f| ended(*f)).collect();
+            exit_code(&reports, reports.len())
+        };
+        assert_eq!(code(&[None, None]), 0);
+        assert_eq!(code(&[None, Some(Failed)]), 1);
+        assert_eq!(code(&[Some(MaxTurns)]), 1);
+        assert_eq!(code(&[Some(Failed), Some(MissingCli)]), 3);
+        assert_eq!(code(&[Some(MissingCli), Some(TimedOut), None]), 124);
+        assert_eq!(code(&[Some(TimedOut), Some(Interrupted)]), 130);
+    }
+
+    #[test]
+    fn a_job_that_ended_without_a_report_is_a_failure() {
+        assert_eq!(exit_code(&[ended(None)], 2), 1);
+        assert_eq!(exit_code(&[], 1), 1);
+        assert_eq!(exit_code(&[ended(Some(Failure::TimedOut))], 2), 124);
+    }
+
+    #[test]
+    fn the_failure_is_in_the_json_only_when_there_is_one() {
+        let answered = serde_json::to_value(ended(None)).unwrap();
+        assert!(answered.get("failure").is_none());
+        let missing = serde_json::to_value(ended(Some(Failure::MissingCli))).unwrap();
+        assert_eq!(missing["failure"], "missing_cli");
+    }
 }

@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use super::failure::{self, Recovery, Situation, TurnFailure};
 use super::turn::{TurnState, quieted};
 use super::{
-    CallRecord, Conversation, JobEvent, JobReport, JobRun, JobStream, StopReason, caller,
+    CallRecord, Conversation, Failure, JobEvent, JobReport, JobRun, JobStream, StopReason, caller,
     rejection_line, result_line, sub_agent_usage,
 };
 use crate::prompt;
@@ -101,7 +101,9 @@ impl JobRun {
                         if let Some(reason) = failure.stop_reason() {
                             report.stop_reason = reason;
                         }
-                        report.timed_out = failure.timed_out();
+                        if failure.timed_out() {
+                            report.failure = Some(Failure::TimedOut);
+                        }
                         stream.send(JobEvent::Notice(error.clone()));
                         report.error = Some(error);
                         break;
