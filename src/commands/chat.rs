@@ -245,16 +245,24 @@ impl Chat {
                 }
                 update = line.next() => update,
             };
-            match update {
-                Some(Update::Event(index, event)) => {
-                    let _ = renderer.event(index, &event);
-                }
+            let shown = match update {
+                Some(Update::Event(index, event)) => renderer.event(index, &event),
                 Some(Update::Answer(index, report)) => self.answered(&mut renderer, index, *report),
                 Some(Update::Unsaved(error)) => {
                     console::error(format_args!("the thread was not updated: {error}"));
+                    Ok(())
                 }
                 // Every agent answered or is gone, and the thread has what it can keep.
                 None => break,
+            };
+            if let Err(error) = shown {
+                // Nobody can read the answers any more: the chat ends (its CLIs are
+                // stopped as it does).
+                line.stop();
+                console::error(format_args!(
+                    "could not write to the terminal ({error}); ending the chat"
+                ));
+                return Some(Ending::Failed);
             }
         }
         None
@@ -293,7 +301,7 @@ impl Chat {
         renderer: &mut Renderer<console::Stdout>,
         index: usize,
         report: JobReport,
-    ) {
+    ) -> std::io::Result<()> {
         if let (false, Some(error)) = (report.success, &report.error) {
             console::line(&failure_line(
                 console::colors().stderr,
@@ -301,11 +309,12 @@ impl Chat {
                 error,
             ));
         }
-        let _ = renderer.done(index, &report);
+        let shown = renderer.done(index, &report);
         self.used
             .entry(report.agent.clone())
             .or_default()
             .push(report.usage);
+        shown
     }
 
     /// What each agent used, and where the chat is kept.

@@ -75,8 +75,6 @@ pub async fn run(
     let many = count > 1;
     let stdout: Box<dyn std::io::Write + Send> = match &live {
         Some(view) => {
-            codecrew::output::ask::set_screen(Some(view.screen()));
-            console::set_live(Some(view.multi()));
             view.set_wanted(true);
             Box::new(view.stdout())
         }
@@ -94,6 +92,9 @@ pub async fn run(
     let mut reports: Vec<Option<JobReport>> = (0..count).map(|_| None).collect();
     let mut interrupted: Option<u8> = None;
     let mut unsaved = false;
+    // Stdout could not be written (its reader went away, a full disk): nobody gets the
+    // answer, so the jobs are stopped and nothing more is written.
+    let mut unwritable: Option<std::io::Error> = None;
     let signal = super::interrupted_on(early_signals);
     tokio::pin!(signal);
     // Until every job has answered (or ended without): events, answers, ticks, signals.
@@ -101,7 +102,9 @@ pub async fn run(
         tokio::select! {
             update = run.next() => match update {
                 Some(Update::Event(index, event)) => {
-                    renderer.event(index, &event)?;
+                    if unwritable.is_none() {
+                        written(renderer.event(index, &event), &mut unwritable, &run);
+                    }
                     if let Some(view) = &mut live {
                         view.event(index, &event);
                         // One agent's text streams mid-line, where nothing may be drawn.
@@ -112,12 +115,15 @@ pub async fn run(
                     if let Some(view) = &mut live {
                         view.done(index);
                     }
-                    if let (false, RunOutput::Text, Some(error)) =
-                        (report.success, args.output, &report.error)
+                    // A job stopped because its answer could not be written is no news.
+                    if let (false, RunOutput::Text, Some(error), None) =
+                        (report.success, args.output, &report.error, &unwritable)
                     {
                         console::line(&failure_line(colors.stderr, &report.agent, error));
                     }
-                    renderer.done(index, &report)?;
+                    if unwritable.is_none() {
+                        written(renderer.done(index, &report), &mut unwritable, &run);
+                    }
                     if let Some(slot) = reports.get_mut(index) {
                         *slot = Some(*report);
                     }
@@ -139,14 +145,13 @@ pub async fn run(
             }
         }
     }
-    if let Some(view) = &live {
-        view.clear();
-        codecrew::output::ask::set_screen(None);
-        console::set_live(None);
-    }
+    // The status lines go before anything else is said on stderr.
+    drop(live);
     let reports: Vec<JobReport> = reports.into_iter().flatten().collect();
-    renderer.finish(&reports)?;
-    if args.output == RunOutput::Text && !args.quiet {
+    if unwritable.is_none() {
+        written(renderer.finish(&reports), &mut unwritable, &run);
+    }
+    if args.output == RunOutput::Text && !args.quiet && unwritable.is_none() {
         print_usage(&reports, colors.stderr);
     }
     // The answers are out (`finish` flushes); now the CLIs kept for the loop shut down
@@ -164,8 +169,29 @@ pub async fn run(
     if unsaved && code == 0 {
         code = 1;
     }
+    match unwritable {
+        // The reader went away (`codecrew query ... | head`): it had what it wanted, and
+        // the jobs it did not wait for were stopped; not an error.
+        Some(error) if error.kind() == std::io::ErrorKind::BrokenPipe => code = 0,
+        Some(error) => {
+            console::error(format_args!(
+                "could not write the answer to stdout: {error}"
+            ));
+            code = code.max(1);
+        }
+        None => {}
+    }
     run.finish(code).await;
     Ok(ExitCode::from(code))
+}
+
+/// Keeps the first error writing stdout, and stops every job at it: nobody will read
+/// the rest of their answers.
+fn written(result: std::io::Result<()>, unwritable: &mut Option<std::io::Error>, run: &Run) {
+    if let Err(error) = result {
+        run.stop();
+        *unwritable = Some(error);
+    }
 }
 
 /// The first interrupt: every job is told to stop. A second one ends the process at

@@ -41,7 +41,9 @@ struct Visibility {
     shown: bool,
 }
 
-/// The status lines of the running agents.
+/// The status lines of the running agents. While the view lives, the console lifts it
+/// around what it writes on stderr and a permission question hides it; dropped, it is
+/// taken off the terminal and neither knows it any more.
 pub struct LiveView {
     multi: MultiProgress,
     statuses: Vec<Status>,
@@ -73,6 +75,8 @@ impl LiveView {
             visibility: Arc::default(),
         };
         view.apply();
+        console::set_live(Some(view.multi.clone()));
+        crate::output::ask::set_screen(Some(view.screen()));
         view
     }
 
@@ -85,7 +89,7 @@ impl LiveView {
     }
 
     /// The handle a permission prompt hides the view with.
-    pub fn screen(&self) -> Arc<dyn crate::output::ask::Screen> {
+    fn screen(&self) -> Arc<dyn crate::output::ask::Screen> {
         Arc::new(ScreenHandle {
             multi: self.multi.clone(),
             visibility: self.visibility.clone(),
@@ -96,11 +100,6 @@ impl LiveView {
     pub fn set_wanted(&self, wanted: bool) {
         self.lock().wanted = wanted;
         self.apply();
-    }
-
-    /// The lines' drawing, for the console to lift around what it writes on stderr.
-    pub fn multi(&self) -> MultiProgress {
-        self.multi.clone()
     }
 
     pub fn event(&mut self, index: usize, event: &JobEvent) {
@@ -142,7 +141,7 @@ impl LiveView {
     }
 
     /// Takes the lines off the terminal for good.
-    pub fn clear(&self) {
+    fn clear(&self) {
         for status in &self.statuses {
             status.bar.finish_and_clear();
         }
@@ -261,6 +260,14 @@ impl crate::output::ask::Screen for ScreenHandle {
         }
         apply(&self.multi, &mut visibility);
         line_open
+    }
+}
+
+impl Drop for LiveView {
+    fn drop(&mut self) {
+        self.clear();
+        crate::output::ask::set_screen(None);
+        console::set_live(None);
     }
 }
 

@@ -593,3 +593,26 @@ fn a_calls_id_is_the_same_in_stream_json_and_the_store() {
         "{shown:#}"
     );
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_query_quietly_and_the_run_is_still_ended() {
+    let world = World::new("");
+    let mut child = world
+        .command(&["query", "@echo explain TASK-PIPE please"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader is gone before the first word: every write to stdout fails.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert_exit(&output, 0);
+    let stderr = text(&output.stderr);
+    assert!(!stderr.contains("codecrew:"), "{stderr}");
+
+    let runs = world.runs();
+    assert_eq!(runs.len(), 1, "{runs:#?}");
+    assert_eq!(runs[0]["exit_code"], 0, "{runs:#?}");
+    assert_ne!(runs[0]["status"], "running", "{runs:#?}");
+}
