@@ -187,8 +187,9 @@ impl Report {
             let line = format!("[codecrew] call {} {input}", call.name);
             self.line(&Text::styled(self.palette, NOTICE, &line))?;
         }
+        // Its id where it is found, as a query's calls get theirs.
         let request = CallRequest {
-            id: String::new(),
+            id: codecrew::run::session::new_call_id(),
             tool: call.tool.clone(),
             input: call.input.clone(),
         };
