@@ -24,6 +24,7 @@ mod not_signed_in;
 mod real_models;
 mod records;
 mod resume;
+mod run_errors;
 mod second_interrupt;
 mod security;
 mod security_git;
