@@ -177,11 +177,18 @@ impl World {
 
     /// The prompts `@name` was sent, oldest first.
     pub fn prompts(&self, name: &str) -> Vec<String> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(self.agent_dir(name).join("prompts"))
-            .unwrap()
+        self.prompts_of(&[name])
+    }
+
+    /// The prompts the scripted agents `names` were sent, oldest first (their files are
+    /// named by the time they came).
+    pub fn prompts_of(&self, names: &[&str]) -> Vec<String> {
+        let mut files: Vec<PathBuf> = names
+            .iter()
+            .flat_map(|name| std::fs::read_dir(self.agent_dir(name).join("prompts")).unwrap())
             .map(|entry| entry.unwrap().path())
             .collect();
-        files.sort();
+        files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
         files
             .iter()
             .map(|file| std::fs::read_to_string(file).unwrap())
