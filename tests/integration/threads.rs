@@ -470,15 +470,6 @@ printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"G
 cat > /dev/null
 "#;
 
-/// A world whose `claude` is [`RECORDING_CLAUDE`], with nothing of the caller's
-/// environment.
-fn recording_claude() -> World {
-    World::new()
-        .alone()
-        .program("claude", RECORDING_CLAUDE)
-        .env("NO_COLOR", "1")
-}
-
 /// What every start of the recording `claude` was given: (arguments, first message).
 fn recorded(home: &std::path::Path) -> Vec<(Vec<String>, String)> {
     let records = home.join(".claude/todos");
@@ -503,7 +494,7 @@ fn recorded(home: &std::path::Path) -> Vec<(Vec<String>, String)> {
 /// then neither reaches Claude's command line; the thread is the user's from then on.
 #[test]
 fn a_shipped_thread_is_data_and_its_values_never_become_options() {
-    let machine = recording_claude();
+    let machine = World::with_claude(RECORDING_CLAUDE);
     let threads = machine.workspace().join(".codecrew/threads");
     std::fs::create_dir_all(&threads).unwrap();
     let shipped = json!({
@@ -588,7 +579,7 @@ fn a_shipped_thread_is_data_and_its_values_never_become_options() {
 /// project's configuration.
 #[test]
 fn a_model_that_is_an_option_is_refused() {
-    let machine = recording_claude();
+    let machine = World::with_claude(RECORDING_CLAUDE);
     let refused = machine
         .command(&["query", "@claude:--dangerously-skip-permissions hi"])
         .output()
@@ -619,7 +610,7 @@ fn a_model_that_is_an_option_is_refused() {
 fn an_agent_tools_model_that_is_an_option_is_refused() {
     use std::io::{BufRead, BufReader, Write};
 
-    let machine = recording_claude();
+    let machine = World::with_claude(RECORDING_CLAUDE);
     let mut child = machine
         .command(&["mcp"])
         .stdin(Stdio::piped())

@@ -13,7 +13,6 @@ pub mod git;
 pub mod http_server;
 pub mod mcp;
 pub mod pty;
-pub mod scripted_claude;
 pub mod world;
 
 pub use agent_script::{AgentScript, Answer, Turn};

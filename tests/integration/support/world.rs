@@ -215,6 +215,26 @@ impl World {
         self
     }
 
+    /// A world whose `claude` is `script` (a shell script printing Claude's stream-json
+    /// as the test needs it: what no real CLI can be made to do on cue, such as hold its
+    /// exit or ignore SIGTERM), with nothing of the caller's environment and `NO_COLOR`.
+    pub fn with_claude(script: &str) -> World {
+        World::new()
+            .alone()
+            .program("claude", script)
+            .env("NO_COLOR", "1")
+    }
+
+    /// The path of the program `name` put in the world's `bin/`, which names its process.
+    pub fn program_path(&self, name: &str) -> PathBuf {
+        self.path("bin").join(name)
+    }
+
+    /// Whether a process whose command line names the world's program `name` is running.
+    pub fn program_runs(&self, name: &str) -> bool {
+        running(&self.program_path(name))
+    }
+
     /// Nothing of the caller's environment reaches `codecrew`: `PATH` is the world's
     /// `bin/`, `/usr/bin` and `/bin`. For a run compared byte for byte, or one that must
     /// find no program of the developer's.
@@ -322,6 +342,15 @@ impl World {
         .unwrap();
         self.env = self.env.clone().with("CODECREW_CONFIG", file);
     }
+}
+
+/// Whether a process whose command line names `program` is running.
+pub fn running(program: &Path) -> bool {
+    let needle = program.as_os_str().as_encoded_bytes();
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline"))
+            .is_ok_and(|cmdline| cmdline.windows(needle.len()).any(|w| w == needle))
+    })
 }
 
 fn trust_line(workspace: &Path) -> String {
