@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 
 use serde_json::Value;
 
-use crate::support::scripted_claude::ScriptedClaude;
+use crate::support::World;
 
 /// A `claude` that answers its first message in Claude's stream-json, reads on to the
 /// end of its input, and then does not exit until the test lets it (a file `go` in the
@@ -24,12 +24,12 @@ while [ ! -e go ] && [ "$n" -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
 
 #[test]
 fn the_answer_is_out_before_the_kept_cli_has_exited() {
-    let machine = ScriptedClaude::new(SLOW_TO_EXIT_CLAUDE);
+    let machine = World::with_claude(SLOW_TO_EXIT_CLAUDE);
     let go = machine.workspace().join("go");
     for output in ["json", "text"] {
         let _ = std::fs::remove_file(&go);
         let mut child = machine
-            .codecrew(&["query", "--output", output, "@claude hi"])
+            .command(&["query", "--output", output, "@claude hi"])
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
@@ -37,7 +37,7 @@ fn the_answer_is_out_before_the_kept_cli_has_exited() {
         let first = lines.next().unwrap().unwrap();
         // The CLI is still there, held by the test: the answer did not wait for it.
         assert!(
-            machine.claude_runs(),
+            machine.program_runs("claude"),
             "{output}: the CLI had already exited"
         );
         match output {
@@ -52,7 +52,7 @@ fn the_answer_is_out_before_the_kept_cli_has_exited() {
         assert!(status.success(), "{output}: {status}");
         // codecrew waited for its CLI: nothing of it is left.
         assert!(
-            !machine.claude_runs(),
+            !machine.program_runs("claude"),
             "{output}: the CLI outlived codecrew"
         );
     }

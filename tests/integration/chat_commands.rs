@@ -6,10 +6,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::support::binary::{BIN, isolation};
-use crate::support::clis::CliEnv;
+use crate::support::World;
+use crate::support::binary::BIN;
 use crate::support::pty::Terminal;
-use crate::support::scripted_claude::ScriptedClaude;
 
 /// A kept `claude` that keeps its command line, answers each message, and once its input
 /// is closed (codecrew closing it) says so in a file and does not end: codecrew waits its
@@ -42,23 +41,10 @@ fn waited(what: &str, limit: Duration, done: impl Fn() -> bool) {
 
 #[test]
 fn a_ctrl_c_during_a_slow_command_stops_the_command_not_the_chat() {
-    let machine = ScriptedClaude::new(SLOW_TO_CLOSE_CLAUDE);
-    let closing = machine.home().join(".claude/todos/closing");
+    let machine = World::with_claude(SLOW_TO_CLOSE_CLAUDE);
+    let closing = machine.home_dir().join(".claude/todos/closing");
     std::fs::create_dir_all(closing.parent().unwrap()).unwrap();
-    let (set, removed) = isolation(&machine.home());
-    let bin = machine.claude().parent().unwrap().to_path_buf();
-    let env = set
-        .into_iter()
-        .fold(
-            CliEnv {
-                workdir: Some(machine.workspace()),
-                ..CliEnv::default()
-            },
-            |env, (name, value)| env.with(name, value),
-        )
-        .without(&removed)
-        .with("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .with("NO_COLOR", "1");
+    let env = machine.env.clone();
     let mut terminal = Terminal::run(&env, Path::new(BIN), &["chat"]);
     terminal.wait_for("prompt", LIMIT, |shown| shown.contains("query> "));
     terminal.type_keys(b"@claude hello\r");
@@ -67,7 +53,10 @@ fn a_ctrl_c_during_a_slow_command_stops_the_command_not_the_chat() {
             .split_once("Kept answer.")
             .is_some_and(|(_, after)| after.contains("query> "))
     });
-    assert!(machine.claude_runs(), "the CLI is kept between lines");
+    assert!(
+        machine.program_runs("claude"),
+        "the CLI is kept between lines"
+    );
 
     // The mode change closes the CLI, which takes its grace (2 s); a Ctrl-C meanwhile.
     terminal.type_keys(b"/mode execute\r");
@@ -92,7 +81,7 @@ fn a_ctrl_c_during_a_slow_command_stops_the_command_not_the_chat() {
             .is_some_and(|(_, after)| after.contains("mode query\r\n"))
     });
     waited("the CLI closed", Duration::from_secs(20), || {
-        !machine.claude_runs()
+        !machine.program_runs("claude")
     });
 
     // And the chat goes on: the agent answers again (a CLI of its own), then it ends as
@@ -122,6 +111,6 @@ fn a_ctrl_c_during_a_slow_command_stops_the_command_not_the_chat() {
     waited(
         "the CLI ended with the chat",
         Duration::from_secs(20),
-        || !machine.claude_runs(),
+        || !machine.program_runs("claude"),
     );
 }

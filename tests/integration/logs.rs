@@ -3,91 +3,50 @@
 //! and `[logs] enabled = false` keep nothing; codecrew's tools never read the store.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::binary::{Home, assert_exit, text, tool_result, tools_call_args};
+use crate::support::binary::{assert_exit, text, tool_result, tools_call_args};
+use crate::support::{AgentScript, Answer, Turn, World};
 
-/// The scripted CLI: calls codecrew's `help` tool on its first turn, then answers with
-/// the `TASK-...` word of its task (`TASK-HANG...`: after 10 s; `TASK-RAW...`: at once,
-/// with terminal control sequences in its answer).
-const AGENT_SCRIPT: &str = r#"#!/bin/sh
-dir=$(dirname "$0")
-prompt=$(cat)
-task=$(printf '%s' "$prompt" | grep -o 'TASK-[A-Za-z0-9-]*' | tail -n 1)
-case "$task" in TASK-HANG*) sleep 10 ;; esac
-case "$task" in TASK-RAW*) printf 'raw \033]52;c;cHduZWQ=\007\033[2J end\n'; exit 0 ;; esac
-if [ ! -e "$dir/called-$task" ]; then
-    touch "$dir/called-$task"
-    printf 'Calling.\n```json\n{"type":"tool_use","name":"codecrew:help","input":{}}\n```\n'
-    exit 0
-fi
-printf 'The zebracorn answer to %s\n' "$task"
-"#;
-
-/// A home, a workspace inside it, and a user config declaring `@echo`.
-struct World {
-    home: Home,
+/// The scripted agent `@echo`: calls codecrew's `help` tool on the first turn of each
+/// task, then answers with the `TASK-...` word of its task (`TASK-HANG...`: after 10 s;
+/// `TASK-RAW...`: at once, with terminal control sequences in its answer).
+fn echo() -> AgentScript {
+    AgentScript::new()
+        .turn(Turn::on_task(
+            "TASK-HANG",
+            Answer::pause(Duration::from_secs(10)),
+        ))
+        .turn(Turn::on_task(
+            "TASK-RAW",
+            Answer::text("raw \u{1b}]52;c;cHduZWQ=\u{7}\u{1b}[2J end\n"),
+        ))
+        .turn(Turn::always(Answer::call("Calling.", "help", json!({}))).times_per_task(1))
+        .otherwise(Answer::text("The zebracorn answer to {task}\n"))
 }
 
-impl World {
-    fn new(user_config_extra: &str) -> World {
-        let home = Home::new();
-        let root = home.path();
-        std::fs::create_dir_all(root.join("agent")).unwrap();
-        std::fs::create_dir_all(root.join("ws")).unwrap();
-        std::fs::write(root.join("agent/agent.sh"), AGENT_SCRIPT).unwrap();
-        std::fs::write(
-            root.join("user.toml"),
-            format!(
-                "[agents.echo]\nprovider = \"command\"\ncommand = {{ argv = [\"sh\", {:?}] }}\n{user_config_extra}",
-                root.join("agent/agent.sh").display().to_string()
-            ),
-        )
-        .unwrap();
-        World { home }
-    }
+/// A world with `@echo` and `user_config` in its user config.
+fn echo_world(user_config: &str) -> World {
+    World::new().user_config(user_config).agent("echo", echo())
+}
 
-    fn workspace(&self) -> PathBuf {
-        self.home.path().join("ws")
-    }
+/// The run store.
+fn store(world: &World) -> PathBuf {
+    world.state_dir().join("runs.db")
+}
 
-    fn store(&self) -> PathBuf {
-        self.home.path().join(".local/state/codecrew/runs.db")
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = self.home.codecrew();
-        command
-            .args(args)
-            .current_dir(self.workspace())
-            .env("CODECREW_CONFIG", self.home.path().join("user.toml"));
-        command
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.command(args).output().unwrap()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let output = self.run(args);
-        assert_exit(&output, 0);
-        serde_json::from_slice(&output.stdout)
-            .unwrap_or_else(|error| panic!("not JSON ({error}): {}", text(&output.stdout)))
-    }
-
-    fn runs(&self) -> Vec<Value> {
-        self.json(&["logs", "--output", "json"])["runs"]
-            .as_array()
-            .unwrap()
-            .clone()
-    }
+fn listed_runs(world: &World) -> Vec<Value> {
+    world.run_json(&["logs", "--output", "json"])["runs"]
+        .as_array()
+        .unwrap()
+        .clone()
 }
 
 #[test]
 fn a_query_is_kept_listed_shown_searched_and_removed() {
-    let world = World::new("");
+    let world = echo_world("");
     let output = world.run(&["query", "@echo explain TASK-ONE please"]);
     assert_exit(&output, 0);
     assert!(text(&output.stdout).contains("The zebracorn answer to TASK-ONE"));
@@ -95,10 +54,10 @@ fn a_query_is_kept_listed_shown_searched_and_removed() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::metadata(path).unwrap().permissions().mode() & 0o777
     };
-    assert_eq!(mode(&world.store()), 0o600);
-    assert_eq!(mode(world.store().parent().unwrap()), 0o700);
+    assert_eq!(mode(&store(&world)), 0o600);
+    assert_eq!(mode(store(&world).parent().unwrap()), 0o700);
 
-    let runs = world.runs();
+    let runs = listed_runs(&world);
     assert_eq!(runs.len(), 1, "{runs:#?}");
     let run = &runs[0];
     assert_eq!(run["status"], "ok");
@@ -115,7 +74,7 @@ fn a_query_is_kept_listed_shown_searched_and_removed() {
     assert!(id.starts_with(short));
 
     // Shown by its short id: the answer, the call, the usage.
-    let shown = world.json(&["logs", "show", short, "--output", "json"]);
+    let shown = world.run_json(&["logs", "show", short, "--output", "json"]);
     assert_eq!(shown["id"], id);
     let job = &shown["jobs"][0];
     assert_eq!(job["agent"], "echo");
@@ -151,28 +110,28 @@ fn a_query_is_kept_listed_shown_searched_and_removed() {
 
     // A second run: the filters.
     assert_exit(&world.run(&["query", "@echo TASK-TWO"]), 0);
-    assert_eq!(world.runs().len(), 2);
-    let newest = world.json(&["logs", "-n", "1", "--output", "json"]);
+    assert_eq!(listed_runs(&world).len(), 2);
+    let newest = world.run_json(&["logs", "-n", "1", "--output", "json"]);
     assert!(
         newest["runs"][0]["task"]
             .as_str()
             .unwrap()
             .contains("TASK-TWO")
     );
-    let none = world.json(&["logs", "--agent", "nobody", "--output", "json"]);
+    let none = world.run_json(&["logs", "--agent", "nobody", "--output", "json"]);
     assert_eq!(none["runs"], json!([]));
-    let here = world.json(&[
+    let here = world.run_json(&[
         "logs", "--here", "--since", "1h", "--status", "ok", "--output", "json",
     ]);
     assert_eq!(here["runs"].as_array().unwrap().len(), 2);
-    let failed = world.json(&["logs", "--status", "failed", "--output", "json"]);
+    let failed = world.run_json(&["logs", "--status", "failed", "--output", "json"]);
     assert_eq!(failed["runs"], json!([]));
 
     // Searched: a word of an answer, a word of a task.
-    let found = world.json(&["logs", "search", "zebracorn", "--output", "json"]);
+    let found = world.run_json(&["logs", "search", "zebracorn", "--output", "json"]);
     let matches = found["matches"].as_array().unwrap();
     assert_eq!(matches.len(), 2, "{found:#}");
-    let found = world.json(&["logs", "search", "explain", "--output", "json"]);
+    let found = world.run_json(&["logs", "search", "explain", "--output", "json"]);
     assert_eq!(found["matches"][0]["id"], id);
     assert_eq!(found["matches"][0]["found_in"], "task");
 
@@ -181,33 +140,33 @@ fn a_query_is_kept_listed_shown_searched_and_removed() {
     assert_exit(&missing, 1);
     assert!(text(&missing.stderr).contains("no run has the id"));
     assert_exit(&world.run(&["logs", "rm", short]), 0);
-    assert_eq!(world.runs().len(), 1);
-    let pruned = world.json(&["logs", "prune", "--older-than", "0s", "--output", "json"]);
+    assert_eq!(listed_runs(&world).len(), 1);
+    let pruned = world.run_json(&["logs", "prune", "--older-than", "0s", "--output", "json"]);
     assert_eq!(pruned["removed"], 1);
-    assert!(world.runs().is_empty());
+    assert!(listed_runs(&world).is_empty());
 }
 
 /// `kill -9` leaves no chance to write an end: the run stays, "not finished".
 #[test]
 fn a_run_killed_stays_not_finished() {
-    let world = World::new("");
+    let world = echo_world("");
     let mut child = world
         .command(&["query", "@echo TASK-HANG"])
         .spawn()
         .unwrap();
     let start = std::time::Instant::now();
-    while !world.store().exists() || world.runs().is_empty() {
+    while !store(&world).exists() || listed_runs(&world).is_empty() {
         assert!(start.elapsed().as_secs() < 30, "the run was never recorded");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let runs = world.runs();
+    let runs = listed_runs(&world);
     assert_eq!(runs[0]["status"], "not_finished", "{runs:#?}");
     assert_eq!(runs[0]["ended"], Value::Null);
     let listed = text(&world.run(&["logs", "--status", "not-finished"]).stdout);
     assert!(listed.contains("not finished"), "{listed}");
-    let shown = world.json(&[
+    let shown = world.run_json(&[
         "logs",
         "show",
         runs[0]["id"].as_str().unwrap(),
@@ -220,23 +179,23 @@ fn a_run_killed_stays_not_finished() {
 
 #[test]
 fn no_log_and_the_user_config_keep_nothing() {
-    let world = World::new("");
+    let world = echo_world("");
     assert_exit(&world.run(&["query", "--no-log", "@echo TASK-A"]), 0);
-    assert!(world.runs().is_empty());
-    assert!(!world.store().exists(), "the store is not even made");
+    assert!(listed_runs(&world).is_empty());
+    assert!(!store(&world).exists(), "the store is not even made");
 
-    let world = World::new("[logs]\nenabled = false\n");
+    let world = echo_world("[logs]\nenabled = false\n");
     assert_exit(&world.run(&["query", "@echo TASK-B"]), 0);
-    assert!(!world.store().exists());
-    assert!(world.runs().is_empty());
+    assert!(!store(&world).exists());
+    assert!(listed_runs(&world).is_empty());
 }
 
 #[test]
 fn a_store_that_cannot_be_written_only_warns() {
-    let world = World::new("");
+    let world = echo_world("");
     // The state folder is a file: the store cannot be made.
-    std::fs::create_dir_all(world.home.path().join(".local")).unwrap();
-    std::fs::write(world.home.path().join(".local/state"), "not a folder").unwrap();
+    std::fs::create_dir_all(world.home_dir().join(".local")).unwrap();
+    std::fs::write(world.home_dir().join(".local/state"), "not a folder").unwrap();
     let output = world.run(&["query", "@echo TASK-C"]);
     assert_exit(&output, 0);
     assert!(text(&output.stdout).contains("The zebracorn answer to TASK-C"));
@@ -253,7 +212,7 @@ fn a_store_that_cannot_be_written_only_warns() {
 /// can be asked).
 #[test]
 fn the_tools_never_read_the_store() {
-    let world = World::new("");
+    let world = echo_world("");
     let state = world.workspace().join("state");
     let mut query = world.command(&["query", "@echo TASK-D"]);
     query.env("XDG_STATE_HOME", &state);
@@ -275,10 +234,13 @@ fn the_tools_never_read_the_store() {
 /// holds (a clipboard write, a screen clear), and JSON carries it escaped.
 #[test]
 fn what_the_store_holds_reaches_the_terminal_inert() {
-    let world = World::new("");
+    let world = echo_world("");
     let task = "@echo TASK-RAW \u{1b}]0;title\u{7} \u{1b}[31mred";
     assert_exit(&world.run(&["query", task]), 0);
-    let id = world.runs()[0]["short_id"].as_str().unwrap().to_owned();
+    let id = listed_runs(&world)[0]["short_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     for args in [
         vec!["logs"],
         vec!["logs", "show", id.as_str()],
@@ -317,7 +279,7 @@ fn what_the_store_holds_reaches_the_terminal_inert() {
 /// gives back a word of it.
 #[test]
 fn no_tool_door_gives_back_what_the_store_holds() {
-    let world = World::new("");
+    let world = echo_world("");
     let state = world.workspace().join("state");
     let mut query = world.command(&["query", "@echo TASK-E"]);
     query.env("XDG_STATE_HOME", &state);
@@ -359,26 +321,11 @@ fn no_tool_door_gives_back_what_the_store_holds() {
 /// comes, and the run's end when the chat ends (Ctrl-D).
 #[test]
 fn a_chat_is_kept_as_one_run() {
-    use crate::support::clis::CliEnv;
     use crate::support::pty::Terminal;
-    use std::time::Duration;
 
-    let world = World::new("");
-    let home = world.home.path();
+    let world = echo_world("");
     // The pty's environment: the same isolation as every other run of the binary.
-    let (set, removed) = crate::support::binary::isolation(home);
-    let env = set
-        .into_iter()
-        .fold(
-            CliEnv {
-                workdir: Some(world.workspace()),
-                ..CliEnv::default()
-            },
-            |env, (name, value)| env.with(name, value),
-        )
-        .without(&removed)
-        .with("CODECREW_CONFIG", home.join("user.toml"))
-        .with("NO_COLOR", "1");
+    let env = world.env.clone().with("NO_COLOR", "1");
     let limit = Duration::from_secs(60);
     let mut terminal = Terminal::run(
         &env,
@@ -393,7 +340,7 @@ fn a_chat_is_kept_as_one_run() {
             .is_some_and(|(_, after)| after.contains("query> "))
     });
     // While the chat runs, its run is there, not finished, with its first job.
-    let runs = world.runs();
+    let runs = listed_runs(&world);
     assert_eq!(runs.len(), 1, "{runs:#?}");
     assert_eq!(runs[0]["status"], "not_finished");
     terminal.type_keys(b"@echo second TASK-CHAT-TWO\r");
@@ -406,14 +353,14 @@ fn a_chat_is_kept_as_one_run() {
     let status = terminal.wait(limit).expect("the chat ended");
     assert_eq!(status.code(), Some(0), "{}", terminal.text());
 
-    let runs = world.runs();
+    let runs = listed_runs(&world);
     assert_eq!(runs.len(), 1, "{runs:#?}");
     let run = &runs[0];
     assert_eq!(run["command"], "chat");
     assert_eq!(run["status"], "ok");
     assert!(run["task"].as_str().unwrap().contains("TASK-CHAT-ONE"));
     let id = run["id"].as_str().unwrap();
-    let shown = world.json(&["logs", "show", id, "--output", "json"]);
+    let shown = world.run_json(&["logs", "show", id, "--output", "json"]);
     let jobs = shown["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 2, "{shown:#}");
     for (job, task) in jobs.iter().zip(["TASK-CHAT-ONE", "TASK-CHAT-TWO"]) {
@@ -426,32 +373,29 @@ fn a_chat_is_kept_as_one_run() {
 
 /// Asks `@echo` through `codecrew:query_agent` on its first turn, then answers with what
 /// came back.
-const BOSS_SCRIPT: &str = r#"#!/bin/sh
-prompt=$(cat)
-case "$prompt" in
-*"The zebracorn answer to TASK-SUB"*) printf 'The boss heard: zebracorn\n' ;;
-*) printf '```json\n{"type":"tool_use","name":"codecrew:query_agent","input":{"agent":"echo","task":"TASK-SUB please"}}\n```\n' ;;
-esac
-"#;
+fn boss() -> AgentScript {
+    AgentScript::new()
+        .turn(Turn::on_prompt(
+            "The zebracorn answer to TASK-SUB",
+            Answer::text("The boss heard: zebracorn\n"),
+        ))
+        .otherwise(Answer::text(
+            "```json\n{\"type\":\"tool_use\",\"name\":\"codecrew:query_agent\",\"input\":{\"agent\":\"echo\",\"task\":\"TASK-SUB please\"}}\n```\n",
+        ))
+}
 
 /// A crew call is kept as a job of the run, under the job whose call started it, and
 /// each call says who let it run.
 #[test]
 fn a_crew_call_is_kept_under_its_caller() {
-    let boss = tempfile::tempdir().unwrap();
-    let script = boss.path().join("boss.sh");
-    std::fs::write(&script, BOSS_SCRIPT).unwrap();
-    let world = World::new(&format!(
-        "[agents.boss]\nprovider = \"command\"\ncommand = {{ argv = [\"sh\", {:?}] }}\n",
-        script.display().to_string()
-    ));
+    let world = echo_world("").agent("boss", boss());
     let output = world.run(&["query", "--raw", "@boss TASK-BOSS delegate"]);
     assert_exit(&output, 0);
     assert!(text(&output.stdout).contains("The boss heard: zebracorn"));
 
-    let run = &world.runs()[0];
+    let run = &listed_runs(&world)[0];
     assert_eq!(run["agents"], json!(["boss", "echo"]));
-    let shown = world.json(&[
+    let shown = world.run_json(&[
         "logs",
         "show",
         run["id"].as_str().unwrap(),
@@ -490,7 +434,7 @@ fn a_crew_call_is_kept_under_its_caller() {
     );
     assert!(shown.contains("decided by policy"), "{shown}");
     // Searched: the sub-agent's answer is found too.
-    let found = world.json(&["logs", "search", "TASK-SUB", "--output", "json"]);
+    let found = world.run_json(&["logs", "search", "TASK-SUB", "--output", "json"]);
     assert!(
         !found["matches"].as_array().unwrap().is_empty(),
         "{found:#}"
@@ -500,29 +444,21 @@ fn a_crew_call_is_kept_under_its_caller() {
 /// What a call read after the user allowed a sensitive file is not kept; the call is.
 #[test]
 fn a_sensitive_files_content_is_not_kept() {
-    let reader = tempfile::tempdir().unwrap();
-    let script = reader.path().join("reader.sh");
-    std::fs::write(
-        &script,
-        r#"#!/bin/sh
-prompt=$(cat)
-case "$prompt" in
-*"codecrew ran the tool calls"*) printf 'Read it.\n' ;;
-*) printf '```json\n{"type":"tool_use","name":"codecrew:read_file","input":{"path":".env"}}\n```\n' ;;
-esac
-"#,
-    )
-    .unwrap();
-    let world = World::new(&format!(
-        "[agents.reader]\nprovider = \"command\"\ncommand = {{ argv = [\"sh\", {:?}] }}\n",
-        script.display().to_string()
-    ));
+    let reader = AgentScript::new()
+        .turn(Turn::on_prompt(
+            "codecrew ran the tool calls",
+            Answer::text("Read it.\n"),
+        ))
+        .otherwise(Answer::text(
+            "```json\n{\"type\":\"tool_use\",\"name\":\"codecrew:read_file\",\"input\":{\"path\":\".env\"}}\n```\n",
+        ));
+    let world = echo_world("").agent("reader", reader);
     std::fs::write(world.workspace().join(".env"), "API_KEY=sup3rs3cr3tvalue\n").unwrap();
     // --yes allows what would ask: the read of .env runs.
     let output = world.run(&["execute", "--yes", "--raw", "@reader TASK-READ"]);
     assert_exit(&output, 0);
-    let run = &world.runs()[0];
-    let shown = world.json(&[
+    let run = &listed_runs(&world)[0];
+    let shown = world.run_json(&[
         "logs",
         "show",
         run["id"].as_str().unwrap(),
@@ -534,8 +470,8 @@ esac
     assert_eq!(call["status"], "ok");
     assert_eq!(call["decided_by"], "yes");
     assert_eq!(call["output_withheld"], true);
-    let bytes = std::fs::read(world.store()).unwrap();
-    let wal = std::fs::read(world.store().with_extension("db-wal")).unwrap_or_default();
+    let bytes = std::fs::read(store(&world)).unwrap();
+    let wal = std::fs::read(store(&world).with_extension("db-wal")).unwrap_or_default();
     for file in [bytes, wal] {
         assert!(!file.windows(16).any(|window| window == b"sup3rs3cr3tvalue"));
     }
@@ -545,7 +481,7 @@ esac
 /// result (`tool_call_id`), and the one the run store keeps it under (`call_id`).
 #[test]
 fn a_calls_id_is_the_same_in_stream_json_and_the_store() {
-    let world = World::new("");
+    let world = echo_world("");
     let output = world.run(&["query", "--output", "stream-json", "@echo TASK-IDS"]);
     assert_exit(&output, 0);
     let events: Vec<Value> = text(&output.stdout)
@@ -564,8 +500,8 @@ fn a_calls_id_is_the_same_in_stream_json_and_the_store() {
     assert!(id.starts_with("call_"), "{id}");
     assert_eq!(results[0]["tool_call_id"], id);
 
-    let run = &world.runs()[0];
-    let shown = world.json(&[
+    let run = &listed_runs(&world)[0];
+    let shown = world.run_json(&[
         "logs",
         "show",
         run["id"].as_str().unwrap(),
@@ -577,11 +513,11 @@ fn a_calls_id_is_the_same_in_stream_json_and_the_store() {
     assert_eq!(kept["call_id"], id);
 
     // `--output json` gives each of a job's calls the id the store has.
-    let doc = world.json(&["query", "--output", "json", "@echo TASK-IDS-AGAIN"]);
+    let doc = world.run_json(&["query", "--output", "json", "@echo TASK-IDS-AGAIN"]);
     let id = doc["results"][0]["tool_calls"][0]["id"].as_str().unwrap();
     assert!(id.starts_with("call_"), "{doc:#}");
-    let run = &world.runs()[0];
-    let shown = world.json(&[
+    let run = &listed_runs(&world)[0];
+    let shown = world.run_json(&[
         "logs",
         "show",
         run["id"].as_str().unwrap(),
@@ -596,7 +532,7 @@ fn a_calls_id_is_the_same_in_stream_json_and_the_store() {
 
 #[test]
 fn a_reader_that_goes_away_ends_the_query_quietly_and_the_run_is_still_ended() {
-    let world = World::new("");
+    let world = echo_world("");
     let mut child = world
         .command(&["query", "@echo explain TASK-PIPE please"])
         .stdin(std::process::Stdio::null())
@@ -611,7 +547,7 @@ fn a_reader_that_goes_away_ends_the_query_quietly_and_the_run_is_still_ended() {
     let stderr = text(&output.stderr);
     assert!(!stderr.contains("codecrew:"), "{stderr}");
 
-    let runs = world.runs();
+    let runs = listed_runs(&world);
     assert_eq!(runs.len(), 1, "{runs:#?}");
     assert_eq!(runs[0]["exit_code"], 0, "{runs:#?}");
     assert_ne!(runs[0]["status"], "running", "{runs:#?}");

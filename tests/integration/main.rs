@@ -1,4 +1,31 @@
 //! codecrew's integration tests: one test binary, one module per topic.
+//!
+//! # Where a new test goes
+//!
+//! - **A run of `codecrew` with agents, config, a workspace**: build a
+//!   [`support::World`] (`support/world.rs`): a home, a workspace, the user config
+//!   (`user_config`, `trusted`), the project config (`project_config`), scripted agents
+//!   (`agent(name, AgentScript)`: a script of turns, each text, a fenced tool call, a
+//!   failure, a hang, chosen by what the prompt holds and counted), programs of the
+//!   test's own on `PATH` (`program`; `World::with_claude` for a `claude` printing
+//!   Claude's stream-json on cue), then `run` / `run_with_stdin` / `run_json` (the
+//!   `Output`), or `codecrew` / `json` (a `CliRun`: own process group, a timeout). Put it
+//!   in the module of its topic below; a new topic is a new module.
+//! - **It needs a real CLI** (claude, gemini, codex, copilot, opencode, qwen, llm
+//!   talking to a model): `e2e/`, with `World::new(test, script)` there (the same world
+//!   with the real CLIs against `support::fake_model`, skipped outside CI when they are
+//!   not installed); `per_cli!` gives a scenario a test per CLI. Nothing that runs
+//!   without them goes there: check with `CODECREW_TEST_CLIS=/nonexistent`.
+//! - **A CLI's own wire format against the fake model** (no codecrew):
+//!   `fake_model_clis/`.
+//! - **One command with no agent** (`tools call`, `intercept`, `prompt`, help): the
+//!   topic's module (`commands`, `security/`, `external_tools`, ...), with
+//!   `support::binary` (`codecrew(home)`, `assert_exit`, `tool_result`); what a user
+//!   reads word for word: `snapshots`.
+//! - **MCP**: `mcp_server` (stdio), `mcp_http` (`codecrew mcp --http`), `mcp_client/`
+//!   (codecrew as a client of real MCP servers).
+//! - **A terminal** (a pty: Ctrl-C, colours, a chat): `support::pty::Terminal` with the
+//!   world's `env`.
 
 // Test code may unwrap and panic (the crate-wide lints deny them in library code).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -24,6 +51,7 @@ mod not_signed_in;
 mod real_models;
 mod records;
 mod resume;
+mod run_errors;
 mod second_interrupt;
 mod security;
 mod security_git;

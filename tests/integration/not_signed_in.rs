@@ -1,6 +1,6 @@
 //! A CLI that is not signed in: the failure says how to sign in, in codecrew's words.
 
-use crate::support::scripted_claude::ScriptedClaude;
+use crate::support::World;
 
 /// What Claude Code 2.1.329 prints in its kept mode without a sign-in (recorded).
 const SIGNED_OUT_CLAUDE: &str = r#"#!/bin/sh
@@ -13,9 +13,9 @@ cat > /dev/null
 
 #[test]
 fn a_claude_not_signed_in_fails_saying_how_to_sign_in() {
-    let machine = ScriptedClaude::new(SIGNED_OUT_CLAUDE);
+    let machine = World::with_claude(SIGNED_OUT_CLAUDE);
     let output = machine
-        .codecrew(&["query", "@claude:haiku How do I use codecrew?"])
+        .command(&["query", "@claude:haiku How do I use codecrew?"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);

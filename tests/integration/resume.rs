@@ -2,76 +2,35 @@
 //! the workspace, `--resume ID` from any. A `command` agent that cannot resume shows what
 //! it was sent (the earlier exchanges); the real CLIs resume their own sessions.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::binary::{BIN, Home, assert_exit, text};
+use crate::support::binary::{BIN, assert_exit, text};
+use crate::support::{AgentScript, World};
 
-/// Saves each prompt it receives (files sort in arrival order) and answers with the
-/// `TASK-...` word of its task.
-const AGENT_SCRIPT: &str = r#"#!/bin/sh
-dir=$(dirname "$0")
-file=$(mktemp "$dir/prompts/$(date +%s%N).XXXXXX")
-cat > "$file"
-task=$(grep -o 'TASK-[A-Za-z0-9-]*' "$file" | tail -n 1)
-printf 'ANSWER-%s\n' "$task"
-"#;
-
-struct World {
-    home: Home,
+/// `@echo` and `@other`, both the scripted agent answering `ANSWER-<task>`.
+fn world() -> World {
+    World::new()
+        .agent("echo", AgentScript::new())
+        .agent("other", AgentScript::new())
 }
 
-impl World {
-    /// `@echo` and `@other`, both the scripted agent.
-    fn new() -> World {
-        let home = Home::new();
-        let root = home.path();
-        std::fs::create_dir_all(root.join("agent/prompts")).unwrap();
-        std::fs::create_dir_all(root.join("ws")).unwrap();
-        std::fs::write(root.join("agent/agent.sh"), AGENT_SCRIPT).unwrap();
-        let script = root.join("agent/agent.sh").display().to_string();
-        std::fs::write(
-            root.join("user.toml"),
-            format!(
-                "[agents.echo]\nprovider = \"command\"\ncommand = {{ argv = [\"sh\", {script:?}] }}\n\
-                 [agents.other]\nprovider = \"command\"\ncommand = {{ argv = [\"sh\", {script:?}] }}\n"
-            ),
-        )
-        .unwrap();
-        World { home }
-    }
+/// The last prompt either agent was sent.
+fn last_prompt(world: &World) -> String {
+    world.prompts_of(&["echo", "other"]).pop().unwrap()
+}
 
-    fn run(&self, args: &[&str]) -> Output {
-        let mut command = self.home.codecrew();
-        command
-            .args(args)
-            .current_dir(self.home.path().join("ws"))
-            .env("CODECREW_CONFIG", self.home.path().join("user.toml"));
-        command.output().unwrap()
-    }
-
-    fn last_prompt(&self) -> String {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(self.home.path().join("agent/prompts"))
-            .unwrap()
-            .map(|entry| entry.unwrap().path())
-            .collect();
-        files.sort();
-        std::fs::read_to_string(files.last().unwrap()).unwrap()
-    }
-
-    fn runs(&self) -> Vec<Value> {
-        let output = self.run(&["logs", "--output", "json"]);
-        assert_exit(&output, 0);
-        let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
-        listed["runs"].as_array().unwrap().clone()
-    }
+fn listed_runs(world: &World) -> Vec<Value> {
+    let output = world.run(&["logs", "--output", "json"]);
+    assert_exit(&output, 0);
+    let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    listed["runs"].as_array().unwrap().clone()
 }
 
 #[test]
 fn continue_goes_on_from_the_last_run_with_its_agents() {
-    let world = World::new();
+    let world = world();
     let first = world.run(&["query", "--raw", "@echo @other TASK-ONE first"]);
     assert_exit(&first, 0);
 
@@ -86,13 +45,13 @@ fn continue_goes_on_from_the_last_run_with_its_agents() {
         .map(|result| result["agent"].as_str().unwrap())
         .collect();
     assert_eq!(agents, ["echo", "other"], "{}", text(&second.stdout));
-    let prompt = world.last_prompt();
+    let prompt = last_prompt(&world);
     let earlier = prompt.find("TASK-ONE first").expect(&prompt);
     let answer = prompt.find("ANSWER-TASK-ONE").expect(&prompt);
     let now = prompt.find("TASK-TWO second").expect(&prompt);
     assert!(earlier < answer && answer < now, "{prompt}");
 
-    let runs = world.runs();
+    let runs = listed_runs(&world);
     let (newest, oldest) = (&runs[0], &runs[1]);
     assert_eq!(newest["continues"], oldest["id"]);
     assert_eq!(oldest["continues"], Value::Null);
@@ -100,7 +59,7 @@ fn continue_goes_on_from_the_last_run_with_its_agents() {
     // -c again follows the chain: both earlier exchanges, oldest first.
     let third = world.run(&["query", "--raw", "-c", "@echo TASK-THREE third"]);
     assert_exit(&third, 0);
-    let prompt = world.last_prompt();
+    let prompt = last_prompt(&world);
     let one = prompt.find("ANSWER-TASK-ONE").expect(&prompt);
     let two = prompt.find("ANSWER-TASK-TWO").expect(&prompt);
     assert!(
@@ -112,15 +71,15 @@ fn continue_goes_on_from_the_last_run_with_its_agents() {
     let short = oldest["short_id"].as_str().unwrap();
     let fourth = world.run(&["query", "--raw", "--resume", short, "@other TASK-FOUR"]);
     assert_exit(&fourth, 0);
-    let prompt = world.last_prompt();
+    let prompt = last_prompt(&world);
     assert!(prompt.contains("ANSWER-TASK-ONE"), "{prompt}");
     assert!(!prompt.contains("ANSWER-TASK-TWO"), "{prompt}");
-    assert_eq!(world.runs()[0]["continues"], oldest["id"]);
+    assert_eq!(listed_runs(&world)[0]["continues"], oldest["id"]);
 }
 
 #[test]
 fn nothing_to_go_on_from_is_a_usage_error_that_says_what_to_do() {
-    let world = World::new();
+    let world = world();
     let nothing = world.run(&["query", "-c", "TASK-X"]);
     assert_exit(&nothing, 2);
     let said = text(&nothing.stderr);
@@ -232,27 +191,13 @@ fn real_clis_resume_their_session_with_continue() {
 /// mentions none, each from where it stood.
 #[test]
 fn chat_resume_goes_on_from_the_last_run() {
-    use crate::support::clis::CliEnv;
     use crate::support::pty::Terminal;
     use std::time::Duration;
 
-    let world = World::new();
+    let world = world();
     let first = world.run(&["query", "--raw", "@other TASK-ONE first"]);
     assert_exit(&first, 0);
-    let home = world.home.path();
-    let (set, removed) = crate::support::binary::isolation(home);
-    let env = set
-        .into_iter()
-        .fold(
-            CliEnv {
-                workdir: Some(home.join("ws")),
-                ..CliEnv::default()
-            },
-            |env, (name, value)| env.with(name, value),
-        )
-        .without(&removed)
-        .with("CODECREW_CONFIG", home.join("user.toml"))
-        .with("NO_COLOR", "1");
+    let env = world.env.clone().with("NO_COLOR", "1");
     let limit = Duration::from_secs(60);
     let mut terminal = Terminal::run(&env, std::path::Path::new(BIN), &["chat"]);
     terminal.wait_for("prompt", limit, |shown| shown.contains("query> "));
@@ -266,12 +211,12 @@ fn chat_resume_goes_on_from_the_last_run() {
             .split_once("ANSWER-TASK-CHAT")
             .is_some_and(|(_, after)| after.contains("query> "))
     });
-    let prompt = world.last_prompt();
+    let prompt = last_prompt(&world);
     assert!(prompt.contains("ANSWER-TASK-ONE"), "{prompt}");
     terminal.type_keys(b"/exit\r");
     let status = terminal.wait(limit).expect("the chat ended");
     assert_eq!(status.code(), Some(0), "{}", terminal.text());
-    let runs = world.runs();
+    let runs = listed_runs(&world);
     assert_eq!(runs[0]["command"], "chat");
     assert_eq!(runs[0]["continues"], runs[1]["id"]);
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::support::scripted_claude::ScriptedClaude;
+use crate::support::World;
 
 /// A `claude` that ignores SIGTERM (so the first Ctrl-C's stop takes its grace), writes
 /// the session script Claude would paste before every shell command of a resumed session,
@@ -24,9 +24,9 @@ sleep 120
 "#;
 
 /// The file the planting `claude` writes, once it has written it.
-fn planted(machine: &ScriptedClaude) -> std::path::PathBuf {
+fn planted(machine: &World) -> std::path::PathBuf {
     let plant = machine
-        .home()
+        .home_dir()
         .join(".claude/session-env/planted/sessionstart-hook-0.sh");
     let start = Instant::now();
     while !plant.exists() && start.elapsed() < Duration::from_secs(30) {
@@ -38,9 +38,9 @@ fn planted(machine: &ScriptedClaude) -> std::path::PathBuf {
 
 #[test]
 fn a_second_interrupt_still_puts_back_what_the_wall_holds() {
-    let machine = ScriptedClaude::new(PLANTING_CLAUDE);
-    std::fs::create_dir_all(machine.home().join(".claude/session-env")).unwrap();
-    let child = machine.codecrew(&["query", "@claude hi"]).spawn().unwrap();
+    let machine = World::with_claude(PLANTING_CLAUDE);
+    std::fs::create_dir_all(machine.home_dir().join(".claude/session-env")).unwrap();
+    let child = machine.command(&["query", "@claude hi"]).spawn().unwrap();
     let plant = planted(&machine);
     let pid = Pid::from_raw(i32::try_from(child.id()).unwrap());
     kill(pid, Signal::SIGINT).unwrap();
@@ -52,15 +52,15 @@ fn a_second_interrupt_still_puts_back_what_the_wall_holds() {
     assert_eq!(output.status.code(), Some(130), "{stderr}");
     assert!(!plant.exists(), "the plant outlived codecrew: {stderr}");
     assert!(stderr.contains("put back as it was"), "{stderr}");
-    assert!(!machine.claude_runs(), "the CLI outlived codecrew");
+    assert!(!machine.program_runs("claude"), "the CLI outlived codecrew");
     assert_ended(&machine, "query", 130);
 }
 
 /// The run store has the run of `command`, recorded as ended with `code`: the end that
 /// could not wait still wrote it (else `ps` would call it dead).
-fn assert_ended(machine: &ScriptedClaude, command: &str, code: i64) {
+fn assert_ended(machine: &World, command: &str, code: i64) {
     let output = machine
-        .codecrew(&["logs", "--output", "json"])
+        .command(&["logs", "--output", "json"])
         .output()
         .unwrap();
     let listed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -74,10 +74,10 @@ fn assert_ended(machine: &ScriptedClaude, command: &str, code: i64) {
 /// gets `signal` while its client still holds stdin open: it exits `code` within two
 /// seconds, the plant put back and the CLI gone.
 fn mcp_ends_on(signal: Signal, code: i32) {
-    let machine = ScriptedClaude::new(PLANTING_CLAUDE);
-    std::fs::create_dir_all(machine.home().join(".claude/session-env")).unwrap();
+    let machine = World::with_claude(PLANTING_CLAUDE);
+    std::fs::create_dir_all(machine.home_dir().join(".claude/session-env")).unwrap();
     let mut child = machine
-        .codecrew(&["mcp"])
+        .command(&["mcp"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -117,7 +117,7 @@ fn mcp_ends_on(signal: Signal, code: i32) {
     assert_eq!(status.code(), Some(code), "{stderr}");
     assert!(took < Duration::from_secs(2), "it took {took:?}: {stderr}");
     assert!(!planted_left, "the plant outlived codecrew: {stderr}");
-    assert!(!machine.claude_runs(), "the CLI outlived codecrew");
+    assert!(!machine.program_runs("claude"), "the CLI outlived codecrew");
     drop(stdin);
     assert_ended(&machine, "mcp", i64::from(code));
 }
@@ -139,10 +139,10 @@ fn sighup_ends_mcp_on_stdio_with_what_its_agents_held_put_back() {
 #[test]
 fn an_editor_gone_mid_prompt_leaves_no_process_and_nothing_held() {
     use std::io::{BufRead, BufReader};
-    let machine = ScriptedClaude::new(PLANTING_CLAUDE);
-    std::fs::create_dir_all(machine.home().join(".claude/session-env")).unwrap();
+    let machine = World::with_claude(PLANTING_CLAUDE);
+    std::fs::create_dir_all(machine.home_dir().join(".claude/session-env")).unwrap();
     let mut child = machine
-        .codecrew(&["acp"])
+        .command(&["acp"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -188,9 +188,12 @@ fn an_editor_gone_mid_prompt_leaves_no_process_and_nothing_held() {
     };
     assert_eq!(status.code(), Some(0));
     assert!(!plant.exists(), "the plant outlived the session");
-    assert!(!machine.claude_runs(), "the CLI outlived the session");
+    assert!(
+        !machine.program_runs("claude"),
+        "the CLI outlived the session"
+    );
     let output = machine
-        .codecrew(&["logs", "--output", "json"])
+        .command(&["logs", "--output", "json"])
         .output()
         .unwrap();
     let listed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();

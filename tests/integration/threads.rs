@@ -6,86 +6,23 @@
 //! sent on each turn.
 
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::binary::codecrew;
 use crate::support::binary::{BIN, assert_exit, text};
+use crate::support::{AgentScript, Answer, Turn, World};
 
-/// The scripted text CLI. Each prompt is saved as `prompts/<nanoseconds>.<random>`, so the
-/// files sort in the order they arrived. A task `TASK-TOOL...` makes it call codecrew's
-/// `help` tool on its first two turns before answering.
-const AGENT_SCRIPT: &str = r#"#!/bin/sh
-dir=$(dirname "$0")
-file=$(mktemp "$dir/prompts/$(date +%s%N).XXXXXX")
-cat > "$file"
-task=$(grep -o 'TASK-[A-Za-z0-9-]*' "$file" | tail -n 1)
-case "$task" in
-TASK-TOOL*)
-    calls=$(cat "$dir/calls" 2>/dev/null || echo 0)
-    if [ "$calls" -lt 2 ]; then
-        echo $((calls + 1)) > "$dir/calls"
-        printf 'Calling.\n```json\n{"type":"tool_use","name":"codecrew:help","input":{}}\n```\n'
-        exit 0
-    fi
-    ;;
-esac
-printf 'ANSWER-%s\n' "$task"
-"#;
-
-/// A workspace, a user config declaring the scripted agent `@echo`, and the agent's files.
-struct World {
-    root: tempfile::TempDir,
-}
-
-impl World {
-    fn new() -> World {
-        let root = tempfile::tempdir().unwrap();
-        let agent = root.path().join("agent");
-        std::fs::create_dir_all(agent.join("prompts")).unwrap();
-        std::fs::create_dir_all(root.path().join("ws")).unwrap();
-        std::fs::write(agent.join("agent.sh"), AGENT_SCRIPT).unwrap();
-        std::fs::write(
-            root.path().join("user.toml"),
-            format!(
-                "[agents.echo]\nprovider = \"command\"\ncommand = {{ argv = [\"sh\", {:?}] }}\n",
-                agent.join("agent.sh").display().to_string()
-            ),
-        )
-        .unwrap();
-        World { root }
-    }
-
-    fn workspace(&self) -> PathBuf {
-        self.root.path().join("ws")
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = codecrew(self.root.path());
-        command
-            .args(args)
-            .current_dir(self.workspace())
-            .env("CODECREW_CONFIG", self.root.path().join("user.toml"));
-        command
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.command(args).output().unwrap()
-    }
-
-    /// The prompts the agent received, oldest first.
-    fn prompts(&self) -> Vec<String> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(self.root.path().join("agent/prompts"))
-            .unwrap()
-            .map(|entry| entry.unwrap().path())
-            .collect();
-        files.sort();
-        files
-            .iter()
-            .map(|file| std::fs::read_to_string(file).unwrap())
-            .collect()
-    }
+/// A world with `@echo`, the scripted agent: it answers with the `TASK-...` word of its
+/// task, and a task `TASK-TOOL...` makes it call codecrew's `help` tool on its first two
+/// turns before answering. Its prompts are kept, so a test can read exactly what codecrew
+/// sent on each turn.
+fn world() -> World {
+    World::new().agent(
+        "echo",
+        AgentScript::new()
+            .turn(Turn::on_task("TASK-TOOL", Answer::call("Calling.", "help", json!({}))).times(2)),
+    )
 }
 
 fn count(haystack: &str, needle: &str) -> usize {
@@ -96,11 +33,11 @@ fn count(haystack: &str, needle: &str) -> usize {
 /// earlier prompt appears in it once.
 #[test]
 fn the_transcript_holds_each_earlier_turn_once() {
-    let world = World::new();
+    let world = world();
     let output = world.run(&["query", "--raw", "@echo TASK-TOOL-ONCE go"]);
     assert_exit(&output, 0);
     assert_eq!(text(&output.stdout).trim(), "ANSWER-TASK-TOOL-ONCE");
-    let prompts = world.prompts();
+    let prompts = world.prompts("echo");
     assert_eq!(prompts.len(), 3, "{prompts:#?}");
     let last = &prompts[2];
     assert_eq!(count(last, "TASK-TOOL-ONCE go"), 1, "{last}");
@@ -108,22 +45,18 @@ fn the_transcript_holds_each_earlier_turn_once() {
     assert_eq!(count(last, "codecrew ran the tool calls"), 2, "{last}");
 }
 
-impl World {
-    /// The thread's file, parsed.
-    fn thread_file(&self, name: &str) -> Value {
-        let path = self
-            .workspace()
-            .join(".codecrew/threads")
-            .join(format!("{name}.json"));
-        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        serde_json::from_slice(&bytes).unwrap()
-    }
+/// The thread's file in `world`'s workspace, parsed.
+fn thread_file(world: &World, name: &str) -> Value {
+    let path = thread_path(world, name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap()
+}
 
-    fn thread_path(&self, name: &str) -> PathBuf {
-        self.workspace()
-            .join(".codecrew/threads")
-            .join(format!("{name}.json"))
-    }
+fn thread_path(world: &World, name: &str) -> PathBuf {
+    world
+        .workspace()
+        .join(".codecrew/threads")
+        .join(format!("{name}.json"))
 }
 
 fn tasks(thread: &Value) -> Vec<String> {
@@ -138,24 +71,24 @@ fn tasks(thread: &Value) -> Vec<String> {
 /// A CLI that cannot resume gets the thread's earlier tasks and answers before the new task.
 #[test]
 fn a_thread_continues_with_the_transcript() {
-    let world = World::new();
+    let world = world();
     let first = world.run(&["query", "--raw", "--thread", "t1", "@echo TASK-ONE first"]);
     assert_exit(&first, 0);
     assert_eq!(text(&first.stdout).trim(), "ANSWER-TASK-ONE");
     assert!(
-        !world.prompts()[0].contains("earlier conversation"),
+        !world.prompts("echo")[0].contains("earlier conversation"),
         "a new thread has nothing earlier"
     );
 
     let second = world.run(&["query", "--raw", "--thread", "t1", "@echo TASK-TWO second"]);
     assert_exit(&second, 0);
-    let prompt = world.prompts().pop().unwrap();
+    let prompt = world.prompts("echo").pop().unwrap();
     let earlier = prompt.find("TASK-ONE first").expect(&prompt);
     let answer = prompt.find("ANSWER-TASK-ONE").expect(&prompt);
     let now = prompt.find("TASK-TWO second").expect(&prompt);
     assert!(earlier < answer && answer < now, "{prompt}");
 
-    let thread = world.thread_file("t1");
+    let thread = thread_file(&world, "t1");
     assert_eq!(thread["name"], "t1");
     assert_eq!(tasks(&thread), ["TASK-ONE first", "TASK-TWO second"]);
     assert_eq!(thread["exchanges"][1]["answer"], "ANSWER-TASK-TWO");
@@ -170,15 +103,15 @@ fn a_thread_continues_with_the_transcript() {
         &world.run(&["query", "--thread", "other", "@echo TASK-FOUR"]),
         0,
     );
-    for prompt in &world.prompts()[2..] {
+    for prompt in &world.prompts("echo")[2..] {
         assert!(!prompt.contains("TASK-ONE"), "{prompt}");
     }
-    assert_eq!(tasks(&world.thread_file("t1")).len(), 2);
+    assert_eq!(tasks(&thread_file(&world, "t1")).len(), 2);
 }
 
 #[test]
 fn threads_list_show_and_rm() {
-    let world = World::new();
+    let world = world();
     let empty = world.run(&["threads", "list"]);
     assert_exit(&empty, 0);
     assert!(
@@ -243,11 +176,11 @@ fn threads_list_show_and_rm() {
     let usage = doc.as_object_mut().unwrap().remove("usage").unwrap();
     assert_eq!(usage["turns"], 2, "{usage}");
     assert_eq!(usage["input_tokens"], Value::Null, "{usage}");
-    assert_eq!(doc, world.thread_file("alpha"));
+    assert_eq!(doc, thread_file(&world, "alpha"));
 
     let rm = world.run(&["threads", "rm", "alpha"]);
     assert_exit(&rm, 0);
-    assert!(!world.thread_path("alpha").exists());
+    assert!(!thread_path(&world, "alpha").exists());
     let again = world.run(&["threads", "rm", "alpha"]);
     assert_exit(&again, 1);
     assert!(
@@ -261,7 +194,7 @@ fn threads_list_show_and_rm() {
 
 #[test]
 fn invalid_thread_names_are_usage_errors() {
-    let world = World::new();
+    let world = world();
     let long = "x".repeat(65);
     for name in [
         "../escape",
@@ -280,17 +213,17 @@ fn invalid_thread_names_are_usage_errors() {
         assert_exit(&world.run(&["threads", "show", name]), 2);
         assert_exit(&world.run(&["threads", "rm", name]), 2);
     }
-    assert!(world.prompts().is_empty(), "no agent ran");
+    assert!(world.prompts("echo").is_empty(), "no agent ran");
     assert!(!world.workspace().join(".codecrew").exists());
-    assert!(!world.root.path().join("escape.json").exists());
+    assert!(!world.path("escape.json").exists());
 }
 
 /// A thread file that cannot be read stops the run before any agent starts, says which file
 /// and how to get out, and is left exactly as it was.
 #[test]
 fn a_corrupt_thread_is_reported_and_left_alone() {
-    let world = World::new();
-    let path = world.thread_path("bad");
+    let world = world();
+    let path = thread_path(&world, "bad");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, "{\"version\": 1, \"na").unwrap();
     let output = world.run(&["query", "--thread", "bad", "@echo TASK-X"]);
@@ -298,7 +231,7 @@ fn a_corrupt_thread_is_reported_and_left_alone() {
     let stderr = text(&output.stderr);
     assert!(stderr.contains(&path.display().to_string()), "{stderr}");
     assert!(stderr.contains("codecrew threads rm bad"), "{stderr}");
-    assert!(world.prompts().is_empty());
+    assert!(world.prompts("echo").is_empty());
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
         "{\"version\": 1, \"na"
@@ -318,12 +251,13 @@ fn a_corrupt_thread_is_reported_and_left_alone() {
 /// stays valid and keeps every exchange.
 #[test]
 fn concurrent_runs_keep_every_exchange() {
-    let world = World::new();
+    let world = world();
     let mut children: Vec<std::process::Child> = (0..6)
         .map(|n| {
             world
                 .command(&["query", "--thread", "shared", &format!("@echo TASK-P{n}")])
                 .stdout(Stdio::null())
+                .stderr(Stdio::inherit())
                 .spawn()
                 .unwrap()
         })
@@ -338,19 +272,20 @@ fn concurrent_runs_keep_every_exchange() {
                 "@echo TASK-J2",
             ])
             .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
             .spawn()
             .unwrap(),
     );
     for mut child in children {
         assert!(child.wait().unwrap().success());
     }
-    let mut got = tasks(&world.thread_file("shared"));
+    let mut got = tasks(&thread_file(&world, "shared"));
     got.sort();
     let mut expected: Vec<String> = (0..6).map(|n| format!("TASK-P{n}")).collect();
     expected.extend(["TASK-J1".to_owned(), "TASK-J2".to_owned()]);
     expected.sort();
     assert_eq!(got, expected);
-    let files: Vec<String> = std::fs::read_dir(world.thread_path("shared").parent().unwrap())
+    let files: Vec<String> = std::fs::read_dir(thread_path(&world, "shared").parent().unwrap())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
@@ -559,9 +494,7 @@ fn recorded(home: &std::path::Path) -> Vec<(Vec<String>, String)> {
 /// then neither reaches Claude's command line; the thread is the user's from then on.
 #[test]
 fn a_shipped_thread_is_data_and_its_values_never_become_options() {
-    use crate::support::scripted_claude::ScriptedClaude;
-
-    let machine = ScriptedClaude::new(RECORDING_CLAUDE);
+    let machine = World::with_claude(RECORDING_CLAUDE);
     let threads = machine.workspace().join(".codecrew/threads");
     std::fs::create_dir_all(&threads).unwrap();
     let shipped = json!({
@@ -581,7 +514,7 @@ fn a_shipped_thread_is_data_and_its_values_never_become_options() {
         }]
     });
     std::fs::write(threads.join("review.json"), shipped.to_string()).unwrap();
-    let run = |args: &[&str]| machine.codecrew(args).output().unwrap();
+    let run = |args: &[&str]| machine.command(args).output().unwrap();
 
     // Not continued: the user is told why and what to do, and Claude never starts.
     let refused = run(&["query", "--thread", "review", "@claude go on"]);
@@ -589,7 +522,7 @@ fn a_shipped_thread_is_data_and_its_values_never_become_options() {
     let said = text(&refused.stderr);
     assert!(said.contains("was not written by your codecrew"), "{said}");
     assert!(said.contains("codecrew threads adopt review"), "{said}");
-    assert!(recorded(&machine.home()).is_empty(), "Claude started");
+    assert!(recorded(&machine.home_dir()).is_empty(), "Claude started");
     // It is still there to read.
     assert_exit(&run(&["threads", "show", "review"]), 0);
 
@@ -610,7 +543,7 @@ fn a_shipped_thread_is_data_and_its_values_never_become_options() {
     let said = text(&continued.stderr);
     assert!(said.contains("is not a UUID"), "{said}");
     assert!(said.contains("not a model's name"), "{said}");
-    let starts = recorded(&machine.home());
+    let starts = recorded(&machine.home_dir());
     assert_eq!(starts.len(), 1, "{starts:?}");
     let (argv, message) = &starts[0];
     for arg in argv {
@@ -633,7 +566,7 @@ fn a_shipped_thread_is_data_and_its_values_never_become_options() {
         "6c44634d-5dd0-4df1-a3a5-64e422fced4e"
     );
     assert_exit(&run(&["query", "--thread", "review", "@claude more"]), 0);
-    let starts = recorded(&machine.home());
+    let starts = recorded(&machine.home_dir());
     assert!(
         starts.iter().any(|(argv, _)| argv
             .iter()
@@ -646,11 +579,9 @@ fn a_shipped_thread_is_data_and_its_values_never_become_options() {
 /// project's configuration.
 #[test]
 fn a_model_that_is_an_option_is_refused() {
-    use crate::support::scripted_claude::ScriptedClaude;
-
-    let machine = ScriptedClaude::new(RECORDING_CLAUDE);
+    let machine = World::with_claude(RECORDING_CLAUDE);
     let refused = machine
-        .codecrew(&["query", "@claude:--dangerously-skip-permissions hi"])
+        .command(&["query", "@claude:--dangerously-skip-permissions hi"])
         .output()
         .unwrap();
     assert_exit(&refused, 2);
@@ -663,14 +594,14 @@ fn a_model_that_is_an_option_is_refused() {
         "[agents.claude]\nprovider = \"claude\"\nmodel = \"--settings=/tmp/x.json\"\n",
     )
     .unwrap();
-    let refused = machine.codecrew(&["query", "@claude hi"]).output().unwrap();
+    let refused = machine.command(&["query", "@claude hi"]).output().unwrap();
     assert_exit(&refused, 2);
     assert!(
         text(&refused.stderr).contains("from the agent's configuration"),
         "{}",
         text(&refused.stderr)
     );
-    assert!(recorded(&machine.home()).is_empty(), "Claude started");
+    assert!(recorded(&machine.home_dir()).is_empty(), "Claude started");
 }
 
 /// The same through a door a model holds: `query_agent` over `codecrew mcp`, its `model`
@@ -679,11 +610,9 @@ fn a_model_that_is_an_option_is_refused() {
 fn an_agent_tools_model_that_is_an_option_is_refused() {
     use std::io::{BufRead, BufReader, Write};
 
-    use crate::support::scripted_claude::ScriptedClaude;
-
-    let machine = ScriptedClaude::new(RECORDING_CLAUDE);
+    let machine = World::with_claude(RECORDING_CLAUDE);
     let mut child = machine
-        .codecrew(&["mcp"])
+        .command(&["mcp"])
         .stdin(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -712,5 +641,5 @@ fn an_agent_tools_model_that_is_an_option_is_refused() {
     let _ = child.wait();
     let said = answer.to_string();
     assert!(said.contains("not a model's name"), "{said}");
-    assert!(recorded(&machine.home()).is_empty(), "Claude started");
+    assert!(recorded(&machine.home_dir()).is_empty(), "Claude started");
 }

@@ -1,4 +1,5 @@
-//! Agents and projects from config: command providers, untrusted project config, and tool results fed back inert.
+//! Agents and projects from config: command providers, and tool results fed back inert.
+//! (An untrusted project config's own programs, which need no CLI: `run_errors.rs`.)
 
 use super::*;
 
@@ -63,22 +64,6 @@ fn a_command_provider_wraps_any_cli() {
         "{doc}"
     );
     assert_eq!(result(&doc)["turns"], 2);
-}
-
-#[test]
-fn a_project_config_cannot_run_its_own_programs_untrusted() {
-    let Some(world) = World::new("e2e-untrusted", Script::new()) else {
-        return;
-    };
-    std::fs::write(
-        world.workspace().join("codecrew.toml"),
-        "[agents.evil]\nprovider = \"command\"\n[agents.evil.command]\nargv = [\"touch\", \"pwned\"]\n",
-    )
-    .unwrap();
-    let run = world.codecrew(&["query", "@evil hello"]);
-    run.assert_code(2);
-    assert!(!world.workspace().join("pwned").exists());
-    assert!(run.stderr.contains("evil"), "{}", run.stderr);
 }
 
 #[test]

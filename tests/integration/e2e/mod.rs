@@ -15,9 +15,10 @@ use serde_json::{Value, json};
 
 use crate::support::clis::{CliEnv, CliRun, Clis, TestHome, run};
 use crate::support::fake_model::{FakeModel, Reply, Rule, Script};
+use crate::support::world::RealClis;
 
 const FOLLOW_UP: &str = "codecrew ran the tool calls";
-const TIMEOUT: Duration = Duration::from_secs(180);
+const TIMEOUT: Duration = crate::support::world::RUN_TIMEOUT;
 
 fn fenced(envelopes: &[Value]) -> String {
     envelopes
@@ -30,66 +31,13 @@ fn envelope(tool: &str, input: Value) -> Value {
     json!({"type": "tool_use", "name": format!("codecrew:{tool}"), "input": input})
 }
 
-/// A test's world: a fake model with `script`, a HOME and a workspace, the CLIs' env.
-struct World {
-    home: TestHome,
-    server: FakeModel,
-    env: CliEnv,
-}
+/// A test's world: the support [`crate::support::World`] with the real CLIs, a fake model
+/// with the test's script, a HOME and a workspace.
+type World = RealClis;
 
 impl World {
     fn new(test: &str, script: Script) -> Option<World> {
-        let clis = Clis::require(test)?;
-        let home = TestHome::new(test);
-        let server = FakeModel::start(script);
-        // An empty CODECREW_CONFIG: no user config file, whatever the developer has.
-        let env = clis
-            .env_for_all(&home, &server.url())
-            .with("CODECREW_CONFIG", "");
-        Some(World { home, server, env })
-    }
-
-    fn workspace(&self) -> std::path::PathBuf {
-        self.home.workdir()
-    }
-
-    /// The world's environment with a user config that trusts the workspace.
-    fn trusting(&self) -> CliEnv {
-        let config = self.home.root().join("trusting.toml");
-        std::fs::write(
-            &config,
-            format!(
-                "trusted_projects = [{:?}]\n",
-                self.workspace().display().to_string()
-            ),
-        )
-        .unwrap();
-        self.env.clone().with("CODECREW_CONFIG", config)
-    }
-
-    fn codecrew(&self, args: &[&str]) -> CliRun {
-        self.codecrew_with(&self.env, args)
-    }
-
-    fn codecrew_with(&self, env: &CliEnv, args: &[&str]) -> CliRun {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_codecrew"));
-        env.apply(&mut command);
-        command.args(args);
-        run(&mut command, TIMEOUT)
-    }
-
-    /// `codecrew <mode> --output json <args>`, parsed.
-    fn json(&self, mode: &str, args: &[&str]) -> (CliRun, Value) {
-        let mut all = vec![mode, "--output", "json"];
-        all.extend_from_slice(args);
-        let run = self.codecrew(&all);
-        let document = serde_json::from_str(run.stdout.trim()).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not one JSON document ({e})\n--- stdout\n{}\n--- stderr\n{}",
-                run.stdout, run.stderr
-            )
-        });
-        (run, document)
+        crate::support::World::with_real_clis(test, script)
     }
 }
 

@@ -1,46 +1,7 @@
-//! How runs end and print: a missing CLI, a timeout, agents in parallel, query and execute writes, text and stream-json, an unknown agent.
+//! How runs end and print: a timeout, agents in parallel, query and execute writes, text and
+//! stream-json. (A missing CLI and an unknown agent, which need no CLI: `run_errors.rs`.)
 
 use super::*;
-
-per_cli!(a_missing_cli_exits_3_with_how_to_install);
-
-fn a_missing_cli_exits_3_with_how_to_install(agent: &str) {
-    let Some(world) = World::new(&format!("e2e-missing-{agent}"), Script::new()) else {
-        return;
-    };
-    let bare = Path::new("/usr/bin:/bin");
-    let env = world.env.clone().with("PATH", bare);
-    let run = world.codecrew_with(
-        &env,
-        &["query", "--output", "json", &format!("@{agent} hello")],
-    );
-    run.assert_code(3);
-    let doc: Value = serde_json::from_str(run.stdout.trim()).unwrap();
-    let error = result(&doc)["error"].as_str().unwrap().to_owned();
-    let how = if agent == "llm" {
-        "pipx install llm"
-    } else {
-        "npm install -g"
-    };
-    assert!(error.contains(how), "{agent}: {error}");
-}
-
-#[test]
-fn a_missing_cli_as_text_has_no_usage_line() {
-    let Some(world) = World::new("e2e-missing-text", Script::new()) else {
-        return;
-    };
-    let env = world.env.clone().with("PATH", Path::new("/usr/bin:/bin"));
-    // As text: the error, and no usage line (nothing ran) to read past it.
-    let run = world.codecrew_with(&env, &["query", "@qwen hello"]);
-    run.assert_code(3);
-    assert!(
-        run.stderr.contains("npm install -g @qwen-code/qwen-code"),
-        "{}",
-        run.stderr
-    );
-    assert!(!run.stderr.contains("turns"), "{}", run.stderr);
-}
 
 per_cli!(a_hanging_cli_is_killed_at_the_timeout);
 
@@ -243,19 +204,4 @@ fn text_and_stream_json_output() {
         );
     }
     assert!(run.json_lines().iter().all(|e| e["agent"] == "codex"));
-}
-
-#[test]
-fn unknown_agent_is_a_usage_error() {
-    let Some(world) = World::new("e2e-unknown-agent", Script::new()) else {
-        return;
-    };
-    let run = world.codecrew(&["query", "@nobody hello"]);
-    run.assert_code(2);
-    assert!(
-        run.stderr.contains("unknown agent @nobody"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("@claude"));
 }

@@ -249,6 +249,19 @@ impl TestHome {
         }
     }
 
+    /// The same layout in the system's temporary folder, for a test that starts no real
+    /// CLI (and whose workspace must not lie inside this repository's checkout).
+    pub fn scratch() -> TestHome {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_path_buf();
+        std::fs::create_dir_all(path.join("home")).unwrap();
+        std::fs::create_dir_all(path.join("work")).unwrap();
+        TestHome {
+            dir: Some(dir),
+            path,
+        }
+    }
+
     /// The HOME handed to the CLIs.
     pub fn home(&self) -> PathBuf {
         self.path.join("home")
