@@ -2,19 +2,25 @@
 //! stdin/stdout, protocol version 1; the `agent-client-protocol` SDK).
 //!
 //! ```text
-//! initialize            -> what codecrew offers: sessions loaded and listed (the run
-//!                          store), embedded context in prompts, MCP servers over stdio
+//! initialize            -> what codecrew offers: sessions loaded, resumed and listed (the
+//!                          run store), embedded context in prompts, MCP servers over
+//!                          stdio; a terminal sign-in per agent's CLI (auth.rs)
 //! session/new {cwd}     -> a Session: the workspace's Engine (held to the same home and
 //!                          trust rules as the command line), asking the editor
 //!                          (asker.rs), its agents kept between prompts (KeptAgents),
-//!                          recorded in the run store from the start (its id the run's)
+//!                          recorded in the run store from the start (its id the run's);
+//!                          its config options (config_options.rs), then, after the
+//!                          answer, its slash commands (commands.rs)
 //! session/prompt        -> mentions (`@claude @gemini ...`) or the session's agents;
 //!                          each agent's events relayed as session/update (relay.rs);
-//!                          the stop reason and usage
+//!                          a usage_update per agent (usage.rs); the stop reason and
+//!                          usage. A prompt that is one of the chat's /commands runs it
 //! session/cancel        -> as Ctrl-C: the CLIs' turns stop, the prompt answers cancelled
-//! session/set_mode      -> query | execute (the CLIs start again in the mode's wall)
-//! session/set_config_option agent -> who answers a prompt with no mention
+//! session/set_mode      -> query | execute (the CLIs start again in the mode's wall);
+//!                          the options' update
+//! session/set_config_option agent | model | mode -> the whole list of options
 //! session/list, load    -> the editor's sessions in the run store (history.rs)
+//! session/resume        -> as load, without replaying the conversation
 //! stdin closed / signal -> every session closed: CLIs ended, walls put back, runs ended
 //! ```
 //!
@@ -23,9 +29,13 @@
 //! own, so that `session/cancel` and the editor's answers to questions get through.
 
 mod asker;
+pub mod auth;
+mod commands;
+mod config_options;
 mod history;
 mod relay;
 mod session;
+mod usage;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -35,10 +45,10 @@ use agent_client_protocol::v1::schema::{
     EmbeddedResourceResource, Implementation, InitializeRequest, InitializeResponse,
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
     McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
-    PromptRequest, PromptResponse, SessionCapabilities, SessionCloseCapabilities,
-    SessionConfigOptionValue, SessionId, SessionListCapabilities, SessionNotification,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse,
+    PromptRequest, PromptResponse, ResumeSessionRequest, ResumeSessionResponse,
+    SessionCapabilities, SessionCloseCapabilities, SessionId, SessionListCapabilities,
+    SessionNotification, SessionResumeCapabilities, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
@@ -50,8 +60,9 @@ use codecrew_tools::Mode;
 use codecrew_tools::builtin::HelpSource;
 
 use asker::EditorAsker;
+use config_options::Choice;
 use relay::Announced;
-use session::{AGENT_OPTION, Opened, PromptError, Session};
+use session::{Opened, PromptError, Session};
 
 /// A session's title in the run store until its first prompt gives it one.
 const UNTITLED: &str = "(a new editor session)";
@@ -73,6 +84,9 @@ pub struct Settings {
     /// The most sessions open at once.
     pub max_sessions: usize,
     pub limits: Limits,
+    /// Where `codecrew acp` started: its config names the agents the editor may sign in
+    /// to (a session's own config is its cwd's).
+    pub workspace: std::path::PathBuf,
 }
 
 /// The sessions of one editor.
@@ -107,7 +121,8 @@ pub async fn serve(settings: Settings, stop: impl std::future::Future<Output = u
 
 /// The ACP agent: one handler per message codecrew answers.
 fn agent(server: Arc<Server>) -> impl ConnectTo<Client> {
-    let (new, load, list, prompt, cancel, mode, option, close) = (
+    let (new, load, resume, list, prompt, cancel, mode, option, close) = (
+        server.clone(),
         server.clone(),
         server.clone(),
         server.clone(),
@@ -133,7 +148,13 @@ fn agent(server: Arc<Server>) -> impl ConnectTo<Client> {
             async move |request: NewSessionRequest,
                         responder: Responder<NewSessionResponse>,
                         connection: ConnectionTo<Client>| {
-                responder.respond_with_result(new.new_session(request, connection).await)
+                let made = new.new_session(request, connection.clone()).await;
+                let id = made.as_ref().ok().map(|made| made.session_id.clone());
+                responder.respond_with_result(made)?;
+                if let Some(id) = id {
+                    commands::announce(&connection, id);
+                }
+                Ok(())
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -141,7 +162,29 @@ fn agent(server: Arc<Server>) -> impl ConnectTo<Client> {
             async move |request: LoadSessionRequest,
                         responder: Responder<LoadSessionResponse>,
                         connection: ConnectionTo<Client>| {
-                responder.respond_with_result(load.load_session(request, connection).await)
+                let id = request.session_id.clone();
+                let loaded = load.load_session(request, connection.clone()).await;
+                let announced = loaded.is_ok();
+                responder.respond_with_result(loaded)?;
+                if announced {
+                    commands::announce(&connection, id);
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ResumeSessionRequest,
+                        responder: Responder<ResumeSessionResponse>,
+                        connection: ConnectionTo<Client>| {
+                let id = request.session_id.clone();
+                let resumed = resume.resume_session(request, connection.clone()).await;
+                let announced = resumed.is_ok();
+                responder.respond_with_result(resumed)?;
+                if announced {
+                    commands::announce(&connection, id);
+                }
+                Ok(())
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -180,11 +223,11 @@ fn agent(server: Arc<Server>) -> impl ConnectTo<Client> {
         .on_receive_request(
             async move |request: SetSessionModeRequest,
                         responder: Responder<SetSessionModeResponse>,
-                        _connection: ConnectionTo<Client>| {
+                        connection: ConnectionTo<Client>| {
                 let session = mode
                     .session(&request.session_id)
                     .ok_or_else(|| not_found(&request.session_id))?;
-                let Some(chosen) = session::mode_named(&request.mode_id.0) else {
+                let Some(chosen) = config_options::mode_named(&request.mode_id.0) else {
                     return responder.respond_with_error(invalid(format!(
                         "no mode {:?}: query (read only) or execute",
                         &*request.mode_id.0
@@ -192,8 +235,10 @@ fn agent(server: Arc<Server>) -> impl ConnectTo<Client> {
                 };
                 // A mode change waits for a running prompt: off the loop.
                 tokio::spawn(async move {
-                    session.set_mode(chosen).await;
+                    let options = session.set_mode(chosen).await;
                     let _ = responder.respond(SetSessionModeResponse::new());
+                    // The mode is an option too: the editor's list follows.
+                    session.options_changed(&connection, options);
                 });
                 Ok(())
             },
@@ -206,18 +251,13 @@ fn agent(server: Arc<Server>) -> impl ConnectTo<Client> {
                 let session = option
                     .session(&request.session_id)
                     .ok_or_else(|| not_found(&request.session_id))?;
-                if &*request.config_id.0 != AGENT_OPTION {
-                    return responder.respond_with_error(invalid(format!(
-                        "no option {:?}: codecrew's sessions have `{AGENT_OPTION}`",
-                        &*request.config_id.0
-                    )));
-                }
-                let SessionConfigOptionValue::ValueId { value } = request.value else {
-                    return responder
-                        .respond_with_error(invalid("`agent` takes an agent's id".to_owned()));
+                let choice = match Choice::of(&request.config_id.0, request.value) {
+                    Ok(choice) => choice,
+                    Err(why) => return responder.respond_with_error(invalid(why)),
                 };
                 tokio::spawn(async move {
-                    let chosen = session.choose_agent(&value.0).await;
+                    // A change of mode or model waits for a running prompt: off the loop.
+                    let chosen = session.choose(choice).await;
                     let _ = responder.respond_with_result(
                         chosen
                             .map(SetSessionConfigOptionResponse::new)
@@ -256,7 +296,9 @@ impl Server {
         let kept = self.settings.log.enabled && crate::run::runs::default_path().is_some();
         let mut sessions = SessionCapabilities::new().close(SessionCloseCapabilities::new());
         if kept {
-            sessions = sessions.list(SessionListCapabilities::new());
+            sessions = sessions
+                .list(SessionListCapabilities::new())
+                .resume(SessionResumeCapabilities::new());
         }
         InitializeResponse::new(request.protocol_version)
             .agent_capabilities(
@@ -270,6 +312,10 @@ impl Server {
                 Implementation::new("codecrew", env!("CARGO_PKG_VERSION"))
                     .title("codecrew: Claude Code, Gemini CLI, Codex... as one crew".to_owned()),
             )
+            .auth_methods(auth::methods(
+                &request.client_capabilities,
+                &self.settings.workspace,
+            ))
     }
 
     fn session(&self, id: &SessionId) -> Option<Arc<Session>> {
@@ -357,14 +403,51 @@ impl Server {
         request: LoadSessionRequest,
         connection: ConnectionTo<Client>,
     ) -> Result<LoadSessionResponse, Error> {
-        let id = request.session_id.clone();
+        let kept = Kept {
+            id: request.session_id,
+            cwd: request.cwd,
+            mcp_servers: request.mcp_servers,
+        };
+        // The conversation replayed before the answer, as the protocol asks.
+        let session = self.reopen(kept, connection, true).await?;
+        Ok(LoadSessionResponse::new()
+            .modes(session.modes().await)
+            .config_options(session.config_options().await))
+    }
+
+    async fn resume_session(
+        &self,
+        request: ResumeSessionRequest,
+        connection: ConnectionTo<Client>,
+    ) -> Result<ResumeSessionResponse, Error> {
+        let kept = Kept {
+            id: request.session_id,
+            cwd: request.cwd,
+            mcp_servers: request.mcp_servers,
+        };
+        // The editor still shows the conversation: nothing replayed.
+        let session = self.reopen(kept, connection, false).await?;
+        Ok(ResumeSessionResponse::new()
+            .modes(session.modes().await)
+            .config_options(session.config_options().await))
+    }
+
+    /// The session kept in the run store opened again, going on from where each of its
+    /// agents stood; its conversation replayed to the editor first when `replay`.
+    async fn reopen(
+        &self,
+        kept: Kept,
+        connection: ConnectionTo<Client>,
+        replay: bool,
+    ) -> Result<Arc<Session>, Error> {
+        let id = kept.id;
         if self.session(&id).is_some() {
             return Err(invalid(format!("the session {} is open already", &*id.0)));
         }
-        let kept = history::find(&id.0)
+        let stored = history::find(&id.0)
             .map_err(|error| internal(error.to_string()))?
             .ok_or_else(|| not_found(&id))?;
-        let opened = self.open(&id, &request.cwd, request.mcp_servers, connection.clone())?;
+        let opened = self.open(&id, &kept.cwd, kept.mcp_servers, connection.clone())?;
         let engine = &opened.engine;
         let earlier = match engine.earlier(&Resume::Run(id.0.to_string()), None) {
             Ok(earlier) => earlier,
@@ -375,23 +458,21 @@ impl Server {
         let log = engine
             .reopen_log(&id.0)
             .map_err(|error| invalid(error.to_string()))?;
-        let mode = session::mode_named(&kept.run.mode).unwrap_or(self.settings.mode);
+        let mode = config_options::mode_named(&stored.run.mode).unwrap_or(self.settings.mode);
         let agents = KeptAgents::unthreaded(mode, self.settings.limits)
             .recorded_in(log)
             .going_on_from(earlier);
-        // The conversation replayed before the answer, as the protocol asks.
-        for update in history::replay(&kept) {
-            let _ = connection.send_notification(SessionNotification::new(id.clone(), update));
+        if replay {
+            for update in history::replay(&stored) {
+                let _ = connection.send_notification(SessionNotification::new(id.clone(), update));
+            }
         }
         // Titled by its first prompt, which a session made and loaded before it had
         // one (as acpx does) is still to come.
-        let titled = kept.run.task != UNTITLED;
-        let session = Arc::new(Session::new(id.clone(), opened, agents, titled));
-        let response = LoadSessionResponse::new()
-            .modes(session.modes().await)
-            .config_options(session.config_options().await);
-        self.insert(session);
-        Ok(response)
+        let titled = stored.run.task != UNTITLED;
+        let session = Arc::new(Session::new(id, opened, agents, titled));
+        self.insert(session.clone());
+        Ok(session)
     }
 
     fn list_sessions(&self, request: &ListSessionsRequest) -> Result<ListSessionsResponse, Error> {
@@ -442,6 +523,13 @@ impl Server {
         }
         while closing.join_next().await.is_some() {}
     }
+}
+
+/// A session of the run store the editor asks for again.
+struct Kept {
+    id: SessionId,
+    cwd: std::path::PathBuf,
+    mcp_servers: Vec<McpServer>,
 }
 
 /// The prompt's text (where mentions are read) and what the editor attached (files,

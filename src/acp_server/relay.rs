@@ -12,8 +12,10 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::{Value, json};
 
+use super::usage::ContextGauge;
 use crate::run::engine::JobLabel;
 use crate::run::session::{Failure, JobEvent, JobReport};
+use crate::run::usage::JobUsage;
 use codecrew_tools::Status;
 
 /// The most of a call's output the editor is shown.
@@ -57,6 +59,8 @@ pub struct Relay<'a> {
     workspace: &'a Path,
     /// The agent whose text came last (a header goes before another's, when several).
     speaking: Option<usize>,
+    /// What each agent's last turn used: the `usage_update` of the prompt's end.
+    context: ContextGauge,
 }
 
 impl<'a> Relay<'a> {
@@ -65,7 +69,17 @@ impl<'a> Relay<'a> {
             labels,
             workspace,
             speaking: None,
+            context: ContextGauge::default(),
         }
+    }
+
+    /// The prompt's `usage_update`s, once its agents answered; `spent`: what each agent
+    /// used in the session.
+    pub fn usage_updates(
+        &self,
+        spent: &std::collections::BTreeMap<String, JobUsage>,
+    ) -> Vec<SessionUpdate> {
+        self.context.updates(spent)
     }
 
     fn agent(&self, index: usize) -> &str {
@@ -82,6 +96,12 @@ impl<'a> Relay<'a> {
         let agent = self.agent(index).to_owned();
         match event {
             JobEvent::Text(text) if !text.is_empty() => vec![self.text(index, &agent, text)],
+            JobEvent::TurnEnd {
+                usage: Some(usage), ..
+            } => {
+                self.context.turn_ended(&agent, usage);
+                Vec::new()
+            }
             JobEvent::Sub(sub) => {
                 // A sub-agent's calls are shown as its caller's are; its text reaches the
                 // caller as the call's result.

@@ -2,6 +2,7 @@
 //! between prompts, the mode and the agent a prompt with no mention goes to; and a prompt
 //! run to its end.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -9,19 +10,19 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    PromptResponse, SessionConfigOption, SessionConfigSelectOption, SessionId, SessionMode,
+    ConfigOptionUpdate, ContentBlock, ContentChunk, PromptResponse, SessionConfigOption, SessionId,
     SessionModeState, SessionNotification, SessionUpdate, StopReason, Usage,
 };
 use tokio::sync::watch;
 
+use super::commands::{self, EditorCommand, Slash};
+use super::config_options::{self, Choice, Choices};
 use super::relay::{Announced, Relay};
 use crate::run::engine::{Engine, KeptAgents, Update};
 use crate::run::mention::{self, Job};
 use crate::run::session::{Failure, JobReport};
+use crate::run::usage::JobUsage;
 use codecrew_tools::Mode;
-
-/// The config option that picks the agent a prompt without a mention goes to.
-pub const AGENT_OPTION: &str = "agent";
 
 /// An editor's session.
 pub struct Session {
@@ -43,6 +44,11 @@ struct State {
     last: Vec<String>,
     /// The agent a prompt goes to when it mentions none and none was addressed yet.
     chosen: String,
+    /// The model the editor chose for an agent, where it chose one other than the
+    /// agent's default: a prompt to that agent naming no model runs it.
+    models: BTreeMap<String, String>,
+    /// What each agent used in the session (`/usage`, the cost in `usage_update`).
+    spent: BTreeMap<String, JobUsage>,
     /// The run store knows the session by its first prompt.
     titled: bool,
 }
@@ -88,6 +94,8 @@ impl Session {
                 agents,
                 last: Vec::new(),
                 chosen,
+                models: BTreeMap::new(),
+                spent: BTreeMap::new(),
                 titled,
             }),
         }
@@ -96,33 +104,41 @@ impl Session {
     /// The modes the editor shows, the current one first chosen.
     pub async fn modes(&self) -> SessionModeState {
         let current = self.state.lock().await.agents.mode();
-        modes(current)
+        config_options::modes(current)
     }
 
-    /// The session's config options: which agent answers a prompt with no mention.
+    /// The session's config options: the agent a prompt with no mention goes to, its
+    /// model, the mode.
     pub async fn config_options(&self) -> Vec<SessionConfigOption> {
-        let state = self.state.lock().await;
-        config_options(&state)
+        self.state.lock().await.options()
     }
 
     /// From now on in `mode` (the CLIs start again in its wall, resuming, at the next
-    /// prompt). Waits for a running prompt to end.
-    pub async fn set_mode(&self, mode: Mode) {
-        self.state.lock().await.agents.set_mode(mode).await;
+    /// prompt). Waits for a running prompt to end. The options as they then stand.
+    pub async fn set_mode(&self, mode: Mode) -> Vec<SessionConfigOption> {
+        let mut state = self.state.lock().await;
+        state.agents.set_mode(mode).await;
+        state.options()
     }
 
-    /// A prompt with no mention goes to `agent` from now on; the options as they stand,
-    /// or why not.
-    pub async fn choose_agent(&self, agent: &str) -> Result<Vec<SessionConfigOption>, String> {
+    /// Makes the editor's `choice`; the options as they then stand, or why not. A
+    /// change of mode or model waits for a running prompt to end.
+    pub async fn choose(&self, choice: Choice) -> Result<Vec<SessionConfigOption>, String> {
         let mut state = self.state.lock().await;
-        if !state.engine.config().config.agents.contains_key(agent) {
-            return Err(format!(
-                "no agent @{agent} in this workspace's config (`codecrew agents` lists them)"
-            ));
+        match choice {
+            Choice::Agent(agent) => {
+                if !state.engine.config().config.agents.contains_key(&agent) {
+                    return Err(format!(
+                        "no agent @{agent} in this workspace's config (`codecrew agents` lists them)"
+                    ));
+                }
+                state.chosen = agent;
+                state.last.clear();
+            }
+            Choice::Model(model) => state.choose_model(model).await?,
+            Choice::Mode(mode) => state.agents.set_mode(mode).await,
         }
-        state.chosen = agent.to_owned();
-        state.last.clear();
-        Ok(config_options(&state))
+        Ok(state.options())
     }
 
     /// Stops the running prompt: its CLIs' turns end, and it answers `cancelled`.
@@ -153,9 +169,53 @@ impl Session {
             return Err(PromptError::Busy);
         }
         let _ = self.cancel.send(false);
-        let answered = self.run_prompt(connection, prompt, context).await;
+        let answered = match commands::parse(prompt) {
+            Some(slash) => Ok(self.run_command(connection, slash).await),
+            None => self.run_prompt(connection, prompt, context).await,
+        };
         self.busy.store(false, Ordering::Release);
         answered
+    }
+
+    /// Runs one of the chat's `/commands`, its answer shown as the agent's text.
+    async fn run_command(&self, connection: &ConnectionTo<Client>, slash: Slash) -> PromptResponse {
+        let text = match slash {
+            Slash::EditorsOwn(what) => format!("{what}\n"),
+            Slash::Run(EditorCommand::Mode(None)) => {
+                format!("mode {}\n", self.state.lock().await.agents.mode().name())
+            }
+            Slash::Run(EditorCommand::Mode(Some(name))) => {
+                match config_options::mode_named(&name) {
+                    Some(mode) => {
+                        let options = self.set_mode(mode).await;
+                        self.options_changed(connection, options);
+                        format!("mode {}\n", mode.name())
+                    }
+                    None => format!("no mode {name:?}: /mode query (read only) or /mode execute\n"),
+                }
+            }
+            Slash::Run(EditorCommand::Agents) => {
+                let state = self.state.lock().await;
+                commands::agents(&state.engine.config().config, |agent| {
+                    state.agents.running(agent)
+                })
+            }
+            Slash::Run(EditorCommand::Usage) => commands::usage(&self.state.lock().await.spent),
+            Slash::Run(EditorCommand::Help) => commands::help(),
+        };
+        let update = SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text)));
+        let _ = connection.send_notification(SessionNotification::new(self.id.clone(), update));
+        PromptResponse::new(StopReason::EndTurn)
+    }
+
+    /// Tells the editor the options changed other than by its own choice.
+    pub fn options_changed(
+        &self,
+        connection: &ConnectionTo<Client>,
+        options: Vec<SessionConfigOption>,
+    ) {
+        let update = SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(options));
+        let _ = connection.send_notification(SessionNotification::new(self.id.clone(), update));
     }
 
     async fn run_prompt(
@@ -166,7 +226,7 @@ impl Session {
     ) -> Result<PromptResponse, PromptError> {
         let mut state = self.state.lock().await;
         let state = &mut *state;
-        let (jobs, addressed) = jobs(prompt, context, &state.last, &state.chosen);
+        let (jobs, addressed) = jobs(prompt, context, &state.last, &state.chosen, &state.models);
         if jobs.iter().all(|job| job.task.trim().is_empty()) {
             return Err(PromptError::NotStarted(
                 "the prompt has no task: write what the agents should do".to_owned(),
@@ -184,6 +244,9 @@ impl Session {
             .await
             .map_err(|error| PromptError::NotStarted(error.to_string()))?;
         state.last = addressed;
+        if state.follow_the_addressed() {
+            self.options_changed(connection, state.options());
+        }
         let send = |update: SessionUpdate| {
             let _ = connection.send_notification(SessionNotification::new(self.id.clone(), update));
         };
@@ -231,13 +294,30 @@ impl Session {
                 None => break,
             }
         }
+        for report in &reports {
+            state
+                .spent
+                .entry(report.agent.clone())
+                .or_default()
+                .add(&report.usage);
+        }
+        for update in relay.usage_updates(&state.spent) {
+            send(update);
+        }
         Ok(response(&reports, stopped))
     }
 }
 
 /// The jobs of a prompt: its mentions, else the agents last addressed, else the chosen
-/// agent; each with the prompt's text (its layout kept) and what the editor attached.
-fn jobs(prompt: &str, context: &str, last: &[String], chosen: &str) -> (Vec<Job>, Vec<String>) {
+/// agent; each with the prompt's text (its layout kept) and what the editor attached, and
+/// the model the mention names, else the one the editor chose for the agent (`models`).
+fn jobs(
+    prompt: &str,
+    context: &str,
+    last: &[String],
+    chosen: &str,
+    models: &BTreeMap<String, String>,
+) -> (Vec<Job>, Vec<String>) {
     let task = mention::parse_prompt(prompt);
     let agents: Vec<(String, Option<String>)> = if !task.mentions.is_empty() {
         task.mentions
@@ -258,8 +338,8 @@ fn jobs(prompt: &str, context: &str, last: &[String], chosen: &str) -> (Vec<Job>
     let jobs = agents
         .into_iter()
         .map(|(agent, model)| Job {
+            model: model.or_else(|| models.get(&agent).cloned()),
             agent,
-            model,
             task: text.clone(),
         })
         .collect();
@@ -292,7 +372,6 @@ fn response(reports: &[JobReport], cancelled: bool) -> PromptResponse {
 }
 
 fn notice(text: &str) -> SessionUpdate {
-    use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk};
     SessionUpdate::AgentThoughtChunk(ContentChunk::new(ContentBlock::from(format!("{text}\n"))))
 }
 
@@ -303,53 +382,61 @@ fn first_line(text: &str) -> &str {
         .trim()
 }
 
-/// Query and execute, as the editor lists them.
-pub fn modes(current: Mode) -> SessionModeState {
-    SessionModeState::new(
-        current.name(),
-        vec![
-            SessionMode::new("query", "Query").description(
-                "Read only: the agents read and search the workspace; nothing is written"
-                    .to_owned(),
-            ),
-            SessionMode::new("execute", "Execute").description(
-                "The agents may write files and run commands, under codecrew's permission \
-                 policy (what it would ask is asked here)"
-                    .to_owned(),
-            ),
-        ],
-    )
-}
-
-/// The mode a `session/set_mode` names.
-pub fn mode_named(name: &str) -> Option<Mode> {
-    match name {
-        "query" => Some(Mode::Query),
-        "execute" => Some(Mode::Execute),
-        _ => None,
+impl State {
+    fn options(&self) -> Vec<SessionConfigOption> {
+        Choices {
+            config: &self.engine.config().config,
+            agent: &self.chosen,
+            model: self.models.get(&self.chosen).map(String::as_str),
+            mode: self.agents.mode(),
+        }
+        .options()
     }
-}
 
-fn config_options(state: &State) -> Vec<SessionConfigOption> {
-    let agents: Vec<SessionConfigSelectOption> = state
-        .engine
-        .config()
-        .config
-        .agents
-        .iter()
-        .map(|(id, agent)| {
-            SessionConfigSelectOption::new(id.clone(), format!("@{id}"))
-                .description(format!("{} CLI", agent.provider.name()))
-        })
-        .collect();
-    vec![
-        SessionConfigOption::select(AGENT_OPTION, "Agent", state.chosen.clone(), agents)
-            .description(
-                "Who answers a prompt that mentions no agent (@claude, @gemini:flash... in \
-                 a prompt choose for it)"
-                    .to_owned(),
-            ),
-    ]
+    /// The chosen agent runs `model` from now on: one its option lists. Back to its
+    /// default while it runs another, its CLI ends (the others' too: they are kept
+    /// together) and starts again, resuming, at the next prompt.
+    async fn choose_model(&mut self, model: String) -> Result<(), String> {
+        let agent = self.chosen.clone();
+        let Some(config) = self.engine.config().config.agents.get(&agent) else {
+            return Err(format!("no agent @{agent} in this workspace's config"));
+        };
+        let models = config_options::models(&agent, config);
+        if models.iter().all(|(value, _)| *value != model) {
+            let listed: Vec<&str> = models.iter().map(|(value, _)| value.as_str()).collect();
+            return Err(format!(
+                "@{agent} has no model {model:?} here: {} (a prompt may name any, as @{agent}:NAME)",
+                listed.join(", ")
+            ));
+        }
+        let default = config_options::default_model(config);
+        if model == default {
+            let configured = config.model.clone();
+            self.models.remove(&agent);
+            let runs_another = self
+                .agents
+                .running(&agent)
+                .is_some_and(|running| running != configured.as_deref());
+            if runs_another {
+                self.agents.close().await;
+            }
+        } else {
+            self.models.insert(agent, model);
+        }
+        Ok(())
+    }
+
+    /// A prompt addressed to one agent makes it the one a prompt without a mention goes
+    /// to, as it is: whether the chosen agent changed.
+    fn follow_the_addressed(&mut self) -> bool {
+        match self.last.as_slice() {
+            [agent] if *agent != self.chosen => {
+                self.chosen = agent.clone();
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 /// The workspace a session's `cwd` names: an absolute path to a folder, canonical.

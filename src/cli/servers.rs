@@ -89,6 +89,10 @@ pub struct AcpArgs {
     /// question may wait for the editor's answer), e.g. 90s, 10m [default: 10m]
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
+    /// Run AGENT's CLI sign-in in this terminal (`claude auth login`...) instead of
+    /// serving: what an editor runs for the sign-ins it is offered
+    #[arg(long, value_name = "AGENT")]
+    pub sign_in: Option<String>,
 }
 
 #[derive(Debug, Args)]

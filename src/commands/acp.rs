@@ -1,19 +1,27 @@
 //! `codecrew acp`: the crew served to an editor over the Agent Client Protocol. stdout
-//! carries the protocol alone: logs and warnings go to stderr.
+//! carries the protocol alone: logs and warnings go to stderr. With `--sign-in AGENT`,
+//! the agent's CLI sign-in instead, at the terminal an editor opened for it.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use codecrew::acp_server::{self, Settings};
 use codecrew::cli::{AcpArgs, CliHelp};
+use codecrew::clis::Provider;
+use codecrew::output::console;
 use codecrew::run::engine::Limits;
 use codecrew_tools::Mode;
+
+use super::EXIT_USAGE;
 
 pub async fn run(
     args: AcpArgs,
     options: super::ToolOptions,
     allow_home: bool,
 ) -> anyhow::Result<ExitCode> {
+    if let Some(agent) = &args.sign_in {
+        return sign_in(agent, &options.workspace).await;
+    }
     let settings = Settings {
         yes: options.yes,
         audit: options.audit,
@@ -26,10 +34,65 @@ pub async fn run(
             max_turns: None,
             turn_timeout: args.timeout,
         },
+        workspace: options.workspace.clone(),
     };
     tracing::info!("serving ACP on stdin/stdout");
     // A signal ends every session as the editor closing would: the CLIs stopped, what
     // they held put back, the runs ended.
     let code = acp_server::serve(settings, super::interrupted_quietly()).await;
     Ok(ExitCode::from(code))
+}
+
+/// Runs `agent`'s CLI sign-in on this terminal (stdin, stdout and stderr its own): the
+/// CLI's exit code, which the editor reads as signed in (0) or not.
+async fn sign_in(agent: &str, workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let loaded = match codecrew::config::load(workspace) {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            console::error(error);
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    };
+    let Some(config) = loaded.config.agents.get(agent) else {
+        console::error(format_args!(
+            "no agent @{agent} in this workspace's config (`codecrew agents list` lists them)"
+        ));
+        return Ok(ExitCode::from(EXIT_USAGE));
+    };
+    let provider = Provider::new(agent, config.clone());
+    let Some((program, args)) = provider.sign_in() else {
+        console::error(format_args!(
+            "@{agent}'s CLI ({}) has no sign-in codecrew knows: sign in as its documentation says",
+            provider.kind().name()
+        ));
+        return Ok(ExitCode::from(EXIT_USAGE));
+    };
+    let words = std::iter::once(program.as_str())
+        .chain(args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    console::line(&console::Text::plain(&format!(
+        "codecrew: signing in to @{agent}: {words}"
+    )));
+    // The user's own CLI, run as they would run it: on this terminal, outside any wall.
+    let status = tokio::process::Command::new(&program)
+        .args(&args)
+        .current_dir(workspace)
+        .status()
+        .await;
+    match status {
+        Ok(status) => Ok(ExitCode::from(
+            status
+                .code()
+                .and_then(|code| u8::try_from(code).ok())
+                .unwrap_or(1),
+        )),
+        Err(error) => {
+            console::error(format_args!(
+                "cannot run {program}: {error}; {}",
+                provider.install_hint()
+            ));
+            Ok(ExitCode::from(3))
+        }
+    }
 }

@@ -148,6 +148,21 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// The model names the CLI itself resolves to its current models (its aliases:
+    /// Claude Code's `sonnet`, Gemini CLI's `flash`), which stay good across its
+    /// releases: what an editor offers beside the agent's configured model. Empty where
+    /// the CLI's models are only full names that come and go.
+    fn model_aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The arguments of the CLI's own sign-in, run at a terminal (`codex login`); `&[]`
+    /// for a CLI that signs in when started on its own. None where there is no one
+    /// sign-in (llm's keys are per provider; a declared command's is its own).
+    fn sign_in(&self) -> Option<&'static [&'static str]> {
+        None
+    }
+
     /// Whether the CLI's processes share what the first of them sets up on a fresh data
     /// folder, so that two starting at once may collide (opencode's database): its first
     /// start in codecrew goes alone ([`drive::start`]).

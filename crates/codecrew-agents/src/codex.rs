@@ -27,6 +27,10 @@ impl Cli for Codex {
         "npm install -g @openai/codex".to_owned()
     }
 
+    fn sign_in(&self) -> Option<&'static [&'static str]> {
+        Some(&["login"])
+    }
+
     fn session_shape(&self) -> SessionShape {
         SessionShape::Uuid
     }

@@ -46,6 +46,15 @@ impl Cli for Copilot {
         "npm install -g @github/copilot".to_owned()
     }
 
+    /// `auto` lets Copilot pick the model.
+    fn model_aliases(&self) -> &'static [&'static str] {
+        &["auto"]
+    }
+
+    fn sign_in(&self) -> Option<&'static [&'static str]> {
+        Some(&["login"])
+    }
+
     fn session_shape(&self) -> SessionShape {
         SessionShape::Uuid
     }

@@ -28,6 +28,16 @@ impl Cli for Gemini {
         "npm install -g @google/gemini-cli".to_owned()
     }
 
+    /// Gemini CLI's aliases (`auto` lets it route between them).
+    fn model_aliases(&self) -> &'static [&'static str] {
+        &["auto", "pro", "flash", "flash-lite"]
+    }
+
+    /// Started on its own, it asks how to sign in (Google, an API key, Vertex AI).
+    fn sign_in(&self) -> Option<&'static [&'static str]> {
+        Some(&[])
+    }
+
     fn session_shape(&self) -> SessionShape {
         SessionShape::Uuid
     }

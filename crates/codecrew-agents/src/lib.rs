@@ -152,6 +152,18 @@ impl Provider {
         self.cli.failure_hint(said)
     }
 
+    pub fn model_aliases(&self) -> &'static [&'static str] {
+        self.cli.model_aliases()
+    }
+
+    /// The command line of the CLI's own sign-in, to run at a terminal
+    /// ([`Cli::sign_in`]); None where the CLI has no one sign-in.
+    pub fn sign_in(&self) -> Option<(String, Vec<String>)> {
+        let args = self.cli.sign_in()?;
+        let program = self.program();
+        (!program.is_empty()).then(|| (program, args.iter().map(|arg| (*arg).to_owned()).collect()))
+    }
+
     pub fn shares_start_up(&self) -> bool {
         self.cli.shares_start_up()
     }
@@ -489,6 +501,28 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::*;
     use super::*;
+
+    /// The sign-in an editor runs in a terminal is the CLI's own, its program on PATH:
+    /// nothing of the config reaches its command line.
+    #[test]
+    fn a_sign_in_is_the_clis_own_command() {
+        let sign_in = |kind: &str| provider(kind).sign_in();
+        assert_eq!(
+            sign_in("claude"),
+            Some((
+                "claude".to_owned(),
+                vec!["auth".to_owned(), "login".to_owned()]
+            ))
+        );
+        assert_eq!(
+            sign_in("codex"),
+            Some(("codex".to_owned(), vec!["login".to_owned()]))
+        );
+        assert_eq!(sign_in("gemini"), Some(("gemini".to_owned(), Vec::new())));
+        assert_eq!(sign_in("llm"), None);
+        assert!(provider("claude").model_aliases().contains(&"haiku"));
+        assert!(provider("codex").model_aliases().is_empty());
+    }
 
     #[test]
     fn every_built_in_agent_has_its_cli() {

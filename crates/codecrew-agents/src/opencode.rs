@@ -54,6 +54,11 @@ impl Cli for Opencode {
         "npm install -g opencode-ai".to_owned()
     }
 
+    /// Signs in to one of its providers, which it asks for.
+    fn sign_in(&self) -> Option<&'static [&'static str]> {
+        Some(&["auth", "login"])
+    }
+
     /// Its XDG folders: `~/.local/share/opencode` (sign-in, sessions, logs, snapshots)
     /// and `~/.local/state/opencode` written; `~/.config/opencode` written too (opencode
     /// stops when it cannot write its `.gitignore` there, and installs its plugins'

@@ -41,6 +41,11 @@ impl Cli for Qwen {
         "npm install -g @qwen-code/qwen-code".to_owned()
     }
 
+    /// Started on its own, it asks how to sign in (its `qwen auth` was removed).
+    fn sign_in(&self) -> Option<&'static [&'static str]> {
+        Some(&[])
+    }
+
     fn session_shape(&self) -> SessionShape {
         SessionShape::Uuid
     }

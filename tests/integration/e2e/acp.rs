@@ -47,6 +47,11 @@ fn script() -> Script {
             Reply::text("Too late.").with_delay_ms(120_000),
         ))
         .rule(Rule::on_prompt("ACP-LOADED", Reply::text("Loaded answer.")))
+        .rule(Rule::on_prompt("ACP-MODEL", Reply::text("Haiku answers.")))
+        .rule(Rule::on_prompt(
+            "ACP-EXEC",
+            Reply::text(write("made-by-option.txt")),
+        ))
 }
 
 /// acpx, pointed at the built codecrew, in the world's workspace.
@@ -158,6 +163,19 @@ fn an_editor_drives_the_crew_through_acpx() {
         second.stdout
     );
     assert_eq!(claude.starts(), started, "a follow-up started a CLI");
+
+    // The model chosen as acpx does (`set model`, through the `model` option): the next
+    // prompt runs it (the run store's job says so, below).
+    let model = acpx.run(&["--format", "json"], &["set", "model", "haiku"]);
+    model.assert_code(0);
+    assert!(model.stdout.contains("haiku"), "{}", model.stdout);
+    let modelled = acpx.prompt("--approve-all", "ACP-MODEL which model");
+    modelled.assert_code(0);
+    assert!(
+        said(&modelled).contains("Haiku answers."),
+        "{}",
+        modelled.stdout
+    );
 
     // A codecrew tool call, shown as a tool_call and its update.
     let read = acpx.prompt("--approve-all", "ACP-READ the notes");
@@ -319,6 +337,62 @@ fn an_editor_drives_the_crew_through_acpx() {
         .collect();
     assert_eq!(kept.len(), 1, "{shown:#}");
     assert_eq!(kept[0]["name"], "read_file");
+    let job = shown["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|job| job["task"].as_str().unwrap().contains("ACP-MODEL"))
+        .unwrap_or_else(|| panic!("{shown:#}"));
+    assert_eq!(job["model"], "haiku", "{job:#}");
+
+    // A one-shot prompt with the options set first (`exec --config-option`): the mode
+    // seen in the options acpx got back, and used (the command ran), and the model.
+    let exec = acpx.run(
+        &["--approve-all", "--format", "json"],
+        &[
+            "exec",
+            "--config-option",
+            "mode=execute",
+            "--config-option",
+            "model=haiku",
+            "@claude ACP-EXEC make it",
+        ],
+    );
+    exec.assert_code(0);
+    let chosen: Vec<Vec<Value>> = exec
+        .json_lines()
+        .into_iter()
+        .filter_map(|line| line["result"]["configOptions"].as_array().cloned())
+        .collect();
+    let last = chosen.last().unwrap_or_else(|| panic!("{}", exec.stdout));
+    let current = |id: &str| {
+        last.iter()
+            .find(|option| option["id"] == id)
+            .map(|option| option["currentValue"].clone())
+    };
+    assert_eq!(current("mode"), Some(json!("execute")), "{}", exec.stdout);
+    assert_eq!(current("model"), Some(json!("haiku")), "{}", exec.stdout);
+    waited("the file the execute mode let through", || {
+        world.workspace().join("made-by-option.txt").exists()
+    });
+    let logs = world.codecrew(&["logs", "--output", "json"]);
+    let listed: Value = serde_json::from_str(&logs.stdout).unwrap();
+    let exec_job = listed["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|run| run["id"].as_str())
+        .map(|id| world.codecrew(&["logs", "show", id, "--output", "json"]))
+        .map(|shown| serde_json::from_str::<Value>(&shown.stdout).unwrap())
+        .flat_map(|shown| shown["jobs"].as_array().cloned().unwrap_or_default())
+        .find(|job| {
+            job["task"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("ACP-EXEC")
+        })
+        .unwrap_or_else(|| panic!("{listed:#}"));
+    assert_eq!(exec_job["model"], "haiku", "{exec_job:#}");
 }
 
 /// The protocol's own TypeScript SDK as the client, for what acpx does not do: two
@@ -346,6 +420,14 @@ fn the_protocol_sdk_drives_what_acpx_does_not() {
             .rule(Rule::on_prompt(
                 "SDK-CHOSEN",
                 Reply::text("Chosen answers."),
+            ))
+            .rule(Rule::on_prompt(
+                "SDK-MODEL",
+                Reply::text("Modelled answer."),
+            ))
+            .rule(Rule::on_prompt(
+                "SDK-RESUMED",
+                Reply::text("Resumed answer."),
             ))
             .rule(Rule::on_prompt(
                 "SDK-SLOW",
@@ -381,7 +463,65 @@ fn the_protocol_sdk_drives_what_acpx_does_not() {
         "{capabilities}"
     );
     assert_eq!(out["modes"]["currentModeId"], "query");
-    assert_eq!(out["configOptions"][0]["id"], "agent");
+    assert!(
+        capabilities["sessionCapabilities"]["resume"].is_object(),
+        "{capabilities}"
+    );
+
+    // A sign-in per agent's CLI, run in a terminal by codecrew itself.
+    let sign_in = out["authMethods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|method| method["id"] == "sign-in-claude")
+        .unwrap_or_else(|| panic!("{out:#}"));
+    assert_eq!(sign_in["type"], "terminal", "{sign_in}");
+    assert_eq!(sign_in["args"], json!(["--sign-in", "claude"]));
+    assert!(
+        sign_in["description"]
+            .as_str()
+            .unwrap()
+            .contains("claude auth login")
+    );
+
+    // The options: the agent, its model, the mode (of category mode, as the editor's
+    // mode selector reads it).
+    let options = &out["configOptions"];
+    let ids: Vec<&str> = options
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|option| option["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["agent", "model", "mode"], "{options:#}");
+    assert_eq!(options[1]["category"], "model");
+    assert_eq!(options[2]["category"], "mode");
+    assert_eq!(options[2]["currentValue"], "query");
+    let values = |option: &Value| -> Vec<String> {
+        option["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|value| value["value"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(values(&options[2]), ["query", "execute"]);
+
+    // The slash commands, told after the answer that made the session (JetBrains hangs
+    // on an update about a session it does not know yet).
+    let commands: Vec<&str> = out["commands"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no available_commands_update: {out:#}"))
+        .iter()
+        .map(|command| command["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(commands, ["mode", "agents", "usage", "help"]);
+    let order = &out["newOrder"];
+    assert!(
+        order["answer"].as_i64().unwrap() >= 0
+            && order["commands"].as_i64() > order["answer"].as_i64(),
+        "{order}"
+    );
 
     // Two agents on one prompt, each chunk marked with its agent.
     let both = &out["both"];
@@ -400,10 +540,27 @@ fn the_protocol_sdk_drives_what_acpx_does_not() {
         assert!(text.contains("Both: SDK-REPLY."), "{text}");
     }
     assert!(both["usage"]["inputTokens"].as_u64().unwrap() > 0, "{both}");
+    // What each agent's context holds, at the prompt's end.
+    let used: Vec<&Value> = both["usageUpdates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|update| update["_meta"]["codecrew"]["agent"] == "claude")
+        .collect();
+    assert_eq!(used.len(), 1, "{both:#}");
+    assert!(used[0]["used"].as_u64().unwrap() > 0, "{both:#}");
+    assert_eq!(used[0]["size"], 0, "the window is not known: {both:#}");
 
     // The agent option: a prompt without a mention goes to gemini alone, with what the
     // editor attached beside its task.
-    assert_eq!(out["chosenOptions"][0]["currentValue"], "gemini");
+    // The whole list again, the model's values now gemini's.
+    let chosen = &out["chosenOptions"];
+    assert_eq!(chosen[0]["currentValue"], "gemini");
+    assert_eq!(chosen.as_array().unwrap().len(), 3, "{chosen:#}");
+    assert!(
+        values(&chosen[1]).contains(&"flash".to_owned()),
+        "{chosen:#}"
+    );
     assert_eq!(out["chosen"]["agents"], json!(["gemini"]), "{out:#}");
     let attached = world.server.model_requests().into_iter().any(|request| {
         request
@@ -442,6 +599,54 @@ fn the_protocol_sdk_drives_what_acpx_does_not() {
         "{native:#}"
     );
 
+    // Addressed alone, claude is now the agent option's value: the editor is told.
+    let followed = &out["native"]["followed"];
+    assert_eq!(
+        followed[0]["configOptions"][0]["currentValue"], "claude",
+        "{followed:#}"
+    );
+
+    // Claude's model chosen: the next prompt ran it (the run store's job says so).
+    let modelled = &out["modelOptions"];
+    assert_eq!(modelled[1]["currentValue"], "haiku", "{modelled:#}");
+    assert!(values(&modelled[1]).contains(&"opus".to_owned()));
+    assert!(
+        out["modelled"]["text"]["claude"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Modelled answer."),
+        "{out:#}"
+    );
+    let session = out["sessionId"].as_str().unwrap();
+    let shown = world.codecrew(&["logs", "show", session, "--output", "json"]);
+    let shown: Value = serde_json::from_str(&shown.stdout).unwrap();
+    let job = shown["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|job| job["task"].as_str().unwrap().contains("SDK-MODEL"))
+        .unwrap_or_else(|| panic!("{shown:#}"));
+    assert_eq!(job["model"], "haiku", "{job:#}");
+    assert_eq!(job["agent"], "claude", "{job:#}");
+
+    // The mode: chosen as an option, the whole list back; set_mode then updates it.
+    assert_eq!(out["modeOptions"][2]["currentValue"], "execute", "{out:#}");
+    assert_eq!(out["afterSetMode"][2]["currentValue"], "query", "{out:#}");
+
+    // The chat's commands, run as prompts.
+    let slash = &out["slash"];
+    let said = |command: &str| {
+        slash[command]["text"]["codecrew"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(said("/mode"), "mode query\n", "{slash:#}");
+    assert!(said("/agents").contains("**@claude**: claude"), "{slash:#}");
+    assert!(said("/usage").contains("**@claude**:"), "{slash:#}");
+    assert!(said("/new").contains("new session"), "{slash:#}");
+    assert_eq!(slash["/mode"]["stopReason"], "end_turn");
+
     // One prompt at a time; cancel answers `cancelled`.
     let second = &out["second"];
     assert_eq!(second["code"], -32602, "{second}");
@@ -460,4 +665,23 @@ fn the_protocol_sdk_drives_what_acpx_does_not() {
     assert!(out["huge"].to_string().contains("at most"), "{out:#}");
     assert_eq!(out["closed"], Value::Null, "{out:#}");
     assert_eq!(out["afterClose"]["code"], -32002, "{out:#}");
+
+    // Resumed after it was closed: its options and commands (after the answer), no
+    // replay, and claude goes on.
+    let resumed = &out["resumed"];
+    assert_eq!(resumed["configOptions"][0]["id"], "agent", "{resumed:#}");
+    assert_eq!(resumed["replayed"], 0, "{resumed:#}");
+    assert!(resumed["commands"].is_array(), "{resumed:#}");
+    let order = &resumed["order"];
+    assert!(
+        order["commands"].as_i64() > order["answer"].as_i64(),
+        "{order}"
+    );
+    assert!(
+        resumed["answer"]["text"]["claude"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Resumed answer."),
+        "{resumed:#}"
+    );
 }

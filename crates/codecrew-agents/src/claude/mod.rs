@@ -41,6 +41,16 @@ impl Cli for Claude {
         "npm install -g @anthropic-ai/claude-code".to_owned()
     }
 
+    /// Claude Code's aliases for its current models.
+    fn model_aliases(&self) -> &'static [&'static str] {
+        &["sonnet", "opus", "haiku"]
+    }
+
+    /// Its `auth login` (the `/login` of its interactive session).
+    fn sign_in(&self) -> Option<&'static [&'static str]> {
+        Some(&["auth", "login"])
+    }
+
     fn session_shape(&self) -> SessionShape {
         SessionShape::Uuid
     }
