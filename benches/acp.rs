@@ -7,7 +7,8 @@
 //!   from a prompt to its first `agent_message_chunk` and to its answer, for the first
 //!   prompt of a session (which starts the CLI) and for follow-ups (the CLI kept).
 //!
-//! Figures from this machine are in docs/PERFORMANCE.md.
+//! `CODECREW_BENCH_BIN=/path/to/codecrew` times another build instead (the figures
+//! before a change). Figures from this machine are in docs/PERFORMANCE.md.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -144,7 +145,9 @@ impl Editor {
 }
 
 fn main() {
-    let codecrew = env!("CARGO_BIN_EXE_codecrew");
+    // `CODECREW_BENCH_BIN` times another build of codecrew (the figures before a change).
+    let built = std::env::var("CODECREW_BENCH_BIN").ok();
+    let codecrew = built.as_deref().unwrap_or(env!("CARGO_BIN_EXE_codecrew"));
     let Ok(dir) = tempfile::tempdir() else {
         println!("no temp dir; nothing measured");
         return;
