@@ -97,9 +97,11 @@ impl<'a> Relay<'a> {
         match event {
             JobEvent::Text(text) if !text.is_empty() => vec![self.text(index, &agent, text)],
             JobEvent::TurnEnd {
-                usage: Some(usage), ..
+                usage: Some(usage),
+                context_window,
+                ..
             } => {
-                self.context.turn_ended(&agent, usage);
+                self.context.turn_ended(&agent, usage, *context_window);
                 Vec::new()
             }
             JobEvent::Sub(sub) => {

@@ -3,8 +3,9 @@
 //! tell: what the model read on its last turn and what it wrote) and what the session
 //! has cost so far, where a CLI states a price (Claude Code).
 //!
-//! No CLI tells codecrew its model's context window, so `size` is 0, which editors read
-//! as "not known" (Zed then shows the count without a limit) rather than a made-up one.
+//! `size` is the model's context window where the CLI tells it (Claude Code's result
+//! does); elsewhere 0, which editors read as "not known" (Zed then shows the count
+//! without a limit) rather than a made-up one.
 
 use std::collections::BTreeMap;
 
@@ -16,17 +17,18 @@ use crate::run::usage::{JobUsage, Usage};
 /// What codecrew does not know: the model's context window.
 const WINDOW_UNKNOWN: u64 = 0;
 
-/// The last turn each agent of one prompt reported tokens for.
+/// The last turn each agent of one prompt reported tokens for, and its model's context
+/// window when its CLI said.
 #[derive(Debug, Default)]
 pub struct ContextGauge {
-    last_turn: BTreeMap<String, Usage>,
+    last_turn: BTreeMap<String, (Usage, Option<u64>)>,
 }
 
 impl ContextGauge {
-    /// `agent`'s turn ended having used `usage`.
-    pub fn turn_ended(&mut self, agent: &str, usage: &Usage) {
+    /// `agent`'s turn ended having used `usage`, in a window of `window` tokens.
+    pub fn turn_ended(&mut self, agent: &str, usage: &Usage, window: Option<u64>) {
         if usage.input_tokens.is_some() || usage.output_tokens.is_some() {
-            self.last_turn.insert(agent.to_owned(), *usage);
+            self.last_turn.insert(agent.to_owned(), (*usage, window));
         }
     }
 
@@ -36,7 +38,7 @@ impl ContextGauge {
         let cost = session_cost(spent);
         self.last_turn
             .iter()
-            .map(|(agent, usage)| {
+            .map(|(agent, (usage, window))| {
                 let input = usage.input_tokens.unwrap_or(0);
                 let output = usage.output_tokens.unwrap_or(0);
                 let mut meta = serde_json::Map::new();
@@ -44,7 +46,8 @@ impl ContextGauge {
                     "codecrew".to_owned(),
                     json!({"agent": agent, "inputTokens": input, "outputTokens": output}),
                 );
-                let update = UsageUpdate::new(input.saturating_add(output), WINDOW_UNKNOWN)
+                let size = window.unwrap_or(WINDOW_UNKNOWN);
+                let update = UsageUpdate::new(input.saturating_add(output), size)
                     .cost(cost.map(|usd| Cost::new(usd, "USD")))
                     .meta(meta);
                 SessionUpdate::UsageUpdate(update)
@@ -76,9 +79,9 @@ mod tests {
     #[test]
     fn each_agent_gets_its_last_turn_and_the_sessions_cost() {
         let mut gauge = ContextGauge::default();
-        gauge.turn_ended("claude", &tokens(100, 10, Some(0.5)));
-        gauge.turn_ended("claude", &tokens(300, 20, Some(0.25)));
-        gauge.turn_ended("copilot", &Usage::default());
+        gauge.turn_ended("claude", &tokens(100, 10, Some(0.5)), None);
+        gauge.turn_ended("claude", &tokens(300, 20, Some(0.25)), None);
+        gauge.turn_ended("copilot", &Usage::default(), Some(128_000));
         let mut spent = BTreeMap::new();
         for (agent, cost) in [("claude", 0.75), ("gemini", 0.5)] {
             let mut used = JobUsage::default();
@@ -93,5 +96,15 @@ mod tests {
         assert_eq!(update["size"], 0);
         assert_eq!(update["cost"], json!({"amount": 1.25, "currency": "USD"}));
         assert_eq!(update["_meta"]["codecrew"]["agent"], "claude");
+    }
+
+    /// Where the CLI said its model's window, the editor gets it as the size.
+    #[test]
+    fn the_window_the_cli_reported_is_the_size() {
+        let mut gauge = ContextGauge::default();
+        gauge.turn_ended("claude", &tokens(5_000, 18, None), Some(1_000_000));
+        let updates = serde_json::to_value(gauge.updates(&BTreeMap::new())).unwrap();
+        assert_eq!(updates[0]["used"], 5_018);
+        assert_eq!(updates[0]["size"], 1_000_000);
     }
 }

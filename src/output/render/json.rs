@@ -109,10 +109,20 @@ fn event_value(index: usize, agent: &str, event: &JobEvent) -> Option<Value> {
         JobEvent::Turn(turn) => {
             json!({"type": "turn", "job": index, "agent": agent, "turn": turn})
         }
-        JobEvent::TurnEnd { turn, usage } => json!({
-            "type": "turn_end", "job": index, "agent": agent, "turn": turn,
-            "usage": usage.unwrap_or_default(),
-        }),
+        JobEvent::TurnEnd {
+            turn,
+            usage,
+            context_window,
+        } => {
+            let mut value = json!({
+                "type": "turn_end", "job": index, "agent": agent, "turn": turn,
+                "usage": usage.unwrap_or_default(),
+            });
+            if let Some(window) = context_window {
+                value["context_window"] = json!(window);
+            }
+            value
+        }
         JobEvent::Text(text) => {
             json!({"type": "text", "job": index, "agent": agent, "text": text})
         }

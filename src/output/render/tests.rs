@@ -246,6 +246,7 @@ fn stream_json_events_name_their_agent() {
                     output_tokens: Some(3),
                     ..Default::default()
                 }),
+                context_window: Some(200_000),
             },
         ),
     ];
@@ -279,6 +280,7 @@ fn stream_json_events_name_their_agent() {
     assert_eq!(turn_end["turn"], 1);
     assert_eq!(turn_end["usage"]["output_tokens"], 3);
     assert_eq!(turn_end["usage"]["input_tokens"], Value::Null);
+    assert_eq!(turn_end["context_window"], 200_000);
     let done: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
     assert_eq!(done["usage"]["cost_usd"], 0.5);
 }

@@ -13,8 +13,13 @@ use codecrew_tools::{ErrorCode, Mode, Status, ToolError, ToolResult};
 pub enum JobEvent {
     /// A turn starts (1-based).
     Turn(u32),
-    /// A turn's CLI run ended; what it reported it used (`None`: nothing reported).
-    TurnEnd { turn: u32, usage: Option<Usage> },
+    /// A turn's CLI run ended; what it reported it used (`None`: nothing reported), and
+    /// its model's context window in tokens where the CLI said (Claude Code).
+    TurnEnd {
+        turn: u32,
+        usage: Option<Usage>,
+        context_window: Option<u64>,
+    },
     /// Assistant text, envelopes removed.
     Text(String),
     /// One assistant message ended.

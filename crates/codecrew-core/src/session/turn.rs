@@ -22,6 +22,8 @@ pub(super) struct TurnState {
     pub(super) finished: bool,
     /// What the CLI reported it used, summed if it reported more than once.
     pub(super) usage: Option<Usage>,
+    /// The model's context window in tokens, when the CLI said.
+    pub(super) context_window: Option<u64>,
     /// The CLI's own calls whose results have not come: the id the CLI gave each (if
     /// any) and the id codecrew gave it, oldest first.
     pub(super) native_open: Vec<(Option<String>, String)>,
@@ -117,6 +119,7 @@ impl TurnState {
                 output,
                 is_error,
             }),
+            Item::Event(Event::ContextWindow(window)) => self.context_window = Some(window),
             Item::Event(Event::Malformed { reason, .. }) => tracing::warn!("{reason}"),
             Item::Event(event) => tracing::debug!(?event, "CLI event"),
         }

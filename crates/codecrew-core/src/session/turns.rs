@@ -60,6 +60,7 @@ impl JobRun {
             stream.send(JobEvent::TurnEnd {
                 turn: report.turns,
                 usage: turn.usage,
+                context_window: turn.context_window,
             });
             report.response = turn.text.trim().to_owned();
             let outcome = match outcome {

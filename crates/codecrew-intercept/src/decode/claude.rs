@@ -95,6 +95,9 @@ struct ClaudeLine<'a> {
     result: Str<'a>,
     usage: Option<Value>,
     total_cost_usd: Option<f64>,
+    /// Per model: its tokens, cost and `contextWindow`.
+    #[serde(rename = "modelUsage")]
+    model_usage: Option<Value>,
     #[serde(borrow)]
     stop_reason: Str<'a>,
     errors: Option<Value>,
@@ -480,6 +483,9 @@ impl State {
         }
         self.streamed_text.clear();
         self.streamed_thinking.clear();
+        if let Some(window) = context_window(event.model_usage.as_ref()) {
+            self.sink.push(Event::ContextWindow(window), out);
+        }
         let finished = Event::Finished {
             text,
             is_error,
@@ -488,6 +494,17 @@ impl State {
         };
         self.sink.push(finished, out);
     }
+}
+
+/// The largest context window among the models a result reports (the session's main
+/// model's; a small helper model's is smaller).
+fn context_window(model_usage: Option<&Value>) -> Option<u64> {
+    model_usage?
+        .as_object()?
+        .values()
+        .filter_map(|usage| usage.get("contextWindow")?.as_u64())
+        .filter(|window| *window > 0)
+        .max()
 }
 
 /// The messages of a result's `errors` array (error subtypes such as `error_max_turns`).

@@ -61,6 +61,11 @@ fn usage_is_the_results_usage() {
     else {
         panic!("{events:#?}");
     };
+    // The model's window, from the result's `modelUsage`, just before the end.
+    assert_eq!(
+        events.get(events.len() - 2),
+        Some(&Event::ContextWindow(1_000_000))
+    );
     assert_eq!(
         *usage,
         Usage {

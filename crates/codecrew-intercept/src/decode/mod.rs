@@ -65,6 +65,10 @@ pub enum Event {
         usage: Option<Usage>,
         stop: Option<String>,
     },
+    /// The model's context window in tokens, as the CLI reported it (Claude Code's
+    /// result, `modelUsage.*.contextWindow`): what an editor shows the context used
+    /// against.
+    ContextWindow(u64),
     /// An error the CLI reported (an API error, a failed turn).
     Error(String),
     /// A line that should have been an event but could not be read.

@@ -236,6 +236,8 @@ pub fn text_blocks(events: &[Event]) -> Vec<String> {
 pub fn without_usage(events: Vec<Event>) -> Vec<Event> {
     events
         .into_iter()
+        // The context window is usage too (`usage_is_the_results_usage` checks it).
+        .filter(|event| !matches!(event, Event::ContextWindow(_)))
         .map(|event| match event {
             Event::Finished {
                 text,

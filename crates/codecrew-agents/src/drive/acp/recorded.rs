@@ -104,6 +104,7 @@ impl Replay {
                 Event::NativeTool { .. } => "tool",
                 Event::NativeToolResult { .. } => "tool result",
                 Event::Finished { .. } => "finished",
+                Event::ContextWindow(_) => "context window",
                 Event::Error(_) => "error",
                 Event::Malformed { .. } => "malformed",
             })
