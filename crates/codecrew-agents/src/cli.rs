@@ -35,6 +35,9 @@ pub struct TurnCommand<'a> {
     /// The model the turn runs with (the mention's, else the agent's), `None` for the
     /// CLI's own default.
     pub model: Option<&'a str>,
+    /// The agent's reasoning effort (`effort` in its config, one of the levels its CLI
+    /// accepts), `None` for the CLI's own default.
+    pub effort: Option<&'a str>,
     /// The agent's extra arguments for this mode.
     pub extra: &'a [String],
     /// Whether the user trusts the project (`trusted_projects`): only then does the CLI

@@ -78,6 +78,7 @@ impl Cli for Codex {
         if let Some(model) = command.model {
             args.push(format!("--model={model}"));
         }
+        args.extend(reasoning_effort(command.effort));
         args.extend(["--sandbox", "read-only", "--disable", "shell_tool"].map(String::from));
         args.extend(project_trust(command.cwd, command.trusted));
         args.extend(command.extra.iter().cloned());
@@ -108,6 +109,7 @@ impl Cli for Codex {
             "--disable".to_owned(),
             "unbounded_connection_retries".to_owned(),
         ];
+        args.extend(reasoning_effort(command.effort));
         args.extend(project_trust(command.cwd, command.trusted));
         spec.args = argv(args);
         spec
@@ -117,6 +119,14 @@ impl Cli for Codex {
     fn reports_session_usage(&self) -> bool {
         true
     }
+}
+
+/// `-c model_reasoning_effort="high"`: Codex's effort is a setting of its config, set
+/// for this run on its command line (the level is one the config check let through).
+fn reasoning_effort(effort: Option<&str>) -> Vec<String> {
+    effort
+        .map(|level| vec!["-c".to_owned(), format!("model_reasoning_effort={level:?}")])
+        .unwrap_or_default()
 }
 
 /// What of `~/.codex` makes Codex run programs later (see [`Codex::state`]).

@@ -139,6 +139,9 @@ impl Cli for Copilot {
         if let Some(model) = command.model {
             args.push(format!("--model={model}"));
         }
+        if let Some(effort) = command.effort {
+            args.push(format!("--reasoning-effort={effort}"));
+        }
         match command.turn.mode {
             Mode::Query => args.extend(
                 [
@@ -182,6 +185,9 @@ impl Cli for Copilot {
         args.extend(["-C".to_owned(), command.cwd.display().to_string()]);
         if let Some(model) = command.model {
             args.push(format!("--model={model}"));
+        }
+        if let Some(effort) = command.effort {
+            args.push(format!("--reasoning-effort={effort}"));
         }
         if let Some(session) = turn.session {
             // `=`: --resume takes an optional value.

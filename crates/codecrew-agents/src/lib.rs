@@ -280,6 +280,7 @@ impl Provider {
             cwd,
             turn,
             model: self.model(turn.model),
+            effort: self.agent.effort.as_deref(),
             extra: self.extra(turn.mode),
             trusted: self.trusted,
         }
@@ -501,6 +502,46 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::*;
     use super::*;
+
+    /// An agent's effort reaches its CLI as the CLI spells it, per turn and kept; an
+    /// agent without one passes nothing.
+    #[test]
+    fn an_agents_effort_is_its_clis_own_flag() {
+        let argv = |kind: &str, effort: Option<&str>, kept: bool| {
+            let mut agent = provider(kind).agent;
+            agent.effort = effort.map(str::to_owned);
+            let provider = Provider::new(kind, agent);
+            let turn = turn(None, Mode::Query);
+            let spec = if kept {
+                provider.resident_command(Path::new(kind), &turn, Path::new("."))
+            } else {
+                provider.command(Path::new(kind), &turn, Path::new("."))
+            };
+            args(&spec)
+        };
+        for kept in [false, true] {
+            assert!(argv("claude", Some("high"), kept).contains(&"--effort=high".to_owned()));
+            assert!(
+                argv("copilot", Some("xhigh"), kept)
+                    .contains(&"--reasoning-effort=xhigh".to_owned())
+            );
+            let codex = argv("codex", Some("low"), kept);
+            assert!(
+                codex
+                    .windows(2)
+                    .any(|pair| pair == ["-c", "model_reasoning_effort=\"low\""]),
+                "{codex:?}"
+            );
+            for kind in ["claude", "codex", "copilot"] {
+                assert!(
+                    !argv(kind, None, kept)
+                        .iter()
+                        .any(|arg| arg.contains("effort")),
+                    "{kind}"
+                );
+            }
+        }
+    }
 
     /// The sign-in an editor runs in a terminal is the CLI's own, its program on PATH:
     /// nothing of the config reaches its command line.

@@ -50,6 +50,11 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
     ),
     ("agents.*.keep_alive", "true or false", "keep_alive = false"),
     (
+        "agents.*.effort",
+        "a level of the CLI's reasoning effort (claude: low..max; codex: none..xhigh; copilot: none..max)",
+        r#"effort = "high""#,
+    ),
+    (
         "agents.*.prompt",
         r#""full" (the default) or "compact""#,
         r#"prompt = "compact""#,

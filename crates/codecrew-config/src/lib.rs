@@ -93,6 +93,21 @@ impl ProviderKind {
         }
     }
 
+    /// The reasoning-effort levels the CLI's own setting accepts, mildest first (as its
+    /// `--help` lists them); none where it has no such setting.
+    pub const fn effort_levels(self) -> &'static [&'static str] {
+        match self {
+            ProviderKind::Cli(CliKind::Claude) => &["low", "medium", "high", "xhigh", "max"],
+            ProviderKind::Cli(CliKind::Codex) => {
+                &["none", "minimal", "low", "medium", "high", "xhigh"]
+            }
+            ProviderKind::Cli(CliKind::Copilot) => {
+                &["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+            }
+            _ => &[],
+        }
+    }
+
     /// The provider written `name` in a config file.
     pub fn from_name(name: &str) -> Option<ProviderKind> {
         match CliKind::from_name(name) {
@@ -158,6 +173,12 @@ pub struct AgentConfig {
     /// Which prompt offers codecrew's tools to the agent's model. Default: full.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<PromptStyle>,
+    /// How hard the model thinks, where the CLI has such a setting
+    /// ([`ProviderKind::effort_levels`]): Claude Code's `--effort`, Codex's
+    /// `model_reasoning_effort`, Copilot's `--reasoning-effort`. The CLI's default when
+    /// absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
 }
 
 /// How the prompt offers codecrew's tools to a model.
@@ -331,6 +352,7 @@ impl Default for Config {
                         tools: None,
                         command: None,
                         keep_alive: None,
+                        effort: None,
                         prompt: None,
                     },
                 )

@@ -184,6 +184,27 @@ impl Checker<'_> {
                 "name a model, e.g. `model = \"sonnet\"`, or remove the key to use the CLI's default",
             );
         }
+        if let Some(effort) = &agent.effort {
+            let levels = agent.provider.effort_levels();
+            if levels.is_empty() {
+                self.report(
+                    &at(&[Seg::Key("effort")]),
+                    Part::Key,
+                    format!(
+                        "agent `{id}`'s CLI ({}) has no reasoning-effort setting",
+                        agent.provider.name()
+                    ),
+                    "remove the key; claude, codex and copilot have one",
+                );
+            } else if !levels.contains(&effort.as_str()) {
+                self.report(
+                    &at(&[Seg::Key("effort")]),
+                    Part::Value,
+                    format!("agent `{id}` has an effort its CLI does not know: {effort:?}"),
+                    format!("one of {}", levels.join(", ")),
+                );
+            }
+        }
         if let Some(tools) = &agent.tools {
             for (i, tool) in tools.iter().enumerate() {
                 // `resource__export` names external and MCP tools, not all known here.

@@ -194,6 +194,9 @@ impl Claude {
         if let Some(model) = command.model {
             args.push(format!("--model={model}"));
         }
+        if let Some(effort) = command.effort {
+            args.push(format!("--effort={effort}"));
+        }
         if let Some(session) = turn.session {
             args.push(format!("--resume={session}"));
         }

@@ -414,3 +414,35 @@ fn every_problem_in_a_file_is_reported_in_file_order() {
     let lines: Vec<usize> = error.diagnostics().iter().map(|d| d.line).collect();
     assert_eq!(lines, [2, 4, 6]);
 }
+
+#[test]
+fn an_effort_is_one_its_cli_knows() {
+    let repo = Repo::new();
+    let (path, message) =
+        repo.user_error("[agents.claude]\nprovider = \"claude\"\neffort = \"huge\"\n");
+    assert_reported(
+        &message,
+        &path,
+        3,
+        10,
+        &[
+            "agent `claude` has an effort its CLI does not know: \"huge\"",
+            "one of low, medium, high, xhigh, max",
+        ],
+    );
+    let (path, message) =
+        repo.user_error("[agents.gemini]\nprovider = \"gemini\"\neffort = \"high\"\n");
+    assert_reported(
+        &message,
+        &path,
+        3,
+        1,
+        &["agent `gemini`'s CLI (gemini) has no reasoning-effort setting"],
+    );
+    repo.write_user("[agents.codex]\nprovider = \"codex\"\neffort = \"minimal\"\n");
+    let loaded = repo.load().unwrap();
+    assert_eq!(
+        loaded.config.agents["codex"].effort.as_deref(),
+        Some("minimal")
+    );
+}

@@ -305,6 +305,7 @@ fn every_key_of_config_is_accepted_in_a_file() {
                 output: OutputFormat::from_name("claude").unwrap(),
             }),
             keep_alive: Some(false),
+            effort: None,
             prompt: None,
         },
     );
