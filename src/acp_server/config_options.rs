@@ -1,5 +1,6 @@
 //! What the editor may choose in a session, as its config options: the agent a prompt
-//! with no mention goes to, that agent's model, and the mode. The whole list is what
+//! with no mention goes to, that agent's model and (where its CLI has one) its reasoning
+//! effort, and the mode. The whole list is what
 //! `session/new`, `session/load`, `session/resume` and every `session/set_config_option`
 //! answer, and what a `config_option_update` carries when it changes otherwise.
 //!
@@ -19,6 +20,8 @@ use codecrew_tools::Mode;
 pub const AGENT: &str = "agent";
 /// The option that picks the chosen agent's model.
 pub const MODEL: &str = "model";
+/// The option that picks the chosen agent's reasoning effort, where its CLI has one.
+pub const EFFORT: &str = "effort";
 /// The option that picks the mode (`session/set_mode` does too).
 pub const MODE: &str = "mode";
 /// The model value of an agent whose config names no model: its CLI's own default.
@@ -30,6 +33,8 @@ pub enum Choice {
     Agent(String),
     /// A model of the chosen agent, as its option lists it.
     Model(String),
+    /// An effort level of the chosen agent's CLI, or [`CLI_DEFAULT`].
+    Effort(String),
     Mode(Mode),
 }
 
@@ -43,11 +48,13 @@ impl Choice {
         match option {
             AGENT => Ok(Choice::Agent(value)),
             MODEL => Ok(Choice::Model(value)),
+            EFFORT => Ok(Choice::Effort(value)),
             MODE => mode_named(&value)
                 .map(Choice::Mode)
                 .ok_or_else(|| format!("no mode {value:?}: query (read only) or execute")),
             other => Err(format!(
-                "no option {other:?}: codecrew's sessions have `{AGENT}`, `{MODEL}` and `{MODE}`"
+                "no option {other:?}: codecrew's sessions have `{AGENT}`, `{MODEL}`, \
+                 `{EFFORT}` (where the agent's CLI has one) and `{MODE}`"
             )),
         }
     }
@@ -69,6 +76,7 @@ impl Choices<'_> {
         let mut options = vec![self.agent_option()];
         if let Some(agent) = self.config.agents.get(self.agent) {
             options.push(self.model_option(agent));
+            options.extend(self.effort_option(agent));
         }
         options.push(self.mode_option());
         options
@@ -106,6 +114,34 @@ impl Choices<'_> {
                 "The model @{} runs when a prompt names none (@{}:haiku in a prompt names one)",
                 self.agent, self.agent
             ))
+    }
+
+    /// The chosen agent's effort: its CLI's default, then the levels its CLI accepts;
+    /// none for a CLI without such a setting.
+    fn effort_option(&self, agent: &AgentConfig) -> Option<SessionConfigOption> {
+        let levels = agent.provider.effort_levels();
+        if levels.is_empty() {
+            return None;
+        }
+        let mut values = vec![SessionConfigSelectOption::new(
+            CLI_DEFAULT,
+            "The CLI's default".to_owned(),
+        )];
+        values.extend(
+            levels
+                .iter()
+                .map(|level| SessionConfigSelectOption::new(*level, (*level).to_owned())),
+        );
+        let current = agent.effort.as_deref().unwrap_or(CLI_DEFAULT).to_owned();
+        Some(
+            SessionConfigOption::select(EFFORT, "Effort", current, values)
+                .category(SessionConfigOptionCategory::ThoughtLevel)
+                .description(format!(
+                    "How hard @{}'s model thinks ({}'s own setting)",
+                    self.agent,
+                    agent.provider.name()
+                )),
+        )
     }
 
     fn mode_option(&self) -> SessionConfigOption {
@@ -200,7 +236,7 @@ mod tests {
             .iter()
             .map(|option| option["id"].as_str().unwrap())
             .collect();
-        assert_eq!(ids, [AGENT, MODEL, MODE]);
+        assert_eq!(ids, [AGENT, MODEL, EFFORT, MODE]);
         assert_eq!(claude[1]["category"], "model");
         assert_eq!(claude[1]["currentValue"], "haiku");
         let values: Vec<&str> = claude[1]["options"]
@@ -213,8 +249,20 @@ mod tests {
             values.contains(&"haiku") && values.contains(&"opus"),
             "{values:?}"
         );
-        assert_eq!(claude[2]["category"], "mode");
-        assert_eq!(claude[2]["currentValue"], "execute");
+        assert_eq!(claude[2]["category"], "thought_level");
+        assert_eq!(claude[2]["currentValue"], json!(CLI_DEFAULT));
+        let levels: Vec<&str> = claude[2]["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|value| value["value"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            levels,
+            [CLI_DEFAULT, "low", "medium", "high", "xhigh", "max"]
+        );
+        assert_eq!(claude[3]["category"], "mode");
+        assert_eq!(claude[3]["currentValue"], "execute");
 
         let codex = listed(&Choices {
             config: &config,
@@ -224,6 +272,20 @@ mod tests {
         });
         assert_eq!(codex[1]["currentValue"], json!(CLI_DEFAULT));
         assert_eq!(codex[1]["options"].as_array().unwrap().len(), 1, "{codex}");
+        // Gemini CLI has no effort setting: no option for it.
+        let gemini = listed(&Choices {
+            config: &config,
+            agent: "gemini",
+            model: None,
+            mode: Mode::Query,
+        });
+        let ids: Vec<&str> = gemini
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|option| option["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, [AGENT, MODEL, MODE]);
     }
 
     #[test]
@@ -242,8 +304,12 @@ mod tests {
                 .unwrap_err()
                 .contains("query")
         );
+        assert_eq!(
+            Choice::of(EFFORT, value("high")),
+            Ok(Choice::Effort("high".to_owned()))
+        );
         assert!(
-            Choice::of("effort", value("high"))
+            Choice::of("temperature", value("high"))
                 .unwrap_err()
                 .contains("no option")
         );

@@ -136,6 +136,7 @@ impl Session {
                 state.last.clear();
             }
             Choice::Model(model) => state.choose_model(model).await?,
+            Choice::Effort(level) => state.choose_effort(level)?,
             Choice::Mode(mode) => state.agents.set_mode(mode).await,
         }
         Ok(state.options())
@@ -422,6 +423,38 @@ impl State {
             }
         } else {
             self.models.insert(agent, model);
+        }
+        Ok(())
+    }
+
+    /// The chosen agent thinks as hard as `level` says from now on (one its CLI lists, or
+    /// its default): its CLI reads it at its start, so a running one starts again,
+    /// resuming, at its next prompt.
+    fn choose_effort(&mut self, level: String) -> Result<(), String> {
+        let agent = self.chosen.clone();
+        let Some(config) = self.engine.config_mut().config.agents.get_mut(&agent) else {
+            return Err(format!("no agent @{agent} in this workspace's config"));
+        };
+        let levels = config.provider.effort_levels();
+        if levels.is_empty() {
+            return Err(format!(
+                "@{agent}'s CLI ({}) has no effort setting",
+                config.provider.name()
+            ));
+        }
+        let effort = (level != config_options::CLI_DEFAULT).then_some(level);
+        if let Some(level) = &effort
+            && !levels.contains(&level.as_str())
+        {
+            return Err(format!(
+                "@{agent} has no effort {level:?}: {} or {}",
+                levels.join(", "),
+                config_options::CLI_DEFAULT
+            ));
+        }
+        if config.effort != effort {
+            config.effort = effort;
+            self.agents.restart_agent(&agent);
         }
         Ok(())
     }

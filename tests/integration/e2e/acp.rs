@@ -355,6 +355,8 @@ fn an_editor_drives_the_crew_through_acpx() {
             "mode=execute",
             "--config-option",
             "model=haiku",
+            "--config-option",
+            "effort=high",
             "@claude ACP-EXEC make it",
         ],
     );
@@ -372,6 +374,19 @@ fn an_editor_drives_the_crew_through_acpx() {
     };
     assert_eq!(current("mode"), Some(json!("execute")), "{}", exec.stdout);
     assert_eq!(current("model"), Some(json!("haiku")), "{}", exec.stdout);
+    assert_eq!(current("effort"), Some(json!("high")), "{}", exec.stdout);
+    // The effort reached Claude Code (`--effort=high`), which asked the model for it.
+    let asked: Vec<Value> = world
+        .server
+        .model_requests()
+        .into_iter()
+        .filter(|request| request.body.to_string().contains("ACP-EXEC"))
+        .map(|request| request.body["output_config"]["effort"].clone())
+        .collect();
+    assert!(
+        !asked.is_empty() && asked.iter().all(|effort| effort == "high"),
+        "{asked:?}"
+    );
     waited("the file the execute mode let through", || {
         world.workspace().join("made-by-option.txt").exists()
     });

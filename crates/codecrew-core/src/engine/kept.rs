@@ -153,6 +153,17 @@ impl KeptAgents {
             .map(|(_, label)| label.model.as_deref())
     }
 
+    /// `agent`'s CLI ends (what its wall held put back) and starts again, resuming, at its
+    /// next line: for a setting its CLI reads only as it starts (an editor's effort). The
+    /// close goes on on a task of its own; where the conversation stood is collected at
+    /// the agent's next start.
+    pub fn restart_agent(&mut self, agent: &str) {
+        if let Some((worker, _)) = self.workers.remove(agent) {
+            self.closing
+                .push((agent.to_owned(), tokio::spawn(worker.close())));
+        }
+    }
+
     /// From now on in `mode`: the CLIs run in their mode's wall, so they start again,
     /// resuming, at their next line. Stopped before it ends (the future dropped), the
     /// mode is as it was; the CLIs it was closing still close.
