@@ -24,7 +24,7 @@ mod spans;
 #[cfg(test)]
 mod tests;
 
-use crate::run::thread::ThreadName;
+use codecrew_core::thread::ThreadName;
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 pub use help::{CliHelp, command_names, help_text};
@@ -301,8 +301,8 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// The earlier run the flags go on from, if any.
-    pub fn resume(&self) -> Option<crate::run::engine::Resume> {
-        use crate::run::engine::Resume;
+    pub fn resume(&self) -> Option<codecrew_core::engine::Resume> {
+        use codecrew_core::engine::Resume;
         match (&self.resume, self.continue_last) {
             (Some(id), _) => Some(Resume::Run(id.clone())),
             (None, true) => Some(Resume::Last),

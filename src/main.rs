@@ -13,7 +13,7 @@ use clap::{CommandFactory, FromArgMatches};
 use codecrew::cli::{Cli, Command};
 use codecrew::output::color::{ColorChoice, Colors};
 use codecrew::output::console;
-use codecrew::run::engine::Engine;
+use codecrew_core::engine::Engine;
 use codecrew_policy::process;
 use codecrew_tools::Mode;
 
@@ -25,9 +25,9 @@ fn main() -> ExitCode {
     let colors = Colors::detect(cli.color, console::terminals());
     console::init(colors);
     // The lower layers print nothing themselves: their notices come out here.
-    codecrew::clis::notices::set_sink(|level, text| match level {
-        codecrew::clis::notices::Level::Warning => console::warn(text),
-        codecrew::clis::notices::Level::Note => console::note(text),
+    codecrew_agents::notices::set_sink(|level, text| match level {
+        codecrew_agents::notices::Level::Warning => console::warn(text),
+        codecrew_agents::notices::Level::Note => console::note(text),
     });
     // A panic's message may quote what it was handling (a model's text): through the door.
     std::panic::set_hook(Box::new(|info| {
@@ -122,7 +122,7 @@ async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
         yes: cli.yes,
         audit: cli.audit,
         colors,
-        log: codecrew::run::engine::LogOptions {
+        log: codecrew_core::engine::LogOptions {
             command: match &cli.command {
                 Command::Execute(_) => "execute",
                 Command::Chat(_) => "chat",

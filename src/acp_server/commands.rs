@@ -13,8 +13,8 @@ use agent_client_protocol::v1::schema::{
 };
 
 use crate::chat::{self, Command, Input};
-use crate::config::Config;
-use crate::run::usage::JobUsage;
+use codecrew_config::Config;
+use codecrew_core::usage::JobUsage;
 
 /// A command codecrew runs for the editor.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! `codecrew chat`: a conversation at the terminal. Each line is a task, with mentions as
 //! in `query`; a line without one goes to the agents last addressed. Every agent keeps
-//! its CLI between lines (the engine's [`crate::run::engine::KeptAgents`]) and goes on with its own conversation; the chat is
+//! its CLI between lines (the engine's [`codecrew_core::engine::KeptAgents`]) and goes on with its own conversation; the chat is
 //! a thread. Lines that start with `/` are the chat's own commands ([`Command`]). The
 //! lines are read on a thread of their own ([`reader`]), so that however the chat ends
 //! ([`Ending`]) it ends at once.
@@ -8,7 +8,7 @@
 pub mod editor;
 pub mod reader;
 
-use crate::run::mention::{self, Job};
+use codecrew_core::mention::{self, Job};
 
 /// What a line of the chat asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -68,7 +68,7 @@ fn backticked(text: &str) -> Vec<String> {
 
 /// The values a config key accepts, as the config's own error lists them.
 fn accepted(toml: &str) -> Vec<String> {
-    let error = match toml::from_str::<crate::config::AgentConfig>(toml) {
+    let error = match toml::from_str::<codecrew_config::AgentConfig>(toml) {
         Ok(_) => panic!("{toml} was accepted"),
         Err(error) => error,
     };
@@ -80,7 +80,7 @@ fn accepted(toml: &str) -> Vec<String> {
 /// registry's ([`CliKind`]); each fails here when a CLI is added to the registry alone.
 #[test]
 fn every_list_of_clis_is_the_registrys() {
-    use crate::config::{CliKind, OutputFormat, ProviderKind};
+    use codecrew_config::{CliKind, OutputFormat, ProviderKind};
 
     let clis: Vec<String> = CliKind::NAMES.map(str::to_owned).to_vec();
     let mut providers = clis.clone();

@@ -3,7 +3,7 @@
 use codecrew::chat::{COMMANDS, Command};
 use codecrew::output::color::LABEL;
 use codecrew::output::console::{self, Text};
-use codecrew::run::engine::Resume;
+use codecrew_core::engine::Resume;
 use codecrew_tools::Mode;
 
 use super::{Chat, new_thread_name};
