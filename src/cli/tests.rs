@@ -4,7 +4,7 @@ use super::*;
 
 /// The values clap offers for `intercept --from`.
 fn from_values() -> Vec<String> {
-    let command = Cli::command();
+    let command = CommandLine::command();
     let intercept = command
         .find_subcommand("intercept")
         .expect("intercept is a command");
@@ -25,9 +25,10 @@ fn from_offers_every_decoder_by_its_name() {
     let decoders: Vec<String> = Format::ALL.iter().map(|f| f.name().to_owned()).collect();
     assert_eq!(offered, decoders);
     for format in Format::ALL {
-        let parsed = Cli::try_parse_from(["codecrew", "intercept", "--from", format.name()])
-            .expect("parses");
-        let Command::Intercept(args) = parsed.command else {
+        let parsed =
+            CommandLine::try_parse_from(["codecrew", "intercept", "--from", format.name()])
+                .expect("parses");
+        let CodecrewCommand::Intercept(args) = parsed.command else {
             panic!("not intercept");
         };
         assert_eq!(args.from, format);
@@ -114,7 +115,7 @@ fn every_list_of_clis_is_the_registrys() {
     assert_eq!(OutputFormat::NAMES.to_vec(), printed);
 
     // The help: `query --help` names the built-in agents.
-    let mut command = Cli::command();
+    let mut command = CommandLine::command();
     let query = command
         .find_subcommand_mut("query")
         .expect("query is a command");
