@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use codecrew::chat::editor::{ChatHelper, LineEditor, history_file, joined};
 use codecrew::chat::reader::{HangUp, Read, Reader};
-use codecrew::chat::{self, Command, Ending, Input};
+use codecrew::chat::{self, Ending, Input, SlashCommand};
 use codecrew::cli::{ChatArgs, RunOutput};
 use codecrew::output::color::NOTICE;
 use codecrew::output::console::{self, Text};
@@ -160,8 +160,8 @@ impl Chat {
             let ended = match chat::parse(&joined(&line)) {
                 Input::Empty => None,
                 Input::Task(task) => self.line(&task, signals).await,
-                Input::Command(Command::Exit) => Some(Ending::Asked),
-                Input::Command(command) => self.slow_command(command, signals).await,
+                Input::Slash(SlashCommand::Exit) => Some(Ending::Asked),
+                Input::Slash(command) => self.slow_command(command, signals).await,
             };
             if let Some(ending) = ended {
                 return ending;
@@ -174,7 +174,7 @@ impl Chat {
     /// prompt, as it was where the command had not finished (a mode not changed, a
     /// thread not begun; CLIs it was closing still close). SIGTERM or a hang-up ends the
     /// chat.
-    async fn slow_command(&mut self, command: Command, signals: &mut Stops) -> Option<Ending> {
+    async fn slow_command(&mut self, command: SlashCommand, signals: &mut Stops) -> Option<Ending> {
         let name = command.name().to_owned();
         tokio::select! {
             () = self.command(command) => None,
