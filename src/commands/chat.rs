@@ -16,7 +16,7 @@ use codecrew::output::console::{self, Text};
 use codecrew::output::markdown::terminal_width;
 use codecrew::output::render::{Renderer, failure_line};
 use codecrew_config::LoadedConfig;
-use codecrew_core::engine::{Engine, KeptAgents, Limits, Recorder, Update};
+use codecrew_core::engine::{Engine, KeptAgents, Limits, ThreadSaver, Update};
 use codecrew_core::session::JobReport;
 use codecrew_core::thread::{self, ThreadName, ThreadStore};
 use codecrew_core::usage::JobUsage;
@@ -66,7 +66,7 @@ pub async fn run(args: ChatArgs, options: super::ToolOptions) -> anyhow::Result<
         turn_timeout: args.timeout,
     };
     let mut chat = Chat {
-        agents: KeptAgents::new(Mode::from(args.mode), limits, Recorder::new(store, name)),
+        agents: KeptAgents::new(Mode::from(args.mode), limits, ThreadSaver::new(store, name)),
         engine,
         last: Vec::new(),
         used: BTreeMap::new(),
@@ -125,8 +125,8 @@ impl Chat {
     /// The chat's thread (a chat always has one).
     fn thread(&self) -> &str {
         self.agents
-            .recorder()
-            .map_or("(none)", |recorder| recorder.name().as_str())
+            .thread_saver()
+            .map_or("(none)", |thread_saver| thread_saver.name().as_str())
     }
 
     /// The chat's lines, one after the other, until one of them, a signal or the

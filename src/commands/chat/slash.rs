@@ -46,11 +46,11 @@ impl Chat {
                 let _ = console::stdout().show(&text);
             }
             SlashCommand::Thread => {
-                if let Some(recorder) = self.agents.recorder() {
-                    let name = recorder.name();
+                if let Some(thread_saver) = self.agents.thread_saver() {
+                    let name = thread_saver.name();
                     self.notice(&format!(
                         "thread {name} ({}); `codecrew threads show {name}` shows it",
-                        recorder.store().path(name).display(),
+                        thread_saver.store().path(name).display(),
                     ));
                 }
             }
