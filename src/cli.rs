@@ -24,7 +24,7 @@ mod spans;
 #[cfg(test)]
 mod tests;
 
-use crate::run::thread::ThreadName;
+use codecrew_core::thread::ThreadName;
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 pub use help::{CliHelp, command_names, help_text};
@@ -44,9 +44,9 @@ Exit codes: 0 ok, 1 agent or tool failure, 2 usage or config error,
 /// the calls the model writes as JSON, runs them and feeds the results back.
 #[derive(Debug, Parser)]
 #[command(name = "codecrew", version, after_help = AFTER_HELP, max_term_width = 100)]
-pub struct Cli {
+pub struct CommandLine {
     #[command(subcommand)]
-    pub command: Command,
+    pub command: CodecrewCommand,
 
     /// The workspace root: file tools never leave it [default: the current directory]
     #[arg(long, global = true, value_name = "DIR")]
@@ -83,7 +83,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub enum CodecrewCommand {
     /// Ask one or more agents a question; they may use codecrew's read-only tools, and run
     /// reading commands (git log, grep, ...) in a read-only sandbox
     #[command(after_help = RUN_EXAMPLES_QUERY)]
@@ -301,8 +301,8 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// The earlier run the flags go on from, if any.
-    pub fn resume(&self) -> Option<crate::run::engine::Resume> {
-        use crate::run::engine::Resume;
+    pub fn resume(&self) -> Option<codecrew_core::engine::Resume> {
+        use codecrew_core::engine::Resume;
         match (&self.resume, self.continue_last) {
             (Some(id), _) => Some(Resume::Run(id.clone())),
             (None, true) => Some(Resume::Last),

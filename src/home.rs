@@ -15,7 +15,7 @@ use std::path::Path;
 
 pub use codecrew_config::projects::{NotAProject, checkout_hint, homes, trust_advice};
 
-use crate::cli::{Command, ToolsCommand};
+use crate::cli::{CodecrewCommand, ToolsCommand};
 
 /// A command refused because its workspace is not a project (exit code 2: usage).
 #[derive(Debug, thiserror::Error)]
@@ -36,32 +36,32 @@ pub struct HomeRefused {
 /// run's own codecrew), completions, the manual;
 /// `doctor` without `--live` runs each CLI's `--version` only, and `intercept
 /// --dry-run` lists calls without running them.
-fn runs_tools(command: &Command) -> Option<&'static str> {
+fn runs_tools(command: &CodecrewCommand) -> Option<&'static str> {
     match command {
-        Command::Query(_) => Some("query"),
-        Command::Execute(_) => Some("execute"),
-        Command::Chat(_) => Some("chat"),
-        Command::Intercept(args) if !args.dry_run => Some("intercept"),
-        Command::Tools(ToolsCommand::Call { .. }) => Some("tools call"),
-        Command::Mcp(_) => Some("mcp"),
-        Command::Doctor(args) if args.live => Some("doctor --live"),
+        CodecrewCommand::Query(_) => Some("query"),
+        CodecrewCommand::Execute(_) => Some("execute"),
+        CodecrewCommand::Chat(_) => Some("chat"),
+        CodecrewCommand::Intercept(args) if !args.dry_run => Some("intercept"),
+        CodecrewCommand::Tools(ToolsCommand::Call { .. }) => Some("tools call"),
+        CodecrewCommand::Mcp(_) => Some("mcp"),
+        CodecrewCommand::Doctor(args) if args.live => Some("doctor --live"),
         // A starter codecrew.toml in the home would be the project file of every folder
         // beneath it that is not a repository.
-        Command::Init(_) => Some("init"),
-        Command::Intercept(_)
-        | Command::Tools(ToolsCommand::List { .. } | ToolsCommand::Show { .. })
-        | Command::Doctor(_)
-        | Command::Prompt(_)
-        | Command::Agents(_)
-        | Command::Threads(_)
-        | Command::Logs(_)
-        | Command::Ps(_)
-        | Command::Kill(_)
-        | Command::Result(_)
+        CodecrewCommand::Init(_) => Some("init"),
+        CodecrewCommand::Intercept(_)
+        | CodecrewCommand::Tools(ToolsCommand::List { .. } | ToolsCommand::Show { .. })
+        | CodecrewCommand::Doctor(_)
+        | CodecrewCommand::Prompt(_)
+        | CodecrewCommand::Agents(_)
+        | CodecrewCommand::Threads(_)
+        | CodecrewCommand::Logs(_)
+        | CodecrewCommand::Ps(_)
+        | CodecrewCommand::Kill(_)
+        | CodecrewCommand::Result(_)
         // An editor starts it where it likes; each session's folder is checked instead.
-        | Command::Acp(_)
-        | Command::Completions(_)
-        | Command::Man(_) => None,
+        | CodecrewCommand::Acp(_)
+        | CodecrewCommand::Completions(_)
+        | CodecrewCommand::Man(_) => None,
     }
 }
 
@@ -98,7 +98,11 @@ pub fn refuse_session(workspace: &Path, allow_home: bool) -> Result<(), SessionR
 /// `allow_home`. Where the workspace holds the home, its hidden entries are withheld by
 /// every door that reads in it, whatever the command: each derives them from the
 /// workspace it is given ([`codecrew_policy::home::HomeInWorkspace::of`]).
-pub fn guard(command: &Command, workspace: &Path, allow_home: bool) -> Result<(), HomeRefused> {
+pub fn guard(
+    command: &CodecrewCommand,
+    workspace: &Path,
+    allow_home: bool,
+) -> Result<(), HomeRefused> {
     let Some(what) = NotAProject::of(workspace, &homes()) else {
         return Ok(());
     };

@@ -14,15 +14,14 @@
 //! codecrew (here)     "@agent:model task"     -> the CLI run, its calls served, the answer printed
 //! ```
 //!
-//! Here, in four parts: [`clis`] (each CLI, and how a turn reaches it: a process per
-//! turn or one kept for the loop), [`run`] (a command's jobs: [`run::mention`] →
-//! [`run::prompt`] → the CLI → (decode and intercept) → (tools), with [`run::session`]
-//! the only module that knows their order), [`output`] (what the user sees: the
-//! rendered results, the live status lines, colours, the terminal's questions) and
-//! [`config`] the settings they read; [`mcp_server`] is the front end that serves the
-//! same tools over MCP, [`chat`] the parts of the conversation at the terminal, and
-//! [`home`] keeps the commands that run tools out of a workspace that is the home
-//! directory or holds it.
+//! Here, the front ends and what they share: [`cli`] (every command, flag and help
+//! text), [`output`] (what the user sees: the rendered results, the live status lines,
+//! colours, the terminal's questions), [`chat`] (the parts of the conversation at the
+//! terminal), [`acp_server`] (the crew served to an editor over ACP), [`mcp_server`] (the
+//! same tools, and the agents, served over MCP) and [`home`] (which keeps the commands that
+//! run tools out of a workspace that is the home directory or holds it). Each front end
+//! drives `codecrew_core::engine::Engine` and reads its updates; the commands themselves
+//! (`src/commands/`) belong to the binary, `src/main.rs`.
 
 // Everything printed passes through one door, `output::console` (std's stdout and stderr
 // are banned in clippy.toml for the same reason).
@@ -31,10 +30,6 @@
 pub mod acp_server;
 pub mod chat;
 pub mod cli;
-pub use codecrew_agents as clis;
-pub use codecrew_config as config;
 pub mod home;
 pub mod mcp_server;
 pub mod output;
-pub use codecrew_config::secret_file;
-pub use codecrew_core as run;

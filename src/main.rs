@@ -10,10 +10,10 @@ mod commands;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
-use codecrew::cli::{Cli, Command};
+use codecrew::cli::{CodecrewCommand, CommandLine};
 use codecrew::output::color::{ColorChoice, Colors};
 use codecrew::output::console;
-use codecrew::run::engine::Engine;
+use codecrew_core::engine::Engine;
 use codecrew_policy::process;
 use codecrew_tools::Mode;
 
@@ -21,13 +21,13 @@ fn main() -> ExitCode {
     // First, while codecrew is still single-threaded: API keys out of the memory that
     // `/proc/<codecrew>/environ` shows to the commands it runs.
     codecrew_policy::secrets::hide_initial_secrets();
-    let cli = parse();
-    let colors = Colors::detect(cli.color, console::terminals());
+    let command_line = parse();
+    let colors = Colors::detect(command_line.color, console::terminals());
     console::init(colors);
     // The lower layers print nothing themselves: their notices come out here.
-    codecrew::clis::notices::set_sink(|level, text| match level {
-        codecrew::clis::notices::Level::Warning => console::warn(text),
-        codecrew::clis::notices::Level::Note => console::note(text),
+    codecrew_agents::notices::set_sink(|level, text| match level {
+        codecrew_agents::notices::Level::Warning => console::warn(text),
+        codecrew_agents::notices::Level::Note => console::note(text),
     });
     // A panic's message may quote what it was handling (a model's text): through the door.
     std::panic::set_hook(Box::new(|info| {
@@ -40,7 +40,7 @@ fn main() -> ExitCode {
             "internal error, please report it: {info}{trace}"
         ));
     }));
-    init_logging(cli.verbose);
+    init_logging(command_line.verbose);
     tracing::debug!(
         stdout = colors.stdout.enabled(),
         stderr = colors.stderr.enabled(),
@@ -59,19 +59,22 @@ fn main() -> ExitCode {
     };
     // Orphaned tool processes come back to codecrew, and are killed when it exits.
     process::become_subreaper();
-    let handles_signals = match &cli.command {
-        Command::Query(_) | Command::Execute(_) | Command::Chat(_) | Command::Acp(_) => true,
+    let handles_signals = match &command_line.command {
+        CodecrewCommand::Query(_)
+        | CodecrewCommand::Execute(_)
+        | CodecrewCommand::Chat(_)
+        | CodecrewCommand::Acp(_) => true,
         // Over HTTP, a signal drains the server (see `mcp_server::http`).
-        Command::Mcp(args) => args.http.is_some(),
+        CodecrewCommand::Mcp(args) => args.http.is_some(),
         // `result --wait` says that the run goes on; `kill`, interrupted while it waits
         // for a run to stop, has nothing of its own to stop.
-        Command::Result(_) | Command::Kill(_) => true,
+        CodecrewCommand::Result(_) | CodecrewCommand::Kill(_) => true,
         _ => false,
     };
     codecrew_policy::sandbox::protect_self();
     let result = runtime.block_on(async {
         tokio::select! {
-            result = run(cli, colors) => result,
+            result = run(command_line, colors) => result,
             // query, execute, chat and `mcp --http` stop their agents themselves. For the
             // others (`mcp` on stdio: its agents), what runs is killed and what the CLIs'
             // walls hold put back now, before the command is dropped half-way.
@@ -100,71 +103,73 @@ fn main() -> ExitCode {
 
 /// The command line, with clap's help and errors styled as `--color` says (it is looked
 /// up before parsing, since a usage error ends parsing early).
-fn parse() -> Cli {
+fn parse() -> CommandLine {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let choice = ColorChoice::from_args(&args).unwrap_or_default();
-    let mut command = Cli::command().color(choice.into());
+    let mut command = CommandLine::command().color(choice.into());
     let parsed = command
         .try_get_matches_from_mut(&args)
-        .and_then(|mut matches| Cli::from_arg_matches_mut(&mut matches))
+        .and_then(|mut matches| CommandLine::from_arg_matches_mut(&mut matches))
         .map_err(|error| error.format(&mut command));
     match parsed {
-        Ok(cli) => cli,
+        Ok(command_line) => command_line,
         Err(error) => error.exit(),
     }
 }
 
-async fn run(cli: Cli, colors: Colors) -> anyhow::Result<ExitCode> {
-    let workdir = commands::workspace(cli.workdir.as_deref())?;
-    codecrew::home::guard(&cli.command, &workdir, cli.allow_home)?;
+async fn run(command_line: CommandLine, colors: Colors) -> anyhow::Result<ExitCode> {
+    let workdir = commands::workspace(command_line.workdir.as_deref())?;
+    codecrew::home::guard(&command_line.command, &workdir, command_line.allow_home)?;
     let options = commands::ToolOptions {
         workspace: workdir.clone(),
-        yes: cli.yes,
-        audit: cli.audit,
+        yes: command_line.yes,
+        audit: command_line.audit,
         colors,
-        log: codecrew::run::engine::LogOptions {
-            command: match &cli.command {
-                Command::Execute(_) => "execute",
-                Command::Chat(_) => "chat",
-                Command::Mcp(_) => "mcp",
-                Command::Acp(_) => "acp",
+        log: codecrew_core::engine::LogOptions {
+            command: match &command_line.command {
+                CodecrewCommand::Execute(_) => "execute",
+                CodecrewCommand::Chat(_) => "chat",
+                CodecrewCommand::Mcp(_) => "mcp",
+                CodecrewCommand::Acp(_) => "acp",
                 _ => "query",
             },
-            enabled: !cli.no_log,
+            enabled: !command_line.no_log,
         },
     };
     if matches!(
-        cli.command,
-        Command::Query(_)
-            | Command::Execute(_)
-            | Command::Chat(_)
-            | Command::Mcp(_)
-            | Command::Acp(_)
-            | Command::Doctor(_)
+        command_line.command,
+        CodecrewCommand::Query(_)
+            | CodecrewCommand::Execute(_)
+            | CodecrewCommand::Chat(_)
+            | CodecrewCommand::Mcp(_)
+            | CodecrewCommand::Acp(_)
+            | CodecrewCommand::Doctor(_)
     ) {
         // Before any CLI starts: what a killed codecrew held goes back first, so that no
         // CLI meets what a program in its wall left.
         Engine::recover_abandoned();
     }
-    match cli.command {
-        Command::Query(args) => commands::run::run(args, Mode::Query, options).await,
-        Command::Execute(args) => commands::run::run(args, Mode::Execute, options).await,
-        Command::Chat(args) => commands::chat::run(args, options).await,
-        Command::Prompt(args) => commands::prompt::run(args, &options).await,
-        Command::Intercept(args) => commands::intercept::run(args, options).await,
-        Command::Tools(command) => commands::tools::run(command, options).await,
-        Command::Mcp(args) => commands::mcp::run(args, options).await,
-        Command::Acp(args) => commands::acp::run(args, options, cli.allow_home).await,
-        Command::Init(args) => commands::init::run(&args, &workdir),
-        Command::Agents(command) => commands::agents::run(&command, &workdir),
-        Command::Threads(command) => commands::threads::run(&command, &workdir),
-        Command::Logs(args) => commands::logs::run(&args, &workdir),
-        Command::Ps(args) => commands::background::ps(&args),
-        Command::Kill(args) => commands::background::kill(&args).await,
-        Command::Result(args) => commands::background::result(&args).await,
-        Command::Doctor(args) => commands::doctor::run(args, &workdir).await,
-        Command::Completions(args) => commands::completions::run(&args),
-        Command::Man(args) => commands::man::run(&args),
+    match command_line.command {
+        CodecrewCommand::Query(args) => commands::run::run(args, Mode::Query, options).await,
+        CodecrewCommand::Execute(args) => commands::run::run(args, Mode::Execute, options).await,
+        CodecrewCommand::Chat(args) => commands::chat::run(args, options).await,
+        CodecrewCommand::Prompt(args) => commands::prompt::run(args, &options).await,
+        CodecrewCommand::Intercept(args) => commands::intercept::run(args, options).await,
+        CodecrewCommand::Tools(command) => commands::tools::run(command, options).await,
+        CodecrewCommand::Mcp(args) => commands::mcp::run(args, options).await,
+        CodecrewCommand::Acp(args) => {
+            commands::acp::run(args, options, command_line.allow_home).await
+        }
+        CodecrewCommand::Init(args) => commands::init::run(&args, &workdir),
+        CodecrewCommand::Agents(command) => commands::agents::run(&command, &workdir),
+        CodecrewCommand::Threads(command) => commands::threads::run(&command, &workdir),
+        CodecrewCommand::Logs(args) => commands::logs::run(&args, &workdir),
+        CodecrewCommand::Ps(args) => commands::background::ps(&args),
+        CodecrewCommand::Kill(args) => commands::background::kill(&args).await,
+        CodecrewCommand::Result(args) => commands::background::result(&args).await,
+        CodecrewCommand::Doctor(args) => commands::doctor::run(args, &workdir).await,
+        CodecrewCommand::Completions(args) => commands::completions::run(&args),
+        CodecrewCommand::Man(args) => commands::man::run(&args),
     }
 }
 

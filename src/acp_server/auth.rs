@@ -11,8 +11,8 @@ use std::path::Path;
 
 use agent_client_protocol::v1::schema::{AuthMethod, AuthMethodTerminal, ClientCapabilities};
 
-use crate::clis::Provider;
-use crate::config::Config;
+use codecrew_agents::Provider;
+use codecrew_config::Config;
 
 /// The argument of `codecrew acp` that runs an agent's sign-in instead of the server.
 pub const SIGN_IN_FLAG: &str = "--sign-in";
@@ -23,7 +23,7 @@ pub fn methods(client: &ClientCapabilities, workspace: &Path) -> Vec<AuthMethod>
     if !runs_terminal_auth(client) {
         return Vec::new();
     }
-    let config = crate::config::load(workspace)
+    let config = codecrew_config::load(workspace)
         .map(|loaded| loaded.config)
         .unwrap_or_default();
     sign_ins(&config)

@@ -12,9 +12,9 @@ use agent_client_protocol::v1::schema::{
     SessionNotification, SessionUpdate, UnstructuredCommandInput,
 };
 
-use crate::chat::{self, Command, Input};
-use crate::config::Config;
-use crate::run::usage::JobUsage;
+use crate::chat::{self, Input, SlashCommand};
+use codecrew_config::Config;
+use codecrew_core::usage::JobUsage;
 
 /// A command codecrew runs for the editor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,26 +63,26 @@ pub fn announce(connection: &ConnectionTo<Client>, session: SessionId) {
 
 /// The command `prompt` runs, when it is one of the chat's (the chat's own reading).
 pub fn parse(prompt: &str) -> Option<Slash> {
-    let Input::Command(command) = chat::parse(prompt) else {
+    let Input::Slash(command) = chat::parse(prompt) else {
         return None;
     };
     Some(match command {
-        Command::Mode(mode) => Slash::Run(EditorCommand::Mode(mode)),
-        Command::Agents => Slash::Run(EditorCommand::Agents),
-        Command::Usage => Slash::Run(EditorCommand::Usage),
-        Command::Help => Slash::Run(EditorCommand::Help),
-        Command::New => {
+        SlashCommand::Mode(mode) => Slash::Run(EditorCommand::Mode(mode)),
+        SlashCommand::Agents => Slash::Run(EditorCommand::Agents),
+        SlashCommand::Usage => Slash::Run(EditorCommand::Usage),
+        SlashCommand::Help => Slash::Run(EditorCommand::Help),
+        SlashCommand::New => {
             Slash::EditorsOwn("a new conversation is a new session: open one in the editor")
         }
-        Command::Resume(_) => Slash::EditorsOwn(
+        SlashCommand::Resume(_) => Slash::EditorsOwn(
             "the editor's history lists the earlier sessions: open one there to go on from it",
         ),
-        Command::Thread => Slash::EditorsOwn(
+        SlashCommand::Thread => Slash::EditorsOwn(
             "an editor's session is kept as a run: `codecrew logs` lists it, under the session's id",
         ),
-        Command::Exit => Slash::EditorsOwn("close the session in the editor"),
+        SlashCommand::Exit => Slash::EditorsOwn("close the session in the editor"),
         // Not codecrew's: the agents' (a path, a CLI's own command).
-        Command::Unknown(_) => return None,
+        SlashCommand::Unknown(_) => return None,
     })
 }
 

@@ -12,8 +12,8 @@ use agent_client_protocol::v1::schema::{
     SessionConfigSelectOption, SessionMode, SessionModeState,
 };
 
-use crate::clis::Provider;
-use crate::config::{AgentConfig, Config};
+use codecrew_agents::Provider;
+use codecrew_config::{AgentConfig, Config};
 use codecrew_tools::Mode;
 
 /// The option that picks the agent a prompt without a mention goes to.

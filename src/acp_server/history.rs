@@ -3,7 +3,7 @@
 
 use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, SessionInfo, SessionUpdate};
 
-use crate::run::runs::{self, Filter, RunDetail, Store, StoreError};
+use codecrew_core::runs::{self, Filter, RunDetail, Store, StoreError};
 
 /// The most sessions a listing gives.
 const LISTED: usize = 200;

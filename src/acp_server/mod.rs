@@ -54,8 +54,8 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
 use tokio::sync::watch;
 
-use crate::run::engine::{self, Engine, KeptAgents, Limits, LogOptions, Resume, ResumeError};
-use crate::run::runs::{Earlier, StoreError};
+use codecrew_core::engine::{self, Engine, KeptAgents, Limits, LogOptions, Resume, ResumeError};
+use codecrew_core::runs::{Earlier, StoreError};
 use codecrew_tools::Mode;
 use codecrew_tools::builtin::HelpSource;
 
@@ -293,7 +293,7 @@ fn agent(server: Arc<Server>) -> impl ConnectTo<Client> {
 impl Server {
     fn initialize(&self, request: InitializeRequest) -> InitializeResponse {
         // Sessions outlive the process only in the run store.
-        let kept = self.settings.log.enabled && crate::run::runs::default_path().is_some();
+        let kept = self.settings.log.enabled && codecrew_core::runs::default_path().is_some();
         let mut sessions = SessionCapabilities::new().close(SessionCloseCapabilities::new());
         if kept {
             sessions = sessions
@@ -385,7 +385,7 @@ impl Server {
         request: NewSessionRequest,
         connection: ConnectionTo<Client>,
     ) -> Result<NewSessionResponse, Error> {
-        let id = SessionId::new(crate::run::runs::new_id());
+        let id = SessionId::new(codecrew_core::runs::new_id());
         let opened = self.open(&id, &request.cwd, request.mcp_servers, connection)?;
         let mode = self.settings.mode;
         let log = opened.engine.conversation_log(&id.0, mode, UNTITLED);

@@ -13,9 +13,9 @@ use agent_client_protocol::v1::schema::{
 use serde_json::{Value, json};
 
 use super::usage::ContextGauge;
-use crate::run::engine::JobLabel;
-use crate::run::session::{Failure, JobEvent, JobReport};
-use crate::run::usage::JobUsage;
+use codecrew_core::engine::JobLabel;
+use codecrew_core::session::{Failure, JobEvent, JobReport};
+use codecrew_core::usage::JobUsage;
 use codecrew_tools::Status;
 
 /// The most of a call's output the editor is shown.
@@ -175,7 +175,7 @@ impl<'a> Relay<'a> {
             }
             JobEvent::Rejected(rejection) => {
                 // Shown as a call that failed at once: an id of its own, never open.
-                let id = crate::run::session::new_call_id();
+                let id = codecrew_core::session::new_call_id();
                 vec![SessionUpdate::ToolCall(
                     ToolCall::new(id, format!("@{agent}: a call codecrew could not run"))
                         .kind(ToolKind::Other)

@@ -18,10 +18,10 @@ use tokio::sync::watch;
 use super::commands::{self, EditorCommand, Slash};
 use super::config_options::{self, Choice, Choices};
 use super::relay::{Announced, Relay};
-use crate::run::engine::{Engine, KeptAgents, Update};
-use crate::run::mention::{self, Job};
-use crate::run::session::{Failure, JobReport};
-use crate::run::usage::JobUsage;
+use codecrew_core::engine::{Engine, KeptAgents, Update};
+use codecrew_core::mention::{self, Job};
+use codecrew_core::session::{Failure, JobReport};
+use codecrew_core::usage::JobUsage;
 use codecrew_tools::Mode;
 
 /// An editor's session.

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use agent_client_protocol::v1::schema::{Cost, SessionUpdate, UsageUpdate};
 use serde_json::json;
 
-use crate::run::usage::{JobUsage, Usage};
+use codecrew_core::usage::{JobUsage, Usage};
 
 /// What codecrew does not know: the model's context window.
 const WINDOW_UNKNOWN: u64 = 0;

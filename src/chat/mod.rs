@@ -1,14 +1,14 @@
 //! `codecrew chat`: a conversation at the terminal. Each line is a task, with mentions as
 //! in `query`; a line without one goes to the agents last addressed. Every agent keeps
-//! its CLI between lines (the engine's [`crate::run::engine::KeptAgents`]) and goes on with its own conversation; the chat is
-//! a thread. Lines that start with `/` are the chat's own commands ([`Command`]). The
+//! its CLI between lines (the engine's [`codecrew_core::engine::KeptAgents`]) and goes on with its own conversation; the chat is
+//! a thread. Lines that start with `/` are the chat's own commands ([`SlashCommand`]). The
 //! lines are read on a thread of their own ([`reader`]), so that however the chat ends
 //! ([`Ending`]) it ends at once.
 
 pub mod editor;
 pub mod reader;
 
-use crate::run::mention::{self, Job};
+use codecrew_core::mention::{self, Job};
 
 /// What a line of the chat asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,12 +17,12 @@ pub enum Input {
     Empty,
     /// A task for the agents it mentions, or the last ones.
     Task(String),
-    Command(Command),
+    Slash(SlashCommand),
 }
 
 /// The chat's own commands.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Command {
+pub enum SlashCommand {
     /// `/mode [query|execute]`: show or change what the agents may do.
     Mode(Option<String>),
     /// `/agents`: the agents, and which are running.
@@ -42,19 +42,19 @@ pub enum Command {
     Unknown(String),
 }
 
-impl Command {
+impl SlashCommand {
     /// The command's name, as typed after the `/`.
     pub fn name(&self) -> &str {
         match self {
-            Command::Mode(_) => "mode",
-            Command::Agents => "agents",
-            Command::Thread => "thread",
-            Command::Usage => "usage",
-            Command::New => "new",
-            Command::Resume(_) => "resume",
-            Command::Help => "help",
-            Command::Exit => "exit",
-            Command::Unknown(name) => name,
+            SlashCommand::Mode(_) => "mode",
+            SlashCommand::Agents => "agents",
+            SlashCommand::Thread => "thread",
+            SlashCommand::Usage => "usage",
+            SlashCommand::New => "new",
+            SlashCommand::Resume(_) => "resume",
+            SlashCommand::Help => "help",
+            SlashCommand::Exit => "exit",
+            SlashCommand::Unknown(name) => name,
         }
     }
 }
@@ -127,16 +127,16 @@ pub fn parse(line: &str) -> Input {
     let mut words = command.split_whitespace();
     let name = words.next().unwrap_or_default();
     let argument = words.next().map(str::to_owned);
-    Input::Command(match name {
-        "mode" => Command::Mode(argument),
-        "agents" => Command::Agents,
-        "thread" => Command::Thread,
-        "usage" => Command::Usage,
-        "new" | "clear" => Command::New,
-        "resume" => Command::Resume(argument),
-        "help" | "?" => Command::Help,
-        "exit" | "quit" | "q" => Command::Exit,
-        other => Command::Unknown(other.to_owned()),
+    Input::Slash(match name {
+        "mode" => SlashCommand::Mode(argument),
+        "agents" => SlashCommand::Agents,
+        "thread" => SlashCommand::Thread,
+        "usage" => SlashCommand::Usage,
+        "new" | "clear" => SlashCommand::New,
+        "resume" => SlashCommand::Resume(argument),
+        "help" | "?" => SlashCommand::Help,
+        "exit" | "quit" | "q" => SlashCommand::Exit,
+        other => SlashCommand::Unknown(other.to_owned()),
     })
 }
 
@@ -178,17 +178,17 @@ mod tests {
         assert_eq!(parse("@claude hi"), Input::Task("@claude hi".into()));
         assert_eq!(
             parse("/mode execute"),
-            Input::Command(Command::Mode(Some("execute".into())))
+            Input::Slash(SlashCommand::Mode(Some("execute".into())))
         );
-        assert_eq!(parse("/quit"), Input::Command(Command::Exit));
-        assert_eq!(parse("/resume"), Input::Command(Command::Resume(None)));
+        assert_eq!(parse("/quit"), Input::Slash(SlashCommand::Exit));
+        assert_eq!(parse("/resume"), Input::Slash(SlashCommand::Resume(None)));
         assert_eq!(
             parse("/resume 1a2b3c"),
-            Input::Command(Command::Resume(Some("1a2b3c".to_owned())))
+            Input::Slash(SlashCommand::Resume(Some("1a2b3c".to_owned())))
         );
         assert_eq!(
             parse("/nope"),
-            Input::Command(Command::Unknown("nope".into()))
+            Input::Slash(SlashCommand::Unknown("nope".into()))
         );
         for (line, name) in [
             ("/mode execute", "mode"),
@@ -196,7 +196,7 @@ mod tests {
             ("/nope", "nope"),
         ] {
             match parse(line) {
-                Input::Command(command) => assert_eq!(command.name(), name),
+                Input::Slash(command) => assert_eq!(command.name(), name),
                 other => panic!("{line}: {other:?}"),
             }
         }

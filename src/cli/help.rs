@@ -1,11 +1,11 @@
 //! The command line's own help, as the `help` tool gives it to a model.
 
-use super::Cli;
+use super::CommandLine;
 
 /// The long help of the whole CLI, or of one command (`None` when there is no such command).
 pub fn help_text(command: Option<&str>) -> Option<String> {
     use clap::CommandFactory;
-    let mut root = Cli::command();
+    let mut root = CommandLine::command();
     match command {
         None => Some(root.render_long_help().to_string()),
         Some(name) => {
@@ -24,7 +24,7 @@ pub fn help_text(command: Option<&str>) -> Option<String> {
 /// The names of the top-level commands.
 pub fn command_names() -> Vec<String> {
     use clap::CommandFactory;
-    Cli::command()
+    CommandLine::command()
         .get_subcommands()
         .map(|c| c.get_name().to_owned())
         .collect()

@@ -4,7 +4,7 @@ use super::*;
 
 /// The values clap offers for `intercept --from`.
 fn from_values() -> Vec<String> {
-    let command = Cli::command();
+    let command = CommandLine::command();
     let intercept = command
         .find_subcommand("intercept")
         .expect("intercept is a command");
@@ -25,9 +25,10 @@ fn from_offers_every_decoder_by_its_name() {
     let decoders: Vec<String> = Format::ALL.iter().map(|f| f.name().to_owned()).collect();
     assert_eq!(offered, decoders);
     for format in Format::ALL {
-        let parsed = Cli::try_parse_from(["codecrew", "intercept", "--from", format.name()])
-            .expect("parses");
-        let Command::Intercept(args) = parsed.command else {
+        let parsed =
+            CommandLine::try_parse_from(["codecrew", "intercept", "--from", format.name()])
+                .expect("parses");
+        let CodecrewCommand::Intercept(args) = parsed.command else {
             panic!("not intercept");
         };
         assert_eq!(args.from, format);
@@ -68,7 +69,7 @@ fn backticked(text: &str) -> Vec<String> {
 
 /// The values a config key accepts, as the config's own error lists them.
 fn accepted(toml: &str) -> Vec<String> {
-    let error = match toml::from_str::<crate::config::AgentConfig>(toml) {
+    let error = match toml::from_str::<codecrew_config::AgentConfig>(toml) {
         Ok(_) => panic!("{toml} was accepted"),
         Err(error) => error,
     };
@@ -80,7 +81,7 @@ fn accepted(toml: &str) -> Vec<String> {
 /// registry's ([`CliKind`]); each fails here when a CLI is added to the registry alone.
 #[test]
 fn every_list_of_clis_is_the_registrys() {
-    use crate::config::{CliKind, OutputFormat, ProviderKind};
+    use codecrew_config::{CliKind, OutputFormat, ProviderKind};
 
     let clis: Vec<String> = CliKind::NAMES.map(str::to_owned).to_vec();
     let mut providers = clis.clone();
@@ -114,7 +115,7 @@ fn every_list_of_clis_is_the_registrys() {
     assert_eq!(OutputFormat::NAMES.to_vec(), printed);
 
     // The help: `query --help` names the built-in agents.
-    let mut command = Cli::command();
+    let mut command = CommandLine::command();
     let query = command
         .find_subcommand_mut("query")
         .expect("query is a command");

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use codecrew::acp_server::{self, Settings};
 use codecrew::cli::{AcpArgs, CliHelp};
-use codecrew::clis::Provider;
 use codecrew::output::console;
-use codecrew::run::engine::Limits;
+use codecrew_agents::Provider;
+use codecrew_core::engine::Limits;
 use codecrew_tools::Mode;
 
 use super::EXIT_USAGE;
@@ -46,7 +46,7 @@ pub async fn run(
 /// Runs `agent`'s CLI sign-in on this terminal (stdin, stdout and stderr its own): the
 /// CLI's exit code, which the editor reads as signed in (0) or not.
 async fn sign_in(agent: &str, workspace: &std::path::Path) -> anyhow::Result<ExitCode> {
-    let loaded = match codecrew::config::load(workspace) {
+    let loaded = match codecrew_config::load(workspace) {
         Ok(loaded) => loaded,
         Err(error) => {
             console::error(error);

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use codecrew::cli::{AgentsCommand, OutputArg};
-use codecrew::config::{self, LoadedConfig, Origin, ProviderKind};
 use codecrew::output::console::{self, Text};
+use codecrew_config::{LoadedConfig, Origin, ProviderKind};
 use serde_json::{Value, json};
 
 use super::EXIT_USAGE;
@@ -18,8 +18,8 @@ pub fn run(command: &AgentsCommand, workspace: &Path) -> anyhow::Result<ExitCode
 }
 
 fn list(output: OutputArg, workspace: &Path) -> anyhow::Result<ExitCode> {
-    let found = config::user_config_path().and_then(|user_file| {
-        let loaded = config::load_from(workspace, user_file.as_deref())?;
+    let found = codecrew_config::user_config_path().and_then(|user_file| {
+        let loaded = codecrew_config::load_from(workspace, user_file.as_deref())?;
         Ok((user_file, loaded))
     });
     let (user_file, loaded) = match found {
@@ -142,7 +142,7 @@ fn write_text(
 /// What the checkout ships for agent `id`'s CLI and the CLI starts without.
 fn left_out(loaded: &LoadedConfig, id: &str, workspace: &Path) -> Vec<&'static str> {
     match loaded.config.agents.get(id) {
-        Some(agent) => codecrew::clis::Provider::new(id, agent.clone())
+        Some(agent) => codecrew_agents::Provider::new(id, agent.clone())
             .trusting_project(loaded.project_trusted)
             .left_out(workspace),
         None => Vec::new(),

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use codecrew::cli::{KillArgs, OutputArg, PsArgs, ResultArgs};
 use codecrew::output::console::{self, Text};
 use codecrew::output::render::failure_line;
-use codecrew::run::runs::{self, JobDetail, Progress, RunDetail, Store, StoreError};
+use codecrew_core::runs::{self, JobDetail, Progress, RunDetail, Store, StoreError};
 use nix::sys::signal::{Signal, kill as signal};
 use nix::unistd::Pid;
 use serde_json::{Value, json};

@@ -9,17 +9,17 @@ use std::process::ExitCode;
 
 use codecrew::chat::editor::{ChatHelper, LineEditor, history_file, joined};
 use codecrew::chat::reader::{HangUp, Read, Reader};
-use codecrew::chat::{self, Command, Ending, Input};
+use codecrew::chat::{self, Ending, Input, SlashCommand};
 use codecrew::cli::{ChatArgs, RunOutput};
-use codecrew::config::LoadedConfig;
 use codecrew::output::color::NOTICE;
 use codecrew::output::console::{self, Text};
 use codecrew::output::markdown::terminal_width;
 use codecrew::output::render::{Renderer, failure_line};
-use codecrew::run::engine::{Engine, KeptAgents, Limits, Recorder, Update};
-use codecrew::run::session::JobReport;
-use codecrew::run::thread::{self, ThreadName, ThreadStore};
-use codecrew::run::usage::JobUsage;
+use codecrew_config::LoadedConfig;
+use codecrew_core::engine::{Engine, KeptAgents, Limits, ThreadSaver, Update};
+use codecrew_core::session::JobReport;
+use codecrew_core::thread::{self, ThreadName, ThreadStore};
+use codecrew_core::usage::JobUsage;
 use codecrew_tools::Mode;
 use rustyline::{Cmd, KeyCode, KeyEvent, Modifiers};
 
@@ -66,7 +66,7 @@ pub async fn run(args: ChatArgs, options: super::ToolOptions) -> anyhow::Result<
         turn_timeout: args.timeout,
     };
     let mut chat = Chat {
-        agents: KeptAgents::new(Mode::from(args.mode), limits, Recorder::new(store, name)),
+        agents: KeptAgents::new(Mode::from(args.mode), limits, ThreadSaver::new(store, name)),
         engine,
         last: Vec::new(),
         used: BTreeMap::new(),
@@ -125,8 +125,8 @@ impl Chat {
     /// The chat's thread (a chat always has one).
     fn thread(&self) -> &str {
         self.agents
-            .recorder()
-            .map_or("(none)", |recorder| recorder.name().as_str())
+            .thread_saver()
+            .map_or("(none)", |thread_saver| thread_saver.name().as_str())
     }
 
     /// The chat's lines, one after the other, until one of them, a signal or the
@@ -160,8 +160,8 @@ impl Chat {
             let ended = match chat::parse(&joined(&line)) {
                 Input::Empty => None,
                 Input::Task(task) => self.line(&task, signals).await,
-                Input::Command(Command::Exit) => Some(Ending::Asked),
-                Input::Command(command) => self.slow_command(command, signals).await,
+                Input::Slash(SlashCommand::Exit) => Some(Ending::Asked),
+                Input::Slash(command) => self.slow_command(command, signals).await,
             };
             if let Some(ending) = ended {
                 return ending;
@@ -174,7 +174,7 @@ impl Chat {
     /// prompt, as it was where the command had not finished (a mode not changed, a
     /// thread not begun; CLIs it was closing still close). SIGTERM or a hang-up ends the
     /// chat.
-    async fn slow_command(&mut self, command: Command, signals: &mut Stops) -> Option<Ending> {
+    async fn slow_command(&mut self, command: SlashCommand, signals: &mut Stops) -> Option<Ending> {
         let name = command.name().to_owned();
         tokio::select! {
             () = self.command(command) => None,

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::CommandFactory;
 use clap_complete::Shell;
-use codecrew::cli::{Cli, CompletionsArgs};
+use codecrew::cli::{CommandLine, CompletionsArgs};
 use codecrew::output::console;
 
 pub fn run(args: &CompletionsArgs) -> anyhow::Result<ExitCode> {
@@ -18,7 +18,7 @@ pub fn run(args: &CompletionsArgs) -> anyhow::Result<ExitCode> {
 
 /// The completion script for `shell`.
 pub fn script(shell: Shell) -> Vec<u8> {
-    let mut command = Cli::command();
+    let mut command = CommandLine::command();
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut command, "codecrew", &mut script);
     script

@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use codecrew::cli::{RunArgs, RunOutput};
 use codecrew::output::console::{self, Text};
-use codecrew::run::piped::Piped;
-use codecrew::run::runs::{self, Store};
+use codecrew_core::piped::Piped;
+use codecrew_core::runs::{self, Store};
 use serde_json::json;
 
 /// The longest the child may take to record its run (its config read, its agents
@@ -66,7 +66,7 @@ pub async fn start(args: RunArgs, options: super::ToolOptions) -> anyhow::Result
     let Some((_, jobs)) = super::tasks::jobs(&engine, &args, &tasks, &beside) else {
         return Ok(ExitCode::from(super::EXIT_USAGE));
     };
-    codecrew::run::jobs::check(engine.config(), &jobs)?;
+    codecrew_core::jobs::check(engine.config(), &jobs)?;
 
     let id = runs::new_id();
     let (input, cut) = match piped {

@@ -12,11 +12,11 @@ use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
 use codecrew::cli::{DoctorArgs, OutputArg};
-use codecrew::clis::drive::refused;
-use codecrew::clis::wall::install::find_program;
-use codecrew::clis::{self, Provider};
-use codecrew::config::{self, LoadedConfig, ProviderKind};
 use codecrew::output::console::{self, Text};
+use codecrew_agents::Provider;
+use codecrew_agents::drive::refused;
+use codecrew_agents::wall::install::find_program;
+use codecrew_config::{LoadedConfig, ProviderKind};
 use codecrew_policy::sandbox::{self, Support};
 use codecrew_tools::Mode;
 use serde::Serialize;
@@ -65,7 +65,7 @@ impl Check {
 
 pub async fn run(args: DoctorArgs, workspace: &Path) -> anyhow::Result<ExitCode> {
     let mut checks = Vec::new();
-    let loaded = match config::load(workspace) {
+    let loaded = match codecrew_config::load(workspace) {
         Ok(loaded) => {
             checks.push(config_check(&loaded));
             checks.extend(checkout_check(&loaded, workspace));
@@ -203,7 +203,7 @@ async fn cli_checks(
     let mut found = BTreeMap::new();
     for (program, (provider, agents)) in by_program {
         let agents_text = agents.join(", ");
-        match clis::locate(&provider) {
+        match codecrew_agents::locate(&provider) {
             Some(path) => {
                 if provider.reports_version()
                     && provider.is_walled()
@@ -320,7 +320,7 @@ async fn version_in_wall(
     reads: &[PathBuf],
 ) -> Result<(), String> {
     let spec = provider.version_command(path, workspace, reads);
-    let limits = clis::drive::process::RunLimits {
+    let limits = codecrew_agents::drive::process::RunLimits {
         timeout: VERSION_TIMEOUT,
         max_stdout_bytes: 1024 * 1024,
     };
@@ -330,20 +330,21 @@ async fn version_in_wall(
     // where a job would not.
     if let Some(mut prepare) = provider.preparation_command(path, workspace) {
         prepare.read_also(reads);
-        let limits = clis::drive::process::RunLimits {
-            timeout: clis::drive::transport::PREPARATION_TIMEOUT,
+        let limits = codecrew_agents::drive::process::RunLimits {
+            timeout: codecrew_agents::drive::transport::PREPARATION_TIMEOUT,
             ..limits
         };
-        let _ = clis::drive::process::run(&prepare, &limits, cancelled.clone(), |_| {}).await;
+        let _ = codecrew_agents::drive::process::run(&prepare, &limits, cancelled.clone(), |_| {})
+            .await;
     }
     let mut printed = false;
-    let outcome = clis::drive::process::run(&spec, &limits, cancelled, |bytes| {
+    let outcome = codecrew_agents::drive::process::run(&spec, &limits, cancelled, |bytes| {
         printed |= !bytes.is_empty();
     })
     .await
     .map_err(|error| error.to_string())?;
     match outcome.ending {
-        clis::drive::process::Ending::Exited(0) if printed => Ok(()),
+        codecrew_agents::drive::process::Ending::Exited(0) if printed => Ok(()),
         _ => Err(outcome.stderr_tail),
     }
 }
@@ -367,7 +368,7 @@ async fn version(path: &Path) -> Option<String> {
 }
 
 fn sandbox_check() -> Check {
-    if !codecrew::run::toolbox::sandbox_enabled() {
+    if !codecrew_core::toolbox::sandbox_enabled() {
         return Check::new(
             "sandbox",
             Status::Warn,
@@ -440,7 +441,7 @@ async fn mcp_checks(loaded: &LoadedConfig, workspace: &Path, checks: &mut Vec<Ch
     if loaded.config.mcp.is_empty() {
         return;
     }
-    let toolbox = codecrew::run::toolbox::start(
+    let toolbox = codecrew_core::toolbox::start(
         &loaded.config,
         workspace,
         Mode::Query,

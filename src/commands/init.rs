@@ -7,9 +7,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use codecrew::cli::InitArgs;
-use codecrew::config::starter::STARTER;
-use codecrew::config::{PROJECT_FILE, find_project_file};
 use codecrew::output::console::{self, Text};
+use codecrew_config::starter::STARTER;
+use codecrew_config::{PROJECT_FILE, find_project_file};
 
 use super::EXIT_USAGE;
 

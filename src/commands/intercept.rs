@@ -189,7 +189,7 @@ impl Report {
         }
         // Its id where it is found, as a query's calls get theirs.
         let request = CallRequest {
-            id: codecrew::run::session::new_call_id(),
+            id: codecrew_core::session::new_call_id(),
             tool: call.tool.clone(),
             input: call.input.clone(),
         };

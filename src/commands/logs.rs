@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use codecrew::cli::{LogsArgs, LogsCommand, LogsListArgs, LogsStatus, OutputArg, Since};
 use codecrew::output::console::{self, Text};
-use codecrew::run::runs::{self, Filter, RunDetail, RunStatus, RunSummary, Store};
-use codecrew::run::usage::JobUsage;
+use codecrew_core::runs::{self, Filter, RunDetail, RunStatus, RunSummary, Store};
+use codecrew_core::usage::JobUsage;
 use serde_json::json;
 
 /// The most of a task a listing shows.

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::CommandFactory;
 use clap_mangen::Man;
-use codecrew::cli::{Cli, ManArgs};
+use codecrew::cli::{CommandLine, ManArgs};
 use codecrew::output::console::{self, Text};
 
 pub fn run(args: &ManArgs) -> anyhow::Result<ExitCode> {
@@ -33,7 +33,7 @@ pub fn run(args: &ManArgs) -> anyhow::Result<ExitCode> {
 
 /// The whole CLI as it is documented: no `help` subcommand (`--help` is on every command).
 fn documented() -> clap::Command {
-    let mut root = Cli::command().disable_help_subcommand(true);
+    let mut root = CommandLine::command().disable_help_subcommand(true);
     root.build();
     root
 }

@@ -16,8 +16,8 @@ use codecrew::mcp_server::http::{ENDPOINT, HEALTH, HttpServer, HttpSettings, TOK
 use codecrew::mcp_server::limits::AgentLimits;
 use codecrew::mcp_server::{Agents, McpServer};
 use codecrew::output::console;
-use codecrew::run::crew::{MAX_DEPTH, depth_from_env};
-use codecrew::run::engine::Limits;
+use codecrew_core::crew::{MAX_DEPTH, depth_from_env};
+use codecrew_core::engine::Limits;
 use codecrew_policy::NonInteractive;
 use codecrew_tools::{Mode, ToolCatalog};
 use tokio_util::sync::CancellationToken;

@@ -25,7 +25,7 @@ use anyhow::Context;
 use codecrew::cli::CliHelp;
 use codecrew::output::ask::default_asker;
 use codecrew::output::console;
-use codecrew::run::engine::{self, Engine};
+use codecrew_core::engine::{self, Engine};
 
 /// Usage or configuration error.
 pub const EXIT_USAGE: u8 = 2;

@@ -3,9 +3,9 @@
 use std::process::ExitCode;
 
 use codecrew::cli::PromptArgs;
-use codecrew::config::PromptStyle;
 use codecrew::output::console;
-use codecrew::run::prompt;
+use codecrew_config::PromptStyle;
+use codecrew_core::prompt;
 use codecrew_tools::{Mode, ToolCatalog};
 
 pub async fn run(args: PromptArgs, options: &super::ToolOptions) -> anyhow::Result<ExitCode> {

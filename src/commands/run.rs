@@ -9,9 +9,9 @@ use codecrew::output::color::{NOTICE, Palette};
 use codecrew::output::console::{self, Text};
 use codecrew::output::live::LiveView;
 use codecrew::output::render::{Renderer, failure_line};
-use codecrew::run::engine::{Engine, JobLabel, Limits, Request, Run, StartError, Update};
-use codecrew::run::session::{self, JobReport};
-use codecrew::run::usage::JobUsage;
+use codecrew_core::engine::{Engine, JobLabel, Limits, Request, Run, StartError, Update};
+use codecrew_core::session::{self, JobReport};
+use codecrew_core::usage::JobUsage;
 use codecrew_policy::NonInteractive;
 use codecrew_tools::Mode;
 

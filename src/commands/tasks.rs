@@ -4,10 +4,10 @@
 
 use codecrew::cli::RunArgs;
 use codecrew::output::console;
-use codecrew::run::engine::Engine;
-use codecrew::run::mention::{self, Job};
-use codecrew::run::piped::{self, Piped};
-use codecrew::run::runs::Earlier;
+use codecrew_core::engine::Engine;
+use codecrew_core::mention::{self, Job};
+use codecrew_core::piped::{self, Piped};
+use codecrew_core::runs::Earlier;
 
 /// What a pipe on stdin gives (nothing when it is a terminal, or `--no-stdin`). None
 /// after a usage error, said.

@@ -5,9 +5,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use codecrew::cli::{OutputArg, ThreadsCommand};
-use codecrew::clis::identifiers;
 use codecrew::output::console::{self, Text};
-use codecrew::run::thread::{Thread, ThreadError, ThreadName, ThreadStore};
+use codecrew_agents::identifiers;
+use codecrew_core::thread::{Thread, ThreadError, ThreadName, ThreadStore};
 use serde_json::{Value, json};
 
 pub fn run(command: &ThreadsCommand, workspace: &Path) -> anyhow::Result<ExitCode> {
@@ -153,7 +153,7 @@ fn write_agents(out: &mut String, thread: &Thread) -> std::fmt::Result {
             Some(model) => format!("default model; {model:?} is not a model's name"),
             None => "default model".to_owned(),
         };
-        let shape = codecrew::clis::session_shape_of(&state.provider);
+        let shape = codecrew_agents::session_shape_of(&state.provider);
         let continues = match &state.session_id {
             Some(session) if shape.fits(session) => format!("resumes session {session}"),
             Some(session) => format!(

@@ -144,7 +144,7 @@ async fn call(
             let (executor, toolbox) = engine.executor(mode).await?;
             let result = executor
                 .call(&CallRequest {
-                    id: codecrew::run::session::new_call_id(),
+                    id: codecrew_core::session::new_call_id(),
                     tool,
                     input,
                 })
@@ -153,7 +153,7 @@ async fn call(
             result
         }
         Err(error) => ToolResult {
-            tool_call_id: codecrew::run::session::new_call_id(),
+            tool_call_id: codecrew_core::session::new_call_id(),
             tool,
             status: Status::Error,
             output: Value::Null,

@@ -12,8 +12,8 @@ use rmcp::{ErrorData, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
-use crate::run::crew::{self, Crew};
-use crate::run::session::{JobEvent, JobLog, JobReport};
+use codecrew_core::crew::{self, Crew};
+use codecrew_core::session::{JobEvent, JobLog, JobReport};
 use codecrew_intercept::neutralise_envelopes;
 use codecrew_tools::{Mode, Status};
 

@@ -10,8 +10,8 @@
 //! session neutralises what it feeds back.
 //!
 //! Two more tools delegate to other agents: `query_agent` (read-only tools) and, in execute
-//! mode, `execute_agent`. Each runs one job through [`crate::run::jobs::plan`] and
-//! [`crate::run::session::JobRun`], as `codecrew query`/`execute` would. Agents may themselves
+//! mode, `execute_agent`. Each runs one job through [`codecrew_core::jobs::plan`] and
+//! [`codecrew_core::session::JobRun`], as `codecrew query`/`execute` would. Agents may themselves
 //! use `codecrew mcp`; [`DEPTH_ENV`] counts the nesting and delegation stops at
 //! [`MAX_DEPTH`], so agents cannot call each other without end.
 
@@ -27,12 +27,12 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::run::engine::ServedRun;
+use codecrew_core::engine::ServedRun;
 use codecrew_intercept::{ToolCall, neutralise_value};
 use codecrew_tools::executor::CallRequest;
 use codecrew_tools::{ErrorCode, Mode, Status, Tool, ToolError, ToolExecutor, ToolResult};
 
-pub use crate::run::crew::{DEPTH_ENV, EXECUTE_AGENT, ExecutorFactory, MAX_DEPTH, QUERY_AGENT};
+pub use codecrew_core::crew::{DEPTH_ENV, EXECUTE_AGENT, ExecutorFactory, MAX_DEPTH, QUERY_AGENT};
 
 mod agents;
 pub mod http;
@@ -142,7 +142,7 @@ impl McpServer {
             return agents.run(mode, input, client.as_ref(), context).await;
         }
         let call = CallRequest {
-            id: crate::run::session::new_call_id(),
+            id: codecrew_core::session::new_call_id(),
             tool: name.to_owned(),
             input,
         };

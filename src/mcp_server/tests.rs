@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::config::{LimitsConfig, LoadedConfig};
-use crate::run::crew::{Crew, ExecutorFactory, agent_job};
-use crate::run::mention::Job;
-use crate::run::session::Settings;
+use codecrew_config::{LimitsConfig, LoadedConfig};
+use codecrew_core::crew::{Crew, ExecutorFactory, agent_job};
+use codecrew_core::mention::Job;
+use codecrew_core::session::Settings;
 use codecrew_tools::{ToolCatalog, ToolContext};
 
 fn job(input: Value) -> Result<Job, String> {
@@ -44,7 +44,7 @@ fn several_agents_or_bad_input_are_refused_with_what_to_do() {
 }
 
 fn server(mode: Mode) -> McpServer {
-    let registry = Arc::new(crate::run::toolbox::builtin(Arc::new(
+    let registry = Arc::new(codecrew_core::toolbox::builtin(Arc::new(
         codecrew_tools::builtin::NoCommands,
     )));
     let catalog = Arc::new(ToolCatalog::for_mode(&registry, mode).unwrap());
@@ -99,7 +99,7 @@ fn delegation_stops_at_the_maximum_depth() {
         );
         let crew = Crew::new(
             LoadedConfig::builtin(),
-            &crate::run::toolbox::builtin(Arc::new(codecrew_tools::builtin::NoCommands)),
+            &codecrew_core::toolbox::builtin(Arc::new(codecrew_tools::builtin::NoCommands)),
             settings,
             factory,
         );

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::output::console::{self, inert};
-use crate::run::session::JobEvent;
-use crate::run::usage::Usage;
+use codecrew_core::session::JobEvent;
+use codecrew_core::usage::Usage;
 
 /// What one agent's status line says.
 struct Status {

@@ -95,12 +95,6 @@ fn versions_are_set_once_for_the_workspace() {
 /// own layer and those below it, never one above. Cargo cannot see inside a crate, so this
 /// reads the source: every `crate::<module>` a file names (in a path or a `use`).
 const MODULE_LAYERS: &[&[&str]] = &[
-    // Re-exports of codecrew-config, the crate below.
-    &["config", "secret_file"],
-    // A re-export of codecrew-agents.
-    &["clis"],
-    // A re-export of codecrew-core.
-    &["run"],
     &["output"],
     &["chat", "mcp_server"],
     // The editor's front end holds its sessions to the home rules, as the commands are.

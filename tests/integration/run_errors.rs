@@ -2,7 +2,7 @@
 //! installed (exit 3 and how to install it), an unknown agent (exit 2), and a project
 //! config's own programs in a workspace that is not trusted (exit 2, nothing run).
 
-use codecrew::config::CliKind;
+use codecrew_config::CliKind;
 use serde_json::Value;
 
 use crate::support::World;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use clap::CommandFactory;
-use codecrew::cli::Cli;
+use codecrew::cli::CommandLine;
 
 use crate::support::binary::codecrew_alone;
 use crate::support::binary::text;
@@ -158,7 +158,7 @@ fn command_paths() -> Vec<Vec<String>> {
         }
     }
     let mut paths = Vec::new();
-    walk(&Cli::command(), &[], &mut paths);
+    walk(&CommandLine::command(), &[], &mut paths);
     paths
 }
 

@@ -10,7 +10,7 @@ use crate::drive::process::CommandSpec;
 use codecrew_config::{AgentConfig, OutputFormat, PromptVia, ProviderKind};
 
 #[derive(Debug)]
-pub struct Command {
+pub struct DeclaredCommand {
     agent_id: String,
     /// The argv template (program first); empty when the agent configured none.
     argv: Vec<String>,
@@ -18,13 +18,13 @@ pub struct Command {
     output: OutputFormat,
 }
 
-impl Command {
-    pub fn new(agent_id: &str, agent: &AgentConfig) -> Command {
+impl DeclaredCommand {
+    pub fn new(agent_id: &str, agent: &AgentConfig) -> DeclaredCommand {
         let (argv, prompt, output) = match &agent.command {
             Some(command) => (command.argv.clone(), command.prompt, command.output),
             None => (Vec::new(), PromptVia::Stdin, OutputFormat::TEXT),
         };
-        Command {
+        DeclaredCommand {
             agent_id: agent_id.to_owned(),
             argv,
             prompt,
@@ -33,7 +33,7 @@ impl Command {
     }
 }
 
-impl Cli for Command {
+impl Cli for DeclaredCommand {
     fn kind(&self) -> ProviderKind {
         ProviderKind::Command
     }

@@ -53,7 +53,7 @@ use codecrew_config::{AgentConfig, CliKind, ProviderKind};
 fn cli_for(agent_id: &str, agent: &AgentConfig) -> Arc<dyn Cli> {
     match agent.provider {
         ProviderKind::Cli(kind) => known_cli(kind),
-        ProviderKind::Command => Arc::new(command::Command::new(agent_id, agent)),
+        ProviderKind::Command => Arc::new(command::DeclaredCommand::new(agent_id, agent)),
     }
 }
 

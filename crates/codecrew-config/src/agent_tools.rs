@@ -1,4 +1,4 @@
-//! The names of the two tools through which agents consult each other (`run::crew`
+//! The names of the two tools through which agents consult each other (`codecrew_core::crew`
 //! serves them; the session, the config check and the MCP server name them). Here, in
 //! the lowest layer that names them, since an agent's `tools` list in a config file may.
 

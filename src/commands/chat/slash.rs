@@ -1,9 +1,9 @@
 //! The chat's `/commands`: what each does to the chat.
 
-use codecrew::chat::{COMMANDS, Command};
+use codecrew::chat::{COMMANDS, SlashCommand};
 use codecrew::output::color::LABEL;
 use codecrew::output::console::{self, Text};
-use codecrew::run::engine::Resume;
+use codecrew_core::engine::Resume;
 use codecrew_tools::Mode;
 
 use super::{Chat, new_thread_name};
@@ -12,10 +12,10 @@ impl Chat {
     /// Does what `command` asks. Stopped before it ends (a Ctrl-C drops the future), the
     /// chat is as it was: what a command changes in the chat it changes after its last
     /// wait.
-    pub(super) async fn command(&mut self, command: Command) {
+    pub(super) async fn command(&mut self, command: SlashCommand) {
         match command {
-            Command::Mode(None) => self.notice(&format!("mode {}", self.agents.mode().name())),
-            Command::Mode(Some(name)) => {
+            SlashCommand::Mode(None) => self.notice(&format!("mode {}", self.agents.mode().name())),
+            SlashCommand::Mode(Some(name)) => {
                 let mode = match name.as_str() {
                     "query" => Mode::Query,
                     "execute" => Mode::Execute,
@@ -30,7 +30,7 @@ impl Chat {
                 self.agents.set_mode(mode).await;
                 self.notice(&format!("mode {}", self.agents.mode().name()));
             }
-            Command::Agents => {
+            SlashCommand::Agents => {
                 let mut text = Text::new();
                 for (id, agent) in &self.engine.config().config.agents {
                     let running = match self.agents.running(id) {
@@ -45,17 +45,17 @@ impl Chat {
                 }
                 let _ = console::stdout().show(&text);
             }
-            Command::Thread => {
-                if let Some(recorder) = self.agents.recorder() {
-                    let name = recorder.name();
+            SlashCommand::Thread => {
+                if let Some(thread_saver) = self.agents.thread_saver() {
+                    let name = thread_saver.name();
                     self.notice(&format!(
                         "thread {name} ({}); `codecrew threads show {name}` shows it",
-                        recorder.store().path(name).display(),
+                        thread_saver.store().path(name).display(),
                     ));
                 }
             }
-            Command::Usage => self.summary(),
-            Command::New => {
+            SlashCommand::Usage => self.summary(),
+            SlashCommand::New => {
                 match new_thread_name() {
                     Ok(name) => {
                         for error in self.agents.restart(name).await {
@@ -67,7 +67,7 @@ impl Chat {
                 self.last.clear();
                 self.say_hello(false);
             }
-            Command::Resume(id) => {
+            SlashCommand::Resume(id) => {
                 let which = id.map_or(Resume::Last, Resume::Run);
                 let earlier = match self.engine.earlier(&which, self.agents.run_id()) {
                     Ok(earlier) => earlier,
@@ -97,7 +97,7 @@ impl Chat {
                     self.thread()
                 ));
             }
-            Command::Help => {
+            SlashCommand::Help => {
                 let mut text = Text::plain(
                     "Each line is a task: @agent or @agent:model, then the text; a line \
                      without a mention goes to the agents last addressed. End a line with \\ \
@@ -109,10 +109,10 @@ impl Chat {
                 }
                 let _ = console::stdout().show(&text);
             }
-            Command::Unknown(name) => {
+            SlashCommand::Unknown(name) => {
                 console::error(format_args!("no command /{name}; /help lists them"));
             }
-            Command::Exit => {}
+            SlashCommand::Exit => {}
         }
     }
 }

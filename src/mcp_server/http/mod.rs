@@ -45,7 +45,7 @@ pub use disconnect::abandoned;
 pub use gate::{ENDPOINT, HEALTH};
 
 /// The environment variable of the token; never passed on to the CLIs codecrew starts.
-pub use crate::config::MCP_TOKEN_ENV as TOKEN_ENV;
+pub use codecrew_config::MCP_TOKEN_ENV as TOKEN_ENV;
 
 /// Connections served at once: far above any set of real clients, far below the process's
 /// descriptors.

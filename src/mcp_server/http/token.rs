@@ -8,7 +8,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::secret_file::{self, SecretFileError};
+use codecrew_config::secret_file::{self, SecretFileError};
 
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;

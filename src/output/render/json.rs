@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::{JobLabel, Render};
 use crate::output::console::Out;
-use crate::run::session::{JobEvent, JobReport};
-use crate::run::usage::JobUsage;
+use codecrew_core::session::{JobEvent, JobReport};
+use codecrew_core::usage::JobUsage;
 
 /// `--output json`: nothing until the end, then one document.
 pub struct JsonRenderer<W: Write> {

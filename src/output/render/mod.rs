@@ -14,7 +14,7 @@ use anstyle::Style;
 
 use crate::output::color::{ERROR, LABEL, NOTICE, Palette, WARNING};
 use crate::output::console::Text;
-use crate::run::session::{JobEvent, JobReport};
+use codecrew_core::session::{JobEvent, JobReport};
 use codecrew_tools::Status;
 
 /// How a run's answers are shown (`--output`).
@@ -28,7 +28,7 @@ pub enum RunOutput {
     StreamJson,
 }
 
-pub use crate::run::engine::JobLabel;
+pub use codecrew_core::engine::JobLabel;
 
 mod json;
 mod raw;

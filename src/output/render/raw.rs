@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use super::{JobLabel, Render};
 use crate::output::color::{ERROR, LABEL, Palette};
 use crate::output::console::{Out, Text};
-use crate::run::session::{JobEvent, JobReport};
+use codecrew_core::session::{JobEvent, JobReport};
 
 /// The final answers, nothing streamed.
 pub struct RawRenderer<W: Write> {

@@ -1,7 +1,7 @@
 //! Tests of the renderer: text, json and stream-json from scripted events.
 use super::*;
-use crate::run::session::{StopReason, SubEvent};
-use crate::run::usage::JobUsage;
+use codecrew_core::session::{StopReason, SubEvent};
+use codecrew_core::usage::JobUsage;
 use codecrew_intercept::ToolCall;
 use codecrew_tools::{Mode, ToolResult};
 use serde_json::{Value, json};
@@ -31,7 +31,7 @@ fn report(agent: &str, success: bool, response: &str) -> JobReport {
         error_code: None,
         stop_reason: StopReason::Answered,
         usage: JobUsage {
-            reported: crate::run::usage::Usage {
+            reported: codecrew_core::usage::Usage {
                 input_tokens: Some(10),
                 output_tokens: Some(2),
                 cached_tokens: None,
@@ -242,7 +242,7 @@ fn stream_json_events_name_their_agent() {
             0,
             JobEvent::TurnEnd {
                 turn: 1,
-                usage: Some(crate::run::usage::Usage {
+                usage: Some(codecrew_core::usage::Usage {
                     output_tokens: Some(3),
                     ..Default::default()
                 }),
@@ -286,7 +286,7 @@ fn stream_json_events_name_their_agent() {
 }
 
 fn sub(agent: &str, depth: u32, event: JobEvent) -> JobEvent {
-    JobEvent::Sub(Box::new(crate::run::session::SubEvent {
+    JobEvent::Sub(Box::new(codecrew_core::session::SubEvent {
         agent: agent.to_owned(),
         depth,
         event,

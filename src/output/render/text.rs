@@ -7,7 +7,7 @@ use super::{JobLabel, Render, agent_prefix, call_line, shorten};
 use crate::output::color::{ERROR, Palette};
 use crate::output::console::{Inert, Out, Text};
 use crate::output::markdown::Markdown;
-use crate::run::session::{JobEvent, JobReport, SubEvent};
+use codecrew_core::session::{JobEvent, JobReport, SubEvent};
 
 struct View {
     label: JobLabel,

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use codecrew::config::CliKind;
+use codecrew_config::CliKind;
 use serde_json::{Value, json};
 
 use crate::support::clis::{CliEnv, CliRun, Clis, TestHome, run};

@@ -136,7 +136,7 @@ async fn a_server_runs_in_the_sandbox_of_the_runs_mode() {
     let target = ws.root.join("made-by-server.txt");
     let input = json!({"path": target.display().to_string(), "content": "x\n"});
     for (mode, may_write) in [(Mode::Query, false), (Mode::Execute, true)] {
-        let toolbox = codecrew::run::toolbox::start(
+        let toolbox = codecrew_core::toolbox::start(
             &config,
             &ws.root,
             mode,

@@ -15,7 +15,7 @@ async fn both_servers_offer_their_tools() {
             servers.files(&["read_text_file", "list_directory"]),
         ),
     ]));
-    let toolbox = codecrew::run::toolbox::start(
+    let toolbox = codecrew_core::toolbox::start(
         &config,
         &ws.root,
         Mode::Execute,
@@ -67,7 +67,7 @@ async fn calls_reach_the_servers() {
         ("everything", servers.everything()),
         ("files", servers.files(&["read_text_file"])),
     ]));
-    let toolbox = codecrew::run::toolbox::start(
+    let toolbox = codecrew_core::toolbox::start(
         &config,
         &ws.root,
         Mode::Execute,
@@ -175,7 +175,7 @@ async fn a_failing_server_leaves_the_others_working() {
         ("files", files),
         ("missing", missing),
     ]));
-    let toolbox = codecrew::run::toolbox::start(
+    let toolbox = codecrew_core::toolbox::start(
         &config,
         &ws.root,
         Mode::Execute,
@@ -217,7 +217,7 @@ async fn a_server_that_is_gone_is_unavailable() {
         "files",
         servers.files(&["read_text_file", "nonexistent_tool"]),
     )]));
-    let toolbox = codecrew::run::toolbox::start(
+    let toolbox = codecrew_core::toolbox::start(
         &config,
         &ws.root,
         Mode::Execute,

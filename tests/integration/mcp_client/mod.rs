@@ -14,7 +14,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use codecrew::config::{Config, McpServerConfig};
+use codecrew_config::{Config, McpServerConfig};
 use codecrew_tools::executor::CallRequest;
 use codecrew_tools::{
     ErrorCode, Mode, Status, ToolCatalog, ToolContext, ToolExecutor, ToolResult, Toolbox,

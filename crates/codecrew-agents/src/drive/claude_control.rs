@@ -145,7 +145,7 @@ impl ClaudeControl {
 }
 
 /// Answers a harmless call at once; leaves the others to the gate.
-fn queue(tool: &str, native: Native, answer: super::native::Answer, outbox: &mut Outbox) {
+fn queue(tool: &str, native: Native, answer: super::native::Reply, outbox: &mut Outbox) {
     match native {
         Native::Harmless => outbox.bytes.extend(answer(&Verdict::Allow)),
         Native::Judged(calls) => outbox.pending.push(Pending {

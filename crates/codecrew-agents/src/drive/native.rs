@@ -24,7 +24,7 @@ pub enum Verdict {
 }
 
 /// Builds the CLI's answer (one line of its protocol) from a verdict.
-pub type Answer = Box<dyn FnOnce(&Verdict) -> Vec<u8> + Send>;
+pub type Reply = Box<dyn FnOnce(&Verdict) -> Vec<u8> + Send>;
 
 /// A CLI's question about one of its own tool calls, and how to answer it.
 pub struct Pending {
@@ -34,7 +34,7 @@ pub struct Pending {
     /// several files is one call per file); none when codecrew cannot tell what the tool
     /// does, and then it is refused.
     pub calls: Vec<CallRequest>,
-    pub answer: Answer,
+    pub answer: Reply,
 }
 
 impl Pending {

@@ -5,19 +5,19 @@
 
 use std::sync::Arc;
 
-use super::Recorder;
-use crate::runs::{JobRecord, NewJob};
+use super::ThreadSaver;
+use crate::runs::{JobRow, NewJob};
 use crate::session::{JobEvent, JobLog, JobReport, JobRun};
 
 /// One job's log: where the run store has it, and the thread its answer goes in.
 pub(crate) struct KeptJob {
-    pub(crate) row: Option<JobRecord>,
-    pub(crate) thread: Option<Recorder>,
+    pub(crate) row: Option<JobRow>,
+    pub(crate) thread: Option<ThreadSaver>,
 }
 
 impl KeptJob {
     /// The log of a job kept in `row` and `thread`; None when neither keeps it.
-    pub(crate) fn log(row: Option<JobRecord>, thread: Option<Recorder>) -> Option<Arc<dyn JobLog>> {
+    pub(crate) fn log(row: Option<JobRow>, thread: Option<ThreadSaver>) -> Option<Arc<dyn JobLog>> {
         if row.is_none() && thread.is_none() {
             return None;
         }
@@ -37,7 +37,7 @@ impl JobLog for KeptJob {
             row.log.job_ended(row.job, report);
         }
         if let Some(thread) = &self.thread {
-            thread.record(task, report);
+            thread.save(task, report);
         }
     }
 
@@ -55,7 +55,7 @@ impl JobLog for KeptJob {
                 parent: Some(caller.job),
                 depth,
             });
-            JobRecord {
+            JobRow {
                 log: caller.log.clone(),
                 job,
             }

@@ -15,10 +15,10 @@ use tokio::task::JoinHandle;
 
 use super::job_log::KeptJob;
 use super::updates::Updates;
-use super::{Engine, JobLabel, Limits, Recorder, Stage, StartError, Update};
+use super::{Engine, JobLabel, Limits, Stage, StartError, ThreadSaver, Update};
 use crate::jobs::PlanError;
 use crate::mention::Job;
-use crate::runs::{Earlier, JobRecord, RunLog};
+use crate::runs::{Earlier, JobRow, RunLog};
 use crate::session::{Continuation, Conversation, JobReport, JobRun, JobStream};
 use crate::thread::ThreadName;
 use codecrew_tools::Mode;
@@ -39,7 +39,7 @@ pub struct KeptAgents {
     closing: Vec<(String, JoinHandle<Option<Conversation>>)>,
     /// The thread the answers are recorded in (a chat's); none for a conversation the
     /// run store alone keeps (an editor's).
-    recorder: Option<Recorder>,
+    thread_saver: Option<ThreadSaver>,
     /// The conversation in the run store: one run, started with its first line, each
     /// agent's answer to each line one of its jobs.
     log: Log,
@@ -83,10 +83,10 @@ impl Line {
 }
 
 impl KeptAgents {
-    /// No agent running yet; answers recorded by `recorder`.
-    pub fn new(mode: Mode, limits: Limits, recorder: Recorder) -> KeptAgents {
+    /// No agent running yet; answers saved in the thread by `thread_saver`.
+    pub fn new(mode: Mode, limits: Limits, thread_saver: ThreadSaver) -> KeptAgents {
         KeptAgents {
-            recorder: Some(recorder),
+            thread_saver: Some(thread_saver),
             ..KeptAgents::unthreaded(mode, limits)
         }
     }
@@ -100,7 +100,7 @@ impl KeptAgents {
             workers: BTreeMap::new(),
             conversations: BTreeMap::new(),
             closing: Vec::new(),
-            recorder: None,
+            thread_saver: None,
             log: Log::Unstarted,
             resumed: None,
         }
@@ -142,8 +142,8 @@ impl KeptAgents {
     }
 
     /// The thread the answers are recorded in, when there is one.
-    pub fn recorder(&self) -> Option<&Recorder> {
-        self.recorder.as_ref()
+    pub fn thread_saver(&self) -> Option<&ThreadSaver> {
+        self.thread_saver.as_ref()
     }
 
     /// The model `agent` runs, when it is running (`Some(None)`: the CLI's default).
@@ -182,9 +182,9 @@ impl KeptAgents {
         let errors = self.settle().await;
         self.conversations.clear();
         self.resumed = None;
-        if let Some(recorder) = &mut self.recorder {
-            let store = recorder.store().clone();
-            *recorder = Recorder::new(store, name);
+        if let Some(thread_saver) = &mut self.thread_saver {
+            let store = thread_saver.store().clone();
+            *thread_saver = ThreadSaver::new(store, name);
         }
         errors
     }
@@ -215,7 +215,7 @@ impl KeptAgents {
                     .await?,
             );
         }
-        let (updates, events, answers) = Updates::new(jobs.len(), self.recorder.clone());
+        let (updates, events, answers) = Updates::new(jobs.len(), self.thread_saver.clone());
         let (cancel, cancelled) = watch::channel(false);
         let mut line = Line {
             labels: Vec::new(),
@@ -229,7 +229,7 @@ impl KeptAgents {
             let (answer, answered) = oneshot::channel();
             let row = self.log_job(&label, &job.task);
             let stream = JobStream::new(events.clone(), index)
-                .logged(KeptJob::log(row, self.recorder.clone()));
+                .logged(KeptJob::log(row, self.thread_saver.clone()));
             let sent = self.workers.get(&job.agent).is_some_and(|(worker, _)| {
                 worker.send(Task {
                     task: job.task.clone(),
@@ -254,16 +254,16 @@ impl KeptAgents {
     }
 
     /// The next job of the conversation's run, recorded as started.
-    fn log_job(&mut self, label: &JobLabel, task: &str) -> Option<JobRecord> {
+    fn log_job(&mut self, label: &JobLabel, task: &str) -> Option<JobRow> {
         let Log::Started(Some(log)) = &self.log else {
             return None;
         };
         let thread = self
-            .recorder
+            .thread_saver
             .as_ref()
-            .map(|recorder| recorder.name().as_str());
+            .map(|thread_saver| thread_saver.name().as_str());
         let job = log.job_started(&label.new_job(task, thread));
-        Some(JobRecord {
+        Some(JobRow {
             log: log.clone(),
             job,
         })
@@ -278,8 +278,8 @@ impl KeptAgents {
 
     /// Waits for the thread's saves so far: the errors of those that failed.
     pub async fn settle(&mut self) -> Vec<String> {
-        match &mut self.recorder {
-            Some(recorder) => recorder.settle().await,
+        match &mut self.thread_saver {
+            Some(thread_saver) => thread_saver.settle().await,
             None => Vec::new(),
         }
     }
@@ -386,10 +386,10 @@ impl KeptAgents {
                 Conversation::from(&earlier.continuation(agent, kind))
             }
             (None, None) => {
-                let thread = match &self.recorder {
-                    Some(recorder) => recorder
+                let thread = match &self.thread_saver {
+                    Some(thread_saver) => thread_saver
                         .store()
-                        .load_to_continue(recorder.name(), engine.config().project_trusted)?,
+                        .load_to_continue(thread_saver.name(), engine.config().project_trusted)?,
                     None => None,
                 };
                 match thread {

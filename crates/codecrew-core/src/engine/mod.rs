@@ -20,10 +20,10 @@
 mod job_log;
 mod kept;
 mod label;
-mod recorder;
 mod run;
 mod served;
 mod stage;
+mod thread_saver;
 mod updates;
 
 use std::path::{Path, PathBuf};
@@ -42,10 +42,10 @@ use crate::runs::RunLog;
 
 pub use kept::{KeptAgents, Line};
 pub use label::JobLabel;
-pub use recorder::Recorder;
 pub use run::{Request, Resume, ResumeError, Run, StartError};
 pub use served::ServedRun;
 pub use stage::Stage;
+pub use thread_saver::ThreadSaver;
 pub use updates::Update;
 
 /// What a front end gives the engine once, for every run it starts.

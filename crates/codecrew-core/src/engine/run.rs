@@ -7,10 +7,10 @@ use tokio::task::JoinSet;
 
 use super::job_log::KeptJob;
 use super::updates::Updates;
-use super::{Engine, JobLabel, Limits, Recorder, Stage, Update};
+use super::{Engine, JobLabel, Limits, Stage, ThreadSaver, Update};
 use crate::jobs::PlanError;
 use crate::mention::Job;
-use crate::runs::{self, Earlier, JobRecord, RunLog, Store, StoreError};
+use crate::runs::{self, Earlier, JobRow, RunLog, Store, StoreError};
 use crate::session::JobStream;
 use crate::thread::{ThreadError, ThreadName, ThreadStore};
 use codecrew_tools::Mode;
@@ -110,11 +110,11 @@ impl Engine {
         crate::jobs::check(self.config(), &request.jobs)?;
         // The thread as it stands now; each job records its exchange when it ends.
         let thread_name = request.thread.as_ref().map(ToString::to_string);
-        let (recorder, thread) = match request.thread {
+        let (thread_saver, thread) = match request.thread {
             Some(name) => {
                 let store = ThreadStore::in_workspace(self.workspace());
                 let thread = store.load_to_continue(&name, self.config().project_trusted)?;
-                (Some(Recorder::new(store, name)), thread)
+                (Some(ThreadSaver::new(store, name)), thread)
             }
             None => (None, None),
         };
@@ -151,19 +151,19 @@ impl Engine {
             request.input,
             request.continues.map(|earlier| earlier.run),
         );
-        let (updates, events, answers) = Updates::new(runs.len(), recorder.clone());
+        let (updates, events, answers) = Updates::new(runs.len(), thread_saver.clone());
         let (cancel, cancelled) = watch::channel(false);
         // Each job's report comes as soon as its answer is final; its task ends once its
         // CLI has shut down, which the answer does not wait for.
         let mut jobs = JoinSet::new();
         for (run, label) in runs.into_iter().zip(&labels) {
             let index = run.index;
-            let row = log.as_ref().map(|log| JobRecord {
+            let row = log.as_ref().map(|log| JobRow {
                 log: log.clone(),
                 job: log.job_started(&label.new_job(&run.job.task, thread_name.as_deref())),
             });
-            let stream =
-                JobStream::new(events.clone(), index).logged(KeptJob::log(row, recorder.clone()));
+            let stream = JobStream::new(events.clone(), index)
+                .logged(KeptJob::log(row, thread_saver.clone()));
             let (answers, cancelled) = (answers.clone(), cancelled.clone());
             jobs.spawn(async move {
                 run.run_reporting(stream, cancelled, |report| {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::Engine;
 use super::job_log::KeptJob;
-use crate::runs::{JobRecord, NewJob, NewRun, RunLog};
+use crate::runs::{JobRow, NewJob, NewRun, RunLog};
 use crate::session::{JobEvent, JobLog};
 use codecrew_intercept::ToolCall;
 use codecrew_tools::{Mode, ToolResult};
@@ -74,7 +74,7 @@ impl ServedRun {
                 depth: 0,
             })
         });
-        let row = JobRecord {
+        let row = JobRow {
             log: log.clone(),
             job,
         };

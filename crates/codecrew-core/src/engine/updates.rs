@@ -6,7 +6,7 @@
 
 use tokio::sync::mpsc;
 
-use super::Recorder;
+use super::ThreadSaver;
 use crate::session::{EventSender, JobEvent, JobReport};
 
 /// What a run says next.
@@ -31,7 +31,7 @@ pub(crate) struct Updates {
     answers: mpsc::UnboundedReceiver<(usize, JobReport)>,
     /// Answers still to come; 0 also once every job has ended without.
     waiting: usize,
-    thread: Option<Recorder>,
+    thread: Option<ThreadSaver>,
 }
 
 impl Updates {
@@ -39,7 +39,7 @@ impl Updates {
     /// answers, the saves of `thread` are awaited.
     pub(crate) fn new(
         expected: usize,
-        thread: Option<Recorder>,
+        thread: Option<ThreadSaver>,
     ) -> (Updates, EventSender, AnswerSender) {
         let (events_tx, events) = mpsc::unbounded_channel();
         let (answers_tx, answers) = mpsc::unbounded_channel();

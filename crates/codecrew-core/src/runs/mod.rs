@@ -31,7 +31,7 @@ pub use read::{
     CallDetail, Filter, JobDetail, Progress, RunDetail, RunStatus, RunSummary, SearchHit,
 };
 pub use resume::Earlier;
-pub use write::{JobRecord, NewJob, NewRun, RunLog, WITHHELD, end_open_runs, new_id};
+pub use write::{JobRow, NewJob, NewRun, RunLog, WITHHELD, end_open_runs, new_id};
 
 /// How long a write waits for another codecrew's.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);

@@ -56,7 +56,7 @@ pub struct NewJob<'a> {
 
 /// A job's place in the run store: the run's log and the job's index in it.
 #[derive(Clone)]
-pub struct JobRecord {
+pub struct JobRow {
     pub log: Arc<RunLog>,
     pub job: usize,
 }

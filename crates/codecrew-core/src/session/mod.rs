@@ -26,7 +26,7 @@ mod turn;
 mod turns;
 
 pub use conversation::{Continuation, Conversation};
-pub use report::{CallRecord, Failure, JobEvent, JobReport, StopReason, SubEvent, exit_code};
+pub use report::{Failure, JobEvent, JobReport, ReportedCall, StopReason, SubEvent, exit_code};
 pub use stream::{JobLog, JobStream};
 
 use crate::usage::JobUsage;

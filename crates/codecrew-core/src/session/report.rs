@@ -63,7 +63,7 @@ pub struct SubEvent {
 
 /// A call as the report shows it.
 #[derive(Debug, Clone, Serialize)]
-pub struct CallRecord {
+pub struct ReportedCall {
     /// The call's id: its events' and its result's `tool_call_id`.
     pub id: String,
     pub name: String,
@@ -98,7 +98,7 @@ pub struct JobReport {
     pub success: bool,
     pub response: String,
     pub turns: u32,
-    pub tool_calls: Vec<CallRecord>,
+    pub tool_calls: Vec<ReportedCall>,
     pub session_id: Option<String>,
     pub duration_ms: u64,
     pub error: Option<String>,

@@ -10,8 +10,8 @@ use tokio::sync::watch;
 use super::failure::{self, Recovery, Situation, TurnFailure};
 use super::turn::{TurnState, quieted};
 use super::{
-    CallRecord, Conversation, Failure, JobEvent, JobReport, JobRun, JobStream, StopReason, caller,
-    rejection_line, result_line, sub_agent_usage,
+    Conversation, Failure, JobEvent, JobReport, JobRun, JobStream, ReportedCall, StopReason,
+    caller, rejection_line, result_line, sub_agent_usage,
 };
 use crate::prompt;
 use crate::usage::Usage;
@@ -368,7 +368,7 @@ impl JobRun {
                 echoes.remember(&seen);
             }
             lines.push(result_line(result));
-            report.tool_calls.push(CallRecord {
+            report.tool_calls.push(ReportedCall {
                 id: id.clone(),
                 name: call.name.clone(),
                 input: call.input.clone(),

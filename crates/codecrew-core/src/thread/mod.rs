@@ -251,13 +251,13 @@ impl Thread {
             })
     }
 
-    /// Adds an exchange and moves its agent on to the exchange's session.
     /// What every exchange that recorded its usage used, summed.
     pub fn usage(&self) -> JobUsage {
         JobUsage::total(self.exchanges.iter().filter_map(|e| e.usage.as_ref()))
     }
 
-    pub fn record(&mut self, exchange: Exchange) {
+    /// Adds an exchange and moves its agent on to the exchange's session.
+    pub fn add(&mut self, exchange: Exchange) {
         self.agents.insert(
             exchange.agent.clone(),
             AgentState {
@@ -360,9 +360,9 @@ mod tests {
     fn continuation_per_agent_and_provider() {
         let name = ThreadName::parse("t").unwrap();
         let mut thread = Thread::new(&name, "2025-01-01T00:00:00Z".to_owned());
-        thread.record(exchange("claude", "claude", Some("s1"), "one"));
-        thread.record(exchange("mine", "command", None, "two"));
-        thread.record(exchange("claude", "claude", Some("s2"), "three"));
+        thread.add(exchange("claude", "claude", Some("s1"), "one"));
+        thread.add(exchange("mine", "command", None, "two"));
+        thread.add(exchange("claude", "claude", Some("s2"), "three"));
         assert_eq!(thread.updated, "2025-01-01T00:00:01Z");
 
         let claude = thread.continuation("claude", "claude");

@@ -374,7 +374,7 @@ mod tests {
         let mine = name("mine");
         assert_eq!(store.load_to_continue(&mine, false).unwrap(), None);
         store
-            .update(&mine, NOW.to_owned(), |t| t.record(exchange("one")))
+            .update(&mine, NOW.to_owned(), |t| t.add(exchange("one")))
             .unwrap();
         assert!(store.load_to_continue(&mine, false).unwrap().is_some());
 
@@ -405,11 +405,11 @@ mod tests {
         let t = name("t");
         assert_eq!(store.load(&t).unwrap(), None);
         store
-            .update(&t, NOW.to_owned(), |thread| thread.record(exchange("one")))
+            .update(&t, NOW.to_owned(), |thread| thread.add(exchange("one")))
             .unwrap();
         let written = store
             .update(&t, "2030-01-01T00:00:00Z".to_owned(), |thread| {
-                thread.record(exchange("two"))
+                thread.add(exchange("two"))
             })
             .unwrap();
         assert_eq!(written.created, NOW, "created stays the first time");
@@ -445,7 +445,7 @@ mod tests {
                     for round in 0..5 {
                         store
                             .update(&t, NOW.to_owned(), |thread| {
-                                thread.record(exchange(&format!("w{n}r{round}")))
+                                thread.add(exchange(&format!("w{n}r{round}")))
                             })
                             .unwrap();
                     }
@@ -479,9 +479,7 @@ mod tests {
             std::thread::spawn(move || {
                 started_tx.send(()).unwrap();
                 store
-                    .update(&t, NOW.to_owned(), |thread| {
-                        thread.record(exchange("second"))
-                    })
+                    .update(&t, NOW.to_owned(), |thread| thread.add(exchange("second")))
                     .unwrap()
             })
         };
@@ -490,7 +488,7 @@ mod tests {
         assert!(!waiter.is_finished(), "the waiter must block on the lock");
         // Written as the lock holder: the waiter must merge, not overwrite.
         let mut first = Thread::new(&t, NOW.to_owned());
-        first.record(exchange("first"));
+        first.add(exchange("first"));
         store.write(&t, &first).unwrap();
         drop(held);
         let written = waiter.join().unwrap();
@@ -512,7 +510,7 @@ mod tests {
         );
         assert!(message.contains("codecrew threads rm broken"), "{message}");
         let error = store
-            .update(&t, NOW.to_owned(), |thread| thread.record(exchange("x")))
+            .update(&t, NOW.to_owned(), |thread| thread.add(exchange("x")))
             .unwrap_err();
         assert!(matches!(error, ThreadError::Corrupt { .. }), "{error}");
         assert_eq!(
@@ -538,9 +536,7 @@ mod tests {
         assert!(store.list().unwrap().is_empty(), "no directory yet");
         for n in ["b", "a"] {
             store
-                .update(&name(n), NOW.to_owned(), |thread| {
-                    thread.record(exchange(n))
-                })
+                .update(&name(n), NOW.to_owned(), |thread| thread.add(exchange(n)))
                 .unwrap();
         }
         std::fs::write(store.dir().join("c.json"), "not json").unwrap();

@@ -1,4 +1,4 @@
-//! A thread's exchanges, recorded as each job answers.
+//! A thread's exchanges, saved as each job answers.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -7,20 +7,20 @@ use tokio::task::JoinSet;
 use crate::session::JobReport;
 use crate::thread::{self, Exchange, ThreadError, ThreadName, ThreadStore};
 
-/// Records each successful answer in a thread as soon as it comes, so that an interrupt
+/// Saves each successful answer in a thread as soon as it comes, so that an interrupt
 /// later keeps it. The store's lock may wait for another process, so each save runs off
-/// the runtime; [`Recorder::next_failed`] says which failed. Clones share the saves: each
+/// the runtime; [`ThreadSaver::next_failed`] says which failed. Clones share the saves: each
 /// job's log holds one, and whoever reads the run's updates awaits them all.
 #[derive(Clone)]
-pub struct Recorder {
+pub struct ThreadSaver {
     store: ThreadStore,
     name: ThreadName,
     saves: Arc<Mutex<JoinSet<Result<(), ThreadError>>>>,
 }
 
-impl Recorder {
-    pub fn new(store: ThreadStore, name: ThreadName) -> Recorder {
-        Recorder {
+impl ThreadSaver {
+    pub fn new(store: ThreadStore, name: ThreadName) -> ThreadSaver {
+        ThreadSaver {
             store,
             name,
             saves: Arc::default(),
@@ -35,9 +35,9 @@ impl Recorder {
         &self.store
     }
 
-    /// Records the exchange of `task` and its answer; a failed job is not recorded (its
+    /// Saves the exchange of `task` and its answer; a failed job is not saved (its
     /// session may not hold the task).
-    pub fn record(&self, task: &str, report: &JobReport) {
+    pub fn save(&self, task: &str, report: &JobReport) {
         if !report.success {
             return;
         }
@@ -48,7 +48,7 @@ impl Recorder {
             .unwrap_or_else(PoisonError::into_inner)
             .spawn_blocking(move || {
                 store
-                    .update(&name, thread::now(), |thread| thread.record(exchange))
+                    .update(&name, thread::now(), |thread| thread.add(exchange))
                     .map(drop)
             });
     }
