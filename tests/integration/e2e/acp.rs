@@ -499,8 +499,8 @@ fn the_protocol_sdk_drives_what_acpx_does_not() {
             .contains("claude auth login")
     );
 
-    // The options: the agent, its model, the mode (of category mode, as the editor's
-    // mode selector reads it).
+    // The options: the agent, its model, its effort (Claude Code has one), the mode (of
+    // category mode, as the editor's mode selector reads it).
     let options = &out["configOptions"];
     let ids: Vec<&str> = options
         .as_array()
@@ -508,10 +508,12 @@ fn the_protocol_sdk_drives_what_acpx_does_not() {
         .iter()
         .map(|option| option["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["agent", "model", "mode"], "{options:#}");
-    assert_eq!(options[1]["category"], "model");
-    assert_eq!(options[2]["category"], "mode");
-    assert_eq!(options[2]["currentValue"], "query");
+    assert_eq!(ids, ["agent", "model", "effort", "mode"], "{options:#}");
+    assert_eq!(option(options, "model")["category"], "model");
+    assert_eq!(option(options, "effort")["category"], "thought_level");
+    assert_eq!(option(options, "effort")["currentValue"], "default");
+    assert_eq!(option(options, "mode")["category"], "mode");
+    assert_eq!(option(options, "mode")["currentValue"], "query");
     let values = |option: &Value| -> Vec<String> {
         option["options"]
             .as_array()
@@ -520,7 +522,11 @@ fn the_protocol_sdk_drives_what_acpx_does_not() {
             .map(|value| value["value"].as_str().unwrap().to_owned())
             .collect()
     };
-    assert_eq!(values(&options[2]), ["query", "execute"]);
+    assert_eq!(values(option(options, "mode")), ["query", "execute"]);
+    assert_eq!(
+        values(option(options, "effort")),
+        ["default", "low", "medium", "high", "xhigh", "max"]
+    );
 
     // The slash commands, told after the answer that made the session (JetBrains hangs
     // on an update about a session it does not know yet).
@@ -581,6 +587,7 @@ fn the_protocol_sdk_drives_what_acpx_does_not() {
     // The whole list again, the model's values now gemini's.
     let chosen = &out["chosenOptions"];
     assert_eq!(chosen[0]["currentValue"], "gemini");
+    // Gemini CLI has no effort setting: agent, model, mode.
     assert_eq!(chosen.as_array().unwrap().len(), 3, "{chosen:#}");
     assert!(
         values(&chosen[1]).contains(&"flash".to_owned()),
@@ -633,7 +640,11 @@ fn the_protocol_sdk_drives_what_acpx_does_not() {
 
     // Claude's model chosen: the next prompt ran it (the run store's job says so).
     let modelled = &out["modelOptions"];
-    assert_eq!(modelled[1]["currentValue"], "haiku", "{modelled:#}");
+    assert_eq!(
+        option(modelled, "model")["currentValue"],
+        "haiku",
+        "{modelled:#}"
+    );
     assert!(values(&modelled[1]).contains(&"opus".to_owned()));
     assert!(
         out["modelled"]["text"]["claude"]
@@ -655,8 +666,16 @@ fn the_protocol_sdk_drives_what_acpx_does_not() {
     assert_eq!(job["agent"], "claude", "{job:#}");
 
     // The mode: chosen as an option, the whole list back; set_mode then updates it.
-    assert_eq!(out["modeOptions"][2]["currentValue"], "execute", "{out:#}");
-    assert_eq!(out["afterSetMode"][2]["currentValue"], "query", "{out:#}");
+    assert_eq!(
+        option(&out["modeOptions"], "mode")["currentValue"],
+        "execute",
+        "{out:#}"
+    );
+    assert_eq!(
+        option(&out["afterSetMode"], "mode")["currentValue"],
+        "query",
+        "{out:#}"
+    );
 
     // The chat's commands, run as prompts.
     let slash = &out["slash"];
@@ -709,4 +728,12 @@ fn the_protocol_sdk_drives_what_acpx_does_not() {
             .contains("Resumed answer."),
         "{resumed:#}"
     );
+}
+
+/// The option `id` of a `configOptions` list.
+fn option<'a>(options: &'a Value, id: &str) -> &'a Value {
+    options
+        .as_array()
+        .and_then(|options| options.iter().find(|option| option["id"] == id))
+        .unwrap_or_else(|| panic!("no option {id}: {options:#}"))
 }
