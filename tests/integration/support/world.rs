@@ -257,6 +257,13 @@ impl World {
         self
     }
 
+    /// `codecrew` starts in the home instead of the workspace, as it does for a user who
+    /// has not gone into a project.
+    pub fn started_in_the_home(mut self) -> World {
+        self.env.workdir = Some(self.home_dir());
+        self
+    }
+
     /// Sets a variable for every run of `codecrew`.
     pub fn env(mut self, name: &str, value: impl AsRef<std::ffi::OsStr>) -> World {
         self.env = self.env.with(name, value);
