@@ -4,128 +4,82 @@
 //! nobody and outlives the terminal it was started at. Through a scripted `command`
 //! agent whose tasks say how slow it is.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-use crate::support::binary::{Home, assert_exit, output_with_stdin, text};
+use crate::support::binary::{assert_exit, output_with_stdin, text};
+use crate::support::{AgentScript, Answer, Turn, World};
 
 /// The scripted CLI: answers with the `TASK-...` word of its task. `TASK-SLOW...`: after
 /// 5 s; `TASK-HANG...`: never (it writes its pid to `pid-<task>` and sleeps);
 /// `TASK-ASK...`: after 4 s it asks to run `touch made-by-agent` (a command that needs
 /// the user's approval), then says how that went.
-const AGENT_SCRIPT: &str = r#"#!/bin/sh
-dir=$(dirname "$0")
-prompt=$(cat)
-task=$(printf '%s' "$prompt" | grep -o 'TASK-[A-Za-z0-9-]*' | head -n 1)
-case "$task" in
-TASK-SLOW*) sleep 5 ;;
-TASK-HANG*) printf '%s' "$$" > "$dir/pid-$task"; exec sleep 120 ;;
-TASK-ASK*)
-    if [ ! -e "$dir/called-$task" ]; then
-        touch "$dir/called-$task"
-        sleep 4
-        printf '```json\n{"type":"tool_use","name":"codecrew:run_command","input":{"command":"touch made-by-agent"}}\n```\n'
-        exit 0
-    fi
-    case "$prompt" in
-    *"no terminal to ask on"*) echo "ASKED-NOBODY" ;;
-    *) echo "ASKED-SOMEONE" ;;
-    esac
-    exit 0 ;;
-esac
-printf 'The answer to %s\n' "$task"
-"#;
+fn slow_agent() -> AgentScript {
+    let touch = json!({"command": "touch made-by-agent"});
+    AgentScript::new()
+        .turn(Turn::on_task(
+            "TASK-SLOW",
+            Answer::text("The answer to {task}\n").after(Duration::from_secs(5)),
+        ))
+        .turn(Turn::on_task("TASK-HANG", Answer::hang()))
+        .turn(
+            Turn::on_task(
+                "TASK-ASK",
+                Answer::call("", "run_command", touch).after(Duration::from_secs(4)),
+            )
+            .times_per_task(1),
+        )
+        .turn(
+            Turn::on_task("TASK-ASK", Answer::text("ASKED-NOBODY\n"))
+                .and_prompt_has("no terminal to ask on"),
+        )
+        .turn(Turn::on_task("TASK-ASK", Answer::text("ASKED-SOMEONE\n")))
+        .otherwise(Answer::text("The answer to {task}\n"))
+}
 
 /// The longest a test waits for something a run does at once.
 const LIMIT: Duration = Duration::from_secs(30);
 
-/// A home, a workspace inside it, and a user config declaring `@echo` and `@other`, both
-/// the script.
-struct World {
-    home: Home,
+/// A world declaring `@echo` and `@other`, both the slow agent.
+fn world() -> World {
+    World::new()
+        .agent("echo", slow_agent())
+        .agent("other", slow_agent())
 }
 
-impl World {
-    fn new() -> World {
-        let home = Home::new();
-        let root = home.path();
-        std::fs::create_dir_all(root.join("agent")).unwrap();
-        std::fs::create_dir_all(root.join("ws")).unwrap();
-        std::fs::write(root.join("agent/agent.sh"), AGENT_SCRIPT).unwrap();
-        let argv = format!(
-            "command = {{ argv = [\"sh\", {:?}] }}",
-            root.join("agent/agent.sh").display().to_string()
-        );
-        std::fs::write(
-            root.join("user.toml"),
-            format!(
-                "[agents.echo]\nprovider = \"command\"\n{argv}\n\
-                 [agents.other]\nprovider = \"command\"\n{argv}\n"
-            ),
-        )
-        .unwrap();
-        World { home }
-    }
+/// `query --detach ARGS...`: the run's id it printed.
+fn detach(world: &World, args: &[&str]) -> String {
+    let mut all = vec!["query", "--detach"];
+    all.extend_from_slice(args);
+    let output = world.run(&all);
+    assert_exit(&output, 0);
+    let id = text(&output.stdout).trim().to_owned();
+    assert_eq!(id.len(), 16, "not a run's id: {id:?}");
+    id
+}
 
-    fn workspace(&self) -> PathBuf {
-        self.home.path().join("ws")
-    }
+/// What `ps --output json` lists.
+fn ps(world: &World) -> Vec<Value> {
+    world.run_json(&["ps", "--output", "json"])["runs"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
 
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = self.home.codecrew();
-        command
-            .args(args)
-            .current_dir(self.workspace())
-            .env("CODECREW_CONFIG", self.home.path().join("user.toml"));
-        command
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.command(args).output().unwrap()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let output = self.run(args);
-        assert_exit(&output, 0);
-        serde_json::from_slice(&output.stdout)
-            .unwrap_or_else(|error| panic!("not JSON ({error}): {}", text(&output.stdout)))
-    }
-
-    /// `query --detach ARGS...`: the run's id it printed.
-    fn detach(&self, args: &[&str]) -> String {
-        let mut all = vec!["query", "--detach"];
-        all.extend_from_slice(args);
-        let output = self.run(&all);
-        assert_exit(&output, 0);
-        let id = text(&output.stdout).trim().to_owned();
-        assert_eq!(id.len(), 16, "not a run's id: {id:?}");
-        id
-    }
-
-    /// What `ps --output json` lists.
-    fn ps(&self) -> Vec<Value> {
-        self.json(&["ps", "--output", "json"])["runs"]
-            .as_array()
-            .unwrap()
-            .clone()
-    }
-
-    /// The pid the scripted agent wrote for `task`, once it has.
-    fn agent_pid(&self, task: &str) -> i32 {
-        let file = self.home.path().join(format!("agent/pid-{task}"));
-        wait_until("the agent to start", || file.exists());
-        let mut pid = String::new();
-        wait_until("the agent's pid", || {
-            pid = std::fs::read_to_string(&file).unwrap_or_default();
-            !pid.is_empty()
-        });
-        pid.trim().parse().unwrap()
-    }
+/// The pid the scripted agent `@name` wrote for `task`, once it has.
+fn agent_pid(world: &World, name: &str, task: &str) -> i32 {
+    let file = world.agent_dir(name).join(format!("pid-{task}"));
+    wait_until("the agent to start", || file.exists());
+    let mut pid = String::new();
+    wait_until("the agent's pid", || {
+        pid = std::fs::read_to_string(&file).unwrap_or_default();
+        !pid.is_empty()
+    });
+    pid.trim().parse().unwrap()
 }
 
 #[track_caller]
@@ -151,7 +105,7 @@ fn alive(pid: i32) -> bool {
 /// agent's answer under its name.
 #[test]
 fn detach_returns_at_once_and_result_waits_for_the_answers() {
-    let world = World::new();
+    let world = world();
     let output = world.run(&[
         "query",
         "--detach",
@@ -178,7 +132,7 @@ fn detach_returns_at_once_and_result_waits_for_the_answers() {
         "{}",
         text(&running.stderr)
     );
-    let listed = world.ps();
+    let listed = ps(&world);
     assert_eq!(listed.len(), 1, "{listed:#?}");
     assert_eq!(listed[0]["id"], id.as_str());
     assert_eq!(listed[0]["state"], "running");
@@ -198,12 +152,12 @@ fn detach_returns_at_once_and_result_waits_for_the_answers() {
         answers,
         "[@echo]\nThe answer to TASK-SLOW-A\n\n[@other]\nThe answer to TASK-SLOW-B\n"
     );
-    let result = world.json(&["result", &id, "--output", "json"]);
+    let result = world.run_json(&["result", &id, "--output", "json"]);
     assert_eq!(result["state"], "ended");
     assert_eq!(result["exit_code"], 0);
     assert_eq!(result["jobs"][1]["answer"], "The answer to TASK-SLOW-B");
     assert_eq!(result["jobs"][1]["success"], true);
-    assert_eq!(world.ps(), Vec::<Value>::new());
+    assert_eq!(ps(&world), Vec::<Value>::new());
     assert_eq!(
         text(&world.run(&["ps"]).stdout),
         "No run is going.\n",
@@ -215,7 +169,7 @@ fn detach_returns_at_once_and_result_waits_for_the_answers() {
 /// does a task read from stdin (`-`), on a thread the answer is recorded in.
 #[test]
 fn piped_input_is_handed_to_the_detached_run() {
-    let world = World::new();
+    let world = world();
     let output = output_with_stdin(
         &mut world.command(&["query", "--detach", "-q", "@echo look at this"]),
         "the piped TASK-PIPED text\n",
@@ -226,7 +180,7 @@ fn piped_input_is_handed_to_the_detached_run() {
     let answered = world.run(&["result", &id, "--wait"]);
     assert_exit(&answered, 0);
     assert_eq!(text(&answered.stdout), "The answer to TASK-PIPED\n");
-    let shown = world.json(&["logs", "show", &id, "--output", "json"]);
+    let shown = world.run_json(&["logs", "show", &id, "--output", "json"]);
     assert_eq!(shown["input_bytes"], 26, "{shown:#}");
 
     let output = output_with_stdin(
@@ -251,9 +205,9 @@ fn piped_input_is_handed_to_the_detached_run() {
 /// ends as interrupted (130), which `ps`, `logs` and `result` then say.
 #[test]
 fn kill_stops_a_detached_run_as_ctrl_c_would() {
-    let world = World::new();
-    let id = world.detach(&["@echo TASK-HANG-KILL"]);
-    let agent = world.agent_pid("TASK-HANG-KILL");
+    let world = world();
+    let id = detach(&world, &["@echo TASK-HANG-KILL"]);
+    let agent = agent_pid(&world, "echo", "TASK-HANG-KILL");
     assert!(alive(agent));
 
     let killed = world.run(&["kill", &id[..6]]);
@@ -263,8 +217,8 @@ fn kill_stops_a_detached_run_as_ctrl_c_would() {
         format!("Stopped run {} (exit code 130).\n", &id[..6])
     );
     wait_until("the agent's CLI to stop", || !alive(agent));
-    assert_eq!(world.ps(), Vec::<Value>::new());
-    let shown = world.json(&["logs", "show", &id, "--output", "json"]);
+    assert_eq!(ps(&world), Vec::<Value>::new());
+    let shown = world.run_json(&["logs", "show", &id, "--output", "json"]);
     assert_eq!(shown["status"], "failed", "{shown:#}");
     assert_eq!(shown["exit_code"], 130);
     assert_eq!(shown["jobs"][0]["stop_reason"], "interrupted");
@@ -286,7 +240,7 @@ fn kill_stops_a_detached_run_as_ctrl_c_would() {
     );
 
     // Killed as soon as `--detach` has returned, as a script would: the same.
-    let id = world.detach(&["@other TASK-HANG-AT-ONCE"]);
+    let id = detach(&world, &["@other TASK-HANG-AT-ONCE"]);
     let killed = world.run(&["kill", &id]);
     assert_exit(&killed, 0);
     assert!(
@@ -304,10 +258,10 @@ fn kill_stops_a_detached_run_as_ctrl_c_would() {
 /// shows it dead, `result` and `kill` say its codecrew is gone.
 #[test]
 fn a_run_whose_codecrew_was_killed_is_shown_dead() {
-    let world = World::new();
-    let id = world.detach(&["@echo TASK-HANG-NINE"]);
-    let agent = world.agent_pid("TASK-HANG-NINE");
-    let listed = world.ps();
+    let world = world();
+    let id = detach(&world, &["@echo TASK-HANG-NINE"]);
+    let agent = agent_pid(&world, "echo", "TASK-HANG-NINE");
+    let listed = ps(&world);
     assert_eq!(listed[0]["state"], "running", "{listed:#?}");
     let pid = i32::try_from(listed[0]["pid"].as_i64().unwrap()).unwrap();
     kill(Pid::from_raw(pid), Signal::SIGKILL).unwrap();
@@ -315,7 +269,7 @@ fn a_run_whose_codecrew_was_killed_is_shown_dead() {
     // What it started dies with it.
     wait_until("the agent's CLI to die with it", || !alive(agent));
 
-    let listed = world.ps();
+    let listed = ps(&world);
     assert_eq!(listed.len(), 1, "{listed:#?}");
     assert_eq!(listed[0]["id"], id.as_str());
     assert_eq!(listed[0]["state"], "dead");
@@ -330,7 +284,7 @@ fn a_run_whose_codecrew_was_killed_is_shown_dead() {
         "{}",
         text(&table.stderr)
     );
-    let not_finished = world.json(&["logs", "--status", "not-finished", "--output", "json"]);
+    let not_finished = world.run_json(&["logs", "--status", "not-finished", "--output", "json"]);
     assert_eq!(not_finished["runs"][0]["id"], id.as_str());
     for args in [
         vec!["result", id.as_str(), "--wait"],
@@ -350,24 +304,10 @@ fn a_run_whose_codecrew_was_killed_is_shown_dead() {
 /// one, where the same run asks. Closing that terminal does not end it.
 #[test]
 fn a_detached_run_asks_nobody_and_outlives_its_terminal() {
-    use crate::support::clis::CliEnv;
     use crate::support::pty::Terminal;
 
-    let world = World::new();
-    let home = world.home.path();
-    let (set, removed) = crate::support::binary::isolation(home);
-    let env = set
-        .into_iter()
-        .fold(
-            CliEnv {
-                workdir: Some(world.workspace()),
-                ..CliEnv::default()
-            },
-            |env, (name, value)| env.with(name, value),
-        )
-        .without(&removed)
-        .with("CODECREW_CONFIG", home.join("user.toml"))
-        .with("NO_COLOR", "1");
+    let world = world();
+    let env = world.env.clone().with("NO_COLOR", "1");
     let program = Path::new(env!("CARGO_BIN_EXE_codecrew"));
 
     // At the terminal, the run asks; the answer is no.
@@ -400,7 +340,7 @@ fn a_detached_run_asks_nobody_and_outlives_its_terminal() {
         .to_owned();
     terminal.hang_up();
     // The agent takes 4 s before its call: the run outlives the terminal's end.
-    assert_eq!(world.ps()[0]["state"], "running");
+    assert_eq!(ps(&world)[0]["state"], "running");
     let answered = world.run(&["result", &id, "--wait"]);
     assert_exit(&answered, 0);
     assert_eq!(text(&answered.stdout), "ASKED-NOBODY\n");
@@ -410,7 +350,7 @@ fn a_detached_run_asks_nobody_and_outlives_its_terminal() {
         terminal.text()
     );
     assert!(!world.workspace().join("made-by-agent").exists());
-    let shown = world.json(&["logs", "show", &id, "--output", "json"]);
+    let shown = world.run_json(&["logs", "show", &id, "--output", "json"]);
     let call = &shown["jobs"][0]["tool_calls"][0];
     assert_eq!(call["name"], "run_command", "{shown:#}");
     assert_eq!(call["status"], "denied", "{shown:#}");
@@ -420,7 +360,7 @@ fn a_detached_run_asks_nobody_and_outlives_its_terminal() {
 /// left behind; so is what the run's own codecrew refuses before it records the run.
 #[test]
 fn a_mistake_is_said_at_once_and_starts_nothing() {
-    let world = World::new();
+    let world = world();
     let unknown = world.run(&["query", "--detach", "@nobody TASK-X"]);
     assert_exit(&unknown, 2);
     assert!(
@@ -451,7 +391,7 @@ fn a_mistake_is_said_at_once_and_starts_nothing() {
     );
     assert_eq!(text(&broken.stdout), "");
 
-    let none = world.json(&["logs", "--output", "json"]);
+    let none = world.run_json(&["logs", "--output", "json"]);
     assert_eq!(none["runs"], json!([]), "no run was recorded");
     let missing = world.run(&["result", "abcdef"]);
     assert_exit(&missing, 2);

@@ -7,50 +7,49 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
-use tempfile::TempDir;
 
+use crate::support::World;
 use crate::support::binary::assert_exit;
-use crate::support::binary::codecrew;
 
 const STARTER: &str = include_str!("../../crates/codecrew-config/src/starter.toml");
 
-struct Sandbox {
-    dir: TempDir,
+/// A world whose workspace is a repository root (no `codecrew.toml` above it is found)
+/// and whose user config is `user` (written even when empty).
+fn world_with(user: &str) -> World {
+    let world = World::new();
+    std::fs::create_dir_all(world.workspace().join(".git")).unwrap();
+    world.user_config(user)
 }
 
-impl Sandbox {
-    fn new() -> Sandbox {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("ws/.git")).unwrap();
-        std::fs::write(dir.path().join("user.toml"), "").unwrap();
-        Sandbox { dir }
-    }
+fn world() -> World {
+    world_with("")
+}
 
-    fn workspace(&self) -> PathBuf {
-        self.dir.path().join("ws").canonicalize().unwrap()
-    }
+/// The workspace, as the kernel resolves it.
+fn workspace(world: &World) -> PathBuf {
+    world.workspace().canonicalize().unwrap()
+}
 
-    fn project_file(&self) -> PathBuf {
-        self.workspace().join("codecrew.toml")
-    }
+fn project_file(world: &World) -> PathBuf {
+    workspace(world).join("codecrew.toml")
+}
 
-    fn user_file(&self) -> PathBuf {
-        self.dir.path().join("user.toml")
-    }
+/// The user config file the world wrote.
+fn user_file(world: &World) -> PathBuf {
+    world.path("user.toml")
+}
 
-    fn run_with_config(&self, config: &Path, args: &[&str]) -> Output {
-        codecrew(self.dir.path())
-            .args(args)
-            .arg("--workdir")
-            .arg(self.workspace())
-            .env("CODECREW_CONFIG", config)
-            .output()
-            .unwrap()
-    }
+/// `codecrew ARGS --workdir WORKSPACE` with `CODECREW_CONFIG` set to `config`.
+fn run_with_config(world: &World, config: &Path, args: &[&str]) -> Output {
+    let workspace = workspace(world);
+    let mut all = args.to_vec();
+    all.extend(["--workdir", workspace.to_str().unwrap()]);
+    let env = world.env.clone().with("CODECREW_CONFIG", config);
+    world.command_with(&env, &all).output().unwrap()
+}
 
-    fn run(&self, args: &[&str]) -> Output {
-        self.run_with_config(&self.user_file(), args)
-    }
+fn run(world: &World, args: &[&str]) -> Output {
+    run_with_config(world, &user_file(world), args)
 }
 
 fn stdout(output: &Output) -> String {
@@ -63,32 +62,32 @@ fn stderr(output: &Output) -> String {
 
 #[test]
 fn init_writes_the_starter_file_and_it_loads() {
-    let sandbox = Sandbox::new();
-    let output = sandbox.run(&["init"]);
+    let world = world();
+    let output = run(&world, &["init"]);
     assert_exit(&output, 0);
     assert!(stdout(&output).contains("Wrote "), "{}", stdout(&output));
     assert_eq!(
-        std::fs::read_to_string(sandbox.project_file()).unwrap(),
+        std::fs::read_to_string(project_file(&world)).unwrap(),
         STARTER
     );
 
-    let output = sandbox.run(&["agents", "list"]);
+    let output = run(&world, &["agents", "list"]);
     assert_exit(&output, 0);
     let text = stdout(&output);
     for agent in ["claude", "llm", "ollama"] {
         assert!(text.lines().any(|l| l.starts_with(agent)), "{text}");
     }
     assert!(
-        text.contains(&sandbox.project_file().display().to_string()),
+        text.contains(&project_file(&world).display().to_string()),
         "{text}"
     );
 }
 
 #[test]
 fn init_refuses_to_overwrite_without_force() {
-    let sandbox = Sandbox::new();
-    std::fs::write(sandbox.project_file(), "default_agent = \"gemini\"\n").unwrap();
-    let output = sandbox.run(&["init"]);
+    let world = world();
+    std::fs::write(project_file(&world), "default_agent = \"gemini\"\n").unwrap();
+    let output = run(&world, &["init"]);
     assert_exit(&output, 2);
     assert!(
         stderr(&output).contains("already exists"),
@@ -97,14 +96,14 @@ fn init_refuses_to_overwrite_without_force() {
     );
     assert!(stderr(&output).contains("--force"), "{}", stderr(&output));
     assert_eq!(
-        std::fs::read_to_string(sandbox.project_file()).unwrap(),
+        std::fs::read_to_string(project_file(&world)).unwrap(),
         "default_agent = \"gemini\"\n"
     );
 
-    let output = sandbox.run(&["init", "--force"]);
+    let output = run(&world, &["init", "--force"]);
     assert_exit(&output, 0);
     assert_eq!(
-        std::fs::read_to_string(sandbox.project_file()).unwrap(),
+        std::fs::read_to_string(project_file(&world)).unwrap(),
         STARTER
     );
 }
@@ -129,10 +128,9 @@ command = { argv = ["llm", "-m", "{model}"] }
 
 #[test]
 fn agents_list_shows_the_merged_agents_and_the_files() {
-    let sandbox = Sandbox::new();
-    std::fs::write(sandbox.user_file(), USER).unwrap();
-    std::fs::write(sandbox.project_file(), PROJECT).unwrap();
-    let output = sandbox.run(&["agents", "list"]);
+    let world = world_with(USER);
+    std::fs::write(project_file(&world), PROJECT).unwrap();
+    let output = run(&world, &["agents", "list"]);
     assert_exit(&output, 0);
     let text = stdout(&output);
     let row = |id: &str| -> Vec<String> {
@@ -143,8 +141,8 @@ fn agents_list_shows_the_merged_agents_and_the_files() {
             .map(str::to_owned)
             .collect()
     };
-    let user = sandbox.user_file().display().to_string();
-    let project = sandbox.project_file().display().to_string();
+    let user = user_file(&world).display().to_string();
+    let project = project_file(&world).display().to_string();
     assert_eq!(
         row("mine"),
         ["mine", "gemini", "gemini-2.5-flash", "yes", &user]
@@ -164,10 +162,9 @@ fn agents_list_shows_the_merged_agents_and_the_files() {
 
 #[test]
 fn agents_list_json_is_one_document() {
-    let sandbox = Sandbox::new();
-    std::fs::write(sandbox.user_file(), USER).unwrap();
-    std::fs::write(sandbox.project_file(), PROJECT).unwrap();
-    let output = sandbox.run(&["agents", "list", "--output", "json"]);
+    let world = world_with(USER);
+    std::fs::write(project_file(&world), PROJECT).unwrap();
+    let output = run(&world, &["agents", "list", "--output", "json"]);
     assert_exit(&output, 0);
     let document: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(document["default_agent"], "mine");
@@ -178,10 +175,7 @@ fn agents_list_json_is_one_document() {
     assert_eq!(mine["model"], "gemini-2.5-flash");
     assert_eq!(mine["default"], true);
     assert_eq!(mine["origin"], "user");
-    assert_eq!(
-        mine["defined_in"],
-        sandbox.user_file().display().to_string()
-    );
+    assert_eq!(mine["defined_in"], user_file(&world).display().to_string());
     let claude = agent("claude");
     assert_eq!(claude["origin"], "project");
     assert_eq!(claude["default"], false);
@@ -195,8 +189,8 @@ fn agents_list_json_is_one_document() {
     assert_eq!(
         document["sources"],
         serde_json::json!([
-            sandbox.user_file().display().to_string(),
-            sandbox.project_file().display().to_string()
+            user_file(&world).display().to_string(),
+            project_file(&world).display().to_string()
         ])
     );
     assert_eq!(document["files"]["project_trusted"], false);
@@ -204,9 +198,9 @@ fn agents_list_json_is_one_document() {
 
 #[test]
 fn a_broken_project_file_is_exit_2_with_its_location() {
-    let sandbox = Sandbox::new();
+    let world = world();
     std::fs::write(
-        sandbox.project_file(),
+        project_file(&world),
         "[agents.mine]\nprovider = \"openai\"\n",
     )
     .unwrap();
@@ -214,10 +208,10 @@ fn a_broken_project_file_is_exit_2_with_its_location() {
         &["agents", "list"][..],
         &["agents", "list", "--output", "json"],
     ] {
-        let output = sandbox.run(args);
+        let output = run(&world, args);
         assert_exit(&output, 2);
         let message = stderr(&output);
-        let location = format!("{}:2:12: ", sandbox.project_file().display());
+        let location = format!("{}:2:12: ", project_file(&world).display());
         assert!(message.contains(&location), "{message}");
         assert!(message.contains("unknown provider `openai`"), "{message}");
         assert!(message.contains("hint: "), "{message}");
@@ -227,21 +221,20 @@ fn a_broken_project_file_is_exit_2_with_its_location() {
 
 #[test]
 fn a_broken_user_file_is_exit_2_with_its_location() {
-    let sandbox = Sandbox::new();
-    std::fs::write(sandbox.user_file(), "[limits]\nmax_turns = 0\n").unwrap();
-    let output = sandbox.run(&["agents", "list"]);
+    let world = world_with("[limits]\nmax_turns = 0\n");
+    let output = run(&world, &["agents", "list"]);
     assert_exit(&output, 2);
     let message = stderr(&output);
-    let location = format!("{}:2:13: ", sandbox.user_file().display());
+    let location = format!("{}:2:13: ", user_file(&world).display());
     assert!(message.contains(&location), "{message}");
     assert!(message.contains("must be positive"), "{message}");
 }
 
 #[test]
 fn a_missing_codecrew_config_file_is_exit_2() {
-    let sandbox = Sandbox::new();
-    let missing = sandbox.dir.path().join("missing.toml");
-    let output = sandbox.run_with_config(&missing, &["agents", "list"]);
+    let world = world();
+    let missing = world.path("missing.toml");
+    let output = run_with_config(&world, &missing, &["agents", "list"]);
     assert_exit(&output, 2);
     assert!(
         stderr(&output).contains("CODECREW_CONFIG"),
@@ -252,14 +245,14 @@ fn a_missing_codecrew_config_file_is_exit_2() {
 
 #[test]
 fn completions_for_each_shell_know_the_commands() {
-    let sandbox = Sandbox::new();
+    let world = world();
     for shell in ["bash", "zsh", "fish"] {
-        let output = sandbox.run(&["completions", shell]);
+        let output = run(&world, &["completions", shell]);
         assert_exit(&output, 0);
         let script = stdout(&output);
         assert!(!script.trim().is_empty(), "{shell}");
         assert!(script.contains("intercept"), "{shell}:\n{script}");
     }
-    let output = sandbox.run(&["completions", "cmd.exe"]);
+    let output = run(&world, &["completions", "cmd.exe"]);
     assert_exit(&output, 2);
 }

@@ -1,55 +1,35 @@
 //! `codecrew doctor` through the binary, with a PATH the test controls.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::support::binary::codecrew;
 use crate::support::clis::Clis;
+use crate::support::{AgentScript, Answer, World};
 
-struct World {
-    dir: tempfile::TempDir,
+/// A world whose user config is `config` (written even when empty: doctor checks it).
+fn configured(config: &str) -> World {
+    World::new().user_config(config)
 }
 
-impl World {
-    /// A workspace, an empty `bin/` for PATH, and a user config with `text`.
-    fn new(config: &str) -> World {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
-        std::fs::create_dir_all(dir.path().join("bin")).unwrap();
-        std::fs::write(dir.path().join("user.toml"), config).unwrap();
-        World { dir }
-    }
+/// `codecrew doctor ARGS` in `world`, with `path` as `PATH` and no colours.
+fn doctor_command(world: &World, args: &[&str], path: &Path) -> Command {
+    let env = world.env.clone().with("PATH", path).with("NO_COLOR", "1");
+    let mut all = vec!["doctor"];
+    all.extend_from_slice(args);
+    world.command_with(&env, &all)
+}
 
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
+fn doctor(world: &World, args: &[&str], path: &Path) -> Output {
+    doctor_command(world, args, path).output().unwrap()
+}
 
-    /// An executable script in `bin/`.
-    fn program(&self, name: &str, script: &str) {
-        let path = self.path("bin").join(name);
-        std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-
-    fn doctor(&self, args: &[&str], path: &Path) -> Output {
-        self.doctor_command(args, path).output().unwrap()
-    }
-
-    fn doctor_command(&self, args: &[&str], path: &Path) -> Command {
-        let mut command = codecrew(&self.path(""));
-        command
-            .arg("--workdir")
-            .arg(self.path("ws"))
-            .arg("doctor")
-            .args(args)
-            .env("CODECREW_CONFIG", self.path("user.toml"))
-            .env("PATH", path)
-            .env("NO_COLOR", "1");
-        command
-    }
+/// The world's own `bin/`, alone, as `PATH`: no CLI but the test's.
+fn bin(world: &World) -> PathBuf {
+    let bin = world.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    bin
 }
 
 fn text(output: &Output) -> String {
@@ -67,9 +47,8 @@ fn line<'a>(report: &'a str, area: &str, what: &str) -> &'a str {
 
 #[test]
 fn reports_installed_and_missing_clis_with_versions() {
-    let world = World::new("");
-    world.program("claude", "echo '9.9.9 (Claude Code)'");
-    let output = world.doctor(&[], &world.path("bin"));
+    let world = configured("").program("claude", "#!/bin/sh\necho '9.9.9 (Claude Code)'\n");
+    let output = doctor(&world, &[], &bin(&world));
     let report = text(&output);
     let claude = line(&report, "cli", "claude");
     assert!(claude.starts_with("ok"), "{claude}");
@@ -96,8 +75,8 @@ fn reports_installed_and_missing_clis_with_versions() {
 
 #[test]
 fn a_missing_default_cli_or_a_broken_config_fails() {
-    let world = World::new("");
-    let output = world.doctor(&[], &world.path("bin"));
+    let world = configured("");
+    let output = doctor(&world, &[], &bin(&world));
     let report = text(&output);
     let claude = line(&report, "cli", "claude");
     assert!(
@@ -106,8 +85,8 @@ fn a_missing_default_cli_or_a_broken_config_fails() {
     );
     assert_eq!(output.status.code(), Some(1));
 
-    let broken = World::new("[agents.x]\nprovider = \"nope\"\n");
-    let output = broken.doctor(&["--output", "json"], &broken.path("bin"));
+    let broken = configured("[agents.x]\nprovider = \"nope\"\n");
+    let output = doctor(&broken, &["--output", "json"], &bin(&broken));
     let checks: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
     let config = checks.iter().find(|c| c["area"] == "config").unwrap();
     assert_eq!(config["status"], "fail");
@@ -118,12 +97,12 @@ fn a_missing_default_cli_or_a_broken_config_fails() {
 
 #[test]
 fn external_tool_programs_are_checked() {
-    let world = World::new(
+    let world = configured(
         "[tools.inv]\ncommand = \"inv-tool-missing\"\n\n[[tools.inv.exports]]\n\
          name = \"lookup\"\ndescription = \"Look up.\"\n",
-    );
-    world.program("claude", "echo 1.0");
-    let output = world.doctor(&[], &world.path("bin"));
+    )
+    .program("claude", "#!/bin/sh\necho 1.0\n");
+    let output = doctor(&world, &[], &bin(&world));
     let report = text(&output);
     let tool = line(&report, "tool", "inv");
     assert!(
@@ -135,23 +114,20 @@ fn external_tool_programs_are_checked() {
 
 #[test]
 fn live_asks_each_agent_through_query() {
-    let world = World::new(
-        "[agents.good]\nprovider = \"command\"\ncommand = { argv = [\"good-cli\"] }\n\n\
-         [agents.bad]\nprovider = \"command\"\ncommand = { argv = [\"bad-cli\"] }\n",
-    );
-    world.program("claude", "echo 1.0");
-    world.program("good-cli", "cat >/dev/null; echo ok");
-    world.program(
-        "bad-cli",
-        "cat >/dev/null; echo 'no credentials' >&2; exit 3",
-    );
+    let world = configured("")
+        .program("claude", "#!/bin/sh\necho 1.0\n")
+        .agent("good", AgentScript::new().otherwise(Answer::text("ok\n")))
+        .agent(
+            "bad",
+            AgentScript::new().otherwise(Answer::fail(3, "no credentials\n")),
+        );
     let path = std::env::join_paths([
         world.path("bin"),
         PathBuf::from("/usr/bin"),
         PathBuf::from("/bin"),
     ])
     .unwrap();
-    let output = world.doctor(&["--live", "good"], Path::new(&path));
+    let output = doctor(&world, &["--live", "good"], Path::new(&path));
     let report = text(&output);
     let good = line(&report, "live", "@good");
     assert!(
@@ -160,7 +136,7 @@ fn live_asks_each_agent_through_query() {
     );
     assert_eq!(output.status.code(), Some(0), "{report}");
 
-    let output = world.doctor(&["--live", "good", "bad"], Path::new(&path));
+    let output = doctor(&world, &["--live", "good", "bad"], Path::new(&path));
     let report = text(&output);
     let bad = line(&report, "live", "@bad");
     assert!(bad.starts_with("FAIL"), "{report}");
@@ -173,13 +149,9 @@ fn the_real_clis_report_their_versions() {
     let Some(clis) = Clis::require("the_real_clis_report_their_versions") else {
         return;
     };
-    let world = World::new("");
+    let world = configured("");
     // A fresh home, as a new user's: nothing of the CLIs' own there yet.
-    let home = world.path("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let output = world
-        .doctor_command(&[], Path::new(&clis.path_var()))
-        .env("HOME", &home)
+    let output = doctor_command(&world, &[], Path::new(&clis.path_var()))
         .env_remove("XDG_CACHE_HOME")
         .env_remove("COPILOT_HOME")
         .env_remove("COPILOT_CACHE_HOME")
@@ -219,13 +191,13 @@ fn mcp_servers_are_started_and_reported() {
         .find(|node| node.is_file())
         .unwrap();
     let everything = clis.bin_dir().join("mcp-server-everything");
-    let world = World::new(&format!(
+    let world = configured(&format!(
         "[mcp.everything]\ncommand = {:?}\nargs = [{:?}, \"stdio\"]\n\n\
          [mcp.broken]\ncommand = \"sh\"\nargs = [\"-c\", \"echo no config >&2; exit 1\"]\n",
         node.display().to_string(),
         everything.display().to_string(),
     ));
-    let output = world.doctor(&[], Path::new(&clis.path_var()));
+    let output = doctor(&world, &[], Path::new(&clis.path_var()));
     let report = text(&output);
     let good = line(&report, "mcp", "everything");
     assert!(good.starts_with("ok") && good.contains("echo"), "{report}");

@@ -5,73 +5,54 @@
 //!
 //! `HOME` is a temporary folder, set on the child only; the user's own config is off.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
-use crate::support::binary::codecrew;
+use crate::support::World;
 use crate::support::binary::{assert_exit, output_with_stdin, text, tool_result};
 
 /// A token in each kind of place a home keeps one.
 const TOKEN: &str = "gho_codecrewHomeToken42";
 
-/// A home directory holding credentials, and a project beneath it.
-struct Home {
-    _dir: TempDir,
-    root: PathBuf,
+/// A home directory holding credentials, and a project beneath it; `codecrew` starts in
+/// the home (the workspace here: what these tests are about).
+fn home() -> World {
+    let home = World::outside_tmp().started_in_the_home();
+    // A store named like one (the GitHub CLI's), one only a hidden entry of the home
+    // covers, one at the top of the home (yarn's), and a project with no secret.
+    write(
+        &home,
+        ".config/gh/hosts.yml",
+        &format!("oauth_token: {TOKEN}\n"),
+    );
+    write(&home, ".someapp/session.txt", &format!("session {TOKEN}\n"));
+    write(&home, ".yarnrc.yml", &format!("npmAuthToken: {TOKEN}\n"));
+    write(&home, "proj/README.md", "hello from the project\n");
+    home
 }
 
-impl Home {
-    fn new() -> Self {
-        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        std::fs::create_dir_all(base).unwrap();
-        let dir = TempDir::new_in(base).unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let home = Home { _dir: dir, root };
-        // A store named like one (the GitHub CLI's), one only a hidden entry of the home
-        // covers, one at the top of the home (yarn's), and a project with no secret.
-        home.write(".config/gh/hosts.yml", &format!("oauth_token: {TOKEN}\n"));
-        home.write(".someapp/session.txt", &format!("session {TOKEN}\n"));
-        home.write(".yarnrc.yml", &format!("npmAuthToken: {TOKEN}\n"));
-        home.write("proj/README.md", "hello from the project\n");
-        home
-    }
+/// Writes `content` to `relative` in the home.
+fn write(home: &World, relative: &str, content: &str) {
+    let path = home.home_dir().join(relative);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
 
-    fn write(&self, relative: &str, content: &str) {
-        let path = self.root.join(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
-
-    /// `codecrew ARGS` started in the home, with it as `HOME`.
-    fn command(&self, args: &[&str]) -> Command {
-        // The home is the workspace here: what these tests are about.
-        let mut command = codecrew(&self.root);
-        command.current_dir(&self.root).args(args);
-        command
-    }
-
-    fn output(&self, args: &[&str]) -> Output {
-        self.command(args).output().unwrap()
-    }
-
-    /// `codecrew --allow-home tools call TOOL` in `mode`: the result, and the whole stdout.
-    fn call(&self, mode: &str, tool: &str, input: Value) -> (Value, String) {
-        let input = input.to_string();
-        let output = self.output(&[
-            "--allow-home",
-            "tools",
-            "call",
-            tool,
-            "--input",
-            &input,
-            "--mode",
-            mode,
-        ]);
-        (tool_result(&output), text(&output.stdout))
-    }
+/// `codecrew --allow-home tools call TOOL` in `mode`: the result, and the whole stdout.
+fn call(home: &World, mode: &str, tool: &str, input: Value) -> (Value, String) {
+    let input = input.to_string();
+    let output = home.run(&[
+        "--allow-home",
+        "tools",
+        "call",
+        tool,
+        "--input",
+        &input,
+        "--mode",
+        mode,
+    ]);
+    (tool_result(&output), text(&output.stdout))
 }
 
 /// The run stopped before anything ran, with exit 2 and a message naming the fix.
@@ -93,39 +74,41 @@ fn refused(output: &Output, what: &str) {
 
 #[test]
 fn the_commands_that_run_tools_refuse_the_home_and_what_holds_it() {
-    let home = Home::new();
+    let home = home();
     let input = json!({"path": ".config/gh/hosts.yml"}).to_string();
     let read = ["tools", "call", "read_file", "--input", input.as_str()];
     let is_home = "is your home directory";
-    refused(&home.output(&["query", "hi"]), is_home);
-    refused(&home.output(&["execute", "hi"]), is_home);
-    refused(&home.output(&read), is_home);
-    refused(&home.output(&["mcp"]), is_home);
-    refused(&home.output(&["doctor", "--live"]), is_home);
-    refused(&home.output(&["init"]), is_home);
-    assert!(!home.root.join("codecrew.toml").exists());
+    refused(&home.run(&["query", "hi"]), is_home);
+    refused(&home.run(&["execute", "hi"]), is_home);
+    refused(&home.run(&read), is_home);
+    refused(&home.run(&["mcp"]), is_home);
+    refused(&home.run(&["doctor", "--live"]), is_home);
+    refused(&home.run(&["init"]), is_home);
+    assert!(!home.home_dir().join("codecrew.toml").exists());
     let envelope = json!({"name": "codecrew:read_file", "input": {"path": ".yarnrc.yml"}});
     refused(
         &output_with_stdin(&mut home.command(&["intercept"]), &envelope.to_string()),
         is_home,
     );
     // Named with --workdir: the home (as `cd ~` would give it), a folder above it, `/`.
-    let root = home.root.to_str().unwrap();
+    let root = home.home_dir();
+    let root = root.to_str().unwrap();
     let mut workdir_home = vec!["--workdir", root];
     workdir_home.extend(read);
-    refused(&home.output(&workdir_home), is_home);
-    let above = home.root.parent().unwrap().to_str().unwrap();
+    refused(&home.run(&workdir_home), is_home);
+    let above = home.home_dir();
+    let above = above.parent().unwrap().to_str().unwrap();
     let mut workdir_above = vec!["--workdir", above];
     workdir_above.extend(read);
-    refused(&home.output(&workdir_above), "holds your home directory");
+    refused(&home.run(&workdir_above), "holds your home directory");
     let mut workdir_root = vec!["--workdir", "/"];
     workdir_root.extend(read);
-    refused(&home.output(&workdir_root), "/ is the whole file system");
+    refused(&home.run(&workdir_root), "/ is the whole file system");
 
     // What runs no tool still runs in the home; a project beneath it is a project.
-    assert_exit(&home.output(&["tools", "list"]), 0);
-    assert_exit(&home.output(&["prompt", "hi"]), 0);
-    let project = home.output(&[
+    assert_exit(&home.run(&["tools", "list"]), 0);
+    assert_exit(&home.run(&["prompt", "hi"]), 0);
+    let project = home.run(&[
         "--workdir",
         "proj",
         "tools",
@@ -140,18 +123,19 @@ fn the_commands_that_run_tools_refuse_the_home_and_what_holds_it() {
 
 #[test]
 fn opted_in_no_credential_of_the_home_comes_back_from_a_tool() {
-    let home = Home::new();
+    let home = home();
     for mode in ["query", "execute"] {
         for path in [
             ".config/gh/hosts.yml",
             ".someapp/session.txt",
             ".yarnrc.yml",
         ] {
-            let (result, stdout) = home.call(mode, "read_file", json!({ "path": path }));
+            let (result, stdout) = call(&home, mode, "read_file", json!({ "path": path }));
             assert_eq!(result["status"], "denied", "{mode} {path}: {result:#}");
             assert!(!stdout.contains(TOKEN), "{mode} {path}: {stdout}");
         }
-        let (result, stdout) = home.call(
+        let (result, stdout) = call(
+            &home,
             mode,
             "run_command",
             json!({"command": "cat .someapp/session.txt"}),
@@ -161,7 +145,8 @@ fn opted_in_no_credential_of_the_home_comes_back_from_a_tool() {
         // A search over the whole home finds the project's file (the control), and no
         // credential.
         for pattern in [TOKEN, "hello from"] {
-            let (result, stdout) = home.call(
+            let (result, stdout) = call(
+                &home,
                 mode,
                 "grep",
                 json!({"pattern": pattern, "output_mode": "content"}),
@@ -176,21 +161,32 @@ fn opted_in_no_credential_of_the_home_comes_back_from_a_tool() {
         }
     }
     // The control: a file of the home that is no hidden entry is read.
-    let (result, stdout) = home.call("query", "read_file", json!({"path": "proj/README.md"}));
+    let (result, stdout) = call(
+        &home,
+        "query",
+        "read_file",
+        json!({"path": "proj/README.md"}),
+    );
     assert_eq!(result["status"], "ok", "{result:#}");
     assert!(stdout.contains("hello from the project"));
 }
 
 #[test]
 fn opted_in_no_listing_names_a_hidden_entry_of_the_home() {
-    let home = Home::new();
-    home.write(".ssh/id_ed25519", "key\n");
+    let home = home();
+    write(&home, ".ssh/id_ed25519", "key\n");
     for mode in ["query", "execute"] {
         // (a listing, whether it lists the project too)
         let listings = [
-            (home.call(mode, "list_directory", json!({"depth": 3})), true),
-            (home.call(mode, "glob", json!({"pattern": "**/*"})), true),
-            (home.call(mode, "glob", json!({"pattern": ".*/**"})), false),
+            (
+                call(&home, mode, "list_directory", json!({"depth": 3})),
+                true,
+            ),
+            (call(&home, mode, "glob", json!({"pattern": "**/*"})), true),
+            (
+                call(&home, mode, "glob", json!({"pattern": ".*/**"})),
+                false,
+            ),
         ];
         for ((result, stdout), lists_the_project) in listings {
             assert_eq!(result["status"], "ok", "{mode}: {result:#}");
@@ -216,9 +212,9 @@ fn opted_in_no_listing_names_a_hidden_entry_of_the_home() {
 
 #[test]
 fn doctor_in_the_home_says_it_is_no_project_and_never_advises_trusting_it() {
-    let home = Home::new();
+    let home = home();
     // The user's own Claude folder, which in the home looks like a checkout's.
-    home.write(".claude/settings.json", "{}\n");
+    write(&home, ".claude/settings.json", "{}\n");
     let output = home
         .command(&["doctor"])
         .env("PATH", "/usr/bin:/bin")
@@ -250,12 +246,10 @@ fn opted_in_a_clis_wall_writes_no_hidden_entry_of_the_home() {
         eprintln!("skipped: this kernel has no Landlock");
         return;
     }
-    let home = Home::new();
-    home.write(".bashrc", "# rc\n");
-    let bin = TempDir::new_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let claude = bin.path().join("claude");
-    std::fs::write(
-        &claude,
+    let home = home();
+    write(&home, ".bashrc", "# rc\n");
+    let home = home.program(
+        "claude",
         "#!/bin/sh\n\
          echo 'echo planted' >> \"$HOME/.bashrc\"\n\
          echo 'echo planted' > \"$HOME/.profile\"\n\
@@ -263,11 +257,8 @@ fn opted_in_a_clis_wall_writes_no_hidden_entry_of_the_home() {
          echo '{}' > \"$HOME/.local/state/codecrew/held/1-1/0.json\"\n\
          echo control > \"$HOME/proj/out.txt\"\n\
          echo '{\"type\":\"result\",\"subtype\":\"success\",\"result\":\"ok\",\"is_error\":false}'\n",
-    )
-    .unwrap();
-    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
-    std::fs::set_permissions(&claude, executable).unwrap();
-    let path = format!("{}:/usr/bin:/bin", bin.path().display());
+    );
+    let path = format!("{}:/usr/bin:/bin", home.path("bin").display());
     let output = home
         .command(&["--allow-home", "execute", "@claude hi"])
         .env("PATH", path)
@@ -276,19 +267,22 @@ fn opted_in_a_clis_wall_writes_no_hidden_entry_of_the_home() {
         .unwrap();
     let stderr = text(&output.stderr);
     assert_eq!(
-        std::fs::read_to_string(home.root.join("proj/out.txt"))
+        std::fs::read_to_string(home.home_dir().join("proj/out.txt"))
             .ok()
             .as_deref(),
         Some("control\n"),
         "the CLI did not run: {stderr}"
     );
     assert_eq!(
-        std::fs::read_to_string(home.root.join(".bashrc")).unwrap(),
+        std::fs::read_to_string(home.home_dir().join(".bashrc")).unwrap(),
         "# rc\n"
     );
-    assert!(!home.root.join(".profile").exists(), "{stderr}");
+    assert!(!home.home_dir().join(".profile").exists(), "{stderr}");
     assert!(
-        !home.root.join(".local/state/codecrew/held/1-1").exists(),
+        !home
+            .home_dir()
+            .join(".local/state/codecrew/held/1-1")
+            .exists(),
         "{stderr}"
     );
 }

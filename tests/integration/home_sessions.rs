@@ -11,16 +11,14 @@
 //! tool result held.
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
-use crate::support::binary::codecrew_alone;
+use crate::support::World;
 
 /// The token in a hidden folder of the home that no sensitive class names.
 const TOKEN: &str = "gho_codecrewSessionToken48";
@@ -56,78 +54,66 @@ while IFS= read -r line; do
 done
 "##;
 
-/// A machine: `top` holds the home (`top/home`, the token in `.myapp/session.txt`), a
-/// project (`top/work`, with a hidden `.notes/todo.txt`) and the `claude` script.
-struct Machine {
-    _dir: TempDir,
-    top: PathBuf,
-}
-
-impl Machine {
-    fn new() -> Machine {
-        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        std::fs::create_dir_all(base).unwrap();
-        let dir = TempDir::new_in(base).unwrap();
-        let top = dir.path().canonicalize().unwrap();
-        let machine = Machine { _dir: dir, top };
-        machine.write("home/.myapp/session.txt", &format!("session {TOKEN}\n"));
-        machine.write("work/.notes/todo.txt", &format!("{NOTE}\n"));
-        machine.write("bin/claude", READING_CLAUDE);
-        let claude = machine.top.join("bin/claude");
-        std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
-        machine
-    }
-
-    fn write(&self, relative: &str, content: &str) {
-        let path = self.top.join(relative);
+/// A world outside `/tmp` whose top folder holds the home (the token in
+/// `.myapp/session.txt`), a project (the workspace, with a hidden `.notes/todo.txt`) and
+/// the `claude` script; nothing of the caller's reaches codecrew.
+fn machine() -> World {
+    let machine = World::outside_tmp()
+        .alone()
+        .program("claude", READING_CLAUDE)
+        .env("NO_COLOR", "1");
+    let write = |path: PathBuf, content: String| {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, content).unwrap();
-    }
+    };
+    write(
+        machine.home_dir().join(".myapp/session.txt"),
+        format!("session {TOKEN}\n"),
+    );
+    write(
+        machine.workspace().join(".notes/todo.txt"),
+        format!("{NOTE}\n"),
+    );
+    machine
+}
 
-    fn home(&self) -> PathBuf {
-        self.top.join("home")
-    }
+/// The folder that holds the home and the project.
+fn top(machine: &World) -> PathBuf {
+    machine.home.root().to_path_buf()
+}
 
-    /// `codecrew acp --allow-home`, started in the project as an editor might.
-    fn editor(&self) -> Editor {
-        let mut child = codecrew_alone(&self.home())
-            .args(["acp", "--allow-home"])
-            .current_dir(self.top.join("work"))
-            .env(
-                "PATH",
-                format!("{}:/usr/bin:/bin", self.top.join("bin").display()),
-            )
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, messages) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Ok(message) = serde_json::from_str::<Value>(&line)
-                    && sender.send(message).is_err()
-                {
-                    break;
-                }
+/// `codecrew acp --allow-home`, started in the project as an editor might.
+fn editor(machine: &World) -> Editor {
+    let mut child = machine
+        .command(&["acp", "--allow-home"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (sender, messages) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(message) = serde_json::from_str::<Value>(&line)
+                && sender.send(message).is_err()
+            {
+                break;
             }
-        });
-        let mut editor = Editor {
-            child,
-            stdin: Some(stdin),
-            messages,
-            next: 0,
-        };
-        let (reply, _) = editor.call(
-            "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {}}),
-        );
-        assert_eq!(reply["result"]["protocolVersion"], 1, "{reply}");
-        editor
-    }
+        }
+    });
+    let mut editor = Editor {
+        child,
+        stdin: Some(stdin),
+        messages,
+        next: 0,
+    };
+    let (reply, _) = editor.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    );
+    assert_eq!(reply["result"]["protocolVersion"], 1, "{reply}");
+    editor
 }
 
 /// The editor's end of the connection.
@@ -231,12 +217,12 @@ fn refused_as_a_hidden_entry(turn: &Turn, said: &str) {
 
 #[test]
 fn a_session_in_the_home_after_one_in_a_folder_that_holds_it_is_refused_its_hidden_files() {
-    let machine = Machine::new();
-    let mut editor = machine.editor();
-    let above = editor.open(&machine.top);
+    let machine = machine();
+    let mut editor = editor(&machine);
+    let above = editor.open(&top(&machine));
     let refused = editor.read(&above, "home/.myapp/session.txt");
     refused_as_a_hidden_entry(&refused, "the folder that holds the home");
-    let home = editor.open(&machine.home());
+    let home = editor.open(&machine.home_dir());
     let refused = editor.read(&home, ".myapp/session.txt");
     refused_as_a_hidden_entry(&refused, "the home, second");
     // The first session still keeps to its own rules.
@@ -246,12 +232,12 @@ fn a_session_in_the_home_after_one_in_a_folder_that_holds_it_is_refused_its_hidd
 
 #[test]
 fn a_session_in_a_folder_that_holds_the_home_after_one_in_the_home_is_refused_its_hidden_files() {
-    let machine = Machine::new();
-    let mut editor = machine.editor();
-    let home = editor.open(&machine.home());
+    let machine = machine();
+    let mut editor = editor(&machine);
+    let home = editor.open(&machine.home_dir());
     let refused = editor.read(&home, ".myapp/session.txt");
     refused_as_a_hidden_entry(&refused, "the home");
-    let above = editor.open(&machine.top);
+    let above = editor.open(&top(&machine));
     let refused = editor.read(&above, "home/.myapp/session.txt");
     refused_as_a_hidden_entry(&refused, "the folder that holds the home, second");
     let refused = editor.read(&home, ".myapp/session.txt");
@@ -260,13 +246,13 @@ fn a_session_in_a_folder_that_holds_the_home_after_one_in_the_home_is_refused_it
 
 #[test]
 fn a_session_in_the_home_after_a_project_is_refused_and_the_project_keeps_its_hidden_files() {
-    let machine = Machine::new();
-    let mut editor = machine.editor();
-    let project = editor.open(&machine.top.join("work"));
+    let machine = machine();
+    let mut editor = editor(&machine);
+    let project = editor.open(&machine.workspace());
     let read = editor.read(&project, ".notes/todo.txt");
     assert!(!read.failed, "{read:#?}");
     assert_eq!(read.answer, "NOTE-SEEN", "{read:#?}");
-    let home = editor.open(&machine.home());
+    let home = editor.open(&machine.home_dir());
     let refused = editor.read(&home, ".myapp/session.txt");
     refused_as_a_hidden_entry(&refused, "the home, after a project");
     // The home's rules are the home session's: the project's own hidden file is still

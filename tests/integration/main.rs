@@ -9,8 +9,12 @@
 //!   failure, a hang, chosen by what the prompt holds and counted), programs of the
 //!   test's own on `PATH` (`program`; `World::with_claude` for a `claude` printing
 //!   Claude's stream-json on cue), then `run` / `run_with_stdin` / `run_json` (the
-//!   `Output`), or `codecrew` / `json` (a `CliRun`: own process group, a timeout). Put it
-//!   in the module of its topic below; a new topic is a new module.
+//!   `Output`), or `codecrew` / `json` (a `CliRun`: own process group, a timeout).
+//!   `World::outside_tmp` when the test is about what may be written outside the
+//!   workspace (the sandbox lets `/tmp` be written), `alone` when nothing of the caller's
+//!   may reach it, `started_in_the_home` for a run in the home. Put it in the module of
+//!   its topic below; a new topic is a new module. A fixture of a module's own (an
+//!   editor's connection, security's `Ws`, a git `Repo`) is built on a World.
 //! - **It needs a real CLI** (claude, gemini, codex, copilot, opencode, qwen, llm
 //!   talking to a model): `e2e/`, with `World::new(test, script)` there (the same world
 //!   with the real CLIs against `support::fake_model`, skipped outside CI when they are

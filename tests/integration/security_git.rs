@@ -10,16 +10,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
-use crate::support::binary::Home;
+use crate::support::World;
 use crate::support::binary::{text, tool_result, tools_call_args};
 
-/// A git repository with one committed file, and a program that leaves a marker when run.
+/// A git repository (the workspace of a world outside `/tmp`) with one committed file,
+/// and a program that leaves a marker when run.
 struct Repo {
-    _dir: TempDir,
+    world: World,
     root: PathBuf,
-    home: Home,
 }
 
 impl Repo {
@@ -34,15 +33,9 @@ impl Repo {
             eprintln!("note: skipping: git is not installed");
             return None;
         }
-        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        std::fs::create_dir_all(base).unwrap();
-        let dir = TempDir::new_in(base).unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let repo = Repo {
-            _dir: dir,
-            root,
-            home: Home::new(),
-        };
+        let world = World::outside_tmp();
+        let root = world.workspace();
+        let repo = Repo { world, root };
         repo.git(&["init", "-q", "."]);
         repo.git(&["config", "user.email", "test@example.com"]);
         repo.git(&["config", "user.name", "Test"]);
@@ -90,14 +83,9 @@ impl Repo {
 
     fn run(&self, command: &str, yes: bool) -> Value {
         let input = json!({ "command": command }).to_string();
-        let output = self
-            .home
-            .codecrew()
-            .arg("--workdir")
-            .arg(&self.root)
-            .args(tools_call_args("run_command", &input, "execute", yes))
-            .output()
-            .unwrap();
+        let mut args = vec!["--workdir", self.root.to_str().unwrap()];
+        args.extend(tools_call_args("run_command", &input, "execute", yes));
+        let output = self.world.run(&args);
         let result = tool_result(&output);
         assert!(
             result["status"] == "ok" || result["status"] == "denied",
@@ -399,13 +387,12 @@ fn nested_attack(marker: &str, plant: impl Fn(&Path, &str), touch: impl Fn(&Path
         "the nested repository's program ran: {result}"
     );
     let input = json!({"command": "git status"}).to_string();
+    let mut args = vec!["--workdir", repo.root.to_str().unwrap()];
+    args.extend(tools_call_args("run_command", &input, "execute", true));
+    let unsandboxed = repo.world.env.clone().with("CODECREW_SANDBOX", "off");
     let output = repo
-        .home
-        .codecrew()
-        .arg("--workdir")
-        .arg(&repo.root)
-        .args(tools_call_args("run_command", &input, "execute", true))
-        .env("CODECREW_SANDBOX", "off")
+        .world
+        .command_with(&unsandboxed, &args)
         .output()
         .unwrap();
     let approved = tool_result(&output);

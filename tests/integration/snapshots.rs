@@ -8,71 +8,47 @@
 //! (the temporary paths, the version, durations) is replaced before the comparison.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 use clap::CommandFactory;
 use codecrew::cli::CommandLine;
 
-use crate::support::binary::codecrew_alone;
+use crate::support::World;
 use crate::support::binary::text;
 
-/// A temporary HOME and an empty workspace beside it.
-struct Sandbox {
-    dir: tempfile::TempDir,
+/// A world with nothing of the caller's but `PATH`, a 100-column terminal and no colors.
+fn isolated() -> World {
+    World::new()
+        .alone()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("COLUMNS", "100")
+        .env("NO_COLOR", "1")
 }
 
-impl Sandbox {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("home")).unwrap();
-        std::fs::create_dir(dir.path().join("workspace")).unwrap();
-        Self { dir }
-    }
-
-    fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
-    }
-
-    fn workspace(&self) -> PathBuf {
-        self.dir.path().join("workspace")
-    }
-
-    /// Runs `codecrew ARGS` in the workspace, with a clean environment.
-    fn run(&self, args: &[&str]) -> Output {
-        codecrew_alone(&self.home())
-            .args(args)
-            .current_dir(self.workspace())
-            .env("COLUMNS", "100")
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap()
-    }
-
-    /// insta's settings for this sandbox: its paths, the version and durations filtered,
-    /// snapshot files named by the snapshot alone, `description` shown above each.
-    fn settings(&self, description: &str) -> insta::Settings {
-        let mut settings = insta::Settings::clone_current();
-        settings.set_prepend_module_to_snapshot(false);
-        settings.set_omit_expression(true);
-        settings.set_description(description);
-        for (path, name) in [
-            (self.workspace(), "[WORKSPACE]"),
-            (self.home(), "[HOME]"),
-            (self.dir.path().to_path_buf(), "[TEMP]"),
-        ] {
-            for form in forms_of(&path) {
-                settings.add_filter(&regex_escape(&form), name);
-            }
+/// insta's settings for `world`: its paths, the version and durations filtered,
+/// snapshot files named by the snapshot alone, `description` shown above each.
+fn settings(world: &World, description: &str) -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.set_description(description);
+    for (path, name) in [
+        (world.workspace(), "[WORKSPACE]"),
+        (world.home_dir(), "[HOME]"),
+        (world.home.root().to_path_buf(), "[TEMP]"),
+    ] {
+        for form in forms_of(&path) {
+            settings.add_filter(&regex_escape(&form), name);
         }
-        settings.add_filter(
-            &format!(r"\b{}\b", regex_escape(env!("CARGO_PKG_VERSION"))),
-            "[VERSION]",
-        );
-        // Measured times ("0.25s", "12ms"); whole numbers in help texts ("90s") stay.
-        settings.add_filter(r"\b\d+\.\d+ ?(ms|s)\b", "[DURATION]");
-        settings
     }
+    settings.add_filter(
+        &format!(r"\b{}\b", regex_escape(env!("CARGO_PKG_VERSION"))),
+        "[VERSION]",
+    );
+    // Measured times ("0.25s", "12ms"); whole numbers in help texts ("90s") stay.
+    settings.add_filter(r"\b\d+\.\d+ ?(ms|s)\b", "[DURATION]");
+    settings
 }
 
 /// The path as given and as the kernel resolves it (a /tmp behind a symlink).
@@ -164,7 +140,7 @@ fn command_paths() -> Vec<Vec<String>> {
 
 #[test]
 fn help_of_every_command() {
-    let sandbox = Sandbox::new();
+    let world = isolated();
     let paths = command_paths();
     assert!(paths.len() > 10, "the walk found the commands: {paths:?}");
     let mut checks = Checks::default();
@@ -178,13 +154,11 @@ fn help_of_every_command() {
         args.push("--help");
         let command_line = format!("codecrew {}", args.join(" "));
         checks.run(command_line.clone(), || {
-            let output = sandbox.run(&args);
+            let output = world.run(&args);
             crate::support::binary::assert_exit(&output, 0);
             assert_eq!(text(&output.stderr), "", "--help writes nothing on stderr");
             let stdout = trimmed(&text(&output.stdout));
-            sandbox
-                .settings(&command_line)
-                .bind(|| insta::assert_snapshot!(name.as_str(), stdout));
+            settings(&world, &command_line).bind(|| insta::assert_snapshot!(name.as_str(), stdout));
         });
     }
     checks.finish();
@@ -192,20 +166,20 @@ fn help_of_every_command() {
 
 #[test]
 fn tools_list_in_both_modes() {
-    let sandbox = Sandbox::new();
+    let world = isolated();
     let mut checks = Checks::default();
     for mode in ["query", "execute"] {
         for output in ["text", "json"] {
             let args = ["tools", "list", "--mode", mode, "--output", output];
             let command_line = format!("codecrew {}", args.join(" "));
             checks.run(command_line.clone(), || {
-                let run = sandbox.run(&args);
+                let run = world.run(&args);
                 crate::support::binary::assert_exit(&run, 0);
                 if output == "json" {
                     let tools: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
                     assert!(tools.as_array().is_some_and(|tools| !tools.is_empty()));
                 }
-                sandbox.settings(&command_line).bind(|| {
+                settings(&world, &command_line).bind(|| {
                     insta::assert_snapshot!(
                         format!("tools_list__{mode}_{output}"),
                         transcript(&run)
@@ -220,43 +194,38 @@ fn tools_list_in_both_modes() {
 /// The usage and config errors a user meets: exit 2, a message that says what is wrong.
 #[test]
 fn usage_errors() {
-    let sandbox = Sandbox::new();
-    let broken = Sandbox::new();
-    std::fs::write(
-        broken.workspace().join("codecrew.toml"),
-        "[agents.helper]\nprovider = \"claude\"\nmodel = = \"haiku\"\n",
-    )
-    .unwrap();
-    let cases: [(&str, &Sandbox, &[&str]); 6] = [
-        ("error__unknown_agent", &sandbox, &["query", "@nobody hi"]),
+    let world = isolated();
+    let broken =
+        isolated().project_config("[agents.helper]\nprovider = \"claude\"\nmodel = = \"haiku\"\n");
+    let cases: [(&str, &World, &[&str]); 6] = [
+        ("error__unknown_agent", &world, &["query", "@nobody hi"]),
         (
             "error__invalid_thread_name",
-            &sandbox,
+            &world,
             &["query", "--thread", "../up", "@claude hi"],
         ),
         (
             "error__model_is_an_option",
-            &sandbox,
+            &world,
             &["query", "@claude:--foo hi"],
         ),
         (
             "error__intercept_from_unknown",
-            &sandbox,
+            &world,
             &["intercept", "--from", "nope"],
         ),
-        ("error__unknown_command", &sandbox, &["serve"]),
+        ("error__unknown_command", &world, &["serve"]),
         ("error__broken_project_config", &broken, &["agents", "list"]),
     ];
     let mut checks = Checks::default();
-    for (name, sandbox, args) in cases {
+    for (name, world, args) in cases {
         let command_line = format!("codecrew {}", args.join(" "));
         checks.run(format!("{name}: {command_line}"), || {
-            let output = sandbox.run(args);
+            let output = world.run(args);
             crate::support::binary::assert_exit(&output, 2);
             let stderr = text(&output.stderr);
             assert!(!stderr.contains("panicked"), "{stderr}");
-            sandbox
-                .settings(&command_line)
+            settings(world, &command_line)
                 .bind(|| insta::assert_snapshot!(name, transcript(&output)));
         });
     }

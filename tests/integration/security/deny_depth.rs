@@ -42,18 +42,27 @@ const SPELLINGS: &[&str] = &[
 /// Calls in one message (codecrew runs at most 16 of one message).
 const PER_MESSAGE: usize = 12;
 
-/// A `command` agent: its answers make the calls in `calls.<turn>.md`, one file a turn,
-/// then it says it is done; every prompt it gets is kept beside it.
-const AGENT: &str = r#"#!/bin/sh
-dir=$(dirname "$0")
-cat > "$dir/prompt.$(date +%s%N)"
-turn=$(ls "$dir" | grep -c '^prompt\.')
-if [ -e "$dir/calls.$turn.md" ]; then
-    cat "$dir/calls.$turn.md"
-else
-    echo "DONE"
-fi
-"#;
+/// The model: its first answers make the calls of `SPELLINGS`, `PER_MESSAGE` a turn, then
+/// it says it is done.
+fn model() -> AgentScript {
+    SPELLINGS
+        .chunks(PER_MESSAGE)
+        .fold(AgentScript::new(), |script, spellings| {
+            let calls: String = spellings
+                .iter()
+                .map(|command| {
+                    let call = json!({
+                        "type": "tool_use",
+                        "name": "codecrew:run_command",
+                        "input": {"command": command},
+                    });
+                    format!("```json\n{call}\n```\n")
+                })
+                .collect();
+            script.turn(Turn::always(Answer::text(calls)).times(1))
+        })
+        .otherwise(Answer::text("DONE\n"))
+}
 
 /// The workspace's files and their contents, to compare before and after.
 fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
@@ -75,36 +84,9 @@ fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 
 #[test]
 fn execute_yes_runs_no_deny_listed_command_however_it_is_hidden() {
-    let ws = Ws::new();
+    let ws = Ws::of(World::outside_tmp().agent("model", model()));
     ws.write("disk.img", "not a file system\n");
     let before = snapshot(&ws.root);
-
-    let agent = ws.outside.join("agent");
-    std::fs::create_dir_all(&agent).unwrap();
-    std::fs::write(agent.join("agent.sh"), AGENT).unwrap();
-    for (turn, spellings) in SPELLINGS.chunks(PER_MESSAGE).enumerate() {
-        let calls: String = spellings
-            .iter()
-            .map(|command| {
-                let call = json!({
-                    "type": "tool_use",
-                    "name": "codecrew:run_command",
-                    "input": {"command": command},
-                });
-                format!("```json\n{call}\n```\n")
-            })
-            .collect();
-        std::fs::write(agent.join(format!("calls.{}.md", turn + 1)), calls).unwrap();
-    }
-    let config = ws.outside.join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[agents.model]\nprovider = \"command\"\ncommand = {{ argv = [\"sh\", {:?}] }}\n",
-            agent.join("agent.sh").display().to_string()
-        ),
-    )
-    .unwrap();
 
     let output = ws
         .command(&[
@@ -114,24 +96,17 @@ fn execute_yes_runs_no_deny_listed_command_however_it_is_hidden() {
             "json",
             "@model clean up the workspace",
         ])
-        .env("CODECREW_CONFIG", &config)
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert_eq!(snapshot(&ws.root), before, "the workspace changed");
 
     // The model was told, call by call, that each was denied and where the command hid.
-    let mut prompts: Vec<PathBuf> = std::fs::read_dir(&agent)
-        .unwrap()
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| path.to_string_lossy().contains("prompt."))
-        .collect();
-    prompts.sort();
+    let prompts = ws.world.prompts("model");
     let turns = SPELLINGS.len().div_ceil(PER_MESSAGE);
     assert_eq!(prompts.len(), turns + 1, "{prompts:?}");
     // A command agent cannot resume: its last prompt holds every turn's results, once.
-    let results = std::fs::read_to_string(&prompts[turns]).unwrap();
+    let results = &prompts[turns];
     let lines: Vec<Value> = results
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())

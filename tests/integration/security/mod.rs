@@ -16,41 +16,45 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
-use crate::support::binary::Home;
 use crate::support::binary::{BIN, output_with_stdin, text, tool_result, tools_call_args};
+use crate::support::{AgentScript, Answer, Turn, World};
 const SECRET: &str = "sk-codecrew-test-secret-7f3a9";
 
-/// A workspace with a secret, a source file, and a directory outside it (not under /tmp,
-/// which the sandbox lets commands write).
+/// A world outside `/tmp` (which the sandbox lets commands write) whose workspace holds a
+/// secret and a source file, with a folder outside the workspace, the secret in it, and
+/// the secret in codecrew's environment under the names a key has.
 struct Ws {
-    _dir: TempDir,
+    world: World,
+    /// The workspace, as the kernel resolves it.
     root: PathBuf,
-    _outside_dir: TempDir,
+    /// A folder beside the workspace, outside it.
     outside: PathBuf,
-    /// The home codecrew runs with, beside the workspace.
-    home: Home,
 }
 
 impl Ws {
     fn new() -> Self {
-        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        std::fs::create_dir_all(base).unwrap();
-        let dir = TempDir::new_in(base).unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let outside_dir = TempDir::new_in(base).unwrap();
-        let outside = outside_dir.path().canonicalize().unwrap();
+        Ws::of(World::outside_tmp())
+    }
+
+    /// The same in `world` (a world with agents of the test's).
+    fn of(world: World) -> Self {
+        let world = world
+            .env("FAKE_API_KEY", SECRET)
+            .env("GITHUB_TOKEN", SECRET)
+            .env("MY_SECRET", SECRET)
+            .env("SSH_AUTH_SOCK", "/tmp/agent.sock");
+        let root = world.workspace().canonicalize().unwrap();
+        let outside = world.path("outside");
         std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
         std::fs::write(root.join(".env"), format!("API_KEY={SECRET}\n")).unwrap();
         std::fs::write(outside.join("secret.txt"), SECRET).unwrap();
         Ws {
-            _dir: dir,
+            world,
             root,
-            _outside_dir: outside_dir,
             outside,
-            home: Home::new(),
         }
     }
 
@@ -64,18 +68,11 @@ impl Ws {
         self.root.join(relative).symlink_metadata().is_ok()
     }
 
+    /// `codecrew --workdir WORKSPACE ARGS` in the world.
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = self.home.codecrew();
-        command
-            .arg("--workdir")
-            .arg(&self.root)
-            .args(args)
-            .env("FAKE_API_KEY", SECRET)
-            .env("GITHUB_TOKEN", SECRET)
-            .env("MY_SECRET", SECRET)
-            .env("SSH_AUTH_SOCK", "/tmp/agent.sock")
-            .env_remove("CODECREW_SANDBOX");
-        command
+        let mut all = vec!["--workdir", self.root.to_str().unwrap()];
+        all.extend_from_slice(args);
+        self.world.command(&all)
     }
 
     /// `codecrew tools call TOOL --input INPUT --mode MODE [--yes]`: the result and the

@@ -5,6 +5,8 @@
 //! nothing written, no network. Each has a control that the same command does what it tries once the user
 //! approves it.
 
+use tempfile::TempDir;
+
 use super::*;
 use codecrew_policy::sandbox::{Support, support};
 

@@ -234,7 +234,8 @@ impl TestHome {
             .prefix(&format!("{label}-"))
             .tempdir_in(&parent)
             .unwrap();
-        let path = dir.path().to_path_buf();
+        // As the kernel resolves it: what codecrew reports of it is compared with it.
+        let path = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(path.join("home")).unwrap();
         std::fs::create_dir_all(path.join("work")).unwrap();
         let keep = std::env::var_os("CODECREW_KEEP_TEST_HOMES").is_some();

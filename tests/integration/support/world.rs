@@ -61,7 +61,17 @@ impl World {
     /// An empty world in the system's temporary folder: no agent, no config, nothing of
     /// the developer's (see [`super::binary::codecrew`]), the inherited `PATH`.
     pub fn new() -> World {
-        let home = TestHome::scratch();
+        World::in_folder(TestHome::scratch())
+    }
+
+    /// An empty world as [`World::new`], under cargo's scratch folder for tests instead of
+    /// the system's temporary folder: for a test about what a command may write outside
+    /// the workspace, which the OS sandbox lets every command write in `/tmp`.
+    pub fn outside_tmp() -> World {
+        World::in_folder(TestHome::new("world"))
+    }
+
+    fn in_folder(home: TestHome) -> World {
         let (set, removed) = isolation(&home.home());
         let mut env = CliEnv {
             workdir: Some(home.workdir()),
@@ -244,6 +254,13 @@ impl World {
         self.env = self
             .env
             .with("PATH", format!("{}:/usr/bin:/bin", bin.display()));
+        self
+    }
+
+    /// `codecrew` starts in the home instead of the workspace, as it does for a user who
+    /// has not gone into a project.
+    pub fn started_in_the_home(mut self) -> World {
+        self.env.workdir = Some(self.home_dir());
         self
     }
 
