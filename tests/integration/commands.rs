@@ -5,20 +5,13 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Output, Stdio};
 
-use crate::support::binary::Home;
+use crate::support::World;
 use serde_json::{Value, json};
 
-fn codecrew(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let home = Home::new();
-    let mut child = home
-        .codecrew()
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+/// Runs `codecrew ARGS` in `world`'s workspace with `stdin` written to it (from a thread of
+/// its own, so a large input cannot block on a full pipe).
+fn codecrew(world: &World, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = world.command(args).stdin(Stdio::piped()).spawn().unwrap();
     let mut input = child.stdin.take().unwrap();
     let bytes = stdin.to_vec();
     let writer = std::thread::spawn(move || {
@@ -50,7 +43,7 @@ fn fixture(name: &str) -> Vec<u8> {
 
 #[test]
 fn intercept_dry_run_on_every_cli_capture() {
-    let dir = tempfile::tempdir().unwrap();
+    let world = World::new();
     let expected = json!({
         "calls": [{"name": "codecrew:help", "tool": "help", "input": {}, "known": true,
                    "refused": null}],
@@ -67,7 +60,7 @@ fn intercept_dry_run_on_every_cli_capture() {
     ] {
         for from in ["auto", capture.split(['/', '-']).next().unwrap()] {
             let output = codecrew(
-                dir.path(),
+                &world,
                 &["intercept", "--dry-run", "--output", "json", "--from", from],
                 &fixture(capture),
             );
@@ -81,7 +74,7 @@ fn intercept_dry_run_on_every_cli_capture() {
 /// README listed them): the CLIs whose captures hold a read_file call in a json block.
 #[test]
 fn intercept_reads_opencode_llm_and_qwen_by_name() {
-    let dir = tempfile::tempdir().unwrap();
+    let world = World::new();
     let expected = json!({
         "calls": [{"name": "codecrew:read_file", "tool": "read_file",
                    "input": {"path": "hello.txt"}, "known": true, "refused": null}],
@@ -95,7 +88,7 @@ fn intercept_reads_opencode_llm_and_qwen_by_name() {
         ("claude", "qwen/b_json_block_json.stdout"),
     ] {
         let output = codecrew(
-            dir.path(),
+            &world,
             &["intercept", "--dry-run", "--output", "json", "--from", from],
             &fixture(capture),
         );
@@ -110,15 +103,12 @@ fn intercept_reads_opencode_llm_and_qwen_by_name() {
 
 #[test]
 fn intercept_runs_the_calls_and_reports_results() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("notes.txt"), "first line\n").unwrap();
+    let world = World::new();
+    let dir = world.workspace();
+    std::fs::write(dir.join("notes.txt"), "first line\n").unwrap();
     let text = "Reading.\n```json\n{\"name\":\"codecrew:read_file\",\"input\":{\"path\":\"notes.txt\"}}\n```\n\
                 {\"name\":\"codecrew:write_file\",\"input\":{\"path\":\"x\",\"content\":\"y\"}}\n";
-    let output = codecrew(
-        dir.path(),
-        &["intercept", "--output", "json"],
-        text.as_bytes(),
-    );
+    let output = codecrew(&world, &["intercept", "--output", "json"], text.as_bytes());
     let doc = json_of(&output);
     assert_eq!(output.status.code(), Some(1), "a denied call fails the run");
     assert_eq!(doc["results"][0]["status"], "ok");
@@ -132,19 +122,19 @@ fn intercept_runs_the_calls_and_reports_results() {
         doc["results"][1]["status"], "denied",
         "query mode never writes"
     );
-    assert!(!dir.path().join("x").exists());
+    assert!(!dir.join("x").exists());
 
     let output = codecrew(
-        dir.path(),
+        &world,
         &["intercept", "--mode", "execute", "--output", "json"],
         text.as_bytes(),
     );
     assert!(output.status.success());
-    assert_eq!(std::fs::read_to_string(dir.path().join("x")).unwrap(), "y");
+    assert_eq!(std::fs::read_to_string(dir.join("x")).unwrap(), "y");
 
     // Text output: the text, a notice per call, and its result.
     let output = codecrew(
-        dir.path(),
+        &world,
         &["intercept"],
         b"Hi.\n{\"name\":\"codecrew:help\",\"input\":{\"command\":\"prompt\"}}\n",
     );
@@ -158,7 +148,7 @@ fn intercept_runs_the_calls_and_reports_results() {
 
 #[test]
 fn intercept_survives_bad_input() {
-    let dir = tempfile::tempdir().unwrap();
+    let world = World::new();
     let mut garbage: Vec<u8> = (0..200_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
@@ -180,7 +170,7 @@ fn intercept_survives_bad_input() {
         ("one long line", vec![b'x'; 5_000_000]),
     ] {
         let output = codecrew(
-            dir.path(),
+            &world,
             &["intercept", "--dry-run", "--output", "json"],
             &input,
         );
@@ -196,13 +186,13 @@ fn intercept_survives_bad_input() {
         );
     }
     let output = codecrew(
-        dir.path(),
+        &world,
         &["intercept", "--dry-run", "--output", "json"],
         b"caf\xe9\n{\"name\":\"codecrew:help\"}\n",
     );
     assert_eq!(json_of(&output)["calls"][0]["tool"], "help");
     let output = codecrew(
-        dir.path(),
+        &world,
         &[
             "intercept",
             "--from",
@@ -225,9 +215,9 @@ fn intercept_survives_bad_input() {
 
 #[test]
 fn prompt_lists_the_tools_of_the_mode() {
-    let dir = tempfile::tempdir().unwrap();
+    let world = World::new();
     let query =
-        String::from_utf8(codecrew(dir.path(), &["prompt", "Summarise", "README.md"], b"").stdout)
+        String::from_utf8(codecrew(&world, &["prompt", "Summarise", "README.md"], b"").stdout)
             .unwrap();
     assert!(query.contains("### codecrew:read_file"));
     assert!(!query.contains("### codecrew:write_file"));
@@ -237,7 +227,7 @@ fn prompt_lists_the_tools_of_the_mode() {
             .ends_with("## Your task\n\nSummarise README.md")
     );
     let execute =
-        String::from_utf8(codecrew(dir.path(), &["prompt", "--mode", "execute", "x"], b"").stdout)
+        String::from_utf8(codecrew(&world, &["prompt", "--mode", "execute", "x"], b"").stdout)
             .unwrap();
     assert!(
         execute.contains("### codecrew:write_file") && execute.contains("### codecrew:run_command")
@@ -246,9 +236,9 @@ fn prompt_lists_the_tools_of_the_mode() {
 
 #[test]
 fn tools_commands() {
-    let dir = tempfile::tempdir().unwrap();
+    let world = World::new();
     let list = json_of(&codecrew(
-        dir.path(),
+        &world,
         &["tools", "list", "--mode", "query", "--output", "json"],
         b"",
     ));
@@ -272,17 +262,17 @@ fn tools_commands() {
         assert!(description.contains("read-only"), "{description}");
     }
 
-    let show = codecrew(dir.path(), &["tools", "show", "codecrew:edit_file"], b"");
+    let show = codecrew(&world, &["tools", "show", "codecrew:edit_file"], b"");
     let text = String::from_utf8(show.stdout).unwrap();
     assert!(
         text.contains("old_string") && text.contains("Read-only: no"),
         "{text}"
     );
-    let missing = codecrew(dir.path(), &["tools", "show", "nope"], b"");
+    let missing = codecrew(&world, &["tools", "show", "nope"], b"");
     assert_eq!(missing.status.code(), Some(2));
 
     let ok = codecrew(
-        dir.path(),
+        &world,
         &[
             "tools",
             "call",
@@ -299,11 +289,11 @@ fn tools_commands() {
             .unwrap()
             .contains("--dry-run")
     );
-    let unknown = codecrew(dir.path(), &["tools", "call", "nope"], b"");
+    let unknown = codecrew(&world, &["tools", "call", "nope"], b"");
     assert_eq!(unknown.status.code(), Some(1));
     assert_eq!(json_of(&unknown)["error"]["code"], "E_UNKNOWN_TOOL");
     let extra = codecrew(
-        dir.path(),
+        &world,
         &[
             "tools",
             "call",
@@ -315,7 +305,7 @@ fn tools_commands() {
     );
     assert_eq!(json_of(&extra)["error"]["code"], "E_INVALID_INPUT");
     let nul = codecrew(
-        dir.path(),
+        &world,
         &[
             "tools",
             "call",
@@ -336,34 +326,32 @@ fn tools_commands() {
 
 #[test]
 fn help_and_usage_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let help = String::from_utf8(codecrew(dir.path(), &["--help"], b"").stdout).unwrap();
+    let world = World::new();
+    let help = String::from_utf8(codecrew(&world, &["--help"], b"").stdout).unwrap();
     for command in ["query", "execute", "prompt", "intercept", "tools"] {
         assert!(help.contains(command), "{command} missing from --help");
     }
     assert!(help.contains("Exit codes"));
-    let bad = codecrew(dir.path(), &["intercept", "--from", "nonsense"], b"");
+    let bad = codecrew(&world, &["intercept", "--from", "nonsense"], b"");
     assert_eq!(bad.status.code(), Some(2));
-    let bad = codecrew(dir.path(), &["query", "--timeout", "soon", "x"], b"");
+    let bad = codecrew(&world, &["query", "--timeout", "soon", "x"], b"");
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("not a duration"));
 }
 
 #[test]
 fn config_permission_rules_govern_tool_calls() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("notes.txt"), "fine\n").unwrap();
-    std::fs::create_dir(dir.path().join("private")).unwrap();
-    std::fs::write(dir.path().join("private/plan.txt"), "hidden\n").unwrap();
-    std::fs::write(
-        dir.path().join("codecrew.toml"),
+    let world = World::new().project_config(
         "[permissions]\ndeny = [\"read_file(private/**)\"]\nallow = [\"run_command(*)\"]\n",
-    )
-    .unwrap();
+    );
+    let dir = world.workspace();
+    std::fs::write(dir.join("notes.txt"), "fine\n").unwrap();
+    std::fs::create_dir(dir.join("private")).unwrap();
+    std::fs::write(dir.join("private/plan.txt"), "hidden\n").unwrap();
     let read = |path: &str| {
         let input = json!({"path": path}).to_string();
         json_of(&codecrew(
-            dir.path(),
+            &world,
             &["tools", "call", "read_file", "--input", &input],
             b"",
         ))
@@ -377,7 +365,7 @@ fn config_permission_rules_govern_tool_calls() {
     // and with no terminal that is a denial naming the way to allow it.
     let input = json!({"command": "touch made-by-command"}).to_string();
     let output = codecrew(
-        dir.path(),
+        &world,
         &[
             "tools",
             "call",
@@ -391,21 +379,21 @@ fn config_permission_rules_govern_tool_calls() {
     );
     let result = json_of(&output);
     assert_eq!(result["status"], "denied", "{result}");
-    assert!(!dir.path().join("made-by-command").exists());
+    assert!(!dir.join("made-by-command").exists());
     assert!(result["error"].to_string().contains("--yes"), "{result}");
 }
 
 #[test]
 fn intercept_text_output_keeps_messages_apart() {
-    let dir = tempfile::tempdir().unwrap();
+    let world = World::new();
     let capture = fixture("claude/e_tool_bash_allowed.stdout");
-    let text = codecrew(dir.path(), &["intercept", "--dry-run"], &capture);
+    let text = codecrew(&world, &["intercept", "--dry-run"], &capture);
     assert_eq!(
         String::from_utf8(text.stdout).unwrap(),
         "Creating a directory.\nThe tool returned; done."
     );
     let json = codecrew(
-        dir.path(),
+        &world,
         &["intercept", "--dry-run", "--output", "json"],
         &capture,
     );
