@@ -1,26 +1,18 @@
 //! What a person at a terminal gets: the manual page, colour that follows `--color`,
 //! `NO_COLOR` and `CLICOLOR_FORCE`, and logs that stay on stderr.
 
-use crate::support::binary::Home;
+use crate::support::World;
 use std::io::Write;
-use std::path::Path;
 use std::process::{Output, Stdio};
 
 /// Environment variables a test sets.
 type Env<'a> = &'a [(&'a str, &'a str)];
 
-/// Runs codecrew with piped streams (never a terminal) and only the given colour
-/// variables set.
-fn codecrew(dir: &Path, args: &[&str], env: Env, stdin: &[u8]) -> Output {
-    let home = Home::new();
-    let mut command = home.codecrew();
-    command
-        .args(args)
-        .current_dir(dir)
-        .env_remove("NO_COLOR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+/// Runs codecrew in `world` with piped streams (never a terminal) and only the given
+/// colour variables set.
+fn codecrew(world: &World, args: &[&str], env: Env, stdin: &[u8]) -> Output {
+    let mut command = world.command(args);
+    command.env_remove("NO_COLOR").stdin(Stdio::piped());
     for (name, value) in env {
         command.env(name, value);
     }
@@ -47,8 +39,8 @@ const ONE_CALL: &[u8] = b"Let me read it.\n```json\n\
 
 #[test]
 fn the_man_page_is_roff_and_documents_every_command() {
-    let dir = tempfile::tempdir().unwrap();
-    let output = codecrew(dir.path(), &["man"], &[], b"");
+    let world = World::new();
+    let output = codecrew(&world, &["man"], &[], b"");
     assert!(output.status.success(), "{}", text(&output.stderr));
     let page = text(&output.stdout);
     let header = page.lines().find(|line| line.starts_with(".TH "));
@@ -74,14 +66,9 @@ fn the_man_page_is_roff_and_documents_every_command() {
 
 #[test]
 fn man_dir_writes_one_page_per_command() {
-    let dir = tempfile::tempdir().unwrap();
-    let pages = dir.path().join("man1");
-    let output = codecrew(
-        dir.path(),
-        &["man", "--dir", pages.to_str().unwrap()],
-        &[],
-        b"",
-    );
+    let world = World::new();
+    let pages = world.workspace().join("man1");
+    let output = codecrew(&world, &["man", "--dir", pages.to_str().unwrap()], &[], b"");
     assert!(output.status.success(), "{}", text(&output.stderr));
     for (file, title) in [
         ("codecrew.1", ".TH codecrew 1 "),
@@ -97,10 +84,10 @@ fn man_dir_writes_one_page_per_command() {
 
 #[test]
 fn color_always_styles_the_text_output_even_into_a_pipe() {
-    let dir = tempfile::tempdir().unwrap();
+    let world = World::new();
     let args = ["intercept", "--dry-run", "--color", "always"];
     for env in [&[][..], &[("NO_COLOR", "1")]] {
-        let output = codecrew(dir.path(), &args, env, ONE_CALL);
+        let output = codecrew(&world, &args, env, ONE_CALL);
         assert!(output.status.success());
         let out = text(&output.stdout);
         assert!(
@@ -114,7 +101,7 @@ fn color_always_styles_the_text_output_even_into_a_pipe() {
 
 #[test]
 fn no_color_never_and_pipes_get_plain_text() {
-    let dir = tempfile::tempdir().unwrap();
+    let world = World::new();
     let cases: [(&[&str], Env); 4] = [
         (&["--color", "never"], &[]),
         (&["--color", "never"], &[("CLICOLOR_FORCE", "1")]),
@@ -125,7 +112,7 @@ fn no_color_never_and_pipes_get_plain_text() {
     for (flags, env) in cases {
         let mut args = vec!["intercept", "--dry-run"];
         args.extend(flags);
-        let output = codecrew(dir.path(), &args, env, ONE_CALL);
+        let output = codecrew(&world, &args, env, ONE_CALL);
         assert!(output.status.success());
         assert_eq!(
             text(&output.stdout),
@@ -137,19 +124,14 @@ fn no_color_never_and_pipes_get_plain_text() {
 
 #[test]
 fn clicolor_force_styles_a_pipe_in_auto_mode() {
-    let dir = tempfile::tempdir().unwrap();
-    let output = codecrew(
-        dir.path(),
-        &["tools", "list"],
-        &[("CLICOLOR_FORCE", "1")],
-        b"",
-    );
+    let world = World::new();
+    let output = codecrew(&world, &["tools", "list"], &[("CLICOLOR_FORCE", "1")], b"");
     assert!(has_escapes(&output.stdout), "{}", text(&output.stdout));
 }
 
 #[test]
 fn json_output_is_never_styled() {
-    let dir = tempfile::tempdir().unwrap();
+    let world = World::new();
     let args = [
         "intercept",
         "--dry-run",
@@ -158,41 +140,36 @@ fn json_output_is_never_styled() {
         "--color",
         "always",
     ];
-    let output = codecrew(dir.path(), &args, &[], ONE_CALL);
+    let output = codecrew(&world, &args, &[], ONE_CALL);
     assert!(output.status.success());
     assert!(!has_escapes(&output.stdout), "{}", text(&output.stdout));
     let tools = ["tools", "list", "--output", "json", "--color", "always"];
-    let output = codecrew(dir.path(), &tools, &[], b"");
+    let output = codecrew(&world, &tools, &[], b"");
     assert!(!has_escapes(&output.stdout), "{}", text(&output.stdout));
 }
 
 #[test]
 fn clap_help_and_errors_follow_the_color_flag() {
-    let dir = tempfile::tempdir().unwrap();
-    let help = |flag: &str| codecrew(dir.path(), &["--color", flag, "--help"], &[], b"");
+    let world = World::new();
+    let help = |flag: &str| codecrew(&world, &["--color", flag, "--help"], &[], b"");
     assert!(has_escapes(&help("always").stdout));
     assert!(!has_escapes(&help("never").stdout));
-    let error = codecrew(dir.path(), &["--color=always", "nonsense"], &[], b"");
+    let error = codecrew(&world, &["--color=always", "nonsense"], &[], b"");
     assert_eq!(error.status.code(), Some(2));
     assert!(has_escapes(&error.stderr), "{}", text(&error.stderr));
-    let error = codecrew(dir.path(), &["nonsense"], &[], b"");
+    let error = codecrew(&world, &["nonsense"], &[], b"");
     assert!(!has_escapes(&error.stderr), "{}", text(&error.stderr));
 }
 
 #[test]
 fn logs_go_to_stderr_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let quiet = codecrew(dir.path(), &["tools", "list"], &[], b"");
+    let world = World::new();
+    let quiet = codecrew(&world, &["tools", "list"], &[], b"");
     assert!(quiet.status.success());
     assert!(quiet.stderr.is_empty(), "{}", text(&quiet.stderr));
     let runs = [
-        codecrew(dir.path(), &["-vv", "tools", "list"], &[], b""),
-        codecrew(
-            dir.path(),
-            &["tools", "list"],
-            &[("RUST_LOG", "trace")],
-            b"",
-        ),
+        codecrew(&world, &["-vv", "tools", "list"], &[], b""),
+        codecrew(&world, &["tools", "list"], &[("RUST_LOG", "trace")], b""),
     ];
     for loud in runs {
         assert!(loud.status.success());
@@ -207,7 +184,7 @@ fn logs_go_to_stderr_only() {
     }
     // A tool call logs as it runs; stdout is still exactly one JSON result.
     let call = ["-vv", "tools", "call", "list_directory", "--input", "{}"];
-    let output = codecrew(dir.path(), &call, &[], b"");
+    let output = codecrew(&world, &call, &[], b"");
     assert!(output.status.success(), "{}", text(&output.stderr));
     let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(result["status"], "ok");
@@ -216,8 +193,8 @@ fn logs_go_to_stderr_only() {
 
 #[test]
 fn chat_without_a_terminal_says_to_use_query() {
-    let dir = tempfile::tempdir().unwrap();
-    let output = codecrew(dir.path(), &["chat"], &[], b"@claude hello\n");
+    let world = World::new();
+    let output = codecrew(&world, &["chat"], &[], b"@claude hello\n");
     assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
     let said = text(&output.stderr);
     assert!(said.contains("needs a terminal"), "{said}");
