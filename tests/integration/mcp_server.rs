@@ -3,7 +3,6 @@
 //! (the project's fake server) calls a codecrew tool natively.
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -13,45 +12,31 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::support::binary::{Home, isolate, lasting_home};
-use crate::support::clis::{CLI_TIMEOUT, Cli, Clis, TestHome, run};
+use crate::support::World;
+use crate::support::binary::BIN;
+use crate::support::clis::{CLI_TIMEOUT, Cli, Clis, run};
 use crate::support::fake_model::{FakeModel, Reply, Rule, Script};
 use crate::support::mcp::{text, try_call};
 
-use crate::support::binary::BIN;
-
-/// A workspace with a file of unique content, a secret and a workflow file.
-fn workspace() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("notes.txt"),
-        "first line\nMCP-CONTENT-5150\n",
-    )
-    .unwrap();
-    std::fs::write(dir.path().join(".env"), "API_TOKEN=hunter2\n").unwrap();
-    dir
+/// A world whose workspace holds a file of unique content and a secret.
+fn world() -> World {
+    let world = World::new();
+    let dir = world.workspace();
+    std::fs::write(dir.join("notes.txt"), "first line\nMCP-CONTENT-5150\n").unwrap();
+    std::fs::write(dir.join(".env"), "API_TOKEN=hunter2\n").unwrap();
+    world
 }
 
 type Client = RunningService<RoleClient, ()>;
 
-/// `codecrew [global] --workdir <dir> mcp <args>` with no user config (unless `env` sets
-/// one), connected with rmcp's client.
-async fn connect(dir: &Path, global: &[&str], args: &[&str], env: &[(&str, &str)]) -> Client {
-    let mut command = tokio::process::Command::new(BIN);
-    // The server outlives this function: its home lasts.
-    isolate(
-        command.as_std_mut(),
-        &lasting_home(dir.file_name().unwrap()),
-    );
-    command
-        .args(global)
-        .arg("--workdir")
-        .arg(dir)
-        .arg("mcp")
-        .args(args);
-    for (key, value) in env {
-        command.env(key, value);
-    }
+/// `codecrew [global] --workdir <workspace> mcp <args>` in `world` (no user config unless
+/// the world has one), connected with rmcp's client. The server lives in the world's home.
+async fn connect(world: &World, global: &[&str], args: &[&str]) -> Client {
+    let workspace = world.workspace();
+    let mut all = global.to_vec();
+    all.extend(["--workdir", workspace.to_str().unwrap(), "mcp"]);
+    all.extend(args);
+    let command = tokio::process::Command::from(world.command(&all));
     let (transport, _stderr) = TokioChildProcess::builder(command)
         .stderr(Stdio::null())
         .spawn()
@@ -73,8 +58,8 @@ async fn call(client: &Client, tool: &str, input: Value) -> CallToolResult {
 
 #[tokio::test]
 async fn query_mode_serves_the_read_only_tools_and_execute_mode_all() {
-    let dir = workspace();
-    let query = connect(dir.path(), &[], &[], &[]).await;
+    let world = world();
+    let query = connect(&world, &[], &[]).await;
     let info = query.peer_info().unwrap();
     assert_eq!(info.server_info.as_ref().unwrap().name, "codecrew");
     let listed = tools(&query).await;
@@ -108,7 +93,7 @@ async fn query_mode_serves_the_read_only_tools_and_execute_mode_all() {
     assert_eq!(read_file.input_schema["required"], json!(["path"]));
     query.cancel().await.unwrap();
 
-    let execute = connect(dir.path(), &[], &["--mode", "execute"], &[]).await;
+    let execute = connect(&world, &[], &["--mode", "execute"]).await;
     let listed = tools(&execute).await;
     let execute_names = names(&listed);
     for tool in [
@@ -131,7 +116,7 @@ async fn query_mode_serves_the_read_only_tools_and_execute_mode_all() {
     );
     execute.cancel().await.unwrap();
 
-    let plain = connect(dir.path(), &[], &["--no-agents"], &[]).await;
+    let plain = connect(&world, &[], &["--no-agents"]).await;
     let plain_names = names(&tools(&plain).await);
     assert!(
         !plain_names.iter().any(|n| n.ends_with("_agent")),
@@ -142,8 +127,8 @@ async fn query_mode_serves_the_read_only_tools_and_execute_mode_all() {
 
 #[tokio::test]
 async fn read_file_returns_the_workspace_file() {
-    let dir = workspace();
-    let client = connect(dir.path(), &[], &[], &[]).await;
+    let world = world();
+    let client = connect(&world, &[], &[]).await;
     let result = call(&client, "read_file", json!({"path": "notes.txt"})).await;
     assert_eq!(result.is_error, Some(false), "{result:?}");
     assert!(text(&result).contains("MCP-CONTENT-5150"), "{result:?}");
@@ -164,10 +149,11 @@ async fn read_file_returns_the_workspace_file() {
 
 #[tokio::test]
 async fn denied_calls_are_errors_that_say_why() {
-    let dir = workspace();
-    let outside = dir.path().parent().unwrap().join("mcp-outside.txt");
+    let world = world();
+    let dir = world.workspace();
+    let outside = dir.parent().unwrap().join("mcp-outside.txt");
     std::fs::write(&outside, "outside\n").unwrap();
-    let client = connect(dir.path(), &[], &["--mode", "execute"], &[]).await;
+    let client = connect(&world, &[], &["--mode", "execute"]).await;
     let escaped = call(&client, "read_file", json!({"path": "../mcp-outside.txt"})).await;
     assert_eq!(escaped.is_error, Some(true));
     let message = text(&escaped);
@@ -187,7 +173,7 @@ async fn denied_calls_are_errors_that_say_why() {
         "structured status"
     );
     // Write tools are not offered in query mode, even when called by name.
-    let query = connect(dir.path(), &[], &[], &[]).await;
+    let query = connect(&world, &[], &[]).await;
     let write = call(
         &query,
         "write_file",
@@ -196,7 +182,7 @@ async fn denied_calls_are_errors_that_say_why() {
     .await;
     assert_eq!(write.is_error, Some(true));
     assert!(text(&write).contains("query mode"), "{}", text(&write));
-    assert!(!dir.path().join("x.txt").exists());
+    assert!(!dir.join("x.txt").exists());
     let _ = std::fs::remove_file(outside);
     client.cancel().await.unwrap();
     query.cancel().await.unwrap();
@@ -204,21 +190,22 @@ async fn denied_calls_are_errors_that_say_why() {
 
 #[tokio::test]
 async fn a_write_that_asks_is_denied_without_yes_and_runs_with_it() {
-    let dir = workspace();
+    let world = world();
+    let dir = world.workspace();
     let workflow = ".github/workflows/ci.yml";
     let input = json!({"path": workflow, "content": "on: push\n"});
-    let client = connect(dir.path(), &[], &["--mode", "execute"], &[]).await;
+    let client = connect(&world, &[], &["--mode", "execute"]).await;
     let denied = call(&client, "write_file", input.clone()).await;
     assert_eq!(denied.is_error, Some(true), "{denied:?}");
     assert!(text(&denied).contains("--yes"), "{}", text(&denied));
-    assert!(!dir.path().join(workflow).exists());
+    assert!(!dir.join(workflow).exists());
     client.cancel().await.unwrap();
 
-    let client = connect(dir.path(), &["--yes"], &["--mode", "execute"], &[]).await;
+    let client = connect(&world, &["--yes"], &["--mode", "execute"]).await;
     let written = call(&client, "write_file", input).await;
     assert_eq!(written.is_error, Some(false), "{}", text(&written));
     assert_eq!(
-        std::fs::read_to_string(dir.path().join(workflow)).unwrap(),
+        std::fs::read_to_string(dir.join(workflow)).unwrap(),
         "on: push\n"
     );
     // --yes never allows what is denied.
@@ -231,18 +218,21 @@ async fn a_write_that_asks_is_denied_without_yes_and_runs_with_it() {
 /// with logging turned all the way up and a warning on (both go to stderr).
 #[test]
 fn stdout_carries_nothing_but_the_protocol() {
-    let dir = workspace();
-    let home = Home::new();
-    let mut child = home
-        .codecrew()
-        .args(["-vvv", "--workdir"])
-        .arg(dir.path())
-        // With the sandbox off nothing runs without asking: `--yes` approves the command.
-        .args(["mcp", "--mode", "execute", "--yes"])
+    let world = world();
+    let workspace = world.workspace();
+    let mut child = world
+        .command(&[
+            "-vvv",
+            "--workdir",
+            workspace.to_str().unwrap(),
+            "mcp",
+            "--mode",
+            "execute",
+            // With the sandbox off nothing runs without asking: `--yes` approves the command.
+            "--yes",
+        ])
         .env("CODECREW_SANDBOX", "off")
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let messages = [
@@ -325,28 +315,20 @@ fn wait_for(child: &mut std::process::Child, timeout: Duration) -> std::process:
     }
 }
 
-/// A user config with a cheap `command` agent that prints its nesting depth.
-fn echo_config(dir: &Path) -> PathBuf {
-    let path = dir.join("user-config.toml");
-    std::fs::write(
-        &path,
-        r#"
-[agents.echo]
-provider = "command"
-command = { argv = ["sh", "-c", "cat >/dev/null; echo hello from echo at depth $CODECREW_MCP_DEPTH"] }
-"#,
+/// [`world`] with `@echo` in its user config: a cheap `command` agent that prints its
+/// nesting depth.
+fn world_with_echo() -> World {
+    world().shell_agent(
+        "echo",
+        "cat >/dev/null; echo hello from echo at depth $CODECREW_MCP_DEPTH\n",
+        "",
     )
-    .unwrap();
-    path
 }
 
 #[tokio::test]
 async fn query_agent_runs_one_job_and_returns_its_answer_and_summary() {
-    let dir = workspace();
-    let config_dir = tempfile::tempdir().unwrap();
-    let config = echo_config(config_dir.path());
-    let config = config.to_str().unwrap();
-    let client = connect(dir.path(), &[], &[], &[("CODECREW_CONFIG", config)]).await;
+    let world = world_with_echo();
+    let client = connect(&world, &[], &[]).await;
     let listed = tools(&client).await;
     let query_agent = listed.iter().find(|t| t.name == "query_agent").unwrap();
     let description = query_agent.description.as_deref().unwrap();
@@ -398,14 +380,8 @@ async fn query_agent_runs_one_job_and_returns_its_answer_and_summary() {
 
 #[tokio::test]
 async fn delegation_stops_at_the_maximum_depth() {
-    let dir = workspace();
-    let config_dir = tempfile::tempdir().unwrap();
-    let config = echo_config(config_dir.path());
-    let env = [
-        ("CODECREW_CONFIG", config.to_str().unwrap()),
-        ("CODECREW_MCP_DEPTH", "2"),
-    ];
-    let client = connect(dir.path(), &[], &["--mode", "execute"], &env).await;
+    let world = world_with_echo().env("CODECREW_MCP_DEPTH", "2");
+    let client = connect(&world, &[], &["--mode", "execute"]).await;
     let listed = names(&tools(&client).await);
     assert!(listed.contains(&"read_file".to_owned()), "{listed:?}");
     assert!(!listed.iter().any(|n| n.ends_with("_agent")), "{listed:?}");
@@ -429,8 +405,9 @@ fn claude_calls_a_codecrew_tool_natively() {
         return;
     };
     for tool_search in [true, false] {
-        let home = TestHome::new("mcp-claude");
-        let run = ClaudeRun::start(&clis, &home, tool_search);
+        // Under cargo's scratch folder, where the CLIs run as they do for every test.
+        let world = World::outside_tmp();
+        let run = ClaudeRun::start(&clis, &world, tool_search);
         let requests = run.server.model_requests();
         let log: Vec<String> = run.server.requests().iter().map(|r| r.summary()).collect();
         let first = requests[0].body.to_string();
@@ -495,9 +472,9 @@ struct ClaudeRun {
 }
 
 impl ClaudeRun {
-    fn start(clis: &Clis, home: &TestHome, tool_search: bool) -> ClaudeRun {
-        let workspace = home.root().join("project");
-        std::fs::create_dir_all(&workspace).unwrap();
+    /// Claude runs in `world`'s home and workspace, where codecrew serves.
+    fn start(clis: &Clis, world: &World, tool_search: bool) -> ClaudeRun {
+        let workspace = world.workspace();
         std::fs::write(
             workspace.join("notes.txt"),
             "The launch code is MCP-NATIVE-8086.\n",
@@ -516,14 +493,14 @@ impl ClaudeRun {
                 .named("call"),
             );
         let server = FakeModel::start(script);
-        let mcp_config = home.root().join("mcp.json");
+        let mcp_config = world.path("mcp.json");
         let servers = json!({"mcpServers": {"codecrew": {
             "command": BIN,
             "args": ["--workdir", workspace, "mcp"],
             "env": {"CODECREW_CONFIG": ""}
         }}});
         std::fs::write(&mcp_config, servers.to_string()).unwrap();
-        let mut env = clis.env_for(Cli::Claude, home, &server.url());
+        let mut env = clis.env_for(Cli::Claude, &world.home, &server.url());
         if !tool_search {
             env = env.with("ENABLE_TOOL_SEARCH", "false");
         }
@@ -568,8 +545,9 @@ async fn a_query_mode_server_runs_only_reading_commands() {
     if codecrew_policy::sandbox::read_only_unavailable(true).is_some() {
         return;
     }
-    let dir = workspace();
-    let query = connect(dir.path(), &[], &["--yes"], &[]).await;
+    let world = world();
+    let dir = world.workspace();
+    let query = connect(&world, &[], &["--yes"]).await;
     let read = call(&query, "run_command", json!({"command": "cat notes.txt"})).await;
     assert_eq!(read.is_error, Some(false), "{read:?}");
     assert!(text(&read).contains("MCP-CONTENT-5150"));
@@ -583,9 +561,9 @@ async fn a_query_mode_server_runs_only_reading_commands() {
         assert_eq!(refused.is_error, Some(true), "{command}: {refused:?}");
         assert!(!text(&refused).contains("hunter2"), "{command}");
     }
-    assert!(!dir.path().join("made.txt").exists());
+    assert!(!dir.join("made.txt").exists());
     assert_eq!(
-        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
         "first line\nMCP-CONTENT-5150\n"
     );
     query.cancel().await.unwrap();
@@ -595,20 +573,16 @@ async fn a_query_mode_server_runs_only_reading_commands() {
 /// with each call it made; the run ends as the server does.
 #[tokio::test]
 async fn the_clients_calls_are_kept_as_one_run() {
-    let dir = workspace();
-    let client = connect(dir.path(), &[], &[], &[]).await;
+    let world = world();
+    let client = connect(&world, &[], &[]).await;
     let read = call(&client, "read_file", json!({"path": "notes.txt"})).await;
     assert_eq!(read.is_error, Some(false));
     let denied = call(&client, "read_file", json!({"path": ".env"})).await;
     assert_eq!(denied.is_error, Some(true));
     client.cancel().await.unwrap();
 
-    let home = lasting_home(dir.path().file_name().unwrap());
     let logs = || {
-        let output = crate::support::binary::codecrew(&home)
-            .args(["logs", "--output", "json"])
-            .output()
-            .unwrap();
+        let output = world.run(&["logs", "--output", "json"]);
         serde_json::from_slice::<Value>(&output.stdout).unwrap()["runs"]
             .as_array()
             .unwrap()
@@ -628,16 +602,13 @@ async fn the_clients_calls_are_kept_as_one_run() {
     };
     assert_eq!(run["command"], "mcp");
     assert_eq!(run["agents"], json!(["rmcp"]));
-    let output = crate::support::binary::codecrew(&home)
-        .args([
-            "logs",
-            "show",
-            run["id"].as_str().unwrap(),
-            "--output",
-            "json",
-        ])
-        .output()
-        .unwrap();
+    let output = world.run(&[
+        "logs",
+        "show",
+        run["id"].as_str().unwrap(),
+        "--output",
+        "json",
+    ]);
     let shown: Value = serde_json::from_slice(&output.stdout).unwrap();
     let job = &shown["jobs"][0];
     assert_eq!(job["cli"], "mcp-client");
