@@ -3,37 +3,26 @@
 //! `command` agents (shell), so that these tests need no real CLI; the real CLIs over HTTP
 //! are in `e2e::mcp_http`.
 
-use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
+use crate::support::World;
 use crate::support::http_server::{
     Client, INITIALIZE, Served, TOKEN, mcp_headers, open_raw_session, processes_with, raw,
     raw_in_session, session_headers, wait_until,
 };
 use crate::support::mcp::{text, try_call};
 
-/// A workspace with a file of known lines and a secret.
-fn workspace() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let lines: String = (1..=200).map(|i| format!("line-{i}\n")).collect();
-    std::fs::write(dir.path().join("lines.txt"), lines).unwrap();
-    std::fs::write(dir.path().join("notes.txt"), "HTTP-CONTENT-8765\n").unwrap();
-    std::fs::write(dir.path().join(".env"), "API_TOKEN=hunter2\n").unwrap();
-    dir
-}
-
-/// A user config with `command` agents: `echo` answers with its task, `slow` after two
-/// seconds and a bit, `hang` never (their `sleep`s are marked by `marker`, so that a test
-/// finds its own among those of the tests running beside it).
-fn agents_config(dir: &Path, marker: u32) -> PathBuf {
-    let path = dir.join("user-config.toml");
-    std::fs::write(
-        &path,
-        format!(
-            r#"
+/// A world whose workspace holds a file of known lines and a secret, and whose user config
+/// has `command` agents: `echo` answers with its task, `slow` after two seconds and a bit,
+/// `hang` never (their `sleep`s are marked by `marker`, so that a test finds its own among
+/// those of the tests running beside it).
+fn world(marker: u32) -> World {
+    let world = World::new().user_config(&format!(
+        r#"
 [agents.echo]
 provider = "command"
 command = {{ argv = ["sh", "-c", "printf 'echo says: '; sed -n '/^## Your task/,$p'; printf ' token=%s' \"${{CODECREW_MCP_TOKEN:-none}}\""] }}
@@ -46,41 +35,35 @@ command = {{ argv = ["sh", "-c", "cat >/dev/null; sleep 2.{marker}; echo slow do
 provider = "command"
 command = {{ argv = ["sh", "-c", "cat >/dev/null; exec sleep {marker}"] }}
 "#
-        ),
-    )
-    .unwrap();
-    path
+    ));
+    let dir = world.workspace();
+    let lines: String = (1..=200).map(|i| format!("line-{i}\n")).collect();
+    std::fs::write(dir.join("lines.txt"), lines).unwrap();
+    std::fs::write(dir.join("notes.txt"), "HTTP-CONTENT-8765\n").unwrap();
+    std::fs::write(dir.join(".env"), "API_TOKEN=hunter2\n").unwrap();
+    world
 }
 
-struct Setup {
-    dir: tempfile::TempDir,
-    _config_dir: tempfile::TempDir,
-    config: PathBuf,
+/// `codecrew --workdir <workspace> mcp <args>` in `world`, with the tests' token; the
+/// server lives in the world's home.
+fn server(world: &World, args: &[&str]) -> Command {
+    let workspace = world.workspace();
+    let mut all = vec!["--workdir", workspace.to_str().unwrap(), "mcp"];
+    all.extend(args);
+    let mut command = world.command(&all);
+    command.env("CODECREW_MCP_TOKEN", TOKEN);
+    command
 }
 
-fn setup(marker: u32) -> Setup {
-    let dir = workspace();
-    let config_dir = tempfile::tempdir().unwrap();
-    let config = agents_config(config_dir.path(), marker);
-    Setup {
-        dir,
-        _config_dir: config_dir,
-        config,
-    }
-}
-
-impl Setup {
-    fn serve(&self, args: &[&str], extra: &[&str]) -> Served {
-        let config = self.config.to_str().unwrap();
-        let command = Served::command(self.dir.path(), args, &[("CODECREW_CONFIG", config)]);
-        Served::start(command, extra)
-    }
+/// [`server`] started with `extra` after `--http 127.0.0.1:0`.
+fn serve(world: &World, args: &[&str], extra: &[&str]) -> Served {
+    Served::start(server(world, args), extra)
 }
 
 #[tokio::test]
 async fn an_sdk_client_lists_and_calls_the_tools_and_an_agent_over_http() {
-    let setup = setup(40001);
-    let served = setup.serve(&[], &[]);
+    let world = world(40001);
+    let served = serve(&world, &[], &[]);
     let client = served.client().await;
     let info = client.peer_info().unwrap();
     assert_eq!(info.server_info.as_ref().unwrap().name, "codecrew");
@@ -129,8 +112,8 @@ async fn an_sdk_client_lists_and_calls_the_tools_and_an_agent_over_http() {
 
 #[tokio::test]
 async fn a_missing_or_wrong_token_a_page_and_a_big_body_are_refused_and_serving_goes_on() {
-    let setup = setup(40002);
-    let served = setup.serve(&[], &["--max-body", "4096"]);
+    let world = world(40002);
+    let served = serve(&world, &[], &["--max-body", "4096"]);
     let addr = served.addr.clone();
     let post = |headers: Vec<String>, body: &[u8]| {
         let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
@@ -235,8 +218,8 @@ async fn a_missing_or_wrong_token_a_page_and_a_big_body_are_refused_and_serving_
 
 #[tokio::test]
 async fn an_allowed_origin_is_served() {
-    let setup = setup(40003);
-    let served = setup.serve(&[], &["--allow-origin", "http://localhost:6274"]);
+    let world = world(40003);
+    let served = serve(&world, &[], &["--allow-origin", "http://localhost:6274"]);
     let mut headers = mcp_headers(TOKEN);
     headers.push("Origin: http://localhost:6274".to_owned());
     let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
@@ -254,14 +237,9 @@ async fn an_allowed_origin_is_served() {
 #[test]
 fn a_generated_token_is_shown_once_and_kept_private() {
     use std::os::unix::fs::PermissionsExt;
-    let setup = setup(40004);
-    let state = tempfile::tempdir().unwrap();
+    let world = world(40004);
     let start = || {
-        let mut command = Served::command(
-            setup.dir.path(),
-            &[],
-            &[("XDG_STATE_HOME", state.path().to_str().unwrap())],
-        );
+        let mut command = server(&world, &[]);
         command.env_remove("CODECREW_MCP_TOKEN");
         Served::start(command, &[])
     };
@@ -269,7 +247,7 @@ fn a_generated_token_is_shown_once_and_kept_private() {
     assert!(wait_until(Duration::from_secs(5), || first
         .stderr()
         .contains("Bearer")));
-    let path = state.path().join("codecrew/mcp-token");
+    let path = world.state_dir().join("mcp-token");
     let token = std::fs::read_to_string(&path).unwrap().trim().to_owned();
     assert_eq!(token.len(), 64);
     let mode = std::fs::metadata(&path).unwrap().permissions().mode();
@@ -299,8 +277,10 @@ fn a_generated_token_is_shown_once_and_kept_private() {
 
 #[test]
 fn only_loopback_unless_allowed_and_no_short_token() {
-    let setup = setup(40005);
-    let output = Served::command(setup.dir.path(), &["--http", "0.0.0.0:0"], &[])
+    let world = world(40005);
+    // No user config.
+    let output = server(&world, &["--http", "0.0.0.0:0"])
+        .env("CODECREW_CONFIG", "")
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
@@ -308,7 +288,8 @@ fn only_loopback_unless_allowed_and_no_short_token() {
     assert!(stderr.contains("not a loopback address"), "{stderr}");
     assert!(stderr.contains("--allow-remote"), "{stderr}");
 
-    let output = Served::command(setup.dir.path(), &["--http", "127.0.0.1:0"], &[])
+    let output = server(&world, &["--http", "127.0.0.1:0"])
+        .env("CODECREW_CONFIG", "")
         .env("CODECREW_MCP_TOKEN", "short")
         .output()
         .unwrap();
@@ -343,13 +324,9 @@ fn leave_without_a_word(addr: &str, clients: usize) -> Vec<String> {
 /// opens a new session); the count stays at the cap.
 #[test]
 fn a_hundred_clients_that_leave_without_a_word_are_all_served() {
-    let setup = setup(40015);
-    let config = setup.config.to_str().unwrap();
-    let command = Served::command(
-        setup.dir.path(),
-        &[],
-        &[("CODECREW_CONFIG", config), ("RUST_LOG", "codecrew=info")],
-    );
+    let world = world(40015);
+    let mut command = server(&world, &[]);
+    command.env("RUST_LOG", "codecrew=info");
     let served = Served::start(command, &["--max-sessions", "4"]);
     let started = Instant::now();
     let sessions = leave_without_a_word(&served.addr, 100);
@@ -411,8 +388,8 @@ fn a_hundred_clients_that_leave_without_a_word_are_all_served() {
 /// client goes away takes that session's place.
 #[test]
 fn busy_sessions_keep_their_places_and_a_new_client_waits_for_one_to_turn_idle() {
-    let setup = setup(40006);
-    let served = setup.serve(&[], &["--max-sessions", "2"]);
+    let world = world(40006);
+    let served = serve(&world, &[], &["--max-sessions", "2"]);
     let addr = served.addr.clone();
     let marker = "sleep 40006";
     let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"query_agent","arguments":{"task":"@hang wait"}}}"#;
@@ -476,8 +453,12 @@ fn busy_sessions_keep_their_places_and_a_new_client_waits_for_one_to_turn_idle()
 
 #[tokio::test]
 async fn agent_runs_beyond_the_limit_wait_and_beyond_the_queue_are_refused() {
-    let setup = setup(40007);
-    let served = setup.serve(&["--max-agent-runs", "1", "--agent-queue", "1"], &[]);
+    let world = world(40007);
+    let served = serve(
+        &world,
+        &["--max-agent-runs", "1", "--agent-queue", "1"],
+        &[],
+    );
     let client = served.client().await;
     let started = Instant::now();
     let (first, second, third) = tokio::join!(
@@ -537,8 +518,8 @@ fn held_open(addr: &str, session: &str, method: &str, body: &str) -> std::net::T
 
 #[tokio::test]
 async fn a_client_gone_mid_call_stops_its_agent_run_and_serving_goes_on() {
-    let setup = setup(40008);
-    let served = setup.serve(&[], &[]);
+    let world = world(40008);
+    let served = serve(&world, &[], &[]);
     let addr = served.addr.clone();
     let marker = "sleep 40008";
     let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"query_agent","arguments":{"task":"@hang wait"}}}"#;
@@ -570,8 +551,8 @@ async fn call_tool_text(client: &Client, tool: &str, input: Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_calls_in_flight_finish_then_exits_leaving_nothing() {
-    let setup = setup(40009);
-    let mut served = setup.serve(&[], &[]);
+    let world = world(40009);
+    let mut served = serve(&world, &[], &[]);
     let client = served.client().await;
     let pending = tokio::spawn(async move {
         let result = try_call(&client, "query_agent", json!({"task": "@slow drained"})).await;
@@ -602,8 +583,8 @@ async fn sigterm_lets_calls_in_flight_finish_then_exits_leaving_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn past_the_grace_period_sigterm_stops_the_agents_and_exits() {
-    let setup = setup(40010);
-    let mut served = setup.serve(&[], &["--grace", "1"]);
+    let world = world(40010);
+    let mut served = serve(&world, &[], &["--grace", "1"]);
     let client = served.client().await;
     let marker = "sleep 40010";
     let pending = tokio::spawn(async move {
@@ -642,17 +623,13 @@ async fn sixteen_clients_and_eight_agents_at_once_lose_nothing() {
     const CLIENTS: usize = 16;
     const CALLS: usize = 200;
     const AGENTS: usize = 8;
-    let setup = setup(40011);
+    let world = world(40011);
     // glibc gives threads arenas of their own (up to 8 a core) and keeps what they freed
     // for later, so the first rounds fill arenas (64, 94, 124, 122, 111 MiB after five
     // rounds here, then no more); with one arena what a round frees serves the next (63
     // to 68 MiB), and a leak in codecrew's own code shows.
-    let config = setup.config.to_str().unwrap();
-    let command = Served::command(
-        setup.dir.path(),
-        &[],
-        &[("CODECREW_CONFIG", config), ("MALLOC_ARENA_MAX", "1")],
-    );
+    let mut command = server(&world, &[]);
+    command.env("MALLOC_ARENA_MAX", "1");
     let mut served = Served::start(command, &[]);
     let pid = served.pid();
     let mut rss = Vec::new();
@@ -794,9 +771,10 @@ fn the_mcp_inspector_cli_lists_and_calls_the_tools() {
         eprintln!("note: skipping {test}: {why}");
         return;
     }
-    let setup = setup(40012);
-    let served = setup.serve(&[], &[]);
-    let home = tempfile::tempdir().unwrap();
+    let world = world(40012);
+    let served = serve(&world, &[], &[]);
+    let home = world.path("inspector");
+    std::fs::create_dir_all(&home).unwrap();
     let inspect = |args: &[&str], token: &str| {
         let output = std::process::Command::new(&inspector)
             .arg("--cli")
@@ -804,7 +782,7 @@ fn the_mcp_inspector_cli_lists_and_calls_the_tools() {
             .args(["--header", &format!("Authorization: Bearer {token}")])
             .args(args)
             .env("PATH", clis.path_var())
-            .env("HOME", home.path())
+            .env("HOME", &home)
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
@@ -876,8 +854,8 @@ fn the_mcp_inspector_cli_lists_and_calls_the_tools() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_slow_and_flooding_clients_do_not_stop_the_others() {
     use std::io::{Read, Write};
-    let setup = setup(40013);
-    let served = setup.serve(&[], &[]);
+    let world = world(40013);
+    let served = serve(&world, &[], &[]);
     let addr = served.addr.clone();
     let silent: Vec<std::net::TcpStream> = (0..20)
         .map(|_| std::net::TcpStream::connect(&addr).unwrap())
@@ -952,8 +930,8 @@ async fn silent_slow_and_flooding_clients_do_not_stop_the_others() {
 /// trying do not style, retitle or clear the terminal the server's log goes to.
 #[test]
 fn a_clients_header_reaches_the_log_inert() {
-    let setup = setup(40014);
-    let served = setup.serve(&[], &[]);
+    let world = world(40014);
+    let served = serve(&world, &[], &[]);
     let mut headers = mcp_headers(TOKEN);
     headers.push("Origin: http://evil.example\u{9b}31m\u{9b}2J".to_owned());
     let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
