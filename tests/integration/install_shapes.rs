@@ -8,9 +8,9 @@
 
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 
-use crate::support::binary::codecrew_alone;
+use crate::support::World;
 use serde_json::Value;
 
 /// The CLI: a `claude` that answers once its first line of input is in, in Claude's
@@ -24,27 +24,25 @@ printf '%s\n' '{"type":"result","subtype":"success","is_error":false,"result":"A
 cat > /dev/null
 "#;
 
-/// A scratch home, a workspace, and the PATH entries a shape adds.
+/// A world with nothing of the caller's environment (its home, its workspace), and what
+/// a shape adds to it: the PATH entries and the variables its installer sets.
 struct Machine {
-    dir: tempfile::TempDir,
+    world: World,
     path: Vec<PathBuf>,
     env: Vec<(&'static str, PathBuf)>,
 }
 
 impl Machine {
     fn new() -> Machine {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("home")).unwrap();
-        std::fs::create_dir_all(dir.path().join("work")).unwrap();
         Machine {
-            dir,
+            world: World::new().alone().env("NO_COLOR", "1"),
             path: Vec::new(),
             env: Vec::new(),
         }
     }
 
     fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
+        self.world.home_dir()
     }
 
     /// An executable file at `relative` (in the home) holding `text`.
@@ -71,18 +69,16 @@ impl Machine {
     fn codecrew(&self, config: Option<&Path>, args: &[&str]) -> Output {
         let mut path = self.path.clone();
         path.extend(["/usr/local/bin", "/usr/bin", "/bin"].map(PathBuf::from));
-        let mut command = codecrew_alone(&self.home());
+        let workspace = self.world.workspace();
+        let mut all = vec!["--workdir", workspace.to_str().unwrap()];
+        all.extend(args);
+        let mut command = self.world.command(&all);
         command
-            .arg("--workdir")
-            .arg(self.dir.path().join("work"))
-            .args(args)
             .env("PATH", std::env::join_paths(path).unwrap())
-            .env("NO_COLOR", "1")
             .env(
                 "CODECREW_CONFIG",
                 config.map(Path::to_path_buf).unwrap_or_default(),
-            )
-            .stdin(Stdio::null());
+            );
         for (name, value) in &self.env {
             command.env(name, value);
         }
@@ -300,7 +296,7 @@ fn a_layout_the_wall_does_not_know_fails_with_the_cli_read_line_that_fixes_it() 
     );
 
     // The line doctor gives, in the user config: it starts.
-    let config = machine.dir.path().join("config.toml");
+    let config = machine.world.path("config.toml");
     std::fs::write(
         &config,
         format!(
@@ -386,7 +382,7 @@ fn an_editable_plugins_source_is_the_folder_doctor_names_not_the_venv() {
     );
 
     // The line given, in the user config: it starts inside the wall.
-    let config = machine.dir.path().join("config.toml");
+    let config = machine.world.path("config.toml");
     std::fs::write(&config, format!("[permissions]\n{line}\n")).unwrap();
     assert_eq!(doctor_llm(Some(&config))["status"], "ok");
 }
