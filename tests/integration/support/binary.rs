@@ -55,18 +55,6 @@ pub fn isolation(home: &Path) -> (Vec<(&'static str, std::ffi::OsString)>, [&'st
     (set, removed)
 }
 
-/// As [`codecrew`], with nothing of the caller's environment but `PATH`: for output
-/// compared byte for byte (snapshots), where any variable of the developer's could show.
-pub fn codecrew_alone(home: &Path) -> Command {
-    let mut command = Command::new(BIN);
-    command.env_clear();
-    if let Some(path) = std::env::var_os("PATH") {
-        command.env("PATH", path);
-    }
-    isolate(&mut command, home);
-    command
-}
-
 /// A home for a binary that outlives the function that starts it (a server a client
 /// talks to): `name`'s folder under cargo's scratch folder for tests, made if missing,
 /// left there (`target/` is disposable).
