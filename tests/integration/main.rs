@@ -14,7 +14,8 @@
 //!   workspace (the sandbox lets `/tmp` be written), `alone` when nothing of the caller's
 //!   may reach it, `started_in_the_home` for a run in the home. Put it in the module of
 //!   its topic below; a new topic is a new module. A fixture of a module's own (an
-//!   editor's connection, security's `Ws`, a git `Repo`) is built on a World.
+//!   editor's connection, security's `Ws`, a git `Repo`, an install's `Machine`) is built
+//!   on a World.
 //! - **It needs a real CLI** (claude, gemini, codex, copilot, opencode, qwen, llm
 //!   talking to a model): `e2e/`, with `World::new(test, script)` there (the same world
 //!   with the real CLIs against `support::fake_model`, skipped outside CI when they are
@@ -23,11 +24,13 @@
 //! - **A CLI's own wire format against the fake model** (no codecrew):
 //!   `fake_model_clis/`.
 //! - **One command with no agent** (`tools call`, `intercept`, `prompt`, help): the
-//!   topic's module (`commands`, `security/`, `external_tools`, ...), with
-//!   `support::binary` (`codecrew(home)`, `assert_exit`, `tool_result`); what a user
-//!   reads word for word: `snapshots`.
-//! - **MCP**: `mcp_server` (stdio), `mcp_http` (`codecrew mcp --http`), `mcp_client/`
-//!   (codecrew as a client of real MCP servers).
+//!   topic's module (`commands`, `security/`, `external_tools`, ...), in a World too
+//!   (`commands` and `terminal` pipe their input to `world.command`; older modules still
+//!   call `support::binary::codecrew(home)`), with `support::binary`'s `assert_exit` and
+//!   `tool_result`; what a user reads word for word: `snapshots`.
+//! - **MCP**: `mcp_server` (stdio), `mcp_http` (`codecrew mcp --http`), each server
+//!   started with `world.command` in the test's World; `mcp_client/` (codecrew as a
+//!   client of real MCP servers).
 //! - **A terminal** (a pty: Ctrl-C, colours, a chat): `support::pty::Terminal` with the
 //!   world's `env`.
 
