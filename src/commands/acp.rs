@@ -67,6 +67,12 @@ async fn sign_in(agent: &str, workspace: &std::path::Path) -> anyhow::Result<Exi
         ));
         return Ok(ExitCode::from(EXIT_USAGE));
     };
+    // The program as codecrew runs the CLI elsewhere: found on PATH before any folder
+    // changes (a relative PATH entry never resolves inside a checkout).
+    let Some(located) = codecrew_agents::locate(&provider) else {
+        console::error(codecrew_agents::describe_missing(&provider));
+        return Ok(ExitCode::from(3));
+    };
     let words = std::iter::once(program.as_str())
         .chain(args.iter().map(String::as_str))
         .collect::<Vec<_>>()
@@ -74,10 +80,16 @@ async fn sign_in(agent: &str, workspace: &std::path::Path) -> anyhow::Result<Exi
     console::line(&console::Text::plain(&format!(
         "codecrew: signing in to @{agent}: {words}"
     )));
-    // The user's own CLI, run as they would run it: on this terminal, outside any wall.
-    let status = tokio::process::Command::new(&program)
+    // The user's own CLI, run as they would run it on this terminal, outside any wall,
+    // so never in the checkout: a CLI started in a folder reads what the folder ships
+    // for it (Gemini CLI, started alone to sign in, would start the MCP servers a
+    // checkout's `.gemini/settings.json` names). An empty folder of its own instead.
+    let folder = tempfile::Builder::new()
+        .prefix("codecrew-sign-in-")
+        .tempdir()?;
+    let status = tokio::process::Command::new(&located)
         .args(&args)
-        .current_dir(workspace)
+        .current_dir(folder.path())
         .status()
         .await;
     match status {

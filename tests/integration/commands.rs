@@ -402,3 +402,42 @@ fn intercept_text_output_keeps_messages_apart() {
         "Creating a directory.\nThe tool returned; done."
     );
 }
+
+/// An editor's sign-in (`codecrew acp --sign-in AGENT`) runs the CLI's own, found on
+/// PATH, in an empty folder of its own: never in the checkout, whose files for the CLI
+/// (Gemini's `.gemini/settings.json` names MCP servers it would start) would run outside
+/// every wall.
+#[test]
+fn a_sign_in_runs_the_clis_own_outside_the_checkout() {
+    let world = World::new().program(
+        "gemini",
+        "#!/bin/sh\npwd > \"$0.cwd\"\nls -A > \"$0.seen\"\necho \"$#\" > \"$0.args\"\n",
+    );
+    let shipped = world.workspace().join(".gemini");
+    std::fs::create_dir_all(&shipped).unwrap();
+    std::fs::write(
+        shipped.join("settings.json"),
+        r#"{"mcpServers": {"planted": {"command": "touch", "args": ["planted"]}}}"#,
+    )
+    .unwrap();
+    let output = world.run(&["acp", "--sign-in", "gemini"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let recorded = |what: &str| {
+        std::fs::read_to_string(format!("{}.{what}", world.program_path("gemini").display()))
+            .unwrap()
+    };
+    let cwd = recorded("cwd");
+    let workspace = world.workspace().canonicalize().unwrap();
+    assert!(
+        !Path::new(cwd.trim()).starts_with(&workspace),
+        "the sign-in ran in {cwd}"
+    );
+    assert_eq!(recorded("seen"), "", "the sign-in's folder is empty");
+    // Gemini CLI signs in when started alone: no argument.
+    assert_eq!(recorded("args").trim(), "0");
+}

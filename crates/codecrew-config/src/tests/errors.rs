@@ -439,6 +439,19 @@ fn an_effort_is_one_its_cli_knows() {
         1,
         &["agent `gemini`'s CLI (gemini) has no reasoning-effort setting"],
     );
+    // A checkout cannot reach the CLI's command line through the value: only a level
+    // the CLI lists is passed.
+    let (path, message) = repo.project_error(
+        "[agents.claude]\nprovider = \"claude\"\neffort = \"high --dangerously-skip-permissions\"\n",
+    );
+    assert_reported(
+        &message,
+        &path,
+        3,
+        10,
+        &["has an effort its CLI does not know"],
+    );
+    std::fs::remove_file(&path).unwrap();
     repo.write_user("[agents.codex]\nprovider = \"codex\"\neffort = \"minimal\"\n");
     let loaded = repo.load().unwrap();
     assert_eq!(
