@@ -74,7 +74,7 @@ fn a_query_is_kept_listed_shown_searched_and_removed() {
     assert!(id.starts_with(short));
 
     // Shown by its short id: the answer, the call, the usage.
-    let shown = world.run_json(&["logs", "show", short, "--output", "json"]);
+    let shown = shown_run(&world, short);
     assert_eq!(shown["id"], id);
     let job = &shown["jobs"][0];
     assert_eq!(job["agent"], "echo");
@@ -166,13 +166,7 @@ fn a_run_killed_stays_not_finished() {
     assert_eq!(runs[0]["ended"], Value::Null);
     let listed = text(&world.run(&["logs", "--status", "not-finished"]).stdout);
     assert!(listed.contains("not finished"), "{listed}");
-    let shown = world.run_json(&[
-        "logs",
-        "show",
-        runs[0]["id"].as_str().unwrap(),
-        "--output",
-        "json",
-    ]);
+    let shown = shown_run(&world, runs[0]["id"].as_str().unwrap());
     assert_eq!(shown["jobs"][0]["agent"], "echo");
     assert_eq!(shown["jobs"][0]["answer"], Value::Null);
 }
@@ -360,7 +354,7 @@ fn a_chat_is_kept_as_one_run() {
     assert_eq!(run["status"], "ok");
     assert!(run["task"].as_str().unwrap().contains("TASK-CHAT-ONE"));
     let id = run["id"].as_str().unwrap();
-    let shown = world.run_json(&["logs", "show", id, "--output", "json"]);
+    let shown = shown_run(&world, id);
     let jobs = shown["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 2, "{shown:#}");
     for (job, task) in jobs.iter().zip(["TASK-CHAT-ONE", "TASK-CHAT-TWO"]) {
@@ -395,13 +389,7 @@ fn a_crew_call_is_kept_under_its_caller() {
 
     let run = &listed_runs(&world)[0];
     assert_eq!(run["agents"], json!(["boss", "echo"]));
-    let shown = world.run_json(&[
-        "logs",
-        "show",
-        run["id"].as_str().unwrap(),
-        "--output",
-        "json",
-    ]);
+    let shown = shown_run(&world, run["id"].as_str().unwrap());
     let jobs = shown["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 2, "{shown:#}");
     let (caller, sub) = (&jobs[0], &jobs[1]);
@@ -458,13 +446,7 @@ fn a_sensitive_files_content_is_not_kept() {
     let output = world.run(&["execute", "--yes", "--raw", "@reader TASK-READ"]);
     assert_exit(&output, 0);
     let run = &listed_runs(&world)[0];
-    let shown = world.run_json(&[
-        "logs",
-        "show",
-        run["id"].as_str().unwrap(),
-        "--output",
-        "json",
-    ]);
+    let shown = shown_run(&world, run["id"].as_str().unwrap());
     let call = &shown["jobs"][0]["tool_calls"][0];
     assert_eq!(call["name"], "read_file");
     assert_eq!(call["status"], "ok");
@@ -501,13 +483,7 @@ fn a_calls_id_is_the_same_in_stream_json_and_the_store() {
     assert_eq!(results[0]["tool_call_id"], id);
 
     let run = &listed_runs(&world)[0];
-    let shown = world.run_json(&[
-        "logs",
-        "show",
-        run["id"].as_str().unwrap(),
-        "--output",
-        "json",
-    ]);
+    let shown = shown_run(&world, run["id"].as_str().unwrap());
     let kept = &shown["jobs"][0]["tool_calls"][0];
     assert_eq!(kept["name"], "help");
     assert_eq!(kept["call_id"], id);
@@ -517,13 +493,7 @@ fn a_calls_id_is_the_same_in_stream_json_and_the_store() {
     let id = doc["results"][0]["tool_calls"][0]["id"].as_str().unwrap();
     assert!(id.starts_with("call_"), "{doc:#}");
     let run = &listed_runs(&world)[0];
-    let shown = world.run_json(&[
-        "logs",
-        "show",
-        run["id"].as_str().unwrap(),
-        "--output",
-        "json",
-    ]);
+    let shown = shown_run(&world, run["id"].as_str().unwrap());
     assert_eq!(
         shown["jobs"][0]["tool_calls"][0]["call_id"], id,
         "{shown:#}"
@@ -551,4 +521,9 @@ fn a_reader_that_goes_away_ends_the_query_quietly_and_the_run_is_still_ended() {
     assert_eq!(runs.len(), 1, "{runs:#?}");
     assert_eq!(runs[0]["exit_code"], 0, "{runs:#?}");
     assert_ne!(runs[0]["status"], "running", "{runs:#?}");
+}
+
+/// `codecrew logs show ID --output json`: the run `id` (or a prefix of it) as kept.
+fn shown_run(world: &World, id: &str) -> Value {
+    world.run_json(&["logs", "show", id, "--output", "json"])
 }

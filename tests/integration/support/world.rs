@@ -81,6 +81,11 @@ impl World {
         for (name, value) in set {
             env = env.with(name, value);
         }
+        World::of(home, env)
+    }
+
+    /// A world of `home` whose runs get `env`: no config, no agent, nothing trusted.
+    fn of(home: TestHome, env: CliEnv) -> World {
         World {
             home,
             env,
@@ -103,14 +108,7 @@ impl World {
         let env = clis
             .env_for_all(&home, &server.url())
             .with("CODECREW_CONFIG", "");
-        let world = World {
-            home,
-            env,
-            user_config: String::new(),
-            agents: String::new(),
-            trusted: false,
-            alone: false,
-        };
+        let world = World::of(home, env);
         Some(RealClis { world, server })
     }
 
