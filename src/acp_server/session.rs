@@ -135,7 +135,7 @@ impl Session {
                 state.chosen = agent;
                 state.last.clear();
             }
-            Choice::Model(model) => state.choose_model(model).await?,
+            Choice::Model(model) => state.choose_model(model)?,
             Choice::Effort(level) => state.choose_effort(level)?,
             Choice::Mode(mode) => state.agents.set_mode(mode).await,
         }
@@ -395,9 +395,9 @@ impl State {
     }
 
     /// The chosen agent runs `model` from now on: one its option lists. Back to its
-    /// default while it runs another, its CLI ends (the others' too: they are kept
-    /// together) and starts again, resuming, at the next prompt.
-    async fn choose_model(&mut self, model: String) -> Result<(), String> {
+    /// default while it runs another, its CLI ends and starts again, resuming, at the
+    /// next prompt (the other agents' CLIs go on).
+    fn choose_model(&mut self, model: String) -> Result<(), String> {
         let agent = self.chosen.clone();
         let Some(config) = self.engine.config().config.agents.get(&agent) else {
             return Err(format!("no agent @{agent} in this workspace's config"));
@@ -419,7 +419,7 @@ impl State {
                 .running(&agent)
                 .is_some_and(|running| running != configured.as_deref());
             if runs_another {
-                self.agents.close().await;
+                self.agents.restart_agent(&agent);
             }
         } else {
             self.models.insert(agent, model);
