@@ -15,6 +15,8 @@ pub use logs::{LogsArgs, LogsCommand, LogsListArgs, LogsStatus, Since, parse_sin
 use servers::{ACP_HELP, MCP_HELP};
 pub use servers::{AcpArgs, McpArgs};
 pub use spans::{parse_age, parse_duration};
+use undo::UNDO_HELP;
+pub use undo::UndoArgs;
 
 mod background;
 mod help;
@@ -23,6 +25,7 @@ mod servers;
 mod spans;
 #[cfg(test)]
 mod tests;
+mod undo;
 
 use codecrew_core::thread::ThreadName;
 use codecrew_intercept::decode::Format;
@@ -141,6 +144,9 @@ pub enum CodecrewCommand {
     /// Print a run's answers once it has ended; --wait waits for them
     #[command(after_help = RESULT_HELP)]
     Result(ResultArgs),
+    /// Put back what a run of execute changed in the workspace, as it was before the run
+    #[command(after_help = UNDO_HELP)]
+    Undo(UndoArgs),
     /// Check the setup: installed CLIs and their versions, the config, the MCP servers,
     /// the OS sandbox; with --live, ask each agent a one-word question
     #[command(after_help = DOCTOR_HELP)]

@@ -58,6 +58,8 @@ fn runs_tools(command: &CodecrewCommand) -> Option<&'static str> {
         | CodecrewCommand::Ps(_)
         | CodecrewCommand::Kill(_)
         | CodecrewCommand::Result(_)
+        // It writes only what a run recorded here changed (a run that needed the flag).
+        | CodecrewCommand::Undo(_)
         // An editor starts it where it likes; each session's folder is checked instead.
         | CodecrewCommand::Acp(_)
         | CodecrewCommand::Completions(_)

@@ -167,6 +167,7 @@ async fn run(command_line: CommandLine, colors: Colors) -> anyhow::Result<ExitCo
         CodecrewCommand::Ps(args) => commands::background::ps(&args),
         CodecrewCommand::Kill(args) => commands::background::kill(&args).await,
         CodecrewCommand::Result(args) => commands::background::result(&args).await,
+        CodecrewCommand::Undo(args) => commands::undo::run(args, &workdir).await,
         CodecrewCommand::Doctor(args) => commands::doctor::run(args, &workdir).await,
         CodecrewCommand::Completions(args) => commands::completions::run(&args),
         CodecrewCommand::Man(args) => commands::man::run(&args),

@@ -17,6 +17,7 @@ pub mod run;
 pub mod tasks;
 pub mod threads;
 pub mod tools;
+pub mod undo;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

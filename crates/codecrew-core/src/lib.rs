@@ -30,4 +30,5 @@ pub mod runs;
 pub mod session;
 pub mod thread;
 pub mod toolbox;
+pub mod undo;
 pub mod usage;

@@ -200,7 +200,7 @@ impl Beneath {
 
     /// Opens the directory `dir`, creating it and any missing parent, each beneath the
     /// one before and never through a link.
-    fn create_dirs(&self, dir: &Path) -> Result<OwnedFd> {
+    pub fn create_dirs(&self, dir: &Path) -> Result<OwnedFd> {
         let relative = self.relative(dir)?;
         let step = OFlag::O_PATH | OFlag::O_DIRECTORY;
         if let Ok(fd) = self.open_relative(&relative, step, Mode::empty()) {
@@ -291,6 +291,109 @@ impl Beneath {
             let _ = unlinkat(&dir, temp_name.as_os_str(), UnlinkatFlags::NoRemoveDir);
         }
         written.map(|()| existing.is_none())
+    }
+}
+
+impl Beneath {
+    /// Puts a regular file with `bytes` and the permission bits `mode` at `target`,
+    /// whatever non-directory stands at the name now (a link there is replaced, never
+    /// followed): a temporary file in the opened directory renamed over the name. The
+    /// directories on the way are made, never through a link. For `codecrew undo`, which
+    /// puts back a file as it was, not as the file tools' writes that keep a file's mode.
+    pub fn put_file(&self, target: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+        let (dir, name) = self.replaceable(target)?;
+        let (temp_name, temp) = create_temp(&dir)?;
+        let written = (|| -> Result<()> {
+            let mut file = File::from(temp);
+            file.write_all(bytes)?;
+            file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
+            file.sync_all()?;
+            renameat(&dir, temp_name.as_os_str(), &dir, name.as_os_str())?;
+            Ok(())
+        })();
+        if written.is_err() {
+            let _ = unlinkat(&dir, temp_name.as_os_str(), UnlinkatFlags::NoRemoveDir);
+        }
+        written
+    }
+
+    /// Puts a symbolic link to `link` at `target`, as [`Beneath::put_file`] puts a file.
+    /// The link is made, never followed.
+    pub fn put_symlink(&self, target: &Path, link: &std::ffi::OsStr) -> Result<()> {
+        let (dir, name) = self.replaceable(target)?;
+        let mut made = None;
+        for _ in 0..TEMP_ATTEMPTS {
+            let temp = OsString::from(format!(".codecrew-{:016x}.tmp", random()));
+            match nix::unistd::symlinkat(link, &dir, temp.as_os_str()) {
+                Ok(()) => {
+                    made = Some(temp);
+                    break;
+                }
+                Err(Errno::EEXIST) => continue,
+                Err(errno) => return Err(errno.into()),
+            }
+        }
+        let Some(temp) = made else {
+            return Err(io::Error::from(io::ErrorKind::AlreadyExists).into());
+        };
+        renameat(&dir, temp.as_os_str(), &dir, name.as_os_str()).map_err(|errno| {
+            let _ = unlinkat(&dir, temp.as_os_str(), UnlinkatFlags::NoRemoveDir);
+            BeneathError::from(errno)
+        })
+    }
+
+    /// Removes the non-directory at `target` (a link itself, never what it leads to).
+    /// False when there was nothing there.
+    pub fn remove_file(&self, target: &Path) -> Result<bool> {
+        let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
+            return Err(BeneathError::Outside);
+        };
+        let dir = match self.open_dir(parent) {
+            Ok(dir) => dir,
+            Err(BeneathError::Io(error)) if error.kind() == io::ErrorKind::NotFound => {
+                return Ok(false);
+            }
+            Err(error) => return Err(error),
+        };
+        match unlinkat(&dir, name, UnlinkatFlags::NoRemoveDir) {
+            Ok(()) => Ok(true),
+            Err(Errno::ENOENT) => Ok(false),
+            Err(errno) => Err(errno.into()),
+        }
+    }
+
+    /// Removes the directory `dir` if it is empty; false when it is not (or is gone).
+    pub fn remove_empty_dir(&self, dir: &Path) -> Result<bool> {
+        let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+            return Err(BeneathError::Outside);
+        };
+        let parent = self.open_dir(parent)?;
+        match unlinkat(&parent, name, UnlinkatFlags::RemoveDir) {
+            Ok(()) => Ok(true),
+            Err(Errno::ENOENT | Errno::ENOTEMPTY | Errno::EEXIST | Errno::ENOTDIR) => Ok(false),
+            Err(errno) => Err(errno.into()),
+        }
+    }
+
+    /// The directory of `target`, made beneath the root and opened to write in, and the
+    /// name in it; refused when a directory stands at the name.
+    fn replaceable(&self, target: &Path) -> Result<(OwnedFd, OsString)> {
+        let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
+            return Err(BeneathError::Outside);
+        };
+        let dir = self.create_dirs(parent)?;
+        if let Ok(stat) = fstatat(&dir, name, AtFlags::AT_SYMLINK_NOFOLLOW)
+            && SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT == SFlag::S_IFDIR
+        {
+            return Err(io::Error::from(io::ErrorKind::IsADirectory).into());
+        }
+        let dir = openat(
+            &dir,
+            ".",
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok((dir, name.to_owned()))
     }
 }
 

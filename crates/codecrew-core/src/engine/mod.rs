@@ -24,6 +24,7 @@ mod run;
 mod served;
 mod stage;
 mod thread_saver;
+mod undo_recording;
 mod updates;
 
 use std::path::{Path, PathBuf};

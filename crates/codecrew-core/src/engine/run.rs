@@ -6,6 +6,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::job_log::KeptJob;
+use super::undo_recording;
 use super::updates::Updates;
 use super::{Engine, JobLabel, Limits, Stage, ThreadSaver, Update};
 use crate::jobs::PlanError;
@@ -13,6 +14,7 @@ use crate::mention::Job;
 use crate::runs::{self, Earlier, JobRow, RunLog, Store, StoreError};
 use crate::session::JobStream;
 use crate::thread::{ThreadError, ThreadName, ThreadStore};
+use crate::undo::Recording;
 use codecrew_tools::Mode;
 
 /// What a front end asks the engine to run.
@@ -79,6 +81,8 @@ pub struct Run {
     jobs: JoinSet<()>,
     /// The run store's record.
     log: Option<Arc<RunLog>>,
+    /// What `codecrew undo` needs of an execute run: its workspace before, then after.
+    recording: Option<Recording>,
     stage: Stage,
 }
 
@@ -151,6 +155,16 @@ impl Engine {
             request.input,
             request.continues.map(|earlier| earlier.run),
         );
+        // Before any job can write: the workspace as it is, for `codecrew undo`.
+        let recording = match request.mode {
+            Mode::Execute => {
+                let id = log
+                    .as_ref()
+                    .map_or_else(runs::new_id, |log| log.id().to_owned());
+                undo_recording::start(self.workspace(), id).await
+            }
+            Mode::Query => None,
+        };
         let (updates, events, answers) = Updates::new(runs.len(), thread_saver.clone());
         let (cancel, cancelled) = watch::channel(false);
         // Each job's report comes as soon as its answer is final; its task ends once its
@@ -178,6 +192,7 @@ impl Engine {
             cancel,
             jobs,
             log,
+            recording,
             stage,
         })
     }
@@ -215,6 +230,9 @@ impl Run {
     /// After [`Run::wind_down`]: the MCP servers ended, and the run's end recorded in
     /// the run store with `exit_code`.
     pub async fn finish(self, exit_code: u8) {
+        if let Some(recording) = self.recording {
+            undo_recording::finish(recording).await;
+        }
         if let Some(log) = &self.log {
             log.ended(exit_code);
         }

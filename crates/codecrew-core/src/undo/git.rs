@@ -1,0 +1,304 @@
+//! git's plumbing over codecrew's own object store: snapshots of a workspace as trees,
+//! what differs between two trees, a file's bytes in one.
+//!
+//! git runs with its own repository (`GIT_DIR`, under codecrew's state folder, never the
+//! workspace's `.git`), its own index (`GIT_INDEX_FILE`, kept between snapshots so that
+//! git's stat cache makes the second and later ones cheap) and the workspace as its work
+//! tree. Nothing of the workspace, the user's or the system's git configuration can make
+//! it run a program or change the bytes it stores: the environment is cleared, no system
+//! or global config is read, hooks and fsmonitor are off, and the store's own
+//! `info/attributes`, which outranks every `.gitattributes` of the workspace, turns off
+//! every conversion (end of lines, filters, `ident`, encodings), so that a file put back
+//! is byte for byte what was there. The workspace's `.gitignore` files are read: what
+//! they ignore is not in a snapshot.
+
+use std::ffi::OsString;
+use std::io::{self, Read};
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::UndoError;
+
+/// What the store's `info/attributes` says of every path: no conversion of any kind.
+const NO_CONVERSIONS: &str = "* -text -eol -crlf -filter -ident -working-tree-encoding\n";
+
+/// The most a snapshot's or a diff's output may be (a listing of paths): 256 MiB.
+const MAX_OUTPUT: u64 = 256 << 20;
+
+/// One workspace's private repository and index.
+#[derive(Debug, Clone)]
+pub(crate) struct PrivateGit {
+    /// The repository (bare): the objects of every snapshot.
+    git_dir: PathBuf,
+    /// The index that caches the work tree's stat data between snapshots.
+    index: PathBuf,
+    /// The workspace.
+    work_tree: PathBuf,
+    /// An empty folder given as HOME, so that no `~/.gitconfig` or `~/.config/git` is read.
+    home: PathBuf,
+    /// Paths beneath the workspace left out of every snapshot (codecrew's own state
+    /// folder, should it lie there), relative to it.
+    excluded: Vec<PathBuf>,
+}
+
+/// One path that differs between two trees: each side's mode and object, None where the
+/// path is absent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Change {
+    pub path: PathBuf,
+    pub old: Option<Entry>,
+    pub new: Option<Entry>,
+}
+
+/// A tree entry: git's mode (`100644`, `100755`, `120000`, `160000`) and object id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub mode: u32,
+    pub id: String,
+}
+
+impl PrivateGit {
+    /// The repository in `dir` (made private), for `workspace`.
+    pub fn new(dir: &Path, workspace: &Path, excluded: Vec<PathBuf>) -> PrivateGit {
+        PrivateGit {
+            git_dir: dir.join("git"),
+            index: dir.join("index"),
+            work_tree: workspace.to_owned(),
+            home: dir.join("home"),
+            excluded,
+        }
+    }
+
+    /// Whether git can be run at all.
+    pub fn installed() -> bool {
+        Command::new("git")
+            .arg("--version")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+    }
+
+    /// Makes the repository, once.
+    pub fn init(&self) -> Result<(), UndoError> {
+        let io = |source| UndoError::Io {
+            path: self.git_dir.clone(),
+            source,
+        };
+        private_dir(&self.home).map_err(io)?;
+        if !self.git_dir.join("HEAD").is_file() {
+            let mut init = self.bare_command();
+            init.args(["init", "--quiet", "--bare", "--template="])
+                .arg(&self.git_dir);
+            run(init, None)?;
+        }
+        let info = self.git_dir.join("info");
+        private_dir(&info).map_err(io)?;
+        let attributes = info.join("attributes");
+        if std::fs::read_to_string(&attributes).ok().as_deref() != Some(NO_CONVERSIONS) {
+            std::fs::write(&attributes, NO_CONVERSIONS).map_err(io)?;
+        }
+        Ok(())
+    }
+
+    /// The workspace as it is now, as a tree in the store: its object id.
+    pub fn snapshot(&self) -> Result<String, UndoError> {
+        let mut add = self.command();
+        // Unreadable files are left as they were in the index rather than failing the
+        // snapshot: the rest is still recorded.
+        add.args(["add", "--all", "--ignore-errors", "--", "."]);
+        for excluded in &self.excluded {
+            let mut spec = OsString::from(":(exclude,literal,top)");
+            spec.push(excluded.as_os_str());
+            add.arg(spec);
+        }
+        run(add, None)?;
+        let mut write = self.command();
+        write.arg("write-tree");
+        let tree = String::from_utf8_lossy(&run(write, None)?)
+            .trim()
+            .to_owned();
+        object_id(&tree)
+            .then_some(tree.clone())
+            .ok_or_else(|| UndoError::Git(format!("write-tree gave {tree:?}, not a tree id")))
+    }
+
+    /// Every file that differs between the trees `old` and `new`.
+    pub fn changes(&self, old: &str, new: &str) -> Result<Vec<Change>, UndoError> {
+        let mut diff = self.command();
+        diff.args(["diff-tree", "-r", "-z", "--no-renames", "--no-commit-id"])
+            .arg(checked_id(old)?)
+            .arg(checked_id(new)?);
+        parse_diff(&run(diff, None)?)
+    }
+
+    /// The bytes of the blob `id`.
+    pub fn blob(&self, id: &str) -> Result<Vec<u8>, UndoError> {
+        let mut cat = self.command();
+        cat.args(["cat-file", "blob"]).arg(checked_id(id)?);
+        run(cat, Some(u64::MAX))
+    }
+
+    /// Whether the store holds the tree `id` (a record names trees of its store only).
+    pub fn has_tree(&self, id: &str) -> Result<bool, UndoError> {
+        let mut check = self.command();
+        check.args(["cat-file", "-t"]).arg(checked_id(id)?);
+        Ok(run(check, None).is_ok_and(|kind| kind.trim_ascii() == b"tree"))
+    }
+
+    /// git, with nothing of the user's, the system's or the workspace's configuration
+    /// that could run a program or convert a file.
+    fn bare_command(&self) -> Command {
+        let mut command = Command::new("git");
+        command.env_clear();
+        if let Some(path) = std::env::var_os("PATH") {
+            command.env("PATH", path);
+        }
+        command
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", &self.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null());
+        for setting in [
+            "core.hooksPath=/dev/null",
+            "core.fsmonitor=false",
+            "core.autocrlf=false",
+            "core.safecrlf=false",
+            "core.symlinks=true",
+            "core.fileMode=true",
+            "core.ignoreCase=false",
+            "core.precomposeUnicode=false",
+            "core.excludesFile=/dev/null",
+            "core.attributesFile=/dev/null",
+            "core.sparseCheckout=false",
+            "gc.auto=0",
+            "maintenance.auto=false",
+            "submodule.recurse=false",
+            "protocol.allow=never",
+        ] {
+            command.args(["-c", setting]);
+        }
+        command
+    }
+
+    /// [`PrivateGit::bare_command`] over this store, its index and the workspace.
+    fn command(&self) -> Command {
+        let mut command = self.bare_command();
+        command
+            .env("GIT_DIR", &self.git_dir)
+            .env("GIT_INDEX_FILE", &self.index)
+            .env("GIT_WORK_TREE", &self.work_tree)
+            .current_dir(&self.work_tree);
+        command
+    }
+}
+
+/// Runs `command`, its stdout (at most `limit`, else [`MAX_OUTPUT`]) if it succeeds.
+fn run(mut command: Command, limit: Option<u64>) -> Result<Vec<u8>, UndoError> {
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().map_err(|error| {
+        if error.kind() == io::ErrorKind::NotFound {
+            UndoError::GitMissing
+        } else {
+            UndoError::Git(format!("cannot start git: {error}"))
+        }
+    })?;
+    // stderr drained beside stdout, so that a chatty git cannot block on a full pipe.
+    let stderr = child.stderr.take().map(|stderr| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = stderr.take(64 * 1024).read_to_end(&mut text);
+            text
+        })
+    });
+    let mut output = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        let limit = limit.unwrap_or(MAX_OUTPUT);
+        stdout
+            .take(limit)
+            .read_to_end(&mut output)
+            .map_err(|error| UndoError::Git(format!("cannot read git's output: {error}")))?;
+    }
+    let status = child
+        .wait()
+        .map_err(|error| UndoError::Git(format!("git did not end: {error}")))?;
+    let stderr = stderr
+        .and_then(|thread| thread.join().ok())
+        .unwrap_or_default();
+    if !status.success() {
+        let said = String::from_utf8_lossy(&stderr);
+        return Err(UndoError::Git(format!(
+            "git failed ({status}): {}",
+            said.trim()
+        )));
+    }
+    Ok(output)
+}
+
+/// Whether `id` is a git object id (SHA-1 or SHA-256, lower-case hex).
+pub(crate) fn object_id(id: &str) -> bool {
+    matches!(id.len(), 40 | 64)
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+fn checked_id(id: &str) -> Result<&str, UndoError> {
+    if object_id(id) {
+        Ok(id)
+    } else {
+        Err(UndoError::BadRecord(format!(
+            "{id:?} is not a git object id"
+        )))
+    }
+}
+
+/// `git diff-tree -r -z` output: `:<old mode> <new mode> <old id> <new id> <status>\0<path>\0`.
+pub(crate) fn parse_diff(output: &[u8]) -> Result<Vec<Change>, UndoError> {
+    let bad = |what: &str| UndoError::Git(format!("cannot read git diff-tree's output: {what}"));
+    let mut fields = output.split(|&byte| byte == 0);
+    let mut changes = Vec::new();
+    while let Some(header) = fields.next() {
+        if header.is_empty() {
+            continue;
+        }
+        let header = std::str::from_utf8(header).map_err(|_| bad("a header not in ASCII"))?;
+        let parts: Vec<&str> = header.trim_start_matches(':').split(' ').collect();
+        let [old_mode, new_mode, old_id, new_id, _status] = parts.as_slice() else {
+            return Err(bad(header));
+        };
+        let path = fields
+            .next()
+            .ok_or_else(|| bad("a header without its path"))?;
+        let entry = |mode: &str, id: &str| -> Result<Option<Entry>, UndoError> {
+            let mode = u32::from_str_radix(mode, 8).map_err(|_| bad(header))?;
+            if !object_id(id) {
+                return Err(bad(header));
+            }
+            Ok((mode != 0).then(|| Entry {
+                mode,
+                id: id.to_owned(),
+            }))
+        };
+        changes.push(Change {
+            path: PathBuf::from(OsString::from_vec(path.to_vec())),
+            old: entry(old_mode, old_id)?,
+            new: entry(new_mode, new_id)?,
+        });
+    }
+    Ok(changes)
+}
+
+/// Makes `dir` (and its parents) private to the user: 0700.
+pub(crate) fn private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
