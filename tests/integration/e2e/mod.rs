@@ -115,6 +115,7 @@ mod query_commands;
 mod rendered;
 mod runs;
 mod tool_loop;
+mod undo;
 mod usage;
 mod warm;
 mod workspace_state;
