@@ -299,7 +299,8 @@ impl Beneath {
     /// whatever non-directory stands at the name now (a link there is replaced, never
     /// followed): a temporary file in the opened directory renamed over the name. The
     /// directories on the way are made, never through a link. For `codecrew undo`, which
-    /// puts back a file as it was, not as the file tools' writes that keep a file's mode.
+    /// puts back a file as it was, not as the file tools' writes that keep a file's mode;
+    /// not flushed to the disk one by one: the caller flushes once for all it puts.
     pub fn put_file(&self, target: &Path, bytes: &[u8], mode: u32) -> Result<()> {
         let (dir, name) = self.replaceable(target)?;
         let (temp_name, temp) = create_temp(&dir)?;
@@ -307,7 +308,6 @@ impl Beneath {
             let mut file = File::from(temp);
             file.write_all(bytes)?;
             file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
-            file.sync_all()?;
             renameat(&dir, temp_name.as_os_str(), &dir, name.as_os_str())?;
             Ok(())
         })();

@@ -134,11 +134,22 @@ impl PrivateGit {
         parse_diff(&run(diff, None)?)
     }
 
-    /// The bytes of the blob `id`.
-    pub fn blob(&self, id: &str) -> Result<Vec<u8>, UndoError> {
+    /// A reader of the store's blobs, one git process for all of them.
+    pub fn blobs(&self) -> Result<Blobs, UndoError> {
         let mut cat = self.command();
-        cat.args(["cat-file", "blob"]).arg(checked_id(id)?);
-        run(cat, Some(u64::MAX))
+        cat.args(["cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = cat.spawn().map_err(spawn_error)?;
+        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(UndoError::Git("git cat-file has no pipes".into()));
+        };
+        Ok(Blobs {
+            child,
+            input,
+            output: io::BufReader::new(output),
+        })
     }
 
     /// Whether the store holds the tree `id` (a record names trees of its store only).
@@ -201,13 +212,7 @@ impl PrivateGit {
 /// Runs `command`, its stdout (at most `limit`, else [`MAX_OUTPUT`]) if it succeeds.
 fn run(mut command: Command, limit: Option<u64>) -> Result<Vec<u8>, UndoError> {
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = command.spawn().map_err(|error| {
-        if error.kind() == io::ErrorKind::NotFound {
-            UndoError::GitMissing
-        } else {
-            UndoError::Git(format!("cannot start git: {error}"))
-        }
-    })?;
+    let mut child = command.spawn().map_err(spawn_error)?;
     // stderr drained beside stdout, so that a chatty git cannot block on a full pipe.
     let stderr = child.stderr.take().map(|stderr| {
         std::thread::spawn(move || {
@@ -238,6 +243,58 @@ fn run(mut command: Command, limit: Option<u64>) -> Result<Vec<u8>, UndoError> {
         )));
     }
     Ok(output)
+}
+
+fn spawn_error(error: io::Error) -> UndoError {
+    if error.kind() == io::ErrorKind::NotFound {
+        UndoError::GitMissing
+    } else {
+        UndoError::Git(format!("cannot start git: {error}"))
+    }
+}
+
+/// `git cat-file --batch`, asked one blob at a time (it answers each at once).
+pub(crate) struct Blobs {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    output: io::BufReader<std::process::ChildStdout>,
+}
+
+impl Blobs {
+    /// The bytes of the blob `id`.
+    pub fn read(&mut self, id: &str) -> Result<Vec<u8>, UndoError> {
+        use std::io::{BufRead, Write};
+        let broken = |error: io::Error| UndoError::Git(format!("git cat-file: {error}"));
+        writeln!(self.input, "{}", checked_id(id)?).map_err(broken)?;
+        self.input.flush().map_err(broken)?;
+        let mut header = String::new();
+        self.output.read_line(&mut header).map_err(broken)?;
+        // `<id> blob <size>`, or `<id> missing`.
+        let size = match header.trim_end().split(' ').collect::<Vec<_>>().as_slice() {
+            [named, "blob", size] if *named == id => size.parse::<u64>().ok(),
+            _ => None,
+        }
+        .ok_or_else(|| UndoError::BadRecord(format!("the store has no file {id}: {header:?}")))?;
+        let mut bytes = Vec::new();
+        (&mut self.output)
+            .take(size)
+            .read_to_end(&mut bytes)
+            .map_err(broken)?;
+        let mut newline = [0u8; 1];
+        self.output.read_exact(&mut newline).map_err(broken)?;
+        if u64::try_from(bytes.len()).ok() != Some(size) || newline != *b"\n" {
+            return Err(UndoError::Git("git cat-file's answer was cut short".into()));
+        }
+        Ok(bytes)
+    }
+}
+
+impl Drop for Blobs {
+    fn drop(&mut self) {
+        // Its stdin closed, it ends; a git that does not is not waited for forever.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Whether `id` is a git object id (SHA-1 or SHA-256, lower-case hex).

@@ -84,8 +84,8 @@ pub fn record_before(workspace: &Path, id: &str, kind: RecordKind) -> Result<Rec
     record_before_in(&state_folder()?, workspace, id, kind)
 }
 
-/// [`record_before`], with the state folder given.
-fn record_before_in(
+/// [`record_before`], with the state folder given (a test's, a benchmark's).
+pub fn record_before_in(
     state: &Path,
     workspace: &Path,
     id: &str,
@@ -163,8 +163,8 @@ pub fn undo(workspace: &Path, run: Option<&str>, force: bool) -> Result<Outcome,
     undo_in(&state_folder()?, workspace, run, force)
 }
 
-/// [`undo`], with the state folder given.
-fn undo_in(
+/// [`undo`], with the state folder given (a test's, a benchmark's).
+pub fn undo_in(
     state: &Path,
     workspace: &Path,
     run: Option<&str>,

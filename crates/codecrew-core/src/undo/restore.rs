@@ -17,7 +17,7 @@ use codecrew_tools::beneath::Beneath;
 use serde::Serialize;
 
 use super::UndoError;
-use super::git::{Change, Entry, PrivateGit};
+use super::git::{Blobs, Change, Entry, PrivateGit};
 
 /// What was done to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -158,6 +158,10 @@ pub(crate) fn apply(
         }
     }
     remove_emptied(&root, workspace, emptied, steps);
+    let mut blobs = match writes.is_empty() {
+        true => None,
+        false => Some(git.blobs()?),
+    };
     for step in writes {
         let Some(before) = &step.before else {
             continue;
@@ -166,7 +170,10 @@ pub(crate) fn apply(
             fail(&step.path, why);
             continue;
         }
-        match put(git, &root, &workspace.join(&step.path), before) {
+        let Some(blobs) = blobs.as_mut() else {
+            continue;
+        };
+        match put(blobs, &root, &workspace.join(&step.path), before) {
             Ok(()) => done.push(FileUndone {
                 path: shown(&step.path),
                 action: if step.now.is_some() {
@@ -178,12 +185,17 @@ pub(crate) fn apply(
             Err(error) => fail(&step.path, error),
         }
     }
+    // Once for every file written (the renames made each whole): one flush of the file
+    // system costs less than one per file.
+    if let Ok(root) = std::fs::File::open(workspace) {
+        let _ = nix::unistd::syncfs(&root);
+    }
     Ok((done, failed))
 }
 
 /// Writes the entry `before` at `target`.
-fn put(git: &PrivateGit, root: &Beneath, target: &Path, before: &Entry) -> Result<(), String> {
-    let bytes = git.blob(&before.id).map_err(|error| error.to_string())?;
+fn put(blobs: &mut Blobs, root: &Beneath, target: &Path, before: &Entry) -> Result<(), String> {
+    let bytes = blobs.read(&before.id).map_err(|error| error.to_string())?;
     let written = match before.mode {
         0o100644 => root.put_file(target, &bytes, 0o644),
         0o100755 => root.put_file(target, &bytes, 0o755),
