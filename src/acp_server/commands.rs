@@ -81,6 +81,10 @@ pub fn parse(prompt: &str) -> Option<Slash> {
             "an editor's session is kept as a run: `codecrew logs` lists it, under the session's id",
         ),
         SlashCommand::Exit => Slash::EditorsOwn("close the session in the editor"),
+        SlashCommand::Undo { .. } => Slash::EditorsOwn(
+            "run `codecrew undo` in a terminal in this folder: it puts back what the last \
+             prompt in execute changed",
+        ),
         // Not codecrew's: the agents' (a path, a CLI's own command).
         SlashCommand::Unknown(_) => return None,
     })

@@ -36,6 +36,12 @@ pub enum SlashCommand {
     /// `/resume [ID]`: a new conversation going on from a run kept in the run store (the
     /// last one in this workspace without an id).
     Resume(Option<String>),
+    /// `/undo [ID] [--force]`: put back what the newest run of execute here (a line of
+    /// this chat in execute among them), or run ID, changed.
+    Undo {
+        run: Option<String>,
+        force: bool,
+    },
     Help,
     Exit,
     /// A `/word` that is none of these.
@@ -52,6 +58,7 @@ impl SlashCommand {
             SlashCommand::Usage => "usage",
             SlashCommand::New => "new",
             SlashCommand::Resume(_) => "resume",
+            SlashCommand::Undo { .. } => "undo",
             SlashCommand::Help => "help",
             SlashCommand::Exit => "exit",
             SlashCommand::Unknown(name) => name,
@@ -72,6 +79,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "/resume",
         "go on from the last run here, or /resume ID from any (`codecrew logs` lists them)",
+    ),
+    (
+        "/undo",
+        "put back what the last line or run of execute here changed; /undo ID, --force",
     ),
     ("/help", "this help"),
     ("/exit", "end the chat (Ctrl-D on an empty line does too)"),
@@ -126,6 +137,13 @@ pub fn parse(line: &str) -> Input {
     };
     let mut words = command.split_whitespace();
     let name = words.next().unwrap_or_default();
+    if name == "undo" {
+        let (flags, ids): (Vec<&str>, Vec<&str>) = words.partition(|word| word.starts_with('-'));
+        return Input::Slash(SlashCommand::Undo {
+            run: ids.first().map(|id| (*id).to_owned()),
+            force: flags.contains(&"--force"),
+        });
+    }
     let argument = words.next().map(str::to_owned);
     Input::Slash(match name {
         "mode" => SlashCommand::Mode(argument),
@@ -182,6 +200,20 @@ mod tests {
         );
         assert_eq!(parse("/quit"), Input::Slash(SlashCommand::Exit));
         assert_eq!(parse("/resume"), Input::Slash(SlashCommand::Resume(None)));
+        assert_eq!(
+            parse("/undo"),
+            Input::Slash(SlashCommand::Undo {
+                run: None,
+                force: false
+            })
+        );
+        assert_eq!(
+            parse("/undo --force 1a2b"),
+            Input::Slash(SlashCommand::Undo {
+                run: Some("1a2b".to_owned()),
+                force: true
+            })
+        );
         assert_eq!(
             parse("/resume 1a2b3c"),
             Input::Slash(SlashCommand::Resume(Some("1a2b3c".to_owned())))

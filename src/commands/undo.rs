@@ -1,7 +1,7 @@
 //! `codecrew undo`: what a run of execute changed, put back ([`codecrew_core::undo`]),
 //! and each file said.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use codecrew::cli::{OutputArg, UndoArgs};
@@ -11,34 +11,46 @@ use codecrew_core::undo::{self, Action, Outcome, Status, UndoError};
 use super::EXIT_USAGE;
 
 pub async fn run(args: UndoArgs, workspace: &Path) -> anyhow::Result<ExitCode> {
-    let workspace = workspace.to_owned();
-    let (run, force) = (args.run.clone(), args.force);
+    let json = args.output == OutputArg::Json;
+    let code = undo_and_show(workspace.to_owned(), args.run, args.force, json).await?;
+    Ok(ExitCode::from(code))
+}
+
+/// Undoes `run` (None: the newest) in `workspace` and shows how it went (as JSON when
+/// `json`): the exit code, 0 when every file was put back.
+pub async fn undo_and_show(
+    workspace: PathBuf,
+    run: Option<String>,
+    force: bool,
+    json: bool,
+) -> anyhow::Result<u8> {
     let undone =
         tokio::task::spawn_blocking(move || undo::undo(&workspace, run.as_deref(), force)).await?;
     let outcome = match undone {
         Ok(outcome) => outcome,
         Err(error) => {
             console::error(&error);
-            return Ok(ExitCode::from(match error {
+            return Ok(match error {
                 UndoError::NoSuchRun(_)
                 | UndoError::NothingToUndo(_)
                 | UndoError::Ambiguous(_)
                 | UndoError::NoStateFolder => EXIT_USAGE,
                 _ => 1,
-            }));
+            });
         }
     };
-    let code = if outcome.status == Status::Undone && outcome.failed.is_empty() {
-        0
-    } else {
-        1
-    };
-    if args.output == OutputArg::Json {
+    if json {
         console::stdout().json_pretty(&outcome)?;
     } else {
         show(&outcome)?;
     }
-    Ok(ExitCode::from(code))
+    Ok(
+        if outcome.status == Status::Undone && outcome.failed.is_empty() {
+            0
+        } else {
+            1
+        },
+    )
 }
 
 /// The outcome for a person: each file put back on stdout, a refusal or a failure on

@@ -288,3 +288,46 @@ fn alive(pid: i32) -> bool {
             .is_some_and(|rest| !rest.starts_with(" Z"))
     })
 }
+
+/// In a chat, each line of execute is recorded: `/undo` puts back what the last one
+/// changed, says each file, and the chat goes on.
+#[test]
+fn a_chat_s_undo_puts_back_its_last_line_of_execute() {
+    use crate::support::binary::BIN;
+    use crate::support::pty::Terminal;
+
+    let world = World::new().shell_agent(
+        "native",
+        "cat >/dev/null\necho changed > notes.txt\necho made > made.txt\necho Done-writing\n",
+        "",
+    );
+    std::fs::write(world.workspace().join("notes.txt"), "mine\n").unwrap();
+    let env = world.env.clone().with("NO_COLOR", "1");
+    let limit = Duration::from_secs(60);
+    let mut terminal = Terminal::run(
+        &env,
+        Path::new(BIN),
+        &["chat", "--yes", "--mode", "execute"],
+    );
+    terminal.wait_for("prompt", limit, |shown| shown.contains("execute> "));
+    terminal.type_keys(b"@native write\r");
+    terminal.wait_for("the answer", limit, |shown| {
+        shown
+            .split_once("Done-writing")
+            .is_some_and(|(_, after)| after.contains("execute> "))
+    });
+    assert_eq!(read(&world, "notes.txt"), "changed\n");
+    terminal.type_keys(b"/undo\r");
+    terminal.wait_for("the undo", limit, |shown| {
+        shown
+            .split_once("removed   made.txt")
+            .is_some_and(|(_, after)| after.contains("execute> "))
+    });
+    let shown = terminal.text();
+    assert!(shown.contains("restored  notes.txt"), "{shown}");
+    assert_eq!(read(&world, "notes.txt"), "mine\n");
+    assert!(!world.workspace().join("made.txt").exists());
+    terminal.type_keys(b"\x04");
+    let status = terminal.wait(limit).expect("the chat ended");
+    assert_eq!(status.code(), Some(0), "{}", terminal.text());
+}

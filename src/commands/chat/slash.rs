@@ -97,6 +97,11 @@ impl Chat {
                     self.thread()
                 ));
             }
+            SlashCommand::Undo { run, force } => {
+                let workspace = self.engine.workspace().to_owned();
+                // Its refusal or failure is said; the chat goes on either way.
+                let _ = crate::commands::undo::undo_and_show(workspace, run, force, false).await;
+            }
             SlashCommand::Help => {
                 let mut text = Text::plain(
                     "Each line is a task: @agent or @agent:model, then the text; a line \

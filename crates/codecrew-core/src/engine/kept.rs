@@ -14,6 +14,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use super::job_log::KeptJob;
+use super::undo_recording;
 use super::updates::Updates;
 use super::{Engine, JobLabel, Limits, Stage, StartError, ThreadSaver, Update};
 use crate::jobs::PlanError;
@@ -21,6 +22,7 @@ use crate::mention::Job;
 use crate::runs::{Earlier, JobRow, RunLog};
 use crate::session::{Continuation, Conversation, JobReport, JobRun, JobStream};
 use crate::thread::ThreadName;
+use crate::undo::Recording;
 use codecrew_tools::Mode;
 
 /// The agents of one conversation, each kept running once started, in one mode at a
@@ -46,6 +48,8 @@ pub struct KeptAgents {
     /// The earlier run the conversation went on from (`/resume`): where each of its
     /// agents starts, until the conversation starts anew.
     resumed: Option<Earlier>,
+    /// The lines of execute recorded for `codecrew undo`, each under `<run>-<count>`.
+    recorded_lines: u32,
 }
 
 #[derive(Default)]
@@ -66,6 +70,9 @@ pub struct Line {
     pub gone: Vec<String>,
     updates: Updates,
     cancel: watch::Sender<bool>,
+    /// In execute: the workspace before the line, for `codecrew undo`; finished as the
+    /// line ends (or is dropped, stopped).
+    recording: Option<Recording>,
 }
 
 impl Line {
@@ -73,12 +80,27 @@ impl Line {
     /// agent has answered (or is gone) and the thread has every answer it can. Each
     /// update is already recorded when it comes. Cancel-safe.
     pub async fn next(&mut self) -> Option<Update> {
-        self.updates.next().await
+        let update = self.updates.next().await;
+        if update.is_none()
+            && let Some(recording) = self.recording.take()
+        {
+            undo_recording::finish(recording).await;
+        }
+        update
     }
 
     /// Stops the line's answers (each agent's turn ends; its CLI stays).
     pub fn stop(&self) {
         let _ = self.cancel.send(true);
+    }
+}
+
+impl Drop for Line {
+    /// A line stopped before its end (a chat's Ctrl-C) ends there for undo too.
+    fn drop(&mut self) {
+        if let Some(recording) = self.recording.take() {
+            undo_recording::finish_detached(recording);
+        }
     }
 }
 
@@ -103,6 +125,7 @@ impl KeptAgents {
             thread_saver: None,
             log: Log::Unstarted,
             resumed: None,
+            recorded_lines: 0,
         }
     }
 
@@ -215,6 +238,18 @@ impl KeptAgents {
                     .await?,
             );
         }
+        // Once every agent could start, before any is handed the line: for `codecrew undo`.
+        let recording = match self.mode {
+            Mode::Execute => {
+                self.recorded_lines += 1;
+                let run = self
+                    .run_id()
+                    .map_or_else(crate::runs::new_id, str::to_owned);
+                let id = format!("{run}-{}", self.recorded_lines);
+                undo_recording::start(engine.workspace(), id).await
+            }
+            Mode::Query => None,
+        };
         let (updates, events, answers) = Updates::new(jobs.len(), self.thread_saver.clone());
         let (cancel, cancelled) = watch::channel(false);
         let mut line = Line {
@@ -222,6 +257,7 @@ impl KeptAgents {
             gone: Vec::new(),
             updates,
             cancel,
+            recording,
         };
         for (job, label) in jobs.into_iter().zip(labels) {
             // The agent's place among those that run: its events and its answer say it.

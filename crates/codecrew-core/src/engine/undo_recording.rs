@@ -46,3 +46,12 @@ pub(super) async fn finish(recording: Recording) {
         Err(error) => tracing::error!("recording the run's end stopped abnormally: {error}"),
     }
 }
+
+/// [`finish`] without waiting for it: for a recording dropped outside an async context
+/// (a chat's line stopped). Outside a runtime, it is left unfinished (undo then needs
+/// --force).
+pub(super) fn finish_detached(recording: Recording) {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(finish(recording));
+    }
+}
