@@ -152,6 +152,35 @@ impl PrivateGit {
         })
     }
 
+    /// Keeps the tree `id` in the store under `name` (`<run>/before`, `<run>/after`):
+    /// what no ref names goes at the next [`PrivateGit::prune`].
+    pub fn keep(&self, name: &str, id: &str) -> Result<(), UndoError> {
+        let mut update = self.command();
+        update
+            .args(["update-ref", "--no-deref"])
+            .arg(format!("refs/runs/{name}"))
+            .arg(checked_id(id)?);
+        run(update, None).map(drop)
+    }
+
+    /// Forgets the trees of the run `run` and removes every object no kept tree (and
+    /// not the index) holds.
+    pub fn prune(&self, runs: &[String]) -> Result<(), UndoError> {
+        for run in runs {
+            for side in ["before", "after"] {
+                let mut delete = self.command();
+                delete
+                    .args(["update-ref", "--no-deref", "-d"])
+                    .arg(format!("refs/runs/{run}/{side}"));
+                // A run that never ended has no `after`.
+                let _ = self::run(delete, None);
+            }
+        }
+        let mut prune = self.command();
+        prune.args(["prune", "--expire=now"]);
+        run(prune, None).map(drop)
+    }
+
     /// Whether the store holds the tree `id` (a record names trees of its store only).
     pub fn has_tree(&self, id: &str) -> Result<bool, UndoError> {
         let mut check = self.command();

@@ -96,8 +96,14 @@ pub fn record_before_in(
     let _lock = folder.lock()?;
     let git = store(state, &folder);
     git.init()?;
-    folder.prune();
+    let pruned = folder.prune(record::KEPT_RECORDS);
+    if !pruned.is_empty()
+        && let Err(error) = git.prune(&pruned)
+    {
+        tracing::warn!("the undo store was not pruned: {error}");
+    }
     let before = git.snapshot()?;
+    git.keep(&format!("{id}/before"), &before)?;
     let record = record::new_record(workspace, id, kind, before);
     folder.write(&record)?;
     Ok(Recording {
@@ -116,7 +122,10 @@ impl Recording {
     /// Records the workspace as the run leaves it. Blocking, as [`record_before`].
     pub fn finish(mut self) -> Result<(), UndoError> {
         let _lock = self.folder.lock()?;
-        self.record.after = Some(self.git.snapshot()?);
+        let after = self.git.snapshot()?;
+        self.git
+            .keep(&format!("{}/after", self.record.run), &after)?;
+        self.record.after = Some(after);
         self.record.ended_ms = Some(crate::runs::now_ms());
         self.folder.write(&self.record)
     }

@@ -25,7 +25,7 @@ use super::git::{object_id, private_dir};
 const VERSION: u32 = 1;
 
 /// How many records a workspace keeps: the oldest beyond it are removed as a run starts.
-const KEPT_RECORDS: usize = 100;
+pub(crate) const KEPT_RECORDS: usize = 100;
 
 /// What changed the workspace: a run of `execute`, or `codecrew apply`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -180,16 +180,21 @@ impl Folder {
         Ok(records)
     }
 
-    /// Removes the oldest records beyond [`KEPT_RECORDS`].
-    pub fn prune(&self) {
+    /// Removes the oldest records beyond the newest `keep` ([`KEPT_RECORDS`]): the runs
+    /// removed.
+    pub fn prune(&self, keep: usize) -> Vec<String> {
         let Ok(records) = self.all() else {
-            return;
+            return Vec::new();
         };
-        for record in records.iter().skip(KEPT_RECORDS) {
-            if let Ok(path) = self.path(&record.run) {
-                let _ = std::fs::remove_file(path);
+        let mut removed = Vec::new();
+        for record in records.iter().skip(keep) {
+            if let Ok(path) = self.path(&record.run)
+                && std::fs::remove_file(path).is_ok()
+            {
+                removed.push(record.run.clone());
             }
         }
+        removed
     }
 
     /// A record read back must be the one asked for, of this workspace, and name trees.

@@ -245,3 +245,50 @@ fn ignored_files_and_the_state_folder_inside_the_workspace_are_left_alone() {
     assert_eq!(s.read("build/out.o").as_deref(), Some("object\n"));
     assert!(state.join("undo").is_dir());
 }
+
+#[test]
+fn the_oldest_records_and_the_files_only_they_hold_are_pruned() {
+    let s = setup();
+    s.write("a.txt", "ONLY-IN-THE-FIRST-RUN\n");
+    let first = s.record("run1");
+    s.write("a.txt", "two\n");
+    first.finish().unwrap();
+    let second = s.record("run2");
+    s.write("a.txt", "three\n");
+    second.finish().unwrap();
+    let folder = Folder::of(&s.state, &s.workspace);
+    let git = store(&s.state, &folder);
+    let blob = |text: &str| {
+        let out = std::process::Command::new("git")
+            .args(["hash-object", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child.stdin.take().unwrap().write_all(text.as_bytes())?;
+                child.wait_with_output()
+            })
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let first_blob = blob("ONLY-IN-THE-FIRST-RUN\n");
+    assert!(git.blobs().unwrap().read(&first_blob).is_ok());
+
+    // The newest record kept: the first run's goes, with what only it held.
+    let pruned = folder.prune(1);
+    assert_eq!(pruned, vec!["run1".to_owned()]);
+    git.prune(&pruned).unwrap();
+    assert!(
+        git.blobs().unwrap().read(&first_blob).is_err(),
+        "the first run's file is gone"
+    );
+    assert!(matches!(
+        undo_in(&s.state, &s.workspace, Some("run1"), false),
+        Err(UndoError::NoSuchRun(_))
+    ));
+    // The run kept is whole.
+    let outcome = s.undo(Some("run2"), false);
+    assert_eq!(outcome.status, Status::Undone);
+    assert_eq!(s.read("a.txt").as_deref(), Some("two\n"));
+}
