@@ -13,10 +13,10 @@
 //! Files are recorded whoever writes them (codecrew's tools, a CLI's own Write or shell),
 //! since a snapshot is of the workspace, not of calls. What the workspace's `.gitignore`
 //! files ignore is in no snapshot and is not put back, nor is what lies in a nested git
-//! repository. Recording goes by [`git`]'s plumbing: its environment and the store's
+//! repository. Recording goes by git's plumbing (`git.rs`): its environment and the store's
 //! attributes keep the workspace from making git run anything or convert a file.
 //!
-//! The store lives in `<state>/undo/<workspace key>/` ([`record`]): a bare repository,
+//! The store lives in `<state>/undo/<workspace key>/` (`record.rs`): a bare repository,
 //! its index, one JSON record per run, a lock. Nothing of it is in the run store.
 
 mod git;
