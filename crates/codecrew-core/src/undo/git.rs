@@ -23,6 +23,9 @@ use super::UndoError;
 /// What the store's `info/attributes` says of every path: no conversion of any kind.
 const NO_CONVERSIONS: &str = "* -text -eol -crlf -filter -ident -working-tree-encoding\n";
 
+/// Folders no snapshot holds, wherever they lie, ignored or not.
+pub(crate) const REGENERATED: [&str; 3] = ["node_modules", ".venv", "__pycache__"];
+
 /// The most a snapshot's or a diff's output may be (a listing of paths): 256 MiB.
 const MAX_OUTPUT: u64 = 256 << 20;
 
@@ -109,12 +112,30 @@ impl PrivateGit {
         // Unreadable files are left as they were in the index rather than failing the
         // snapshot: the rest is still recorded.
         add.args(["add", "--all", "--ignore-errors", "--", "."]);
+        // Folders of installed dependencies, made again by their tools, and large
+        // enough to make the first snapshot of a folder that ignores nothing copy
+        // hundreds of megabytes: left out, as a .gitignore would.
+        for folder in REGENERATED {
+            add.arg(format!(":(exclude,glob)**/{folder}/**"));
+        }
         for excluded in &self.excluded {
             let mut spec = OsString::from(":(exclude,literal,top)");
             spec.push(excluded.as_os_str());
             add.arg(spec);
         }
-        run(add, None)?;
+        // A stale lock of a snapshot killed half-way: the folder's lock, held by the
+        // caller, says nobody else uses this index now.
+        let _ = std::fs::remove_file(self.index.with_extension("lock"));
+        let (status, _, stderr) = output(add, None)?;
+        if !status.success() {
+            if !skipped_some(&stderr) {
+                return Err(failed(status, &stderr));
+            }
+            tracing::debug!(
+                "undo's snapshot left out: {}",
+                String::from_utf8_lossy(&stderr).trim()
+            );
+        }
         let mut write = self.command();
         write.arg("write-tree");
         let tree = String::from_utf8_lossy(&run(write, None)?)
@@ -239,7 +260,25 @@ impl PrivateGit {
 }
 
 /// Runs `command`, its stdout (at most `limit`, else [`MAX_OUTPUT`]) if it succeeds.
-fn run(mut command: Command, limit: Option<u64>) -> Result<Vec<u8>, UndoError> {
+fn run(command: Command, limit: Option<u64>) -> Result<Vec<u8>, UndoError> {
+    let (status, output, stderr) = output(command, limit)?;
+    if !status.success() {
+        return Err(failed(status, &stderr));
+    }
+    Ok(output)
+}
+
+fn failed(status: std::process::ExitStatus, stderr: &[u8]) -> UndoError {
+    let said = String::from_utf8_lossy(stderr);
+    UndoError::Git(format!("git failed ({status}): {}", said.trim()))
+}
+
+/// Runs `command`: its exit status, its stdout (at most `limit`, else [`MAX_OUTPUT`])
+/// and the start of its stderr.
+fn output(
+    mut command: Command,
+    limit: Option<u64>,
+) -> Result<(std::process::ExitStatus, Vec<u8>, Vec<u8>), UndoError> {
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = command.spawn().map_err(spawn_error)?;
     // stderr drained beside stdout, so that a chatty git cannot block on a full pipe.
@@ -264,14 +303,31 @@ fn run(mut command: Command, limit: Option<u64>) -> Result<Vec<u8>, UndoError> {
     let stderr = stderr
         .and_then(|thread| thread.join().ok())
         .unwrap_or_default();
-    if !status.success() {
-        let said = String::from_utf8_lossy(&stderr);
-        return Err(UndoError::Git(format!(
-            "git failed ({status}): {}",
-            said.trim()
-        )));
+    Ok((status, output, stderr))
+}
+
+/// Whether a `git add --ignore-errors` that failed added all it could: each line it
+/// said names a file it skipped (an unreadable file, a nested repository with no
+/// commit), the summary perhaps last. Anything else (the index locked, the store
+/// broken) means the index may not be the workspace's, and the snapshot must not be
+/// taken from it.
+fn skipped_some(stderr: &[u8]) -> bool {
+    let said = String::from_utf8_lossy(stderr);
+    let mut lines = said
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .peekable();
+    let mut skipped = false;
+    while let Some(line) = lines.next() {
+        let last = lines.peek().is_none();
+        match line {
+            "fatal: adding files failed" if last => return skipped,
+            _ if line.starts_with("error: ") && !line.contains("index.lock") => skipped = true,
+            _ if line.starts_with("warning: ") => {}
+            _ => return false,
+        }
     }
-    Ok(output)
+    skipped
 }
 
 fn spawn_error(error: io::Error) -> UndoError {
@@ -387,4 +443,26 @@ pub(crate) fn private_dir(dir: &Path) -> io::Result<()> {
         .recursive(true)
         .mode(0o700)
         .create(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_files_skipped_one_by_one_let_a_failed_add_be_a_snapshot() {
+        let skipped =
+            b"error: 'sub/' does not have a commit checked out\nfatal: adding files failed\n";
+        assert!(skipped_some(skipped));
+        let unreadable = b"warning: x\nerror: open(\"a\"): Permission denied\nerror: unable to index file 'a'\nfatal: adding files failed\n";
+        assert!(skipped_some(unreadable));
+        for broken in [
+            &b"fatal: Unable to create '/s/index.lock': File exists.\n"[..],
+            b"error: unable to write new index file\nfatal: something else\n",
+            b"fatal: adding files failed\n",
+            b"",
+        ] {
+            assert!(!skipped_some(broken), "{}", String::from_utf8_lossy(broken));
+        }
+    }
 }

@@ -12,7 +12,8 @@
 //!
 //! Files are recorded whoever writes them (codecrew's tools, a CLI's own Write or shell),
 //! since a snapshot is of the workspace, not of calls. What the workspace's `.gitignore`
-//! files ignore is in no snapshot and is not put back, nor is what lies in a nested git
+//! files ignore is in no snapshot and is not put back, nor are folders of installed
+//! dependencies (`node_modules`, `.venv`, `__pycache__`), nor what lies in a nested git
 //! repository. Recording goes by git's plumbing (`git.rs`): its environment and the store's
 //! attributes keep the workspace from making git run anything or convert a file.
 //!

@@ -235,6 +235,7 @@ fn ignored_files_and_the_state_folder_inside_the_workspace_are_left_alone() {
     let state = s.workspace.join("state");
     let recording = record_before_in(&state, &s.workspace, "run1", RecordKind::Execute).unwrap();
     s.write("build/out.o", "object\n");
+    s.write("web/node_modules/pkg/index.js", "installed\n");
     s.write("a.txt", "two\n");
     recording.finish().unwrap();
     let outcome = undo_in(&state, &s.workspace, None, false).unwrap();
@@ -243,6 +244,10 @@ fn ignored_files_and_the_state_folder_inside_the_workspace_are_left_alone() {
         vec![("a.txt".to_owned(), Action::Restored)]
     );
     assert_eq!(s.read("build/out.o").as_deref(), Some("object\n"));
+    assert_eq!(
+        s.read("web/node_modules/pkg/index.js").as_deref(),
+        Some("installed\n")
+    );
     assert!(state.join("undo").is_dir());
 }
 
@@ -291,4 +296,30 @@ fn the_oldest_records_and_the_files_only_they_hold_are_pruned() {
     let outcome = s.undo(Some("run2"), false);
     assert_eq!(outcome.status, Status::Undone);
     assert_eq!(s.read("a.txt").as_deref(), Some("two\n"));
+}
+
+#[test]
+fn a_nested_repository_without_a_commit_does_not_stop_the_recording() {
+    let s = setup();
+    s.write("a.txt", "one\n");
+    let recording = s.record("run1");
+    s.write("a.txt", "two\n");
+    // The run makes a repository of its own in a folder, and commits nothing.
+    s.write("sub/x.txt", "x\n");
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(s.workspace.join("sub"))
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .unwrap();
+    assert!(init.success());
+    recording.finish().unwrap();
+    let outcome = s.undo(None, false);
+    assert_eq!(outcome.status, Status::Undone);
+    assert_eq!(s.read("a.txt").as_deref(), Some("one\n"));
+    assert_eq!(
+        s.read("sub/x.txt").as_deref(),
+        Some("x\n"),
+        "a nested repository is not touched"
+    );
 }
