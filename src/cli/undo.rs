@@ -22,8 +22,9 @@ It refuses, touching nothing, when a file is no longer as the run left it (someo
 changed it since: it is named), and when the run's end was never recorded (its codecrew
 was killed: what differs from before the run is listed, and may be others' changes
 too); --force puts the files back anyway. It writes only inside the workspace, never
-through a link. Ignored files, node_modules, .venv and __pycache__ folders, files
-inside nested git repositories, and changes outside the workspace are not put back. Without git installed, runs are not recorded.
+through a link. Ignored files, node_modules, .venv and __pycache__ folders, files inside
+nested git repositories, and changes outside the workspace are not put back. Without
+git installed, runs are not recorded. In chat, /undo does the same.
 
 Exit code 0 when every file was put back, 1 when it refused or a file could not be put
 back, 2 when there is no such run to undo here.";
