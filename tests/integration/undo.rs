@@ -331,3 +331,34 @@ fn a_chat_s_undo_puts_back_its_last_line_of_execute() {
     let status = terminal.wait(limit).expect("the chat ended");
     assert_eq!(status.code(), Some(0), "{}", terminal.text());
 }
+
+/// Without git, execute runs as before, and says that undo is unavailable.
+#[test]
+fn without_git_execute_runs_and_says_undo_is_unavailable() {
+    let world = World::new().shell_agent(
+        "native",
+        "cat >/dev/null\necho made > made.txt\necho Done-writing\n",
+        "",
+    );
+    // A PATH with what the agent needs, and no git.
+    let bin = world.path("bin-without-git");
+    std::fs::create_dir_all(&bin).unwrap();
+    for program in ["sh", "cat", "echo"] {
+        let found = ["/usr/bin", "/bin"]
+            .iter()
+            .map(|dir| Path::new(dir).join(program))
+            .find(|path| path.exists())
+            .unwrap();
+        std::os::unix::fs::symlink(found, bin.join(program)).unwrap();
+    }
+    let world = world.env("PATH", &bin);
+    let output = world.run(&["execute", "--yes", "@native write"]);
+    assert_exit(&output, 0);
+    assert_eq!(read(&world, "made.txt"), "made\n");
+    let said = text(&output.stderr);
+    assert!(
+        said.contains("`codecrew undo` is unavailable for this run: git is not installed"),
+        "{said}"
+    );
+    assert_exit(&world.run(&["undo"]), 2);
+}
