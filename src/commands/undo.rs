@@ -33,7 +33,7 @@ pub async fn undo_and_show(
             return Ok(match error {
                 UndoError::NoSuchRun(_)
                 | UndoError::NothingToUndo(_)
-                | UndoError::Ambiguous(_)
+                | UndoError::Ambiguous(..)
                 | UndoError::NoStateFolder => EXIT_USAGE,
                 _ => 1,
             });

@@ -56,8 +56,8 @@ pub enum UndoError {
     NoSuchRun(String),
     #[error("no run of execute has changed files in {} that can be undone", .0.display())]
     NothingToUndo(PathBuf),
-    #[error("{0} is the start of several runs' ids: give more of it")]
-    Ambiguous(String),
+    #[error("{0} is the start of several runs' ids ({runs}): give one of them", runs = .1.join(", "))]
+    Ambiguous(String, Vec<String>),
     #[error("there is no state folder to record runs in: neither XDG_STATE_HOME nor HOME is set")]
     NoStateFolder,
     #[error(
@@ -257,14 +257,18 @@ fn chosen(folder: &Folder, run: Option<&str>) -> Result<RunRecord, UndoError> {
     if let Some(record) = folder.read(run)? {
         return Ok(record);
     }
-    let mut matching = folder
+    let mut matching: Vec<RunRecord> = folder
         .all()?
         .into_iter()
-        .filter(|record| record.run.starts_with(run));
-    match (matching.next(), matching.next()) {
-        (Some(record), None) => Ok(record),
-        (Some(_), Some(_)) => Err(UndoError::Ambiguous(run.to_owned())),
-        (None, _) => Err(UndoError::NoSuchRun(run.to_owned())),
+        .filter(|record| record.run.starts_with(run))
+        .collect();
+    match matching.len() {
+        0 => Err(UndoError::NoSuchRun(run.to_owned())),
+        1 => Ok(matching.remove(0)),
+        _ => Err(UndoError::Ambiguous(
+            run.to_owned(),
+            matching.into_iter().map(|record| record.run).collect(),
+        )),
     }
 }
 

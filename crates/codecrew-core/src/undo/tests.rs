@@ -323,3 +323,32 @@ fn a_nested_repository_without_a_commit_does_not_stop_the_recording() {
         "a nested repository is not touched"
     );
 }
+
+#[test]
+fn a_run_is_named_by_its_id_or_a_start_no_other_shares() {
+    let s = setup();
+    s.write("a.txt", "one\n");
+    let execute = s.record("abc123");
+    s.write("a.txt", "two\n");
+    execute.finish().unwrap();
+    let apply =
+        record_before_in(&s.state, &s.workspace, "abc123-apply", RecordKind::Apply).unwrap();
+    s.write("a.txt", "three\n");
+    apply.finish().unwrap();
+    match undo_in(&s.state, &s.workspace, Some("abc"), false) {
+        Err(UndoError::Ambiguous(_, runs)) => {
+            assert_eq!(runs.len(), 2, "{runs:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // The whole id names one; the apply, newest, is undone first, then the run.
+    let apply = s.undo(None, false);
+    assert_eq!(
+        (apply.run.as_str(), apply.kind),
+        ("abc123-apply", RecordKind::Apply)
+    );
+    assert_eq!(s.read("a.txt").as_deref(), Some("two\n"));
+    let run = s.undo(Some("abc123"), false);
+    assert_eq!(run.status, Status::Undone);
+    assert_eq!(s.read("a.txt").as_deref(), Some("one\n"));
+}
