@@ -362,3 +362,23 @@ fn without_git_execute_runs_and_says_undo_is_unavailable() {
     );
     assert_exit(&world.run(&["undo"]), 2);
 }
+
+/// A run in the home directory (`--allow-home`) is not recorded: a snapshot would copy
+/// the whole home. The run says so, and goes on.
+#[test]
+fn a_run_in_the_home_is_not_recorded() {
+    let world = World::new().started_in_the_home().shell_agent(
+        "native",
+        "cat >/dev/null\necho Done-writing\n",
+        "",
+    );
+    let output = world.run(&["execute", "--allow-home", "--yes", "@native write"]);
+    assert_exit(&output, 0);
+    let said = text(&output.stderr);
+    assert!(
+        said.contains("`codecrew undo` is unavailable for this run"),
+        "{said}"
+    );
+    assert!(said.contains("is your home directory"), "{said}");
+    assert!(!world.state_dir().join("undo").exists());
+}

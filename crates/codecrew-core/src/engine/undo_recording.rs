@@ -10,6 +10,15 @@ use crate::undo::{self, RecordKind, Recording, UndoError};
 
 /// The workspace recorded before the run `id` changes it; None (said) when it cannot be.
 pub(super) async fn start(workspace: &Path, id: String) -> Option<Recording> {
+    use codecrew_config::projects::{NotAProject, homes};
+    // A home directory (`--allow-home`) is no project: a snapshot would copy all of it.
+    if let Some(what) = NotAProject::of(workspace, &homes()) {
+        notices::note(&format!(
+            "`codecrew undo` is unavailable for this run: {}, not a project",
+            what.describe(workspace)
+        ));
+        return None;
+    }
     let workspace = workspace.to_owned();
     let recorded = tokio::task::spawn_blocking(move || {
         undo::record_before(&workspace, &id, RecordKind::Execute)
