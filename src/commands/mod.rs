@@ -5,6 +5,7 @@ pub mod agents;
 pub mod background;
 pub mod chat;
 pub mod completions;
+pub mod crew_table;
 pub mod detach;
 pub mod doctor;
 pub mod init;
@@ -17,6 +18,7 @@ pub mod run;
 pub mod tasks;
 pub mod threads;
 pub mod tools;
+pub mod worktrees;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

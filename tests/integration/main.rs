@@ -66,3 +66,4 @@ mod snapshots;
 mod support;
 mod terminal;
 mod threads;
+mod worktrees;

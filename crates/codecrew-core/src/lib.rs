@@ -31,3 +31,4 @@ pub mod session;
 pub mod thread;
 pub mod toolbox;
 pub mod usage;
+pub mod worktree;

@@ -7,12 +7,13 @@ use tokio::task::JoinSet;
 
 use super::job_log::KeptJob;
 use super::updates::Updates;
-use super::{Engine, JobLabel, Limits, Stage, ThreadSaver, Update};
+use super::{Engine, JobLabel, Limits, RunWorktrees, Stage, ThreadSaver, Update, WorktreeError};
 use crate::jobs::PlanError;
 use crate::mention::Job;
 use crate::runs::{self, Earlier, JobRow, RunLog, Store, StoreError};
 use crate::session::JobStream;
 use crate::thread::{ThreadError, ThreadName, ThreadStore};
+use crate::worktree::make::Isolation;
 use codecrew_tools::Mode;
 
 /// What a front end asks the engine to run.
@@ -33,6 +34,9 @@ pub struct Request {
     /// The earlier run the jobs go on from (`-c`, `--resume`): each agent resumes its
     /// CLI session there, or gets its earlier tasks and answers. Not with `thread`.
     pub continues: Option<Earlier>,
+    /// Each job in a git worktree of its own (`execute --worktrees`): how they are
+    /// made, and the `--check` command run in each once the jobs end.
+    pub isolation: Option<(Isolation, Option<String>)>,
 }
 
 /// Which earlier run to go on from.
@@ -68,6 +72,9 @@ pub enum StartError {
     /// The thread cannot be continued (not the user's, unreadable).
     #[error(transparent)]
     Thread(#[from] ThreadError),
+    /// The jobs' worktrees could not be made (a dirty checkout, no repository).
+    #[error(transparent)]
+    Worktree(#[from] WorktreeError),
 }
 
 /// Jobs running at once. Read [`Run::next`] until it ends, then [`Run::wind_down`] and
@@ -80,6 +87,8 @@ pub struct Run {
     /// The run store's record.
     log: Option<Arc<RunLog>>,
     stage: Stage,
+    /// The jobs' worktrees, when they have them.
+    pub(super) worktrees: Option<RunWorktrees>,
 }
 
 impl Engine {
@@ -118,8 +127,29 @@ impl Engine {
             }
             None => (None, None),
         };
+        // Each job's worktree, made before any CLI starts; the run's id names them.
+        let mut run_id = request.run_id;
+        let worktrees = match request.isolation {
+            Some((isolation, check)) if request.mode == Mode::Execute => {
+                let id = run_id.get_or_insert_with(runs::new_id).clone();
+                Some(self.make_worktrees(&id, &request.jobs, &isolation, check)?)
+            }
+            _ => None,
+        };
+        let places = worktrees
+            .as_ref()
+            .map(RunWorktrees::places)
+            .unwrap_or_default();
         let stage = self.stage(request.mode, request.limits).await;
-        let mut runs = stage.plan(self, request.jobs)?;
+        let mut runs = match stage.plan_in(self, request.jobs, &places) {
+            Ok(runs) => runs,
+            Err(error) => {
+                if let Some(worktrees) = &worktrees {
+                    worktrees.remove_all();
+                }
+                return Err(error.into());
+            }
+        };
         self.say_left_out(
             runs.iter()
                 .map(|run| (run.job.agent.as_str(), &run.provider)),
@@ -145,7 +175,7 @@ impl Engine {
         // Recorded from here on: the run, then each job as it starts.
         let tasks: Vec<&str> = runs.iter().map(|run| run.job.task.as_str()).collect();
         let log = self.start_log(
-            request.run_id,
+            run_id,
             request.mode,
             &tasks,
             request.input,
@@ -179,6 +209,7 @@ impl Engine {
             jobs,
             log,
             stage,
+            worktrees,
         })
     }
 }

@@ -1,0 +1,275 @@
+//! `execute` with several agents: each in a git worktree of its own, compared in a
+//! table, one applied, the rest removed; and the walls of a worktree.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::support::git::{git, repository_with};
+use crate::support::{AgentScript, Answer, Turn, World};
+
+/// An agent that writes `content` to app.py on its first turn, then says it is done.
+fn fixer(content: &str) -> AgentScript {
+    AgentScript::new()
+        .turn(
+            Turn::always(Answer::call(
+                "Writing my fix.",
+                "write_file",
+                json!({"path": "app.py", "content": content}),
+            ))
+            .times(1),
+        )
+        .otherwise(Answer::text(format!("Done: wrote {}", content.trim())))
+}
+
+/// A world with a repository holding app.py, and agents alpha and beta that each write
+/// their own fix of it; git knows who commits (for `apply --merge`).
+fn crew() -> World {
+    crew_in(World::new())
+}
+
+fn crew_in(world: World) -> World {
+    let world = world
+        .agent("alpha", fixer("print(\"alpha\")\n"))
+        .agent("beta", fixer("print(\"beta\")\n"));
+    std::fs::write(world.workspace().join("app.py"), "print(\"bug\")\n").unwrap();
+    repository_with(&world.workspace(), &["app.py"]);
+    std::fs::write(
+        world.home_dir().join(".gitconfig"),
+        "[user]\n\tname = Test\n\temail = test@example.com\n",
+    )
+    .unwrap();
+    world
+}
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn branches(dir: &Path) -> String {
+    let output = Command::new("git")
+        .args(["branch", "--list", "codecrew/*"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    stdout(&output)
+}
+
+#[test]
+fn two_agents_executing_in_one_repository_each_get_a_worktree_and_neither_is_lost() {
+    let world = crew();
+    let document = world.run_json(&[
+        "execute",
+        "--yes",
+        "--output",
+        "json",
+        "@alpha fix app.py",
+        "@beta fix app.py",
+    ]);
+    assert_eq!(document["success"], true, "{document}");
+    // The checkout is untouched; each fix is on its agent's branch.
+    assert_eq!(
+        std::fs::read_to_string(world.workspace().join("app.py")).unwrap(),
+        "print(\"bug\")\n"
+    );
+    let worktrees = document["worktrees"].as_array().unwrap();
+    assert_eq!(worktrees.len(), 2, "{document}");
+    for (row, agent) in worktrees.iter().zip(["alpha", "beta"]) {
+        assert_eq!(row["agent"], agent);
+        assert_eq!(row["kept"], true);
+        assert_eq!(row["change"]["files"], 1);
+        assert_eq!(row["change"]["added"], 1);
+        assert_eq!(row["change"]["removed"], 1);
+        assert_eq!(row["change"]["merges_cleanly"], true);
+        let path = Path::new(row["path"].as_str().unwrap());
+        assert_eq!(
+            std::fs::read_to_string(path.join("app.py")).unwrap(),
+            format!("print(\"{agent}\")\n")
+        );
+        // Outside the repository.
+        assert!(!path.starts_with(world.workspace()), "{}", path.display());
+    }
+    let run = worktrees[0]["run"].as_str().unwrap().to_owned();
+
+    // The diff of one agent; then its change brought in as a patch.
+    let diff = world.run(&["diff", &run, "beta"]);
+    assert!(diff.status.success(), "{}", stderr(&diff));
+    assert!(
+        stdout(&diff).contains("+print(\"beta\")"),
+        "{}",
+        stdout(&diff)
+    );
+    let applied = world.run(&["apply", &run, "beta"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    assert_eq!(
+        std::fs::read_to_string(world.workspace().join("app.py")).unwrap(),
+        "print(\"beta\")\n"
+    );
+
+    // A checkout with changes of its own is refused, and nothing changes.
+    let refused = world.run(&["apply", &run, "alpha"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("commit or stash"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.workspace().join("app.py")).unwrap(),
+        "print(\"beta\")\n"
+    );
+
+    // Committed, the other change conflicts: nothing changes and the file is named.
+    git(&world.workspace(), &["commit", "-qam", "beta's fix"]);
+    let conflict = world.run(&["apply", &run, "alpha", "--merge"]);
+    assert_eq!(conflict.status.code(), Some(1), "{}", stderr(&conflict));
+    assert!(
+        stderr(&conflict).contains("app.py"),
+        "{}",
+        stderr(&conflict)
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.workspace().join("app.py")).unwrap(),
+        "print(\"beta\")\n"
+    );
+
+    // Removed: folders, branches and git's records all gone.
+    let removed = world.run(&["worktrees", "rm", &run]);
+    assert!(removed.status.success(), "{}", stderr(&removed));
+    assert_eq!(branches(&world.workspace()), "");
+    for row in worktrees {
+        assert!(!Path::new(row["path"].as_str().unwrap()).exists());
+    }
+    let listed = Command::new("git")
+        .args(["worktree", "list"])
+        .current_dir(world.workspace())
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&listed).lines().count(), 1, "{}", stdout(&listed));
+}
+
+#[test]
+fn the_table_compares_the_agents_and_a_worktree_left_unchanged_is_removed() {
+    let world = crew().agent(
+        "idle",
+        AgentScript::new().otherwise(Answer::text("Nothing to do.")),
+    );
+    let output = world.run(&[
+        "execute",
+        "--yes",
+        "--worktrees",
+        "--check",
+        "grep -q alpha app.py",
+        "@alpha fix app.py",
+        "@idle look at app.py",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = stdout(&output);
+    let alpha = out.lines().find(|line| line.starts_with("@alpha")).unwrap();
+    assert!(alpha.contains("passed"), "{out}");
+    assert!(alpha.contains("clean"), "{out}");
+    let idle = out.lines().find(|line| line.starts_with("@idle")).unwrap();
+    assert!(idle.contains(" 0 "), "{out}");
+    // Only alpha's branch is kept.
+    let kept = branches(&world.workspace());
+    assert!(kept.contains("/alpha") && !kept.contains("/idle"), "{kept}");
+}
+
+#[test]
+fn a_check_that_fails_is_said_in_its_row() {
+    let world = crew();
+    let document = world.run_json(&[
+        "execute",
+        "--yes",
+        "--output",
+        "json",
+        "--check",
+        "grep -q alpha app.py",
+        "@alpha fix app.py",
+        "@beta fix app.py",
+    ]);
+    let worktrees = document["worktrees"].as_array().unwrap();
+    assert_eq!(worktrees[0]["check"]["passed"], true, "{document}");
+    assert_eq!(worktrees[1]["check"]["passed"], false, "{document}");
+    assert_eq!(worktrees[1]["check"]["exit_code"], 1, "{document}");
+}
+
+#[test]
+fn outside_a_repository_two_writing_agents_are_refused_unless_they_share() {
+    let world = World::new()
+        .agent("alpha", fixer("a\n"))
+        .agent("beta", fixer("b\n"));
+    let output = world.run(&["execute", "--yes", "@alpha fix app.py", "@beta fix app.py"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("--shared-workspace"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!world.workspace().join("app.py").exists());
+}
+
+#[test]
+fn a_dirty_checkout_is_refused_with_the_choices_named() {
+    let world = crew();
+    std::fs::write(world.workspace().join("app.py"), "print(\"mine\")\n").unwrap();
+    let output = world.run(&["execute", "--yes", "@alpha fix app.py", "@beta fix app.py"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--dirty"), "{}", stderr(&output));
+    assert_eq!(branches(&world.workspace()), "");
+    // Copied in, the change is each worktree's starting point.
+    let document = world.run_json(&[
+        "execute",
+        "--yes",
+        "--output",
+        "json",
+        "--dirty",
+        "copy-tracked",
+        "--worktree",
+        "@alpha fix app.py",
+    ]);
+    assert_eq!(document["worktrees"][0]["change"]["files"], 1, "{document}");
+}
+
+#[test]
+fn a_worktree_agent_commits_on_its_branch_but_cannot_plant_a_hook_in_the_repository() {
+    let plant = "printf '#!/bin/sh\\necho planted\\n' > \"$(git rev-parse --git-common-dir)/hooks/post-checkout\"; \
+                 echo mine > mine.txt && git add mine.txt && git -c user.name=a -c user.email=a@a commit -qm mine && echo committed";
+    // Outside /tmp, which the sandbox lets every command write.
+    let world = crew_in(World::outside_tmp()).agent(
+        "hostile",
+        AgentScript::new()
+            .turn(
+                Turn::always(Answer::call(
+                    "Committing.",
+                    "run_command",
+                    json!({"command": plant}),
+                ))
+                .times(1),
+            )
+            .otherwise(Answer::text("Done.")),
+    );
+    let document = world.run_json(&[
+        "execute",
+        "--yes",
+        "--worktree",
+        "--output",
+        "json",
+        "@hostile commit",
+    ]);
+    let hook = world.workspace().join(".git/hooks/post-checkout");
+    assert!(!hook.exists(), "the hook was planted: {document}");
+    let output = document["results"][0]["tool_calls"][0]["output"].to_string();
+    assert!(
+        output.contains("committed"),
+        "the commit failed: {document}"
+    );
+    assert!(output.contains("Permission denied"), "{document}");
+    // The agent's own commit is its branch's change.
+    assert_eq!(document["worktrees"][0]["change"]["files"], 1, "{document}");
+}
