@@ -1,0 +1,87 @@
+//! Three real CLIs given one task in `execute`: each works in a git worktree of its own
+//! (its CLI started there, its wall around it), the table compares them, one is applied
+//! and the others removed.
+
+use super::*;
+use crate::support::git::{git, repository_with};
+
+const CREW: [&str; 3] = ["claude", "codex", "gemini"];
+
+#[test]
+fn three_clis_fix_one_file_apart_and_the_one_whose_check_passes_is_applied() {
+    let mut script = Script::new().rule(Rule::on_prompt(FOLLOW_UP, Reply::text("Done.")));
+    for cli in CREW {
+        let write = envelope(
+            "write_file",
+            json!({"path": "app.py", "content": format!("print(\"fixed by {cli}\")\n")}),
+        );
+        script = script.rule(Rule::on_prompt(
+            &format!("E2E-WT-{cli}"),
+            Reply::text(format!("Fixing.\n\n{}", fenced(&[write]))),
+        ));
+    }
+    let Some(world) = World::new("e2e-worktrees", script) else {
+        return;
+    };
+    let workspace = world.workspace();
+    std::fs::write(workspace.join("app.py"), "print(\"bug\")\n").unwrap();
+    repository_with(&workspace, &["app.py"]);
+    std::fs::write(
+        world.home_dir().join(".gitconfig"),
+        "[user]\n\tname = Test\n\temail = test@example.com\n",
+    )
+    .unwrap();
+    let tasks: Vec<String> = CREW
+        .iter()
+        .map(|cli| format!("@{cli} E2E-WT-{cli} fix app.py"))
+        .collect();
+    let mut args = vec!["--yes", "--worktrees", "--check", "grep -q codex app.py"];
+    args.extend(tasks.iter().map(String::as_str));
+    let (run, doc) = world.json("execute", &args);
+    run.assert_code(0);
+    // The checkout is as it was: each fix is in its agent's worktree alone.
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("app.py")).unwrap(),
+        "print(\"bug\")\n"
+    );
+    let worktrees = doc["worktrees"].as_array().unwrap();
+    assert_eq!(worktrees.len(), 3, "{doc}");
+    for (row, cli) in worktrees.iter().zip(CREW) {
+        assert_eq!(row["agent"], cli, "{doc}");
+        assert_eq!(row["change"]["files"], 1, "{cli}: {doc}");
+        assert_eq!(row["change"]["added"], 1);
+        assert_eq!(row["change"]["removed"], 1);
+        assert_eq!(row["check"]["passed"], cli == "codex", "{cli}: {doc}");
+        let path = Path::new(row["path"].as_str().unwrap());
+        assert_eq!(
+            std::fs::read_to_string(path.join("app.py")).unwrap(),
+            format!("print(\"fixed by {cli}\")\n")
+        );
+    }
+    let run_id = worktrees[0]["run"].as_str().unwrap().to_owned();
+
+    // The one whose check passed, applied as one commit; the others removed.
+    let applied = world.codecrew(&["apply", &run_id, "codex", "--squash"]);
+    applied.assert_code(0);
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("app.py")).unwrap(),
+        "print(\"fixed by codex\")\n"
+    );
+    let log = Command::new("git")
+        .args(["log", "--oneline"])
+        .current_dir(&workspace)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&log.stdout).contains("@codex's change"));
+    world.codecrew(&["worktrees", "rm", &run_id]).assert_code(0);
+    for row in worktrees {
+        assert!(!Path::new(row["path"].as_str().unwrap()).exists(), "{row}");
+    }
+    git(&workspace, &["worktree", "prune"]);
+    let branches = Command::new("git")
+        .args(["branch", "--list", "codecrew/*"])
+        .current_dir(&workspace)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&branches.stdout), "");
+}
