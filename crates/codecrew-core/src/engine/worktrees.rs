@@ -54,6 +54,12 @@ impl Engine {
     ) -> Result<RunWorktrees, WorktreeError> {
         let repo = Repository::find(self.workspace())
             .ok_or_else(|| WorktreeError::NotARepository(self.workspace().to_path_buf()))?;
+        // What the user's `[worktree]` adds to each.
+        let isolation = &Isolation {
+            link: self.config().worktree_link.clone(),
+            setup: self.config().worktree_setup.clone(),
+            ..isolation.clone()
+        };
         let base = make::base(&repo, isolation)?;
         let root = crate::worktree::root().ok_or(MakeError::NoRoot)?;
         let folder = repo.folder(&root);

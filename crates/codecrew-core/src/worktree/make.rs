@@ -129,6 +129,7 @@ pub fn make(
         git_name: agent.to_owned(),
         base: base.to_owned(),
         created: now(),
+        linked: Vec::new(),
         change: None,
         check: None,
         applied: None,
@@ -181,7 +182,11 @@ pub fn make(
     for name in &isolation.link {
         if let Some(target) = link(repo, &path, name)? {
             outside.read.push(target);
+            record.linked.push(name.clone());
         }
+    }
+    if !record.linked.is_empty() {
+        record.write(&folder)?;
     }
     if let Some(command) = &isolation.setup {
         set_up(command, &path)?;

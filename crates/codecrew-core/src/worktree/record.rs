@@ -21,6 +21,9 @@ pub struct Record {
     pub base: String,
     /// When it was made (seconds since the epoch).
     pub created: u64,
+    /// The checkout's folders linked in (`[worktree] link`): never part of the change.
+    #[serde(default)]
+    pub linked: Vec<String>,
     /// What the agent changed, once its job ended ([`crate::worktree::settle`]).
     #[serde(default)]
     pub change: Option<Change>,
@@ -178,6 +181,7 @@ mod tests {
             git_name: "claude".into(),
             base: "abc".into(),
             created: 1,
+            linked: Vec::new(),
             change: None,
             check: None,
             applied: None,

@@ -50,7 +50,7 @@ pub async fn settle(
 ) -> Result<(), SettleError> {
     let path = record.path(folder);
     let worktree = repo.worktree_git(folder, record)?;
-    let commit = commit_work(&worktree, &record.agent, &record.run)?;
+    let commit = commit_work(&worktree, record)?;
     let mut change = measure(&worktree, &record.base)?;
     change.commit = commit;
     if change.is_empty() {
@@ -73,8 +73,22 @@ pub async fn settle(
 
 /// `git add -A` and a commit of whatever the agent left uncommitted (ignored files stay
 /// out); the commit, or None when there was nothing.
-fn commit_work(worktree: &Git, agent: &str, run: &str) -> Result<Option<String>, GitError> {
+fn commit_work(worktree: &Git, record: &Record) -> Result<Option<String>, GitError> {
+    let (agent, run) = (&record.agent, &record.run);
     worktree.run(["add", "-A"])?;
+    // The folders linked in are the checkout's, not the agent's work (a `.gitignore` that
+    // names `node_modules/` does not match the link that stands for it).
+    for linked in &record.linked {
+        worktree.run([
+            "rm",
+            "-r",
+            "-q",
+            "--cached",
+            "--ignore-unmatch",
+            "--",
+            linked,
+        ])?;
+    }
     if worktree.succeeds(["diff", "--cached", "--quiet"])? {
         return Ok(None);
     }
