@@ -16,7 +16,7 @@ fn three_clis_fix_one_file_apart_and_the_one_whose_check_passes_is_applied() {
             json!({"path": "app.py", "content": format!("print(\"fixed by {cli}\")\n")}),
         );
         script = script.rule(Rule::on_prompt(
-            &format!("E2E-WT-{cli}"),
+            format!("E2E-WT-{cli}"),
             Reply::text(format!("Fixing.\n\n{}", fenced(&[write]))),
         ));
     }
