@@ -111,10 +111,14 @@ pub enum WorktreesCommand {
         /// Only this agent's worktree
         agent: Option<String>,
     },
-    /// Remove the worktrees older than --older-than (all of this repository's without)
+    /// Remove the worktrees nobody needs: those of runs whose codecrew died before
+    /// settling them, those already applied, and with --older-than the older ones
     Prune {
-        /// e.g. 7d, 12h
+        /// Also every worktree made longer ago than this, e.g. 7d, 12h
         #[arg(long, value_name = "AGE", value_parser = super::parse_age)]
         older_than: Option<std::time::Duration>,
+        /// Every worktree of this repository
+        #[arg(long, conflicts_with = "older_than")]
+        all: bool,
     },
 }

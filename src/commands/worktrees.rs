@@ -173,14 +173,19 @@ pub fn list_or_remove(args: &WorktreesArgs, workspace: &Path) -> anyhow::Result<
             };
             (found, "removed")
         }
-        Some(WorktreesCommand::Prune { older_than }) => {
+        Some(WorktreesCommand::Prune { older_than, all }) => {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |elapsed| elapsed.as_secs());
-            let cutoff = older_than.map_or(u64::MAX, |age| now.saturating_sub(age.as_secs()));
+            let cutoff = older_than.map_or(0, |age| now.saturating_sub(age.as_secs()));
             let old: Vec<Kept> = kept::list(&folder)
                 .into_iter()
-                .filter(|kept| older_than.is_none() || kept.record.created <= cutoff)
+                .filter(|kept| {
+                    let record = &kept.record;
+                    *all || record.abandoned()
+                        || record.applied.is_some()
+                        || (older_than.is_some() && record.created <= cutoff)
+                })
                 .collect();
             (old, "pruned")
         }
@@ -225,6 +230,7 @@ fn list(folder: &Path, output: OutputArg) -> anyhow::Result<ExitCode> {
                     "created": kept.record.created, "size_bytes": kept::size(&kept.path),
                     "change": kept.record.change, "check": kept.record.check,
                     "applied": kept.record.applied,
+                    "abandoned": kept.record.abandoned(),
                 })
             })
             .collect();
@@ -240,7 +246,13 @@ fn list(folder: &Path, output: OutputArg) -> anyhow::Result<ExitCode> {
     for kept in &found {
         let record = &kept.record;
         let change = record.change.as_ref().map_or_else(
-            || "not settled".to_owned(),
+            || {
+                if record.abandoned() {
+                    "abandoned".to_owned()
+                } else {
+                    "running".to_owned()
+                }
+            },
             |c| format!("{} files +{} -{}", c.files, c.added, c.removed),
         );
         let applied = record.applied.as_ref().map_or("no", |a| a.method.as_str());

@@ -95,6 +95,15 @@ fn two_agents_executing_in_one_repository_each_get_a_worktree_and_neither_is_los
         assert!(!path.starts_with(world.workspace()), "{}", path.display());
     }
     let run = worktrees[0]["run"].as_str().unwrap().to_owned();
+    // The run store has each job's worktree and what it changed.
+    let shown = world.run_json(&["logs", "show", &run, "--output", "json"]);
+    let job = &shown["jobs"][1];
+    assert_eq!(
+        job["worktree"]["branch"],
+        format!("codecrew/{run}/beta"),
+        "{shown}"
+    );
+    assert_eq!(job["worktree"]["change"]["files"], 1, "{shown}");
 
     // The diff of one agent; then its change brought in as a patch.
     let diff = world.run(&["diff", &run, "beta"]);
@@ -328,4 +337,39 @@ fn worktree_in_a_project_file_is_refused() {
     let output = world.run(&["execute", "--yes", "--worktree", "@alpha fix app.py"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("worktree cannot be set in a project file"));
+}
+
+#[test]
+fn a_codecrew_killed_mid_run_leaves_its_worktree_abandoned_and_prune_removes_it() {
+    let world = crew().agent("stuck", AgentScript::new().otherwise(Answer::hang()));
+    let mut child = world
+        .command(&["execute", "--yes", "--worktree", "@stuck fix app.py"])
+        .spawn()
+        .unwrap();
+    let listed = || world.run_json(&["worktrees", "--output", "json"]);
+    let start = std::time::Instant::now();
+    while listed()["worktrees"].as_array().is_none_or(Vec::is_empty) {
+        assert!(start.elapsed().as_secs() < 30, "no worktree was made");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let rows = listed();
+    assert_eq!(rows["worktrees"][0]["abandoned"], true, "{rows}");
+    // The next run says so.
+    let next = world.run(&["execute", "--yes", "--worktree", "@alpha fix app.py"]);
+    assert!(
+        stderr(&next).contains("codecrew worktrees prune"),
+        "{}",
+        stderr(&next)
+    );
+    let pruned = world.run(&["worktrees", "prune"]);
+    assert!(pruned.status.success(), "{}", stderr(&pruned));
+    assert!(stdout(&pruned).contains("@stuck"), "{}", stdout(&pruned));
+    let kept = branches(&world.workspace());
+    assert!(!kept.contains("/stuck"), "{kept}");
+    assert!(
+        kept.contains("/alpha"),
+        "alpha's change is not abandoned: {kept}"
+    );
 }

@@ -85,10 +85,12 @@ pub struct Run {
     cancel: watch::Sender<bool>,
     jobs: JoinSet<()>,
     /// The run store's record.
-    log: Option<Arc<RunLog>>,
+    pub(super) log: Option<Arc<RunLog>>,
     stage: Stage,
     /// The jobs' worktrees, when they have them.
     pub(super) worktrees: Option<RunWorktrees>,
+    /// Each job's index in the run store, in the order of the request.
+    pub(super) rows: Vec<Option<usize>>,
 }
 
 impl Engine {
@@ -186,12 +188,17 @@ impl Engine {
         // Each job's report comes as soon as its answer is final; its task ends once its
         // CLI has shut down, which the answer does not wait for.
         let mut jobs = JoinSet::new();
+        let mut rows = Vec::with_capacity(runs.len());
         for (run, label) in runs.into_iter().zip(&labels) {
             let index = run.index;
             let row = log.as_ref().map(|log| JobRow {
                 log: log.clone(),
                 job: log.job_started(&label.new_job(&run.job.task, thread_name.as_deref())),
             });
+            rows.push(row.as_ref().map(|row| row.job));
+            if let (Some(row), Some(worktrees)) = (&row, &worktrees) {
+                worktrees.record_start(index, &row.log, row.job);
+            }
             let stream = JobStream::new(events.clone(), index)
                 .logged(KeptJob::log(row, thread_saver.clone()));
             let (answers, cancelled) = (answers.clone(), cancelled.clone());
@@ -210,6 +217,7 @@ impl Engine {
             log,
             stage,
             worktrees,
+            rows,
         })
     }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::{Engine, Run};
 use crate::mention::Job;
+use crate::runs::RunLog;
 use crate::session::Place;
 use crate::worktree::make::{self, Isolation, Made, MakeError};
 use crate::worktree::settle::{self, CheckSpec};
@@ -63,6 +64,18 @@ impl Engine {
         let base = make::base(&repo, isolation)?;
         let root = crate::worktree::root().ok_or(MakeError::NoRoot)?;
         let folder = repo.folder(&root);
+        let abandoned = kept::list(&folder)
+            .iter()
+            .filter(|kept| kept.record.abandoned())
+            .count();
+        if abandoned > 0 {
+            codecrew_agents::notices::warn(&format!(
+                "{abandoned} worktree(s) of runs whose codecrew died before settling them are \
+                 left in {}: `codecrew worktrees` lists them, `codecrew worktrees prune` \
+                 removes them",
+                folder.display()
+            ));
+        }
         let mut made: Vec<Made> = Vec::with_capacity(jobs.len());
         for job in jobs {
             let name = job_name(&job.agent, made.iter().map(|m| m.record.agent.as_str()));
@@ -123,6 +136,13 @@ impl RunWorktrees {
             .collect()
     }
 
+    /// Writes job `index`'s worktree down in the run store, as its job `row`.
+    pub(super) fn record_start(&self, index: usize, log: &RunLog, row: usize) {
+        if let Some(one) = self.made.get(index) {
+            log.job_worktree(row, &one.record.summary(&one.path));
+        }
+    }
+
     /// Removes every worktree (the run did not start).
     pub(super) fn remove_all(&self) {
         for one in &self.made {
@@ -167,6 +187,9 @@ impl Run {
                 &one.outside,
             )
             .await;
+            if let (Some(log), Some(Some(row))) = (&self.log, self.rows.get(index)) {
+                log.job_worktree(*row, &one.record.summary(&one.path));
+            }
             settled.push(Settled {
                 index,
                 record: one.record.clone(),

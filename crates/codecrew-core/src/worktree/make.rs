@@ -129,6 +129,10 @@ pub fn make(
         git_name: agent.to_owned(),
         base: base.to_owned(),
         created: now(),
+        pid: Some(i64::from(std::process::id())),
+        pid_start: i32::try_from(std::process::id())
+            .ok()
+            .and_then(codecrew_policy::process::started_ms),
         linked: Vec::new(),
         change: None,
         check: None,

@@ -21,6 +21,12 @@ pub struct Record {
     pub base: String,
     /// When it was made (seconds since the epoch).
     pub created: u64,
+    /// The codecrew that made it (its pid, and when that process started as `/proc` says):
+    /// one that died before settling it left it abandoned.
+    #[serde(default)]
+    pub pid: Option<i64>,
+    #[serde(default)]
+    pub pid_start: Option<i64>,
     /// The checkout's folders linked in (`[worktree] link`): never part of the change.
     #[serde(default)]
     pub linked: Vec<String>,
@@ -155,6 +161,26 @@ impl Record {
         std::fs::rename(&temp, &file).map_err(io)
     }
 
+    /// Left by a codecrew that died before its agent's work was settled (killed, the
+    /// machine restarted): nobody will settle it.
+    pub fn abandoned(&self) -> bool {
+        self.change.is_none()
+            && !self.pid.is_some_and(|pid| {
+                crate::runs::process_runs(pid, self.created as i64 * 1000, self.pid_start)
+            })
+    }
+
+    /// What the run store keeps of it: where, on what, from what, and what changed.
+    pub fn summary(&self, path: &Path) -> serde_json::Value {
+        serde_json::json!({
+            "path": path,
+            "branch": self.branch,
+            "base": self.base,
+            "change": self.change,
+            "check": self.check,
+        })
+    }
+
     /// The worktree's folder, from where its record lies under `folder`.
     pub fn path(&self, folder: &Path) -> PathBuf {
         folder.join(&self.run).join(&self.agent)
@@ -181,6 +207,8 @@ mod tests {
             git_name: "claude".into(),
             base: "abc".into(),
             created: 1,
+            pid: None,
+            pid_start: None,
             linked: Vec::new(),
             change: None,
             check: None,
