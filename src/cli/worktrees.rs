@@ -46,12 +46,20 @@ pub struct IsolationArgs {
     /// test"), in the sandbox run_command gets; its result is a column of the table
     #[arg(long, value_name = "COMMAND")]
     pub check: Option<String>,
+    /// One more agent (@agent[:model]) ranks the changes when they are done, read-only,
+    /// from their diffs and check results; its ranking is a column of the table
+    #[arg(long, value_name = "@AGENT")]
+    pub judge: Option<String>,
 }
 
 impl IsolationArgs {
     /// Whether a flag that only means something with worktrees was given.
     pub fn wants_worktrees(&self) -> bool {
-        self.worktrees || self.base.is_some() || self.dirty.is_some() || self.check.is_some()
+        self.worktrees
+            || self.base.is_some()
+            || self.dirty.is_some()
+            || self.check.is_some()
+            || self.judge.is_some()
     }
 }
 

@@ -1,6 +1,7 @@
 //! `execute` with several agents: whether each works in a worktree of its own, and the
 //! table that compares what they did once they are done.
 
+use super::judge::Ranking;
 use codecrew::cli::{DirtyArg, IsolationArgs};
 use codecrew::output::color::{LABEL, NOTICE, Palette};
 use codecrew::output::console::{self, Text};
@@ -22,7 +23,7 @@ pub fn isolation(
     if mode == Mode::Query {
         if args.wants_worktrees() {
             return Err(
-                "--worktrees, --base, --dirty and --check are for `codecrew execute`: \
+                "--worktrees, --base, --dirty, --check and --judge are for `codecrew execute`: \
                  query never writes"
                     .into(),
             );
@@ -70,8 +71,14 @@ pub fn isolation(
     ))
 }
 
-/// The table: one row per agent.
-pub fn table(settled: &[Settled], reports: &[JobReport], base: &str, palette: Palette) -> Text {
+/// The table: one row per agent (and the judge's place for each, when one ranked them).
+pub fn table(
+    settled: &[Settled],
+    reports: &[JobReport],
+    base: &str,
+    ranking: Option<&Ranking>,
+    palette: Palette,
+) -> Text {
     let mut text = Text::new();
     text.push("\n");
     text.push_styled(
@@ -80,8 +87,19 @@ pub fn table(settled: &[Settled], reports: &[JobReport], base: &str, palette: Pa
         &format!("worktrees (from {})\n", base.get(..12).unwrap_or(base)),
     );
     let header = format!(
-        "{:<12} {:<9} {:<10} {:>5} {:>7} {:>7} {:<10} {:<8} {:>7} {:>9}  {}\n",
-        "AGENT", "STATUS", "STOP", "FILES", "+", "-", "CHECK", "MERGES", "TIME", "TOKENS", "ANSWER"
+        "{:<12} {:<9} {:<10} {:>5} {:>7} {:>7} {:<10} {:<8} {:>7} {:>9} {:>4}  {}\n",
+        "AGENT",
+        "STATUS",
+        "STOP",
+        "FILES",
+        "+",
+        "-",
+        "CHECK",
+        "MERGES",
+        "TIME",
+        "TOKENS",
+        "RANK",
+        "ANSWER"
     );
     text.push_styled(palette, NOTICE, &header);
     for one in settled {
@@ -120,8 +138,11 @@ pub fn table(settled: &[Settled], reports: &[JobReport], base: &str, palette: Pa
             .chars()
             .take(50)
             .collect();
+        let rank = ranking
+            .and_then(|ranking| ranking.places.get(&one.record.agent))
+            .map_or("-".to_owned(), |(place, _)| place.to_string());
         let line = format!(
-            "{:<12} {:<9} {:<10} {:>5} {:>7} {:>7} {:<10} {:<8} {:>7} {:>9}  {}\n",
+            "{:<12} {:<9} {:<10} {:>5} {:>7} {:>7} {:<10} {:<8} {:>7} {:>9} {:>4}  {}\n",
             format!("@{}", one.record.agent),
             status,
             stop,
@@ -132,11 +153,31 @@ pub fn table(settled: &[Settled], reports: &[JobReport], base: &str, palette: Pa
             merges,
             time,
             tokens,
+            rank,
             answer,
         );
         text.push(&line);
         if let Some(error) = &one.error {
             text.push_styled(palette, NOTICE, &format!("  (not settled: {error})\n"));
+        }
+    }
+    if let Some(ranking) = ranking {
+        match &ranking.error {
+            Some(error) => {
+                text.push_styled(
+                    palette,
+                    NOTICE,
+                    &format!("@{} did not rank the changes: {error}\n", ranking.judge),
+                );
+            }
+            None => {
+                let mut places: Vec<(&String, &(usize, String))> = ranking.places.iter().collect();
+                places.sort_by_key(|(_, (place, _))| *place);
+                text.push_styled(palette, NOTICE, &format!("@{}'s ranking:\n", ranking.judge));
+                for (agent, (place, reason)) in places {
+                    text.push(&format!("  {place}. @{agent}: {reason}\n"));
+                }
+            }
         }
     }
     let run = settled
@@ -167,8 +208,8 @@ pub fn table(settled: &[Settled], reports: &[JobReport], base: &str, palette: Pa
     text
 }
 
-/// The worktrees as `--output json`'s `worktrees`.
-pub fn json(settled: &[Settled]) -> Value {
+/// The worktrees as `--output json`'s `worktrees` (with the judge's place and reason).
+pub fn json(settled: &[Settled], ranking: Option<&Ranking>) -> Value {
     Value::Array(
         settled
             .iter()
@@ -185,6 +226,8 @@ pub fn json(settled: &[Settled]) -> Value {
                     "change": one.record.change,
                     "check": one.record.check,
                     "error": one.error,
+                    "judge": ranking.and_then(|ranking| ranking.places.get(&one.record.agent))
+                        .map(|(place, reason)| json!({"rank": place, "reason": reason})),
                 })
             })
             .collect(),

@@ -10,6 +10,7 @@ pub mod detach;
 pub mod doctor;
 pub mod init;
 pub mod intercept;
+pub mod judge;
 pub mod logs;
 pub mod man;
 pub mod mcp;

@@ -192,11 +192,26 @@ pub async fn run(
             }
         }
         let settled = run.settle_worktrees().await;
-        renderer.set_worktrees(super::crew_table::json(&settled));
+        let ranking = match &args.isolation.judge {
+            Some(judge) if interrupted.is_none() => {
+                if args.output == RunOutput::Text && !args.quiet {
+                    console::line(&Text::styled(
+                        colors.stderr,
+                        NOTICE,
+                        &format!("asking {judge} to rank the changes…\n"),
+                    ));
+                }
+                let task = tasks.join("\n\n");
+                Some(super::judge::rank(&engine, judge, &task, &settled).await)
+            }
+            _ => None,
+        };
+        renderer.set_worktrees(super::crew_table::json(&settled, ranking.as_ref()));
         table = Some(super::crew_table::table(
             &settled,
             &reports,
             &base,
+            ranking.as_ref(),
             colors.stdout,
         ));
     }
