@@ -81,6 +81,9 @@ pub fn parse(prompt: &str) -> Option<Slash> {
             "an editor's session is kept as a run: `codecrew logs` lists it, under the session's id",
         ),
         SlashCommand::Exit => Slash::EditorsOwn("close the session in the editor"),
+        SlashCommand::Worktrees | SlashCommand::Apply(_) => Slash::EditorsOwn(
+            "the agents' worktrees are the terminal's: `codecrew worktrees`, `codecrew apply RUN AGENT`",
+        ),
         // Not codecrew's: the agents' (a path, a CLI's own command).
         SlashCommand::Unknown(_) => return None,
     })

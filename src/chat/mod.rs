@@ -36,6 +36,10 @@ pub enum SlashCommand {
     /// `/resume [ID]`: a new conversation going on from a run kept in the run store (the
     /// last one in this workspace without an id).
     Resume(Option<String>),
+    /// `/worktrees`: the agents' worktrees kept for this repository.
+    Worktrees,
+    /// `/apply RUN AGENT`: one agent's change from its worktree into the checkout.
+    Apply(Vec<String>),
     Help,
     Exit,
     /// A `/word` that is none of these.
@@ -52,6 +56,8 @@ impl SlashCommand {
             SlashCommand::Usage => "usage",
             SlashCommand::New => "new",
             SlashCommand::Resume(_) => "resume",
+            SlashCommand::Worktrees => "worktrees",
+            SlashCommand::Apply(_) => "apply",
             SlashCommand::Help => "help",
             SlashCommand::Exit => "exit",
             SlashCommand::Unknown(name) => name,
@@ -72,6 +78,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "/resume",
         "go on from the last run here, or /resume ID from any (`codecrew logs` lists them)",
+    ),
+    (
+        "/worktrees",
+        "the agents' worktrees kept here (`codecrew execute --worktrees` makes them)",
+    ),
+    (
+        "/apply",
+        "/apply RUN AGENT: that agent's change from its worktree, into the working tree",
     ),
     ("/help", "this help"),
     ("/exit", "end the chat (Ctrl-D on an empty line does too)"),
@@ -126,7 +140,8 @@ pub fn parse(line: &str) -> Input {
     };
     let mut words = command.split_whitespace();
     let name = words.next().unwrap_or_default();
-    let argument = words.next().map(str::to_owned);
+    let rest: Vec<String> = words.map(str::to_owned).collect();
+    let argument = rest.first().cloned();
     Input::Slash(match name {
         "mode" => SlashCommand::Mode(argument),
         "agents" => SlashCommand::Agents,
@@ -134,6 +149,8 @@ pub fn parse(line: &str) -> Input {
         "usage" => SlashCommand::Usage,
         "new" | "clear" => SlashCommand::New,
         "resume" => SlashCommand::Resume(argument),
+        "worktrees" => SlashCommand::Worktrees,
+        "apply" => SlashCommand::Apply(rest),
         "help" | "?" => SlashCommand::Help,
         "exit" | "quit" | "q" => SlashCommand::Exit,
         other => SlashCommand::Unknown(other.to_owned()),

@@ -71,7 +71,7 @@ pub async fn run(
             console::error(error);
             return Ok(ExitCode::from(super::EXIT_USAGE));
         }
-        Err(StartError::Worktree(error)) => {
+        Err(error @ (StartError::Worktree(_) | StartError::SharedWorkspace(_))) => {
             console::error(error);
             return Ok(ExitCode::from(super::EXIT_USAGE));
         }

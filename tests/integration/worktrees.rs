@@ -406,3 +406,38 @@ fn a_judge_ranks_the_changes_from_their_diffs_and_nothing_is_applied_on_its_word
         "print(\"bug\")\n"
     );
 }
+
+#[test]
+fn a_chat_in_execute_never_has_two_agents_write_its_folder_and_lists_and_applies_worktrees() {
+    use crate::support::binary::BIN;
+    use crate::support::pty::Terminal;
+    let world = crew();
+    let made = world.run_json(&[
+        "execute",
+        "--yes",
+        "--output",
+        "json",
+        "@alpha fix app.py",
+        "@beta fix app.py",
+    ]);
+    let run = made["worktrees"][0]["run"].as_str().unwrap().to_owned();
+    let limit = std::time::Duration::from_secs(60);
+    let mut terminal = Terminal::run(&world.env, Path::new(BIN), &["chat", "--mode", "execute"]);
+    terminal.wait_for("prompt", limit, |shown| shown.contains("execute> "));
+    terminal.type_keys(b"@alpha @beta fix app.py\r");
+    terminal.wait_for("the refusal", limit, |shown| {
+        shown.contains("would write this folder at once")
+    });
+    terminal.type_keys(b"/worktrees\r");
+    terminal.wait_for("the listing", limit, |shown| {
+        shown.matches(&run).count() >= 2
+    });
+    terminal.type_keys(format!("/apply {} beta\r", &run[..8]).as_bytes());
+    terminal.wait_for("the apply", limit, |shown| {
+        shown.contains("applied @beta's change")
+    });
+    assert_eq!(
+        std::fs::read_to_string(world.workspace().join("app.py")).unwrap(),
+        "print(\"beta\")\n"
+    );
+}

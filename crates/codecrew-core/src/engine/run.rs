@@ -75,6 +75,13 @@ pub enum StartError {
     /// The jobs' worktrees could not be made (a dirty checkout, no repository).
     #[error(transparent)]
     Worktree(#[from] WorktreeError),
+    /// Several agents would write one folder at once (a line of a chat in execute).
+    #[error(
+        "{0} agents would write this folder at once in execute mode: address one agent per \
+         line (/mode query asks several), or give them the task with `codecrew execute \
+         --worktrees`, where each works in a worktree of its own"
+    )]
+    SharedWorkspace(usize),
 }
 
 /// Jobs running at once. Read [`Run::next`] until it ends, then [`Run::wind_down`] and
