@@ -441,3 +441,76 @@ fn a_chat_in_execute_never_has_two_agents_write_its_folder_and_lists_and_applies
         "print(\"beta\")\n"
     );
 }
+
+#[test]
+fn a_repository_whose_own_config_names_a_program_gets_no_worktrees() {
+    let world = crew();
+    let marker = world.home_dir().join("filter-ran");
+    git(
+        &world.workspace(),
+        &[
+            "config",
+            "filter.evil.smudge",
+            &format!("touch {}; cat", marker.display()),
+        ],
+    );
+    std::fs::write(
+        world.workspace().join(".gitattributes"),
+        "*.py filter=evil\n",
+    )
+    .unwrap();
+    git(&world.workspace(), &["add", ".gitattributes"]);
+    git(&world.workspace(), &["commit", "-qm", "attributes"]);
+    let _ = std::fs::remove_file(&marker);
+    let output = world.run(&["execute", "--yes", "--worktree", "@alpha fix app.py"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("a filter program"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!marker.exists(), "the repository's filter ran");
+}
+
+#[test]
+fn apply_merge_keeps_the_agents_commit_and_a_change_is_applied_once() {
+    let world = crew();
+    let document = world.run_json(&[
+        "execute",
+        "--yes",
+        "--output",
+        "json",
+        "@alpha fix app.py",
+        "@beta fix app.py",
+    ]);
+    let run = document["worktrees"][0]["run"].as_str().unwrap().to_owned();
+    let merged = world.run(&["apply", &run, "alpha", "--merge"]);
+    assert!(merged.status.success(), "{}", stderr(&merged));
+    let log = Command::new("git")
+        .args(["log", "--format=%s", "-3"])
+        .current_dir(world.workspace())
+        .output()
+        .unwrap();
+    let log = stdout(&log);
+    let subjects: Vec<&str> = log.lines().collect();
+    assert!(subjects[0].contains("@alpha's change"), "{log}");
+    assert!(
+        subjects
+            .iter()
+            .any(|subject| subject.contains("@alpha's work")),
+        "the agent's commit kept: {log}"
+    );
+    // Applied once: a second apply says so.
+    let again = world.run(&["apply", &run, "alpha"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr(&again).contains("already applied"),
+        "{}",
+        stderr(&again)
+    );
+    let listed = world.run_json(&["worktrees", "--output", "json"]);
+    assert_eq!(
+        listed["worktrees"][0]["applied"]["method"], "merge",
+        "{listed}"
+    );
+}

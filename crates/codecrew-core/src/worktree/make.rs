@@ -53,6 +53,12 @@ pub enum MakeError {
         .top.display(), .sample
     )]
     Dirty { top: PathBuf, sample: String },
+    #[error(
+        "the repository's own git configuration makes git run {0}, which making and \
+         comparing worktrees would start outside every wall; remove it from .git/config \
+         (your ~/.gitconfig is yours and stays), or give the agents one at a time"
+    )]
+    RunsAProgram(String),
     #[error(transparent)]
     Repository(#[from] RepositoryError),
     #[error(transparent)]
@@ -89,6 +95,11 @@ pub struct Made {
 /// The base commit of a run's worktrees, after checking the checkout: refused when it
 /// holds changes and `dirty` says to refuse.
 pub fn base(repo: &Repository, isolation: &Isolation) -> Result<String, MakeError> {
+    // Checking files out and committing them runs the filters and drivers a repository's
+    // config names: codecrew runs git there unasked, so not with those.
+    if let Some(why) = codecrew_policy::git::program_in_repository(&repo.top) {
+        return Err(MakeError::RunsAProgram(why));
+    }
     let base = repo.commit(isolation.base.as_deref())?;
     if isolation.dirty == DirtyChoice::Refuse {
         let dirty = repo.dirty()?;
