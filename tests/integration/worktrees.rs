@@ -514,3 +514,42 @@ fn apply_merge_keeps_the_agents_commit_and_a_change_is_applied_once() {
         "{listed}"
     );
 }
+
+#[test]
+fn a_worktrees_submodules_are_initialised_from_the_checkouts_own_without_the_network() {
+    let world = crew();
+    let library = world.path("lib");
+    std::fs::create_dir_all(&library).unwrap();
+    std::fs::write(library.join("lib.txt"), "the library\n").unwrap();
+    repository_with(&library, &["lib.txt"]);
+    git(
+        &world.workspace(),
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            library.to_str().unwrap(),
+            "vendor/lib",
+        ],
+    );
+    git(&world.workspace(), &["commit", "-qm", "the library"]);
+    // The submodule's origin is gone: only the checkout's own copy can fill the worktree.
+    std::fs::remove_dir_all(&library).unwrap();
+    let document = world.run_json(&[
+        "execute",
+        "--yes",
+        "--worktree",
+        "--output",
+        "json",
+        "@alpha fix app.py",
+    ]);
+    let path = Path::new(document["worktrees"][0]["path"].as_str().unwrap()).to_path_buf();
+    assert_eq!(
+        std::fs::read_to_string(path.join("vendor/lib/lib.txt")).unwrap(),
+        "the library\n",
+        "{document}"
+    );
+    assert_eq!(document["worktrees"][0]["change"]["files"], 1, "{document}");
+}

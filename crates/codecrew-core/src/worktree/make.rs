@@ -97,7 +97,7 @@ pub struct Made {
 pub fn base(repo: &Repository, isolation: &Isolation) -> Result<String, MakeError> {
     // Checking files out and committing them runs the filters and drivers a repository's
     // config names: codecrew runs git there unasked, so not with those.
-    if let Some(why) = codecrew_policy::git::program_in_repository(&repo.top) {
+    if let Some(why) = codecrew_policy::git::program_in_repository_itself(&repo.top) {
         return Err(MakeError::RunsAProgram(why));
     }
     let base = repo.commit(isolation.base.as_deref())?;
@@ -186,12 +186,8 @@ pub fn make(
         }
         DirtyChoice::Refuse | DirtyChoice::Ignore => {}
     }
-    if path.join(".gitmodules").is_file()
-        && let Err(error) = worktree.run(["submodule", "update", "--init", "--recursive"])
-    {
-        notes.push(format!(
-            "@{agent}'s worktree: its submodules could not be initialised: {error}"
-        ));
+    if path.join(".gitmodules").is_file() {
+        notes.extend(init_submodules(repo, &worktree, agent));
     }
     copy_included(repo, &path)?;
     for name in &isolation.link {
@@ -214,6 +210,59 @@ pub fn make(
         outside,
         notes,
     })
+}
+
+/// Initialises the worktree's submodules from the checkout's own (cloned from the
+/// folder where the checkout has each, with no network): what could not be, said.
+fn init_submodules(repo: &Repository, worktree: &Git, agent: &str) -> Vec<String> {
+    let listed = worktree
+        .run([
+            "config",
+            "--file",
+            ".gitmodules",
+            "--get-regexp",
+            r"^submodule\..*\.path$",
+        ])
+        .unwrap_or_default();
+    let mut notes = Vec::new();
+    for line in listed.lines() {
+        let Some((key, sub_path)) = line.split_once(' ') else {
+            continue;
+        };
+        let Some(name) = key
+            .strip_prefix("submodule.")
+            .and_then(|key| key.strip_suffix(".path"))
+        else {
+            continue;
+        };
+        // A path the checkout's .gitmodules names: never one that leads out of it.
+        if !is_inside(sub_path) {
+            continue;
+        }
+        let in_checkout = repo.top.join(sub_path);
+        let url = format!("submodule.{name}.url={}", in_checkout.display());
+        let from_checkout = in_checkout.join(".git").exists();
+        let mut args: Vec<&str> = Vec::new();
+        if from_checkout {
+            // The user's own checkout of it: as trusted as the checkout, and local.
+            args.extend(["-c", "protocol.file.allow=always", "-c", &url]);
+        }
+        args.extend([
+            "submodule",
+            "update",
+            "--init",
+            "--recursive",
+            "--",
+            sub_path,
+        ]);
+        if let Err(error) = worktree.run(&args) {
+            notes.push(format!(
+                "@{agent}'s worktree: the submodule {sub_path} could not be initialised \
+                 (it is empty there): {error}"
+            ));
+        }
+    }
+    notes
 }
 
 /// The checkout's changes to tracked files, applied in the worktree.
@@ -282,11 +331,7 @@ fn copy_files<'a>(
 ) -> Result<(), MakeError> {
     for file in files {
         let relative = Path::new(file);
-        if relative.is_absolute()
-            || relative
-                .components()
-                .any(|part| !matches!(part, std::path::Component::Normal(_)))
-        {
+        if !is_inside(file) {
             continue;
         }
         let source = from.join(relative);
@@ -316,11 +361,7 @@ fn copy_files<'a>(
 /// the folder it leads to, for the wall to let the agent read.
 fn link(repo: &Repository, path: &Path, name: &str) -> Result<Option<PathBuf>, MakeError> {
     let relative = Path::new(name);
-    if relative.is_absolute()
-        || relative
-            .components()
-            .any(|part| !matches!(part, std::path::Component::Normal(_)))
-    {
+    if !is_inside(name) {
         return Ok(None);
     }
     let source = repo.top.join(relative);
@@ -336,6 +377,15 @@ fn link(repo: &Repository, path: &Path, name: &str) -> Result<Option<PathBuf>, M
         source,
     })?;
     Ok(Some(source.canonicalize().unwrap_or(source)))
+}
+
+/// Whether `relative` names a path beneath a folder: no root, no `..`, not empty.
+fn is_inside(relative: &str) -> bool {
+    let path = Path::new(relative);
+    !relative.is_empty()
+        && path
+            .components()
+            .all(|part| matches!(part, std::path::Component::Normal(_)))
 }
 
 /// Runs the user's set-up command in the new worktree.
