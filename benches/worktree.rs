@@ -20,39 +20,52 @@ const FOLDERS: usize = 100;
 const FILES_PER_FOLDER: usize = 100;
 const RUNS: usize = 9;
 
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
+type Failed = Box<dyn std::error::Error>;
+
+fn git(dir: &Path, args: &[&str]) -> Result<(), Failed> {
+    let output = Command::new("git")
         .args(["-c", "user.name=bench", "-c", "user.email=bench@localhost"])
         .args(args)
         .current_dir(dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("git runs");
-    assert!(status.status.success(), "git {args:?}: {status:?}");
+        .output()?;
+    if !output.status.success() {
+        return Err(format!("git {args:?}: {}", String::from_utf8_lossy(&output.stderr)).into());
+    }
+    Ok(())
 }
 
 fn median(mut samples: Vec<Duration>) -> f64 {
     samples.sort();
-    samples[samples.len() / 2].as_secs_f64() * 1e3
+    samples
+        .get(samples.len() / 2)
+        .copied()
+        .unwrap_or_default()
+        .as_secs_f64()
+        * 1e3
 }
 
-fn main() {
+fn text(path: &Path) -> Result<&str, Failed> {
+    path.to_str()
+        .ok_or_else(|| "a path that is not UTF-8".into())
+}
+
+fn main() -> Result<(), Failed> {
     // The worktrees go under a scratch folder of the bench's, not the user's: the bench
     // runs itself again with CODECREW_WORKTREES naming it.
     let Some(worktrees) = std::env::var_os("CODECREW_WORKTREES") else {
-        let scratch = tempfile::tempdir().expect("a scratch folder");
-        let status = Command::new(std::env::current_exe().expect("the bench's path"))
+        let scratch = tempfile::tempdir()?;
+        let status = Command::new(std::env::current_exe()?)
             .args(std::env::args_os().skip(1))
             .env("CODECREW_WORKTREES", scratch.path())
-            .status()
-            .expect("the bench runs");
+            .status()?;
         std::process::exit(status.code().unwrap_or(1));
     };
-    let scratch = tempfile::tempdir_in(&worktrees).expect("a scratch folder");
+    let scratch = tempfile::tempdir_in(&worktrees)?;
     let top = scratch.path().join("repo");
     for folder in 0..FOLDERS {
         let dir = top.join(format!("dir{folder:03}"));
-        std::fs::create_dir_all(&dir).expect("a folder");
+        std::fs::create_dir_all(&dir)?;
         for file in 0..FILES_PER_FOLDER {
             std::fs::write(
                 dir.join(format!("file{file:03}.txt")),
@@ -61,9 +74,9 @@ fn main() {
             .expect("a file");
         }
     }
-    git(&top, &["init", "-q"]);
-    git(&top, &["add", "."]);
-    git(&top, &["commit", "-qm", "ten thousand files"]);
+    git(&top, &["init", "-q"])?;
+    git(&top, &["add", "."])?;
+    git(&top, &["commit", "-qm", "ten thousand files"])?;
 
     let mut alone = Vec::with_capacity(RUNS);
     for run in 0..RUNS {
@@ -95,19 +108,19 @@ fn main() {
         git(&top, &["branch", "-D", "-q", &branch]);
     }
 
-    let repo = Repository::find(&top).expect("the repository");
-    let folder = repo.folder(&codecrew_core::worktree::root().expect("the root"));
+    let repo = Repository::find(&top).ok_or("no repository")?;
+    let folder = repo.folder(&codecrew_core::worktree::root().ok_or("no root")?);
     let isolation = Isolation::default();
     let mut made = Vec::with_capacity(RUNS);
     let mut removed = Vec::with_capacity(RUNS);
     for run in 0..RUNS {
         let id = format!("bench{run}");
         let started = Instant::now();
-        let base = make::base(&repo, &isolation).expect("a base");
-        let one = make::make(&repo, &base, &id, "agent", &isolation).expect("a worktree");
+        let base = make::base(&repo, &isolation)?;
+        let one = make::make(&repo, &base, &id, "agent", &isolation)?;
         made.push(started.elapsed());
         let started = Instant::now();
-        kept::remove(&repo, &folder, &one.record).expect("removed");
+        kept::remove(&repo, &folder, &one.record)?;
         removed.push(started.elapsed());
     }
     let (alone, made, removed) = (median(alone), median(made), median(removed));
@@ -121,4 +134,5 @@ fn main() {
         made / alone
     );
     println!("  codecrew kept::remove       {removed:8.1} ms");
+    Ok(())
 }
