@@ -70,8 +70,7 @@ fn main() -> Result<(), Failed> {
             std::fs::write(
                 dir.join(format!("file{file:03}.txt")),
                 format!("{folder} {file}\n"),
-            )
-            .expect("a file");
+            )?;
         }
     }
     git(&top, &["init", "-q"])?;
@@ -91,21 +90,13 @@ fn main() -> Result<(), Failed> {
                 "--quiet",
                 "-b",
                 &branch,
-                path.to_str().expect("utf-8"),
+                text(&path)?,
                 "HEAD",
             ],
-        );
+        )?;
         alone.push(started.elapsed());
-        git(
-            &top,
-            &[
-                "worktree",
-                "remove",
-                "--force",
-                path.to_str().expect("utf-8"),
-            ],
-        );
-        git(&top, &["branch", "-D", "-q", &branch]);
+        git(&top, &["worktree", "remove", "--force", text(&path)?])?;
+        git(&top, &["branch", "-D", "-q", &branch])?;
     }
 
     let repo = Repository::find(&top).ok_or("no repository")?;
