@@ -104,6 +104,12 @@ fn two_agents_executing_in_one_repository_each_get_a_worktree_and_neither_is_los
         "{shown}"
     );
     assert_eq!(job["worktree"]["change"]["files"], 1, "{shown}");
+    let result = world.run(&["result", &run]);
+    assert!(
+        stderr(&result).contains(&format!("@beta's change is on codecrew/{run}/beta")),
+        "{}",
+        stderr(&result)
+    );
 
     // The diff of one agent; then its change brought in as a patch.
     let diff = world.run(&["diff", &run, "beta"]);
