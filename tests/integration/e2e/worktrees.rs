@@ -85,3 +85,55 @@ fn three_clis_fix_one_file_apart_and_the_one_whose_check_passes_is_applied() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&branches.stdout), "");
 }
+
+/// A CLI's own tools follow it into its worktree: Codex's own patch with a relative
+/// path lands there, and Claude's own write to the main checkout (a path the model
+/// knows or guesses) does not get through.
+#[test]
+fn a_clis_own_tools_write_its_worktree_and_never_the_checkout() {
+    let Some(world) = World::new("e2e-worktrees-native", Script::new()) else {
+        return;
+    };
+    let workspace = world.workspace();
+    std::fs::write(workspace.join("app.py"), "print(\"bug\")\n").unwrap();
+    repository_with(&workspace, &["app.py"]);
+    let escaped = workspace.join("escaped.txt");
+    world.server.set_script(
+        Script::new()
+            .rule(Rule::on_any_tool_result(Reply::text("Done.")))
+            .rule(Rule::on_prompt(
+                "E2E-WT-NATIVE-CODEX",
+                Reply::tool(
+                    "apply_patch",
+                    json!("*** Begin Patch\n*** Add File: native.txt\n+NATIVE\n*** End Patch\n"),
+                ),
+            ))
+            .rule(Rule::on_prompt(
+                "E2E-WT-NATIVE-CLAUDE",
+                Reply::tool("Write", json!({"file_path": escaped, "content": "ESCAPED"})),
+            )),
+    );
+    let (run, doc) = world.json(
+        "execute",
+        &[
+            "--yes",
+            "--worktrees",
+            "@codex E2E-WT-NATIVE-CODEX add a file",
+            "@claude E2E-WT-NATIVE-CLAUDE write a file",
+        ],
+    );
+    run.assert_code(0);
+    assert!(
+        !escaped.exists(),
+        "claude's own write reached the checkout: {doc}"
+    );
+    let codex = &doc["worktrees"][0];
+    assert_eq!(codex["agent"], "codex", "{doc}");
+    let path = Path::new(codex["path"].as_str().unwrap_or_default());
+    assert_eq!(
+        std::fs::read_to_string(path.join("native.txt")).unwrap_or_default(),
+        "NATIVE\n",
+        "{doc}"
+    );
+    assert!(!workspace.join("native.txt").exists());
+}
