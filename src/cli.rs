@@ -26,6 +26,11 @@ mod spans;
 #[cfg(test)]
 mod tests;
 mod undo;
+mod worktrees;
+use worktrees::WORKTREES_HELP;
+pub use worktrees::{
+    ApplyArgs, DiffArgs, DirtyArg, IsolationArgs, WorktreesArgs, WorktreesCommand,
+};
 
 use codecrew_core::thread::ThreadName;
 use codecrew_intercept::decode::Format;
@@ -151,6 +156,15 @@ pub enum CodecrewCommand {
     /// the OS sandbox; with --live, ask each agent a one-word question
     #[command(after_help = DOCTOR_HELP)]
     Doctor(DoctorArgs),
+    /// Show what an agent of an `execute --worktrees` run changed in its worktree
+    #[command(after_help = WORKTREES_HELP)]
+    Diff(DiffArgs),
+    /// Bring one agent's change from its worktree into the checkout
+    #[command(after_help = WORKTREES_HELP)]
+    Apply(ApplyArgs),
+    /// List the agents' worktrees kept (size, age, run, applied or not); rm, prune
+    #[command(after_help = WORKTREES_HELP)]
+    Worktrees(WorktreesArgs),
     /// Print a shell completion script
     #[command(
         after_help = "Example:\n  codecrew completions bash > ~/.local/share/bash-completion/completions/codecrew"
@@ -301,6 +315,8 @@ pub struct RunArgs {
     /// -c does from the last one
     #[arg(long, value_name = "ID", conflicts_with = "thread")]
     pub resume: Option<String>,
+    #[command(flatten)]
+    pub isolation: IsolationArgs,
     #[command(flatten)]
     pub background: DetachArgs,
 }

@@ -63,6 +63,10 @@ fn runs_tools(command: &CodecrewCommand) -> Option<&'static str> {
         // An editor starts it where it likes; each session's folder is checked instead.
         | CodecrewCommand::Acp(_)
         | CodecrewCommand::Completions(_)
+        // Git on the repository and the worktrees codecrew made: no agent, no tool.
+        | CodecrewCommand::Diff(_)
+        | CodecrewCommand::Apply(_)
+        | CodecrewCommand::Worktrees(_)
         | CodecrewCommand::Man(_) => None,
     }
 }

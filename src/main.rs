@@ -169,6 +169,9 @@ async fn run(command_line: CommandLine, colors: Colors) -> anyhow::Result<ExitCo
         CodecrewCommand::Result(args) => commands::background::result(&args).await,
         CodecrewCommand::Undo(args) => commands::undo::run(args, &workdir).await,
         CodecrewCommand::Doctor(args) => commands::doctor::run(args, &workdir).await,
+        CodecrewCommand::Diff(args) => commands::worktrees::diff(&args, &workdir),
+        CodecrewCommand::Apply(args) => commands::worktrees::apply(&args, &workdir),
+        CodecrewCommand::Worktrees(args) => commands::worktrees::list_or_remove(&args, &workdir),
         CodecrewCommand::Completions(args) => commands::completions::run(&args),
         CodecrewCommand::Man(args) => commands::man::run(&args),
     }

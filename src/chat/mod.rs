@@ -42,6 +42,10 @@ pub enum SlashCommand {
         run: Option<String>,
         force: bool,
     },
+    /// `/worktrees`: the agents' worktrees kept for this repository.
+    Worktrees,
+    /// `/apply RUN AGENT`: one agent's change from its worktree into the checkout.
+    Apply(Vec<String>),
     Help,
     Exit,
     /// A `/word` that is none of these.
@@ -59,6 +63,8 @@ impl SlashCommand {
             SlashCommand::New => "new",
             SlashCommand::Resume(_) => "resume",
             SlashCommand::Undo { .. } => "undo",
+            SlashCommand::Worktrees => "worktrees",
+            SlashCommand::Apply(_) => "apply",
             SlashCommand::Help => "help",
             SlashCommand::Exit => "exit",
             SlashCommand::Unknown(name) => name,
@@ -83,6 +89,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "/undo",
         "put back what the last line or run of execute here changed; /undo ID, --force",
+    ),
+    (
+        "/worktrees",
+        "the agents' worktrees kept here (`codecrew execute --worktrees` makes them)",
+    ),
+    (
+        "/apply",
+        "/apply RUN AGENT: that agent's change from its worktree, into the working tree",
     ),
     ("/help", "this help"),
     ("/exit", "end the chat (Ctrl-D on an empty line does too)"),
@@ -137,14 +151,16 @@ pub fn parse(line: &str) -> Input {
     };
     let mut words = command.split_whitespace();
     let name = words.next().unwrap_or_default();
+    let rest: Vec<String> = words.map(str::to_owned).collect();
+    let argument = rest.first().cloned();
     if name == "undo" {
-        let (flags, ids): (Vec<&str>, Vec<&str>) = words.partition(|word| word.starts_with('-'));
+        let (flags, ids): (Vec<&String>, Vec<&String>) =
+            rest.iter().partition(|word| word.starts_with('-'));
         return Input::Slash(SlashCommand::Undo {
-            run: ids.first().map(|id| (*id).to_owned()),
-            force: flags.contains(&"--force"),
+            run: ids.first().map(|id| (*id).clone()),
+            force: flags.iter().any(|flag| *flag == "--force"),
         });
     }
-    let argument = words.next().map(str::to_owned);
     Input::Slash(match name {
         "mode" => SlashCommand::Mode(argument),
         "agents" => SlashCommand::Agents,
@@ -152,6 +168,8 @@ pub fn parse(line: &str) -> Input {
         "usage" => SlashCommand::Usage,
         "new" | "clear" => SlashCommand::New,
         "resume" => SlashCommand::Resume(argument),
+        "worktrees" => SlashCommand::Worktrees,
+        "apply" => SlashCommand::Apply(rest),
         "help" | "?" => SlashCommand::Help,
         "exit" | "quit" | "q" => SlashCommand::Exit,
         other => SlashCommand::Unknown(other.to_owned()),

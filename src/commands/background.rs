@@ -340,6 +340,20 @@ fn answers(store: &Store, id: &str, state: &str, output: OutputArg) -> anyhow::R
             )),
             _ => {}
         }
+        // The answer of an agent that worked in a worktree is only half of it.
+        if let Some(worktree) = &job.worktree
+            && worktree["change"]["files"]
+                .as_u64()
+                .is_some_and(|files| files > 0)
+        {
+            console::line(&Text::plain(&format!(
+                "@{}'s change is on {} (`codecrew diff {short} {agent}`, `codecrew apply {short} {agent}`)\n",
+                job.agent,
+                worktree["branch"].as_str().unwrap_or_default(),
+                short = run.run.id.get(..8).unwrap_or(&run.run.id),
+                agent = job.agent,
+            )));
+        }
     }
     Ok(())
 }
@@ -358,6 +372,7 @@ fn result_json(run: &RunDetail, state: &str) -> Value {
                 "stop_reason": job.stop_reason,
                 "error": job.error,
                 "error_code": job.error_code,
+                "worktree": job.worktree,
             })
         })
         .collect();

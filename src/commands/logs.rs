@@ -214,6 +214,25 @@ fn write_run(out: &mut String, detail: &RunDetail) -> std::fmt::Result {
         for line in job.task.lines() {
             writeln!(out, "  {line}")?;
         }
+        if let Some(worktree) = &job.worktree {
+            let text = |key: &str| worktree[key].as_str().unwrap_or_default().to_owned();
+            let change = &worktree["change"];
+            let changed = if change.is_object() {
+                format!(
+                    ": {} files, +{} -{}",
+                    change["files"], change["added"], change["removed"]
+                )
+            } else {
+                String::new()
+            };
+            writeln!(
+                out,
+                "worktree: {} ({}, from {}){changed}",
+                text("path"),
+                text("branch"),
+                text("base").get(..12).unwrap_or_default(),
+            )?;
+        }
         for call in &job.tool_calls {
             let input = call.input.to_string();
             let decided = call

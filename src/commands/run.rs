@@ -44,6 +44,14 @@ pub async fn run(
     let Some((continues, jobs)) = tasks::jobs(&engine, &args, &tasks, &piped) else {
         return Ok(ExitCode::from(super::EXIT_USAGE));
     };
+    let isolation =
+        match super::crew_table::isolation(&args.isolation, mode, jobs.len(), &options.workspace) {
+            Ok(isolation) => isolation,
+            Err(message) => {
+                console::error(message);
+                return Ok(ExitCode::from(super::EXIT_USAGE));
+            }
+        };
     let request = Request {
         jobs,
         mode,
@@ -55,10 +63,15 @@ pub async fn run(
         input: piped.digest(),
         run_id: args.background.run_id.clone(),
         continues,
+        isolation,
     };
     let mut run = match engine.start(request).await {
         Ok(run) => run,
         Err(StartError::Thread(error)) => {
+            console::error(error);
+            return Ok(ExitCode::from(super::EXIT_USAGE));
+        }
+        Err(error @ (StartError::Worktree(_) | StartError::SharedWorkspace(_))) => {
             console::error(error);
             return Ok(ExitCode::from(super::EXIT_USAGE));
         }
@@ -67,6 +80,23 @@ pub async fn run(
     };
     let labels = run.labels().to_vec();
     let count = labels.len();
+    if let Some((base, places)) = run.worktrees()
+        && args.output == RunOutput::Text
+        && !args.quiet
+    {
+        for (index, path) in places {
+            let agent = labels.get(index).map(JobLabel::mention).unwrap_or_default();
+            console::line(&Text::styled(
+                options.colors.stderr,
+                NOTICE,
+                &format!(
+                    "{agent} works in {} (from {})\n",
+                    path.display(),
+                    base.get(..12).unwrap_or(base)
+                ),
+            ));
+        }
+    }
 
     let colors = options.colors;
     // At a terminal: a status line per running agent on stderr, below the text.
@@ -148,8 +178,48 @@ pub async fn run(
     // The status lines go before anything else is said on stderr.
     drop(live);
     let reports: Vec<JobReport> = reports.into_iter().flatten().collect();
+    // Worktrees are settled once no CLI writes there any more: committed, measured,
+    // checked; the table comes after the answers, and JSON has it as `worktrees`.
+    let mut table = None;
+    if let Some((base, _)) = run.worktrees() {
+        let base = base.to_owned();
+        loop {
+            tokio::select! {
+                () = run.wind_down() => break,
+                code = &mut signal, if interrupted.is_none() => {
+                    interrupted = Some(stop_on_signal(code, &run));
+                }
+            }
+        }
+        let settled = run.settle_worktrees().await;
+        let ranking = match &args.isolation.judge {
+            Some(judge) if interrupted.is_none() => {
+                if args.output == RunOutput::Text && !args.quiet {
+                    console::line(&Text::styled(
+                        colors.stderr,
+                        NOTICE,
+                        &format!("asking {judge} to rank the changes…\n"),
+                    ));
+                }
+                let task = tasks.join("\n\n");
+                Some(super::judge::rank(&engine, judge, &task, &settled).await)
+            }
+            _ => None,
+        };
+        renderer.set_worktrees(super::crew_table::json(&settled, ranking.as_ref()));
+        table = Some(super::crew_table::table(
+            &settled,
+            &reports,
+            &base,
+            ranking.as_ref(),
+            colors.stdout,
+        ));
+    }
     if unwritable.is_none() {
         written(renderer.finish(&reports), &mut unwritable, &run);
+    }
+    if let (Some(table), RunOutput::Text, None) = (&table, args.output, &unwritable) {
+        written(super::worktrees::show(table), &mut unwritable, &run);
     }
     if args.output == RunOutput::Text && !args.quiet && unwritable.is_none() {
         print_usage(&reports, colors.stderr);

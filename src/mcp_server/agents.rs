@@ -100,11 +100,17 @@ impl Agents {
         let mut progress = Progress::new(context);
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let (cancel_tx, cancel) = watch::channel(false);
-        let job = self
-            .crew
-            .run_job(mode, job, self.depth + 1, client, cancel, move |event| {
+        let job = self.crew.run_job(
+            mode,
+            job,
+            self.depth + 1,
+            None,
+            client,
+            cancel,
+            move |event| {
                 let _ = events_tx.send(event);
-            });
+            },
+        );
         tokio::pin!(job);
         let mut cancelled = false;
         let report = loop {

@@ -32,6 +32,10 @@ pub const WARNING: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Yel
 pub const ERROR: Style = Style::new()
     .fg_color(Some(Color::Ansi(AnsiColor::Red)))
     .bold();
+/// A line a change adds (`codecrew diff`).
+pub const ADDED: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Green)));
+/// A line a change removes.
+pub const REMOVED: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Red)));
 /// Headings and names a reader scans for: job sections, tool names, the prompt's question.
 pub const LABEL: Style = Style::new().bold();
 

@@ -67,3 +67,4 @@ mod support;
 mod terminal;
 mod threads;
 mod undo;
+mod worktrees;

@@ -60,9 +60,11 @@ fn mode(path: &Path) -> u32 {
 
 /// Runs both agents in one execute; the run's id.
 fn execute(world: &World) -> String {
+    // Two agents in one run, each writing other files: shared on purpose.
     let output = world.run(&[
         "execute",
         "--yes",
+        "--shared-workspace",
         "@tools TASK-EDIT edit it",
         "@native write yours",
     ]);

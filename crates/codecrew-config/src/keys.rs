@@ -265,6 +265,21 @@ pub(crate) const KEYS: &[(&str, &str, &str)] = &[
         "enabled = false",
     ),
     (
+        "worktree",
+        "a table saying how `execute --worktrees` sets up each agent's worktree (user config file only)",
+        "[worktree] link = [\"node_modules\"]",
+    ),
+    (
+        "worktree.link",
+        "a list of the checkout's folders linked into each worktree rather than copied (user config file only)",
+        "link = [\"node_modules\", \".venv\"]",
+    ),
+    (
+        "worktree.setup",
+        "a shell command run in each new worktree (user config file only)",
+        "setup = \"npm ci\"",
+    ),
+    (
         "logs.max_size",
         "the run store's bound, past which the oldest runs are removed: a size such as \"1GiB\" or \"500MB\" (user config file only)",
         "max_size = \"500MB\"",

@@ -45,6 +45,17 @@ pub(crate) struct FileLayer {
     pub(crate) mcp_server: Option<McpServerLayer>,
     /// User file only: whether runs are kept in the run store.
     pub(crate) logs: Option<LogsLayer>,
+    /// User file only: how `execute --worktrees` sets up each agent's worktree.
+    pub(crate) worktree: Option<WorktreeLayer>,
+}
+
+/// `[worktree]`: what each agent's worktree gets besides the checkout's files. User file
+/// only: `setup` runs a program outside every wall, which a checkout must not name.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WorktreeLayer {
+    pub(crate) link: Option<Vec<String>>,
+    pub(crate) setup: Option<String>,
 }
 
 /// `[logs]`: the run store (`codecrew logs`). User file only: a checkout could otherwise

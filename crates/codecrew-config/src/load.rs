@@ -54,6 +54,10 @@ pub struct LoadedConfig {
     /// The user file's `[logs] max_size`: the run store's bound, past which the oldest
     /// runs are removed ([`DEFAULT_LOGS_MAX_SIZE`] unless the user said otherwise).
     pub logs_max_size: ByteSize,
+    /// The user file's `[worktree] link`: folders linked into each agent's worktree.
+    pub worktree_link: Vec<String>,
+    /// The user file's `[worktree] setup`: a command run in each new worktree.
+    pub worktree_setup: Option<String>,
     /// The user file, when one was read.
     pub user_file: Option<PathBuf>,
     /// The project file, when one was found.
@@ -96,6 +100,8 @@ impl LoadedConfig {
             mcp_token: None,
             logs_enabled: true,
             logs_max_size: DEFAULT_LOGS_MAX_SIZE,
+            worktree_link: Vec::new(),
+            worktree_setup: None,
             user_file: None,
             project_file: None,
             agent_origins,
@@ -243,6 +249,10 @@ pub fn load_from(workspace: &Path, user_file: Option<&Path>) -> Result<LoadedCon
         .and_then(|user| user.layer.logs.as_ref())
         .and_then(|logs| logs.max_size)
         .unwrap_or(DEFAULT_LOGS_MAX_SIZE);
+    if let Some(worktree) = user.as_ref().and_then(|user| user.layer.worktree.as_ref()) {
+        loaded.worktree_link = worktree.link.clone().unwrap_or_default();
+        loaded.worktree_setup = worktree.setup.clone();
+    }
     let mut default_set_by: Option<&ParsedFile> = None;
     for file in user.iter().chain(&project) {
         let layer = &file.layer;

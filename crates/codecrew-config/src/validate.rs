@@ -34,6 +34,15 @@ pub(crate) fn file(file: &ParsedFile) -> Vec<Diagnostic> {
              config file ($CODECREW_CONFIG or ~/.config/codecrew/config.toml)",
         );
     }
+    if layer.worktree.is_some() && file.kind == FileKind::Project {
+        check.report(
+            &[Seg::Key("worktree")],
+            Part::Key,
+            "worktree cannot be set in a project file",
+            "its setup command would run outside every wall on a checkout's word: move this \
+             table to your user config file ($CODECREW_CONFIG or ~/.config/codecrew/config.toml)",
+        );
+    }
     if let Some(trusted) = &layer.trusted_projects {
         match file.kind {
             FileKind::Project => check.report(

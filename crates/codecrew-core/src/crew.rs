@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
 use crate::mention::{self, Job};
-use crate::session::{JobEvent, JobLog, JobReport, JobStream, Settings, SubEvent};
+use crate::session::{JobEvent, JobLog, JobReport, JobStream, Place, Settings, SubEvent};
 use codecrew_config::LoadedConfig;
 use codecrew_intercept::neutralise_envelopes;
 use codecrew_tools::{
@@ -119,12 +119,15 @@ impl Crew {
     /// Runs `job` in `mode` as a sub-agent at `depth`, to its end, passing its events to
     /// `on_event`; `cancel` stops it. It is logged under `caller`, the log of the job
     /// whose call started it (none: not logged). An error is a job that could not start
-    /// (unknown agent, empty task): its message says what to change.
+    /// (unknown agent, empty task): its message says what to change. `place`: the
+    /// caller's git worktree, where the sub-agent works too (None: the run's workspace).
+    #[allow(clippy::too_many_arguments)]
     pub async fn run_job(
         &self,
         mode: Mode,
         job: Job,
         depth: u32,
+        place: Option<Place>,
         caller: Option<&Arc<dyn JobLog>>,
         cancel: watch::Receiver<bool>,
         mut on_event: impl FnMut(JobEvent) + Send,
@@ -144,6 +147,7 @@ impl Crew {
             &settings,
             &self.registry,
             |catalog| self.executor(mode, catalog),
+            place.as_slice(),
         )
         .map_err(|error| error.to_string())?;
         let Some(run) = runs.into_iter().next() else {
@@ -361,6 +365,11 @@ impl AgentTool {
                 self.mode,
                 job,
                 depth + 1,
+                // A caller in a worktree of its own keeps its sub-agents there.
+                (!context.exec.git.is_empty()).then(|| Place {
+                    workspace: context.workspace.clone(),
+                    git: context.exec.git.clone(),
+                }),
                 caller.and_then(|caller| caller.stream.log()),
                 cancel,
                 forward,

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::mention::Job;
-use crate::session::{Continuation, JobRun, Settings};
+use crate::session::{Continuation, JobRun, Place, Settings};
 use codecrew_agents::{Provider, identifiers};
 use codecrew_config::{ConfigError, LoadedConfig};
 use codecrew_tools::catalog::CatalogError;
@@ -88,13 +88,15 @@ fn check_models(loaded: &LoadedConfig, job: &Job) -> Result<(), PlanError> {
 
 /// [`check`]s the jobs and builds one [`JobRun`] per job, in order, starting afresh (no
 /// [`crate::session::Continuation`]). `executor_for` makes the executor of one job from
-/// its catalog: the caller decides the policy, the asker and the hooks.
+/// its catalog: the caller decides the policy, the asker and the hooks. `places`, when
+/// not empty, has each job's own place (its git worktree), in order.
 pub fn plan(
     loaded: &LoadedConfig,
     jobs: Vec<Job>,
     settings: &Settings,
     registry: &Arc<ToolRegistry>,
     executor_for: impl Fn(Arc<ToolCatalog>) -> ToolExecutor,
+    places: &[Place],
 ) -> Result<Vec<JobRun>, PlanError> {
     check(loaded, &jobs)?;
     let config = &loaded.config;
@@ -118,6 +120,11 @@ pub fn plan(
             None => offered,
         };
         let provider = Provider::new(&job.agent, agent).trusting_project(loaded.project_trusted);
+        let mut settings = settings.clone();
+        if let Some(place) = places.get(index) {
+            settings.workspace = place.workspace.clone();
+            settings.git = place.git.clone();
+        }
         if let Some(why) = provider.refuses(&settings.workspace) {
             return Err(PlanError::UntrustedCheckout {
                 agent: job.agent,
@@ -130,13 +137,16 @@ pub fn plan(
                 why,
             });
         }
-        let executor = executor_for(Arc::new(catalog));
+        let mut executor = executor_for(Arc::new(catalog));
+        if let Some(place) = places.get(index) {
+            executor = executor.in_workspace(place.workspace.clone(), place.git.clone());
+        }
         runs.push(JobRun {
             index,
             job,
             provider,
             executor: Arc::new(executor),
-            settings: settings.clone(),
+            settings,
             continuation: Continuation::default(),
         });
     }
@@ -165,13 +175,20 @@ mod tests {
         let registry = Arc::new(crate::toolbox::builtin(Arc::new(
             codecrew_tools::builtin::NoCommands,
         )));
-        plan(&loaded, jobs, &settings, &registry, |catalog| {
-            ToolExecutor::new(
-                registry.clone(),
-                catalog,
-                ToolContext::new(PathBuf::from("/tmp"), mode),
-            )
-        })
+        plan(
+            &loaded,
+            jobs,
+            &settings,
+            &registry,
+            |catalog| {
+                ToolExecutor::new(
+                    registry.clone(),
+                    catalog,
+                    ToolContext::new(PathBuf::from("/tmp"), mode),
+                )
+            },
+            &[],
+        )
     }
 
     #[test]

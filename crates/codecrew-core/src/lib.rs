@@ -32,3 +32,4 @@ pub mod thread;
 pub mod toolbox;
 pub mod undo;
 pub mod usage;
+pub mod worktree;

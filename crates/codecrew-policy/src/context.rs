@@ -68,6 +68,9 @@ pub struct ExecSettings {
     /// command of an [`Grant::Unattended`] call, and every command in `query`, runs in
     /// the read-only sandbox.
     pub grant: Grant,
+    /// In a linked worktree codecrew made: its repository's git data, which commands
+    /// may read (and, approved, write as a commit does). Empty elsewhere.
+    pub git: crate::sandbox::LinkedGit,
 }
 
 impl ExecSettings {
@@ -87,6 +90,7 @@ impl Default for ExecSettings {
             // What a tool run outside the executor (a test, a bench) gets: the mode's
             // sandbox, as an approved call.
             grant: Grant::Approved,
+            git: crate::sandbox::LinkedGit::default(),
         }
     }
 }

@@ -48,6 +48,14 @@ pub fn program_in_repository(dir: &Path) -> Option<String> {
     })
 }
 
+/// [`program_in_repository`] for the repository `dir` is in alone, not its submodules:
+/// for git run on it where the submodules' own repositories are not used (a new linked
+/// worktree clones its submodules afresh).
+pub fn program_in_repository_itself(dir: &Path) -> Option<String> {
+    let (git_dir, work_tree) = find_git_dir(dir)?;
+    check_repository(&git_dir, Some(&work_tree))
+}
+
 /// The most submodule repositories checked, and how deep their names and nesting go.
 const MAX_SUBMODULES: usize = 256;
 const MAX_SUBMODULE_DEPTH: usize = 6;

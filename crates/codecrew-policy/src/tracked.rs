@@ -163,7 +163,7 @@ fn list(dir: &Path, git_dir: &Path) -> Listing {
     // The listing names paths from the repository's top, so that is the frame a home's
     // hidden entries are found in (a repository of the home itself: its `.ssh/config`).
     let home = HomeInWorkspace::of(&workspace_like);
-    match sandbox::read_only_domain(&workspace_like) {
+    match sandbox::read_only_domain(&workspace_like, &sandbox::LinkedGit::default()) {
         Ok(domain) => sandbox::confine_blocking(&mut command, domain),
         Err(error) => return unchecked(&format!("no sandbox: {error}")),
     }

@@ -51,14 +51,18 @@ pub struct ChildSpec {
 #[derive(Debug, Clone)]
 pub enum Confinement {
     /// The mode's: it may read and execute anything, and write only in `writable` (the
-    /// workspace, in execute) and `/tmp`.
+    /// workspace, in execute, and a linked worktree's git data) and `/tmp`.
     Mode {
-        writable: Option<PathBuf>,
+        writable: Vec<PathBuf>,
         allow_network: bool,
     },
     /// The read-only domain of a command that runs without asking: it reads only
-    /// beneath the workspace and the system's directories, and writes nothing.
-    ReadOnly { workspace: PathBuf },
+    /// beneath the workspace (with a linked worktree's repository) and the system's
+    /// directories, and writes nothing.
+    ReadOnly {
+        workspace: PathBuf,
+        git: sandbox::LinkedGit,
+    },
 }
 
 /// How the wait for the program ended.
@@ -151,11 +155,11 @@ pub async fn run(spec: ChildSpec) -> Result<Finished, ChildError> {
         Some(Confinement::Mode {
             writable,
             allow_network,
-        }) => sandbox::ruleset(writable.as_deref(), *allow_network)
+        }) => sandbox::ruleset(writable.iter().map(PathBuf::as_path), *allow_network)
             .map(sandbox::Domain::from)
             .map_err(|error| error.to_string()),
-        Some(Confinement::ReadOnly { workspace }) => {
-            sandbox::read_only_domain(workspace).map_err(|error| error.to_string())
+        Some(Confinement::ReadOnly { workspace, git }) => {
+            sandbox::read_only_domain(workspace, git).map_err(|error| error.to_string())
         }
         None => Ok(sandbox::Domain::default()),
     }

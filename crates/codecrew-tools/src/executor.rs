@@ -7,12 +7,14 @@
 //! with `--yes` ([`ToolExecutor::assume_yes`]), or denied when there is no terminal.
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::Value;
 
+use codecrew_policy::sandbox::LinkedGit;
 use codecrew_policy::{Answer, Asker, Decision, Grant, NonInteractive, Policy, Question, Reason};
 
 use super::middleware::{CallInfo, Middleware};
@@ -77,6 +79,15 @@ impl ToolExecutor {
         self.context.exec.pass_env = policy.pass_env().to_vec();
         self.context.exec.allow_network = policy.allow_network();
         self.policy = policy;
+        self
+    }
+
+    /// The executor of a job that works in `workspace` rather than the run's (a linked
+    /// worktree codecrew made, whose repository's git data is `git`): its file tools and
+    /// commands are confined there.
+    pub fn in_workspace(mut self, workspace: PathBuf, git: LinkedGit) -> Self {
+        self.context.workspace = workspace;
+        self.context.exec.git = git;
         self
     }
 

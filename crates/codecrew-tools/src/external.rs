@@ -120,7 +120,10 @@ impl ExternalTool {
             ("CODECREW_MODE".into(), ctx.mode.name().into()),
         ]);
         let confinement = ctx.exec.sandbox.then(|| Confinement::Mode {
-            writable: (ctx.mode == Mode::Execute).then(|| ctx.workspace.clone()),
+            writable: (ctx.mode == Mode::Execute)
+                .then(|| ctx.workspace.clone())
+                .into_iter()
+                .collect(),
             allow_network: self.config.network,
         });
         let mut args: Vec<OsString> = self.config.args.iter().map(OsString::from).collect();

@@ -102,6 +102,35 @@ impl Chat {
                 // Its refusal or failure is said; the chat goes on either way.
                 let _ = crate::commands::undo::undo_and_show(workspace, run, force, false).await;
             }
+            SlashCommand::Worktrees => {
+                let args = codecrew::cli::WorktreesArgs {
+                    command: None,
+                    output: codecrew::cli::OutputArg::Text,
+                };
+                if let Err(error) =
+                    crate::commands::worktrees::list_or_remove(&args, self.engine.workspace())
+                {
+                    console::error(error);
+                }
+            }
+            SlashCommand::Apply(words) => {
+                let [run, agent] = words.as_slice() else {
+                    console::error("/apply RUN AGENT: the run's id (or its start) and the agent");
+                    return;
+                };
+                let args = codecrew::cli::ApplyArgs {
+                    run: run.clone(),
+                    agent: agent.clone(),
+                    merge: false,
+                    squash: false,
+                    patch: true,
+                };
+                if let Err(error) =
+                    crate::commands::worktrees::apply(&args, self.engine.workspace())
+                {
+                    console::error(error);
+                }
+            }
             SlashCommand::Help => {
                 let mut text = Text::plain(
                     "Each line is a task: @agent or @agent:model, then the text; a line \

@@ -13,15 +13,24 @@ use codecrew_core::usage::JobUsage;
 /// `--output json`: nothing until the end, then one document.
 pub struct JsonRenderer<W: Write> {
     out: Out<W>,
+    /// The jobs' worktrees (`execute --worktrees`), a field of the document when set.
+    worktrees: Option<Value>,
 }
 
 impl<W: Write> JsonRenderer<W> {
     pub fn new(out: W) -> Self {
-        JsonRenderer { out: Out::new(out) }
+        JsonRenderer {
+            out: Out::new(out),
+            worktrees: None,
+        }
     }
 
     pub fn into_inner(self) -> W {
         self.out.into_inner()
+    }
+
+    pub fn set_worktrees(&mut self, worktrees: Value) {
+        self.worktrees = Some(worktrees);
     }
 }
 
@@ -35,11 +44,14 @@ impl<W: Write + Send> Render for JsonRenderer<W> {
     }
 
     fn finish(&mut self, reports: &[JobReport]) -> io::Result<()> {
-        let document = json!({
+        let mut document = json!({
             "success": reports.iter().all(|r| r.success),
             "results": reports,
             "usage": JobUsage::total(reports.iter().map(|r| &r.usage)),
         });
+        if let Some(worktrees) = self.worktrees.take() {
+            document["worktrees"] = worktrees;
+        }
         self.out.json_line(&document)?;
         self.out.flush()
     }

@@ -125,6 +125,14 @@ impl<W: Write + Send> Renderer<W> {
         self.chosen().finish(reports)
     }
 
+    /// The jobs' worktrees, for `--output json`'s document (`worktrees`); the other
+    /// outputs show them as a table of their own.
+    pub fn set_worktrees(&mut self, worktrees: serde_json::Value) {
+        if let Renderer::Json(json) = self {
+            json.set_worktrees(worktrees);
+        }
+    }
+
     pub fn at_line_start(&self) -> bool {
         match self {
             Renderer::Text(text) => text.at_line_start(),

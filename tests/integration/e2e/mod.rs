@@ -119,6 +119,7 @@ mod undo;
 mod usage;
 mod warm;
 mod workspace_state;
+mod worktrees;
 
 /// Every file beneath `dir` (none when it is missing).
 fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {

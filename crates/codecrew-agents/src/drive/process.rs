@@ -49,6 +49,14 @@ impl CommandSpec {
         }
     }
 
+    /// Lets the CLI, in a linked worktree codecrew made, reach its repository's git
+    /// data (write it only in `execute`: the wall decides).
+    pub fn with_git(&mut self, git: &codecrew_policy::sandbox::LinkedGit) {
+        if let Some(confinement) = &mut self.confinement {
+            confinement.wall.git = git.clone();
+        }
+    }
+
     /// The command line, for logs and error messages (the prompt is not in it when it
     /// goes through stdin).
     pub fn display(&self) -> String {

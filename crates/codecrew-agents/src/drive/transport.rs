@@ -37,6 +37,8 @@ pub struct Launch<'a> {
     pub gate: Option<&'a dyn NativeGate>,
     /// Folders the CLI may also read inside its wall (`permissions.cli_read`).
     pub reads: &'a [std::path::PathBuf],
+    /// In a linked worktree codecrew made: its repository's git data.
+    pub git: &'a codecrew_policy::sandbox::LinkedGit,
 }
 
 /// What a turn's CLI printed, as the session loop is to read it.
@@ -241,6 +243,7 @@ impl<'a> Transport<'a> {
             env,
             gate,
             reads,
+            git,
         } = self.launch;
         let starts = !self.keep_alive || self.process.is_none();
         // Dropped before it is through (the start failed), it leaves the gate to the next.
@@ -256,6 +259,7 @@ impl<'a> Transport<'a> {
             let mut spec = provider.command(program, turn, workspace);
             spec.env.extend(env.iter().cloned());
             spec.read_also(reads);
+            spec.with_git(git);
             tracing::info!(agent = %provider.agent_id, command = %spec.display(), "running");
             // Run per turn, the CLI prints nothing before its set-up is done.
             return process::run(&spec, limits, cancel, |bytes| {
@@ -270,6 +274,7 @@ impl<'a> Transport<'a> {
                 let mut spec = provider.resident_command(program, turn, workspace);
                 spec.env.extend(env.iter().cloned());
                 spec.read_also(reads);
+                spec.with_git(git);
                 tracing::info!(agent = %provider.agent_id, command = %spec.display(), "starting, kept for the loop");
                 self.cost_so_far = 0.0;
                 let protocol = match provider.long_lived() {

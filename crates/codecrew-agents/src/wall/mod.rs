@@ -208,6 +208,7 @@ pub fn confinement(
             settings: state.read,
             state: writable,
             temp: temp.as_ref().map(|temp| temp.path().to_path_buf()),
+            git: Default::default(),
         },
         temp,
         guards,

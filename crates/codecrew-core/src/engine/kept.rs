@@ -226,6 +226,10 @@ impl KeptAgents {
     /// cannot start.
     pub async fn ask(&mut self, engine: &Engine, jobs: Vec<Job>) -> Result<Line, StartError> {
         crate::jobs::check(engine.config(), &jobs)?;
+        // Kept CLIs share the one workspace: in execute, never two writing it at once.
+        if self.mode == Mode::Execute && jobs.len() > 1 {
+            return Err(StartError::SharedWorkspace(jobs.len()));
+        }
         if let Log::Unstarted = self.log {
             let tasks: Vec<&str> = jobs.iter().map(|job| job.task.as_str()).collect();
             let continues = self.resumed.as_ref().map(|earlier| earlier.run.clone());

@@ -26,6 +26,7 @@ mod stage;
 mod thread_saver;
 mod undo_recording;
 mod updates;
+mod worktrees;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -48,6 +49,7 @@ pub use served::ServedRun;
 pub use stage::Stage;
 pub use thread_saver::ThreadSaver;
 pub use updates::Update;
+pub use worktrees::{RunWorktrees, Settled, WorktreeError};
 
 /// What a front end gives the engine once, for every run it starts.
 #[derive(Clone)]
@@ -138,6 +140,11 @@ impl Engine {
 
     pub fn workspace(&self) -> &Path {
         &self.options.workspace
+    }
+
+    /// The permission policy every job's executor shares.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
     }
 
     /// Where this engine's runs are recorded: None when `--no-log`, the user's

@@ -8,13 +8,14 @@ use tokio::task::JoinSet;
 use super::job_log::KeptJob;
 use super::undo_recording;
 use super::updates::Updates;
-use super::{Engine, JobLabel, Limits, Stage, ThreadSaver, Update};
+use super::{Engine, JobLabel, Limits, RunWorktrees, Stage, ThreadSaver, Update, WorktreeError};
 use crate::jobs::PlanError;
 use crate::mention::Job;
 use crate::runs::{self, Earlier, JobRow, RunLog, Store, StoreError};
 use crate::session::JobStream;
 use crate::thread::{ThreadError, ThreadName, ThreadStore};
 use crate::undo::Recording;
+use crate::worktree::make::Isolation;
 use codecrew_tools::Mode;
 
 /// What a front end asks the engine to run.
@@ -35,6 +36,9 @@ pub struct Request {
     /// The earlier run the jobs go on from (`-c`, `--resume`): each agent resumes its
     /// CLI session there, or gets its earlier tasks and answers. Not with `thread`.
     pub continues: Option<Earlier>,
+    /// Each job in a git worktree of its own (`execute --worktrees`): how they are
+    /// made, and the `--check` command run in each once the jobs end.
+    pub isolation: Option<(Isolation, Option<String>)>,
 }
 
 /// Which earlier run to go on from.
@@ -70,6 +74,16 @@ pub enum StartError {
     /// The thread cannot be continued (not the user's, unreadable).
     #[error(transparent)]
     Thread(#[from] ThreadError),
+    /// The jobs' worktrees could not be made (a dirty checkout, no repository).
+    #[error(transparent)]
+    Worktree(#[from] WorktreeError),
+    /// Several agents would write one folder at once (a line of a chat in execute).
+    #[error(
+        "{0} agents would write this folder at once in execute mode: address one agent per \
+         line (/mode query asks several), or give them the task with `codecrew execute \
+         --worktrees`, where each works in a worktree of its own"
+    )]
+    SharedWorkspace(usize),
 }
 
 /// Jobs running at once. Read [`Run::next`] until it ends, then [`Run::wind_down`] and
@@ -80,10 +94,15 @@ pub struct Run {
     cancel: watch::Sender<bool>,
     jobs: JoinSet<()>,
     /// The run store's record.
-    log: Option<Arc<RunLog>>,
-    /// What `codecrew undo` needs of an execute run: its workspace before, then after.
+    pub(super) log: Option<Arc<RunLog>>,
+    /// What `codecrew undo` needs of an execute run in place: its workspace before,
+    /// then after.
     recording: Option<Recording>,
     stage: Stage,
+    /// The jobs' worktrees, when they have them.
+    pub(super) worktrees: Option<RunWorktrees>,
+    /// Each job's index in the run store, in the order of the request.
+    pub(super) rows: Vec<Option<usize>>,
 }
 
 impl Engine {
@@ -122,8 +141,29 @@ impl Engine {
             }
             None => (None, None),
         };
+        // Each job's worktree, made before any CLI starts; the run's id names them.
+        let mut run_id = request.run_id;
+        let worktrees = match request.isolation {
+            Some((isolation, check)) if request.mode == Mode::Execute => {
+                let id = run_id.get_or_insert_with(runs::new_id).clone();
+                Some(self.make_worktrees(&id, &request.jobs, &isolation, check)?)
+            }
+            _ => None,
+        };
+        let places = worktrees
+            .as_ref()
+            .map(RunWorktrees::places)
+            .unwrap_or_default();
         let stage = self.stage(request.mode, request.limits).await;
-        let mut runs = stage.plan(self, request.jobs)?;
+        let mut runs = match stage.plan_in(self, request.jobs, &places) {
+            Ok(runs) => runs,
+            Err(error) => {
+                if let Some(worktrees) = &worktrees {
+                    worktrees.remove_all();
+                }
+                return Err(error.into());
+            }
+        };
         self.say_left_out(
             runs.iter()
                 .map(|run| (run.job.agent.as_str(), &run.provider)),
@@ -149,33 +189,39 @@ impl Engine {
         // Recorded from here on: the run, then each job as it starts.
         let tasks: Vec<&str> = runs.iter().map(|run| run.job.task.as_str()).collect();
         let log = self.start_log(
-            request.run_id,
+            run_id,
             request.mode,
             &tasks,
             request.input,
             request.continues.map(|earlier| earlier.run),
         );
         // Before any job can write: the workspace as it is, for `codecrew undo`.
+        // In its worktrees, a run changes nothing here (an apply records its own).
         let recording = match request.mode {
-            Mode::Execute => {
+            Mode::Execute if worktrees.is_none() => {
                 let id = log
                     .as_ref()
                     .map_or_else(runs::new_id, |log| log.id().to_owned());
                 undo_recording::start(self.workspace(), id).await
             }
-            Mode::Query => None,
+            Mode::Execute | Mode::Query => None,
         };
         let (updates, events, answers) = Updates::new(runs.len(), thread_saver.clone());
         let (cancel, cancelled) = watch::channel(false);
         // Each job's report comes as soon as its answer is final; its task ends once its
         // CLI has shut down, which the answer does not wait for.
         let mut jobs = JoinSet::new();
+        let mut rows = Vec::with_capacity(runs.len());
         for (run, label) in runs.into_iter().zip(&labels) {
             let index = run.index;
             let row = log.as_ref().map(|log| JobRow {
                 log: log.clone(),
                 job: log.job_started(&label.new_job(&run.job.task, thread_name.as_deref())),
             });
+            rows.push(row.as_ref().map(|row| row.job));
+            if let (Some(row), Some(worktrees)) = (&row, &worktrees) {
+                worktrees.record_start(index, &row.log, row.job);
+            }
             let stream = JobStream::new(events.clone(), index)
                 .logged(KeptJob::log(row, thread_saver.clone()));
             let (answers, cancelled) = (answers.clone(), cancelled.clone());
@@ -194,6 +240,8 @@ impl Engine {
             log,
             recording,
             stage,
+            worktrees,
+            rows,
         })
     }
 }

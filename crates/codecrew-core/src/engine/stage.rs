@@ -8,7 +8,7 @@ use super::{Engine, Limits};
 use crate::crew::{Crew, depth_from_env};
 use crate::jobs::{self, PlanError};
 use crate::mention::Job;
-use crate::session::{JobRun, Settings};
+use crate::session::{JobRun, Place, Settings};
 
 /// The tools of one mode (their MCP servers started in the mode's sandbox) and the crew
 /// of agents that may consult each other, all under the engine's one policy. It owns the
@@ -60,6 +60,16 @@ impl Stage {
     /// One run per job, each with its catalog and an executor of the crew's; checked
     /// first (an unknown agent, an empty task, a model that is not one).
     pub fn plan(&self, engine: &Engine, jobs: Vec<Job>) -> Result<Vec<JobRun>, PlanError> {
+        self.plan_in(engine, jobs, &[])
+    }
+
+    /// [`Stage::plan`], each job in its own place (in order; none: the workspace).
+    pub fn plan_in(
+        &self,
+        engine: &Engine,
+        jobs: Vec<Job>,
+        places: &[Place],
+    ) -> Result<Vec<JobRun>, PlanError> {
         let crew = &self.crew;
         jobs::plan(
             engine.config(),
@@ -67,6 +77,7 @@ impl Stage {
             &self.settings,
             crew.registry(),
             |catalog| crew.executor(self.mode, catalog),
+            places,
         )
     }
 

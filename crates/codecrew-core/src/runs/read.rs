@@ -109,6 +109,9 @@ pub struct JobDetail {
     pub usage: Option<Value>,
     pub duration_ms: Option<i64>,
     pub tool_calls: Vec<CallDetail>,
+    /// The git worktree it worked in (`execute --worktrees`): path, branch, base, change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<Value>,
 }
 
 /// One tool call of a job.
@@ -457,7 +460,8 @@ impl Store {
     fn jobs(&self, run: &str) -> rusqlite::Result<Vec<JobDetail>> {
         let mut statement = self.conn.prepare(
             "SELECT idx, agent, cli, model, task, thread, session_id, answer, stop_reason,
-                    success, error, error_code, turns, usage, duration_ms, parent, depth
+                    success, error, error_code, turns, usage, duration_ms, parent, depth,
+                    worktree
              FROM jobs WHERE run = ?1 ORDER BY idx",
         )?;
         let rows = statement.query_map(params![run], |row| {
@@ -481,6 +485,9 @@ impl Store {
                 usage: usage.and_then(|usage| serde_json::from_str(&usage).ok()),
                 duration_ms: row.get(14)?,
                 tool_calls: Vec::new(),
+                worktree: row
+                    .get::<_, Option<String>>(17)?
+                    .and_then(|json| serde_json::from_str(&json).ok()),
             })
         })?;
         let mut jobs: Vec<JobDetail> = rows.collect::<rusqlite::Result<_>>()?;

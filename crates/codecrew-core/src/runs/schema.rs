@@ -81,6 +81,11 @@ CREATE INDEX runs_continues ON runs(continues);
     r"
 ALTER TABLE tool_calls ADD COLUMN call_id TEXT;  -- NULL for calls recorded before it
 ",
+    // 4: the git worktree a job of `execute --worktrees` worked in (JSON: path, branch,
+    // base, and once settled what it changed).
+    r"
+ALTER TABLE jobs ADD COLUMN worktree TEXT;
+",
 ];
 
 /// The schema version this codecrew writes.

@@ -245,6 +245,19 @@ impl RunLog {
         index
     }
 
+    /// The git worktree job `index` works in (`execute --worktrees`), as JSON: set when
+    /// it is made, again once settled.
+    pub fn job_worktree(&self, index: usize, worktree: &serde_json::Value) {
+        self.write(vec![(
+            "UPDATE jobs SET worktree = ?3 WHERE run = ?1 AND idx = ?2",
+            vec![
+                self.id.clone().into(),
+                int(index).into(),
+                worktree.to_string().into(),
+            ],
+        )]);
+    }
+
     /// One of job `index`'s events: a call is kept until its result (the one with its id)
     /// comes, then both are recorded. A sub-agent's events are its own job's, which the
     /// crew records.

@@ -31,6 +31,7 @@ pub use stream::{JobLog, JobStream};
 
 use crate::usage::JobUsage;
 use codecrew_intercept::{Rejection, ScannerLimits};
+use codecrew_policy::sandbox::LinkedGit;
 use codecrew_tools::{ErrorCode, Mode, ToolExecutor, ToolResult};
 
 /// How one job runs.
@@ -48,6 +49,17 @@ pub struct Settings {
     pub env: Vec<(OsString, OsString)>,
     /// How many agents delegated to reach this job (0: a job of the command line).
     pub depth: u32,
+    /// In a linked worktree codecrew made ([`crate::worktree`]): its repository's git
+    /// data, which the CLI's wall and the job's commands may reach. Empty elsewhere.
+    pub git: LinkedGit,
+}
+
+/// Where a job works when not in the run's workspace: a git worktree codecrew made for
+/// it, and what it may reach of that worktree's repository.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub workspace: PathBuf,
+    pub git: LinkedGit,
 }
 
 /// Stdout bytes one CLI turn may print before it is stopped as flooding.
@@ -68,6 +80,7 @@ impl Settings {
             max_stdout_bytes: DEFAULT_MAX_STDOUT_BYTES,
             env: Vec::new(),
             depth: 0,
+            git: LinkedGit::default(),
         }
     }
 }
@@ -195,6 +208,7 @@ impl JobRun {
                 env: &self.settings.env,
                 gate: Some(self.executor.as_ref()),
                 reads: self.executor.policy().cli_read(),
+                git: &self.settings.git,
             },
             self.settings.mode,
         )

@@ -79,6 +79,9 @@ pub struct CliWall {
     pub state: Vec<PathBuf>,
     /// A temporary directory of its own (its `TMPDIR`): read and write.
     pub temp: Option<PathBuf>,
+    /// In a linked worktree codecrew made: its repository's git data (read; in
+    /// `execute`, what a commit writes).
+    pub git: super::LinkedGit,
 }
 
 impl CliWall {
@@ -100,6 +103,9 @@ impl CliWall {
         );
         let mut writable: Vec<PathBuf> = self.state.clone();
         writable.extend(self.temp.clone());
+        if self.writes_workspace {
+            writable.extend(self.git.write.iter().cloned());
+        }
         writable.extend(DEVICES.iter().map(PathBuf::from));
         // Not `/tmp`: it may hold files outside the workspace (a checkout under /tmp), and
         // the CLI has a temporary directory of its own. The workspace is written without
@@ -145,6 +151,7 @@ impl CliWall {
             .add_rules(path_beneath_rules(readable_files, file_read))?
             .add_rules(path_beneath_rules(&self.install, read))?
             .add_rules(path_beneath_rules(&self.settings, read))?
+            .add_rules(path_beneath_rules(&self.git.read, read))?
             .add_rules(path_beneath_rules(&workspace.trees, read))?
             .add_rules(path_beneath_rules(&workspace.listed, AccessFs::ReadDir))?
             .add_rules(path_beneath_rules(&workspace.files, file_read))?

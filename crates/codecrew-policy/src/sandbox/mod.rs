@@ -33,11 +33,13 @@
 //! command unconfined, and codecrew says so on stderr once per run.
 
 mod cli;
+mod linked_git;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Once, OnceLock};
 
 pub use cli::{CliWall, NETWORK_FILES, install_root};
+pub use linked_git::LinkedGit;
 
 use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
 
@@ -117,8 +119,8 @@ fn warn_once(support: Support, allow_network: bool) {
 /// The rules for one program (writes allowed in `writable`, `/tmp` and `/dev/null`), built
 /// before the fork. None when the kernel has no
 /// Landlock (after the one warning).
-pub fn ruleset(
-    writable: Option<&Path>,
+pub fn ruleset<'a>(
+    writable: impl IntoIterator<Item = &'a Path>,
     allow_network: bool,
 ) -> Result<Option<RulesetCreated>, landlock::RulesetError> {
     let support = support();
@@ -251,9 +253,9 @@ pub enum DomainError {
 /// could open them). No rules when Landlock cannot enforce them (the caller has made
 /// such commands ask: [`read_only_unavailable`]); no filter on an architecture the
 /// filter does not know.
-pub fn read_only_domain(workspace: &Path) -> Result<Domain, DomainError> {
+pub fn read_only_domain(workspace: &Path, git: &LinkedGit) -> Result<Domain, DomainError> {
     Ok(Domain {
-        ruleset: read_only_ruleset(workspace)?,
+        ruleset: read_only_ruleset(workspace, git)?,
         filter: no_sockets()?,
     })
 }
@@ -277,7 +279,10 @@ fn no_sockets() -> Result<Option<BpfProgram>, seccompiler::BackendError> {
     Ok(Some(BpfProgram::try_from(filter)?))
 }
 
-fn read_only_ruleset(workspace: &Path) -> Result<Option<RulesetCreated>, landlock::RulesetError> {
+fn read_only_ruleset(
+    workspace: &Path,
+    git: &LinkedGit,
+) -> Result<Option<RulesetCreated>, landlock::RulesetError> {
     if support() != Support::Full {
         return Ok(None);
     }
@@ -300,6 +305,8 @@ fn read_only_ruleset(workspace: &Path) -> Result<Option<RulesetCreated>, landloc
         .add_rules(path_beneath_rules(&reads.trees, read))?
         .add_rules(path_beneath_rules(&reads.listed, AccessFs::ReadDir))?
         .add_rules(path_beneath_rules(&reads.files, file_read))?
+        // A linked worktree's repository: git reads it to say anything about the worktree.
+        .add_rules(path_beneath_rules(&git.read, read))?
         .add_rules(path_beneath_rules(readable_files, file_read))?
         .add_rules(path_beneath_rules(
             ["/dev/null"],

@@ -173,10 +173,14 @@ async fn run(
         codecrew_policy::git::read_only_environment(&mut env);
         Some(Confinement::ReadOnly {
             workspace: ctx.workspace.clone(),
+            git: ctx.exec.git.clone(),
         })
     } else {
         ctx.exec.sandbox.then(|| Confinement::Mode {
-            writable: Some(ctx.workspace.clone()),
+            // A linked worktree's commits write its repository's git data too.
+            writable: std::iter::once(ctx.workspace.clone())
+                .chain(ctx.exec.git.write.iter().cloned())
+                .collect(),
             allow_network: ctx.exec.allow_network,
         })
     };
