@@ -26,6 +26,10 @@ through a link. Ignored files, node_modules, .venv and __pycache__ folders, file
 nested git repositories, and changes outside the workspace are not put back. Without
 git installed, runs are not recorded. In chat, /undo does the same.
 
+What `codecrew apply` brings into the checkout is recorded the same way (as
+<run>-apply-<n>, said when it applies): `codecrew undo` takes it back. After
+`apply --merge` or `--squash`, the files go back and the commit stays.
+
 Exit code 0 when every file was put back, 1 when it refused or a file could not be put
 back, 2 when there is no such run to undo here.";
 

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use codecrew::cli::{ApplyArgs, DiffArgs, OutputArg, WorktreesArgs, WorktreesCommand};
 use codecrew::output::color::{LABEL, NOTICE};
 use codecrew::output::console::{self, Text};
+use codecrew_core::undo::{self, RecordKind};
 use codecrew_core::worktree::apply::{self, Method};
 use codecrew_core::worktree::kept::{self, Kept};
 use codecrew_core::worktree::{self, Repository};
@@ -140,8 +141,26 @@ pub fn apply(args: &ApplyArgs, workspace: &Path) -> anyhow::Result<ExitCode> {
     let Some(mut record) = found.into_iter().next().map(|kept| kept.record) else {
         return Ok(ExitCode::from(EXIT_USAGE));
     };
-    match apply::apply(&repo, &folder, &mut record, method) {
+    // Recorded for `codecrew undo`, as a run of execute is: what the apply brings in.
+    let recording = recorded_for_undo(workspace, &record.run);
+    let applied = apply::apply(&repo, &folder, &mut record, method);
+    let undo_id = recording.and_then(|recording| {
+        let id = recording.id().to_owned();
+        match recording.finish() {
+            Ok(()) => Some(id),
+            Err(error) => {
+                console::warn(format_args!(
+                    "`codecrew undo` cannot take this apply back: {error}"
+                ));
+                None
+            }
+        }
+    });
+    match applied {
         Ok(()) => {
+            if let Some(id) = undo_id {
+                console::note(format_args!("`codecrew undo {id}` takes it back"));
+            }
             let how = match method {
                 Method::Patch => "into the working tree (uncommitted; `git diff` shows it)",
                 Method::Merge => "as a merge commit keeping its commits",
@@ -157,6 +176,22 @@ pub fn apply(args: &ApplyArgs, workspace: &Path) -> anyhow::Result<ExitCode> {
         Err(error) => {
             console::error(&error);
             Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// The workspace recorded before an apply of `run`'s change, under an id of its own
+/// (`<run>-apply-<random>`); None (said) when it cannot be.
+fn recorded_for_undo(workspace: &Path, run: &str) -> Option<undo::Recording> {
+    let random = codecrew_core::ids::random_hex();
+    let id = format!("{run}-apply-{}", random.get(..8).unwrap_or(&random));
+    match undo::record_before(workspace, &id, RecordKind::Apply) {
+        Ok(recording) => Some(recording),
+        Err(error) => {
+            console::note(format_args!(
+                "`codecrew undo` is unavailable for this apply: {error}"
+            ));
+            None
         }
     }
 }

@@ -384,3 +384,62 @@ fn a_run_in_the_home_is_not_recorded() {
     assert!(said.contains("is your home directory"), "{said}");
     assert!(!world.state_dir().join("undo").exists());
 }
+
+/// What `codecrew apply` brings into the checkout from an agent's worktree is recorded
+/// too: `codecrew undo` takes it back (the newest change here), and says it was an apply.
+#[test]
+fn an_apply_is_undone() {
+    use crate::support::git::repository_with;
+
+    let fixer = |content: &str| {
+        AgentScript::new()
+            .turn(
+                Turn::always(Answer::call(
+                    "",
+                    "write_file",
+                    json!({"path": "app.py", "content": content}),
+                ))
+                .times(1),
+            )
+            .otherwise(Answer::text("Done"))
+    };
+    let world = World::new()
+        .agent("alpha", fixer("print(\"alpha\")\n"))
+        .agent("beta", fixer("print(\"beta\")\n"));
+    std::fs::write(world.workspace().join("app.py"), "print(\"bug\")\n").unwrap();
+    repository_with(&world.workspace(), &["app.py"]);
+    let document = world.run_json(&[
+        "execute",
+        "--yes",
+        "--output",
+        "json",
+        "@alpha fix app.py",
+        "@beta fix app.py",
+    ]);
+    let run = document["worktrees"][0]["run"].as_str().unwrap().to_owned();
+    // The run wrote in its worktrees: nothing here to undo.
+    assert_exit(&world.run(&["undo"]), 2);
+
+    let applied = world.run(&["apply", &run, "beta"]);
+    assert_exit(&applied, 0);
+    assert!(
+        text(&applied.stderr).contains("`codecrew undo "),
+        "{}",
+        text(&applied.stderr)
+    );
+    assert_eq!(read(&world, "app.py"), "print(\"beta\")\n");
+    let (output, outcome) = undo_json(&world, &[]);
+    assert_exit(&output, 0);
+    assert_eq!(outcome["kind"], "apply");
+    assert!(
+        outcome["run"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{run}-apply-"))
+    );
+    assert_eq!(
+        outcome["files"],
+        json!([{"path": "app.py", "action": "restored"}])
+    );
+    assert_eq!(read(&world, "app.py"), "print(\"bug\")\n");
+}
