@@ -67,6 +67,17 @@ fn a_run_s_writes_creations_and_deletions_are_put_back_exactly() {
     fs::remove_dir_all(s.workspace.join("gone")).unwrap();
     recording.finish().unwrap();
 
+    // The store is the user's alone.
+    let folder = Folder::of(&s.state, &s.workspace).dir;
+    for (path, expected) in [
+        (s.state.join("undo"), 0o700),
+        (folder.clone(), 0o700),
+        (folder.join("runs/run1.json"), 0o600),
+    ] {
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, expected, "{}", path.display());
+    }
+
     let outcome = s.undo(None, false);
     assert_eq!(outcome.status, Status::Undone);
     assert_eq!(
