@@ -46,6 +46,8 @@ pub struct IsolationArgs {
     /// test"), in the sandbox run_command gets; its result is a column of the table
     #[arg(long, value_name = "COMMAND")]
     pub check: Option<String>,
+    // The help text's `[:model]` is no link (clap shows this text as it is).
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// One more agent (@agent[:model]) ranks the changes when they are done, read-only,
     /// from their diffs and check results; its ranking is a column of the table
     #[arg(long, value_name = "@AGENT")]
