@@ -14,6 +14,7 @@ pub mod man;
 pub mod mcp;
 pub mod prompt;
 pub mod run;
+pub mod schema;
 pub mod tasks;
 pub mod threads;
 pub mod tools;

@@ -132,6 +132,9 @@ impl Crew {
         let mut settings = self.settings.clone();
         settings.mode = mode;
         settings.depth = depth;
+        // The run's --schema shapes the answers of its own agents; a sub-agent answers
+        // its caller in prose (or in the schema its call names).
+        settings.answer = None;
         settings
             .env
             .retain(|(name, _)| name.as_os_str() != DEPTH_ENV);

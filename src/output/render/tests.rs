@@ -44,6 +44,8 @@ fn report(agent: &str, success: bool, response: &str) -> JobReport {
             sub_agents: None,
         },
         failure: None,
+        data: None,
+        schema_errors: Vec::new(),
     }
 }
 

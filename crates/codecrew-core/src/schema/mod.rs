@@ -32,6 +32,14 @@ const MAX_ERRORS: usize = 10;
 /// which may be a whole 1 MiB answer).
 const MAX_ERROR_CHARS: usize = 300;
 
+/// What a run's final answers must be: the schema, and how often an answer that does
+/// not fit is asked again in the same session (`--schema-retries`).
+#[derive(Debug, Clone)]
+pub struct AnswerShape {
+    pub schema: std::sync::Arc<AnswerSchema>,
+    pub retries: u32,
+}
+
 /// Why a `--schema` is refused (a usage error: exit 2, before any CLI starts).
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {

@@ -21,6 +21,7 @@ pub mod caller;
 mod conversation;
 mod failure;
 mod report;
+mod shaped;
 mod stream;
 mod turn;
 mod turns;
@@ -29,6 +30,7 @@ pub use conversation::{Continuation, Conversation};
 pub use report::{Failure, JobEvent, JobReport, ReportedCall, StopReason, SubEvent, exit_code};
 pub use stream::{JobLog, JobStream};
 
+use crate::schema::AnswerShape;
 use crate::usage::JobUsage;
 use codecrew_intercept::{Rejection, ScannerLimits};
 use codecrew_tools::{ErrorCode, Mode, ToolExecutor, ToolResult};
@@ -48,6 +50,8 @@ pub struct Settings {
     pub env: Vec<(OsString, OsString)>,
     /// How many agents delegated to reach this job (0: a job of the command line).
     pub depth: u32,
+    /// The shape the final answer must have (`--schema`), checked and asked again.
+    pub answer: Option<AnswerShape>,
 }
 
 /// Stdout bytes one CLI turn may print before it is stopped as flooding.
@@ -68,6 +72,7 @@ impl Settings {
             max_stdout_bytes: DEFAULT_MAX_STDOUT_BYTES,
             env: Vec::new(),
             depth: 0,
+            answer: None,
         }
     }
 }
@@ -128,6 +133,8 @@ impl JobRun {
             stop_reason: StopReason::Error,
             usage: JobUsage::default(),
             failure: None,
+            data: None,
+            schema_errors: Vec::new(),
         }
     }
 

@@ -8,6 +8,7 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 use super::failure::{self, Recovery, Situation, TurnFailure};
+use super::shaped::Shaped;
 use super::turn::{TurnState, quieted};
 use super::{
     Conversation, Failure, JobEvent, JobReport, JobRun, JobStream, ReportedCall, StopReason,
@@ -49,6 +50,8 @@ impl JobRun {
     ) -> JobReport {
         let mut report = self.report(started);
         let mut course = self.open(task, conversation, &mut report);
+        // How often an answer that did not fit the schema was asked for again.
+        let mut asked_again = 0;
         loop {
             report.turns += 1;
             stream.send(JobEvent::Turn(report.turns));
@@ -113,9 +116,14 @@ impl JobRun {
                 continue;
             }
             if turn.calls.is_empty() && turn.rejected.is_empty() {
-                report.success = true;
-                report.stop_reason = StopReason::Answered;
-                break;
+                match self.shaped(&turn, &mut report, &mut asked_again, stream) {
+                    Shaped::Final => break,
+                    Shaped::AskAgain(prompt) => {
+                        self.remember_turn(&mut course, &report, &turn);
+                        course.prompt = prompt;
+                        continue;
+                    }
+                }
             }
             let results = self
                 .run_calls(&turn, &mut report, &mut course.echoes, stream, &cancel)
@@ -135,25 +143,31 @@ impl JobRun {
                 }
                 break;
             }
-            if !self.provider.can_resume() || report.session_id.is_none() {
-                // This turn's own prompt only: the turn's prompt already held the
-                // transcript, and appending it would double the transcript every turn.
-                course.transcript = format!(
-                    "{transcript}{sep}{prompt}\n\n## Your previous answer\n\n{answer}",
-                    transcript = course.transcript,
-                    sep = if course.transcript.is_empty() {
-                        ""
-                    } else {
-                        "\n\n"
-                    },
-                    prompt = course.prompt,
-                    answer = turn.raw_text.trim(),
-                );
-            }
+            self.remember_turn(&mut course, &report, &turn);
             course.prompt = prompt::render_results(&results);
         }
         conversation.echoes = course.echoes;
         report
+    }
+
+    /// For a CLI that cannot resume its session: this turn's prompt and answer added to
+    /// the transcript the next turn resends. This turn's own prompt only: the turn's
+    /// prompt already held the transcript, and appending it would double it every turn.
+    fn remember_turn(&self, course: &mut Course, report: &JobReport, turn: &TurnState) {
+        if self.provider.can_resume() && report.session_id.is_some() {
+            return;
+        }
+        course.transcript = format!(
+            "{transcript}{sep}{prompt}\n\n## Your previous answer\n\n{answer}",
+            transcript = course.transcript,
+            sep = if course.transcript.is_empty() {
+                ""
+            } else {
+                "\n\n"
+            },
+            prompt = course.prompt,
+            answer = turn.raw_text.trim(),
+        );
     }
 
     /// The task's prompt, and where the conversation goes on from: the CLI's own session
@@ -162,6 +176,9 @@ impl JobRun {
         let catalog = self.executor.catalog();
         let style = self.provider.agent.prompt.unwrap_or_default();
         let mut prompt = prompt::render_task(catalog, self.settings.mode, task, style);
+        if let Some(shape) = &self.settings.answer {
+            prompt.push_str(&prompt::render_schema(shape.schema.json()));
+        }
         if let Some(system) = &self.provider.agent.system_prompt {
             prompt = format!("{}\n\n{prompt}", system.trim());
         }
