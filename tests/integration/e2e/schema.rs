@@ -220,3 +220,98 @@ fn several_agents_give_one_json_line_each() {
     );
     assert!(lines[1].get("data").is_none());
 }
+
+/// A schema whose `why` is optional: Codex's strict form makes it required and nullable.
+const OPTIONAL_WHY: &str = r#"{"type": "object", "properties": {"file": {"type": "string"}, "why": {"type": "string"}}, "required": ["file"]}"#;
+
+/// Codex's own mechanism holds the re-ask to the schema's strict form (its
+/// `outputSchema`, sent to the model as the response's JSON Schema); the `null` it gives
+/// for the optional key is no key in the data.
+#[test]
+fn codex_is_held_to_the_strict_form_on_the_re_ask() {
+    let strict = json!({
+        "type": "object",
+        "properties": {"file": {"type": "string"}, "why": {"type": ["string", "null"]}},
+        "required": ["file", "why"],
+        "additionalProperties": false,
+    });
+    let script = Script::new()
+        .on_prompt(
+            RETRY,
+            Reply::text("{\"file\": \"src/a.rs\", \"why\": null}"),
+        )
+        .on_prompt("E2E-SCHEMA-CODEX", Reply::text("no JSON at all"));
+    let Some(world) = World::new("e2e-schema-codex-strict", script) else {
+        return;
+    };
+    let run = shaped(
+        &world,
+        "--schema",
+        OPTIONAL_WHY,
+        "codex",
+        "E2E-SCHEMA-CODEX",
+    );
+    run.assert_code(0);
+    assert_eq!(document(&run), json!({"file": "src/a.rs"}));
+    let requests = world.server.model_requests();
+    assert_eq!(requests.len(), 2);
+    // The first turn may call codecrew's tools: no schema holds its text.
+    assert!(
+        requests[0].body["text"]["format"]["schema"].is_null(),
+        "{}",
+        requests[0].body["text"]
+    );
+    let format = &requests[1].body["text"]["format"];
+    assert_eq!(format["type"], "json_schema", "{format}");
+    assert_eq!(format["schema"], strict, "{format}");
+}
+
+/// A schema with no strict form is refused before Codex starts, saying why (exit 2).
+#[test]
+fn a_schema_codex_cannot_take_is_refused_before_it_starts() {
+    let Some(world) = World::new("e2e-schema-codex-open", Script::new()) else {
+        return;
+    };
+    let open = r#"{"type": "object", "properties": {"tags": {"type": "object", "additionalProperties": {"type": "string"}, "properties": {}}}}"#;
+    let run = shaped(&world, "--schema", open, "codex", "E2E-SCHEMA-OPEN");
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("@codex cannot take this --schema"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("/properties/tags"), "{}", run.stderr);
+    assert!(world.server.model_requests().is_empty());
+}
+
+/// llm's own `--schema` on the re-ask, for a model that takes one (the request's
+/// `response_format`); a model that cannot is asked again without it (the other
+/// scenarios' `fake`).
+#[test]
+fn llm_is_held_to_the_schema_on_the_re_ask() {
+    let script = Script::new()
+        .on_prompt(RETRY, Reply::text("{\"file\": \"src/a.rs\", \"risk\": 3}"))
+        .on_prompt("E2E-SCHEMA-LLM", Reply::text(RISK_IN_WORDS));
+    let Some(world) = World::new("e2e-schema-llm-native", script) else {
+        return;
+    };
+    let run = shaped(
+        &world,
+        "--schema",
+        "file, risk int",
+        "llm:fake-schema",
+        "E2E-SCHEMA-LLM",
+    );
+    run.assert_code(0);
+    assert_eq!(document(&run), json!({"file": "src/a.rs", "risk": 3}));
+    let requests = world.server.model_requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[0].body["response_format"].is_null());
+    let format = &requests[1].body["response_format"];
+    assert_eq!(format["type"], "json_schema", "{format}");
+    assert_eq!(
+        format["json_schema"]["schema"]["properties"]["risk"],
+        json!({"type": "integer"}),
+        "{format}"
+    );
+}

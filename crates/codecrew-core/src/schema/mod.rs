@@ -6,7 +6,6 @@
 //! "--schema 'name, risk int'" -> AnswerSchema (compact.rs, the JSON, its validator)
 //! an agent's final answer     -> its JSON document (answer.rs: fenced or bare) -> fits, or
 //!                                the checker's errors the re-ask carries
-//! AnswerSchema                -> what Codex's strict mode accepts (strict.rs), or why none
 //! ```
 
 use std::fmt;
@@ -17,7 +16,6 @@ use sha2::{Digest, Sha256};
 
 mod answer;
 mod compact;
-pub mod strict;
 
 pub use answer::json_document;
 

@@ -6,6 +6,8 @@
 use super::turn::TurnState;
 use super::{Failure, JobEvent, JobReport, JobRun, JobStream, StopReason};
 use crate::prompt;
+use crate::schema::{Mismatch, json_document};
+use codecrew_agents::strict_schema;
 
 /// What the loop does with an answer (a turn without calls).
 pub(super) enum Shaped {
@@ -16,12 +18,13 @@ pub(super) enum Shaped {
 }
 
 impl JobRun {
-    /// The turn's answer as the job's final one: without a schema, as it is; with one,
-    /// its document in `report.data` if it fits, else asked for again (counted in
+    /// The turn's answer as the job's final one (`rewritten`: given on a turn where the
+    /// CLI held its model to a rewritten, strict form of the schema): without a schema, as it is; with one, its document in `report.data` if it fits, else asked for again (counted in
     /// `asked_again`) or, past the retries, a failure that says what was wrong.
     pub(super) fn shaped(
         &self,
         turn: &TurnState,
+        rewritten: bool,
         report: &mut JobReport,
         asked_again: &mut u32,
         stream: &JobStream,
@@ -31,7 +34,20 @@ impl JobRun {
             report.success = true;
             return Shaped::Final;
         };
-        match shape.schema.check_answer(&turn.text) {
+        let checked = match json_document(&turn.text) {
+            Ok(mut document) => {
+                if rewritten {
+                    // A strict form says "left out" as null: back to what the user's
+                    // schema says before it judges.
+                    strict_schema::without_added_nulls(shape.schema.json(), &mut document);
+                }
+                shape.schema.check(&document).map(|()| document)
+            }
+            Err(reason) => Err(Mismatch {
+                errors: vec![reason],
+            }),
+        };
+        match checked {
             Ok(data) => {
                 report.success = true;
                 report.data = Some(data);

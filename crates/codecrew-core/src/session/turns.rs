@@ -35,6 +35,11 @@ struct Course {
     /// What the conversation's tool results held that looks like a call, taken from the
     /// [`Conversation`] for the task and given back at its end.
     echoes: Echoes,
+    /// The run's `--schema` in the form the CLI's own mechanism takes, if it has one.
+    native_schema: Option<serde_json::Value>,
+    /// Whether the next turn asks for the answer's document alone (a re-ask): only then
+    /// does the CLI get [`Course::native_schema`], which would forbid codecrew's calls.
+    answer_only: bool,
 }
 
 impl JobRun {
@@ -74,6 +79,18 @@ impl JobRun {
                 }
             };
             if let Some(failure) = TurnFailure::of(&outcome, &turn, &course.limits) {
+                let said = format!("{failure}\n{}", outcome.stderr_tail);
+                if course.answer_only
+                    && course.native_schema.is_some()
+                    && self.provider.refused_native_schema(&said)
+                {
+                    // The model cannot take the schema natively: the same ask again,
+                    // codecrew's check alone holding the answer to it.
+                    tracing::info!(agent = %self.job.agent, "{said}: asking again without the CLI's schema");
+                    course.native_schema = None;
+                    report.turns -= 1;
+                    continue;
+                }
                 let error = self.explain(&failure, &outcome, transport.program(), &mut report);
                 let at = Situation {
                     turn: report.turns,
@@ -116,11 +133,20 @@ impl JobRun {
                 continue;
             }
             if turn.calls.is_empty() && turn.rejected.is_empty() {
-                match self.shaped(&turn, &mut report, &mut asked_again, stream) {
+                // The CLI was held to a rewritten form of the schema (Codex's strict one).
+                let rewritten = course.answer_only
+                    && course.native_schema.as_ref()
+                        != self
+                            .settings
+                            .answer
+                            .as_ref()
+                            .map(|shape| shape.schema.json());
+                match self.shaped(&turn, rewritten, &mut report, &mut asked_again, stream) {
                     Shaped::Final => break,
                     Shaped::AskAgain(prompt) => {
                         self.remember_turn(&mut course, &report, &turn);
                         course.prompt = prompt;
+                        course.answer_only = true;
                         continue;
                     }
                 }
@@ -145,6 +171,7 @@ impl JobRun {
             }
             self.remember_turn(&mut course, &report, &turn);
             course.prompt = prompt::render_results(&results);
+            course.answer_only = false;
         }
         conversation.echoes = course.echoes;
         report
@@ -205,6 +232,14 @@ impl JobRun {
                 max_stdout_bytes: self.settings.max_stdout_bytes,
             },
             echoes: std::mem::take(&mut conversation.echoes),
+            // Checked when the job was planned: a CLI that cannot take it never starts.
+            native_schema: self
+                .settings
+                .answer
+                .as_ref()
+                .and_then(|shape| self.provider.native_schema(shape.schema.json()).ok())
+                .flatten(),
+            answer_only: false,
         }
     }
 
@@ -236,6 +271,7 @@ impl JobRun {
             mode: self.settings.mode,
             model: self.job.model.as_deref(),
             assume_yes: self.executor.assumes_yes(),
+            schema: course.native_schema.as_ref().filter(|_| course.answer_only),
         };
         let mut turn = TurnState::default();
         let mut interceptor = Interceptor::new(transport.format(), self.settings.scanner.clone());
