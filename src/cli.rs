@@ -37,7 +37,8 @@ Examples:
   codecrew prompt \"Summarise README.md\" | some-llm-cli | codecrew intercept
 
 Exit codes: 0 ok, 1 agent or tool failure, 2 usage or config error,
-3 CLI not installed, 124 timeout, 130 interrupted (143 SIGTERM, 129 SIGHUP).";
+3 CLI not installed, 65 no answer fitted --schema, 124 timeout, 130 interrupted
+(143 SIGTERM, 129 SIGHUP).";
 
 /// codecrew gives LLM command-line agents (Claude Code, Gemini CLI, Codex, Copilot, or any
 /// CLI you declare) tools they do not have natively: it offers them in the prompt, catches

@@ -186,8 +186,13 @@ mod tests {
             "required": ["file"],
             "$defs": {"why": {"type": "string"}},
         });
+        let mut strict = rewrite(&schema).unwrap();
+        // The keys' order is the map's (sorted, or as written where serde_json keeps it).
+        if let Some(Value::Array(names)) = strict.get_mut("required") {
+            names.sort_by_key(|name| name.as_str().map(str::to_owned));
+        }
         assert_eq!(
-            rewrite(&schema).unwrap(),
+            strict,
             json!({
                 "type": "object",
                 "properties": {
