@@ -125,3 +125,48 @@ fn codecrew_schema_prints_what_a_compact_form_means() {
         })
     );
 }
+
+#[test]
+fn logs_finds_the_runs_of_a_schema_and_prints_their_data() {
+    let script = AgentScript::new()
+        .turn(Turn::on_prompt(
+            "TASK-ONE",
+            Answer::text("{\"file\": \"a.rs\", \"risk\": 1}"),
+        ))
+        .turn(Turn::on_prompt(
+            "TASK-TWO",
+            Answer::text("{\"file\": \"b.rs\", \"risk\": 5}"),
+        ))
+        .otherwise(Answer::text("no schema here"));
+    let world = World::new().agent("a", script);
+    for task in ["@a TASK-ONE", "@a TASK-TWO"] {
+        assert_exit(
+            &world.run(&["query", "--schema", "file, risk int", task]),
+            0,
+        );
+    }
+    assert_exit(&world.run(&["query", "@a third, without a schema"]), 0);
+    // The same schema, written otherwise: the same hash.
+    let same = r#"{"type": "object", "properties": {"file": {"type": "string"}, "risk": {"type": "integer"}}, "required": ["file", "risk"]}"#;
+    let output = world.run(&["logs", "--schema", same, "--data"]);
+    assert_exit(&output, 0);
+    let data: Vec<Value> = stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(
+        data,
+        [
+            json!({"file": "b.rs", "risk": 5}),
+            json!({"file": "a.rs", "risk": 1})
+        ]
+    );
+    let listed = world.run(&["logs", "--schema", "file, risk int", "--output", "json"]);
+    assert_exit(&listed, 0);
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed["runs"].as_array().unwrap().len(), 2, "{listed}");
+    let other = world.run(&["logs", "--schema", "file", "--data"]);
+    assert_exit(&other, 0);
+    assert_eq!(stdout(&other), "");
+    assert_exit(&world.run(&["logs", "--data"]), 2);
+}

@@ -118,6 +118,11 @@ impl Engine {
             }
             None => (None, None),
         };
+        let schema = request
+            .limits
+            .answer
+            .as_ref()
+            .map(|shape| shape.schema.clone());
         let stage = self.stage(request.mode, request.limits).await;
         let mut runs = stage.plan(self, request.jobs)?;
         self.say_left_out(
@@ -151,6 +156,9 @@ impl Engine {
             request.input,
             request.continues.map(|earlier| earlier.run),
         );
+        if let (Some(log), Some(schema)) = (&log, &schema) {
+            log.answered_with(schema);
+        }
         let (updates, events, answers) = Updates::new(runs.len(), thread_saver.clone());
         let (cancel, cancelled) = watch::channel(false);
         // Each job's report comes as soon as its answer is final; its task ends once its

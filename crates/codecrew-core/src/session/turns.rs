@@ -156,14 +156,15 @@ impl JobRun {
                 .await;
             if report.turns >= self.settings.max_turns {
                 report.stop_reason = StopReason::MaxTurns;
-                if self.settings.max_turns == 1 {
+                if self.settings.max_turns == 1 && self.settings.answer.is_none() {
                     // One turn: the results are the answer the user asked for (as the
                     // original CodeCrew did).
                     report.success = true;
                     report.response = results;
                 } else {
                     // The model was still calling tools: it never answered, and saying
-                    // it succeeded would hand the user an empty or half answer.
+                    // it succeeded would hand the user an empty or half answer (under
+                    // --schema, the results of one turn are no answer to check either).
                     report.error = Some(max_turns_error(self.settings.max_turns, &turn));
                     report.error_code = Some(ErrorCode::MaxTurns);
                 }
