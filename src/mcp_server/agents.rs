@@ -12,7 +12,7 @@ use rmcp::{ErrorData, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
-use codecrew_core::crew::{self, Crew};
+use codecrew_core::crew::{self, Crew, Delegation};
 use codecrew_core::session::{JobEvent, JobLog, JobReport};
 use codecrew_intercept::neutralise_envelopes;
 use codecrew_tools::{Mode, Status};
@@ -79,6 +79,10 @@ impl Agents {
         if !self.can_delegate() {
             return Ok(error_text(crew::depth_refusal(self.depth)));
         }
+        let answer = match crew::agent_schema(&input) {
+            Ok(answer) => answer,
+            Err(message) => return Ok(error_text(message)),
+        };
         let job = match crew::agent_job(input, self.crew.default_agent()) {
             Ok(job) => job,
             Err(message) => return Ok(error_text(message)),
@@ -100,11 +104,16 @@ impl Agents {
         let mut progress = Progress::new(context);
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let (cancel_tx, cancel) = watch::channel(false);
-        let job = self
-            .crew
-            .run_job(mode, job, self.depth + 1, client, cancel, move |event| {
+        let job = self.crew.run_job(
+            mode,
+            Delegation { job, answer },
+            self.depth + 1,
+            client,
+            cancel,
+            move |event| {
                 let _ = events_tx.send(event);
-            });
+            },
+        );
         tokio::pin!(job);
         let mut cancelled = false;
         let report = loop {
@@ -180,6 +189,12 @@ fn agent_result(report: &JobReport) -> CallToolResult {
         "usage": report.usage,
         "error": error,
     }));
+    if let (Some(data), Some(Value::Object(fields))) =
+        (&report.data, &mut result.structured_content)
+    {
+        // The answer's checked document (the call's `schema`).
+        fields.insert("data".to_owned(), data.clone());
+    }
     result
 }
 
