@@ -149,6 +149,11 @@ impl Engine {
             .as_ref()
             .map(RunWorktrees::places)
             .unwrap_or_default();
+        let schema = request
+            .limits
+            .answer
+            .as_ref()
+            .map(|shape| shape.schema.clone());
         let stage = self.stage(request.mode, request.limits).await;
         let mut runs = match stage.plan_in(self, request.jobs, &places) {
             Ok(runs) => runs,
@@ -190,6 +195,9 @@ impl Engine {
             request.input,
             request.continues.map(|earlier| earlier.run),
         );
+        if let (Some(log), Some(schema)) = (&log, &schema) {
+            log.answered_with(schema);
+        }
         let (updates, events, answers) = Updates::new(runs.len(), thread_saver.clone());
         let (cancel, cancelled) = watch::channel(false);
         // Each job's report comes as soon as its answer is final; its task ends once its
