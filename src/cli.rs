@@ -45,7 +45,8 @@ Examples:
   codecrew prompt \"Summarise README.md\" | some-llm-cli | codecrew intercept
 
 Exit codes: 0 ok, 1 agent or tool failure, 2 usage or config error,
-3 CLI not installed, 124 timeout, 130 interrupted (143 SIGTERM, 129 SIGHUP).";
+3 CLI not installed, 65 no answer fitted --schema, 124 timeout, 130 interrupted
+(143 SIGTERM, 129 SIGHUP).";
 
 /// codecrew gives LLM command-line agents (Claude Code, Gemini CLI, Codex, Copilot, or any
 /// CLI you declare) tools they do not have natively: it offers them in the prompt, catches
@@ -109,6 +110,10 @@ pub enum CodecrewCommand {
         after_help = "Example:\n  codecrew prompt \"List the TODOs in src/\" | llm | codecrew intercept"
     )]
     Prompt(PromptArgs),
+    /// Print the JSON Schema a --schema means (llm's compact form, @FILE or JSON),
+    /// checked as query and execute check it
+    #[command(after_help = "Example:\n  codecrew schema 'file, risk int, why: a sentence'")]
+    Schema(SchemaArgs),
     /// Read an LLM CLI's output on stdin, find the codecrew tool calls in it and run them
     #[command(after_help = "Examples:\n  \
         claude -p \"$(codecrew prompt 'Read README.md')\" --output-format stream-json --verbose \\\n    \
@@ -315,6 +320,19 @@ pub struct RunArgs {
     /// -c does from the last one
     #[arg(long, value_name = "ID", conflicts_with = "thread")]
     pub resume: Option<String>,
+    /// The shape every answer must have, for scripts: a JSON Schema, @FILE, or llm's
+    /// compact form ('file, risk int, why: a sentence'; types str int float bool). Text
+    /// output is then the JSON document alone (one JSON line per agent with several);
+    /// an answer that never fits exits 65. `codecrew schema` shows what one means
+    #[arg(long, value_name = "SCHEMA", conflicts_with = "schema_multi")]
+    pub schema: Option<String>,
+    /// As --schema, for a list of such objects: the answer is {"items": [...]}
+    #[arg(long, value_name = "SCHEMA")]
+    pub schema_multi: Option<String>,
+    /// How often an answer that does not fit the schema is asked again, in the same
+    /// session with what was wrong [default: 2]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=10))]
+    pub schema_retries: Option<u32>,
     #[command(flatten)]
     pub isolation: IsolationArgs,
     #[command(flatten)]
@@ -322,6 +340,27 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// The shape `--schema` or `--schema-multi` gives the answers (an `@file` read from
+    /// the current directory), or why it is refused (a usage error, before any CLI
+    /// starts).
+    pub fn answer_shape(
+        &self,
+    ) -> Result<Option<codecrew_core::schema::AnswerShape>, codecrew_core::schema::SchemaError>
+    {
+        use codecrew_core::schema::{AnswerSchema, AnswerShape, DEFAULT_RETRIES};
+        let (argument, multi) = match (&self.schema, &self.schema_multi) {
+            (Some(schema), _) => (schema, false),
+            (None, Some(schema)) => (schema, true),
+            (None, None) => return Ok(None),
+        };
+        let dir = std::env::current_dir().unwrap_or_default();
+        let schema = AnswerSchema::from_argument(argument, multi, &dir)?;
+        Ok(Some(AnswerShape {
+            schema: std::sync::Arc::new(schema),
+            retries: self.schema_retries.unwrap_or(DEFAULT_RETRIES),
+        }))
+    }
+
     /// The earlier run the flags go on from, if any.
     pub fn resume(&self) -> Option<codecrew_core::engine::Resume> {
         use codecrew_core::engine::Resume;
@@ -335,6 +374,16 @@ impl RunArgs {
 
 fn parse_thread_name(text: &str) -> Result<ThreadName, String> {
     ThreadName::parse(text).map_err(|error| error.to_string())
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// A JSON Schema, @FILE, or llm's compact form ('name, risk int, why: a sentence')
+    #[arg(value_name = "SCHEMA")]
+    pub schema: String,
+    /// As --schema-multi: a list of such objects, {"items": [...]}
+    #[arg(long)]
+    pub multi: bool,
 }
 
 #[derive(Debug, Args)]

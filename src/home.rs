@@ -52,6 +52,7 @@ fn runs_tools(command: &CodecrewCommand) -> Option<&'static str> {
         | CodecrewCommand::Tools(ToolsCommand::List { .. } | ToolsCommand::Show { .. })
         | CodecrewCommand::Doctor(_)
         | CodecrewCommand::Prompt(_)
+        | CodecrewCommand::Schema(_)
         | CodecrewCommand::Agents(_)
         | CodecrewCommand::Threads(_)
         | CodecrewCommand::Logs(_)

@@ -154,6 +154,7 @@ async fn run(command_line: CommandLine, colors: Colors) -> anyhow::Result<ExitCo
         CodecrewCommand::Execute(args) => commands::run::run(args, Mode::Execute, options).await,
         CodecrewCommand::Chat(args) => commands::chat::run(args, options).await,
         CodecrewCommand::Prompt(args) => commands::prompt::run(args, &options).await,
+        CodecrewCommand::Schema(args) => commands::schema::run(&args),
         CodecrewCommand::Intercept(args) => commands::intercept::run(args, options).await,
         CodecrewCommand::Tools(command) => commands::tools::run(command, options).await,
         CodecrewCommand::Mcp(args) => commands::mcp::run(args, options).await,

@@ -391,7 +391,7 @@ impl Server {
         let opened = self.open(&id, &request.cwd, request.mcp_servers, connection)?;
         let mode = self.settings.mode;
         let log = opened.engine.conversation_log(&id.0, mode, UNTITLED);
-        let agents = KeptAgents::unthreaded(mode, self.settings.limits).recorded_in(log);
+        let agents = KeptAgents::unthreaded(mode, self.settings.limits.clone()).recorded_in(log);
         let session = Arc::new(Session::new(id.clone(), opened, agents, false));
         let response = NewSessionResponse::new(id.clone())
             .modes(session.modes().await)
@@ -461,7 +461,7 @@ impl Server {
             .reopen_log(&id.0)
             .map_err(|error| invalid(error.to_string()))?;
         let mode = config_options::mode_named(&stored.run.mode).unwrap_or(self.settings.mode);
-        let agents = KeptAgents::unthreaded(mode, self.settings.limits)
+        let agents = KeptAgents::unthreaded(mode, self.settings.limits.clone())
             .recorded_in(log)
             .going_on_from(earlier);
         if replay {

@@ -51,6 +51,17 @@ pub struct LogsListArgs {
     /// killed)
     #[arg(long, value_enum, value_name = "STATUS")]
     pub status: Option<LogsStatus>,
+    /// Only the runs whose answers were held to this --schema (written as it was given
+    /// there: JSON, @FILE or the compact form)
+    #[arg(long, value_name = "SCHEMA", conflicts_with = "schema_multi")]
+    pub schema: Option<String>,
+    /// As --schema, for runs of --schema-multi
+    #[arg(long, value_name = "SCHEMA")]
+    pub schema_multi: Option<String>,
+    /// With --schema: print the answers' checked data, one JSON line each, newest run
+    /// first
+    #[arg(long)]
+    pub data: bool,
     #[arg(long, value_enum, default_value_t = OutputArg::Text)]
     pub output: OutputArg,
 }

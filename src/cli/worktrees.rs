@@ -101,6 +101,10 @@ pub struct ApplyArgs {
     /// The change in the working tree, uncommitted (the default)
     #[arg(long)]
     pub patch: bool,
+    /// Keep the run's worktrees (by default, once the change is in, every worktree of
+    /// the run is removed: folder, branch and git's record)
+    #[arg(long)]
+    pub keep: bool,
 }
 
 /// `codecrew worktrees [rm|prune]`.

@@ -33,6 +33,7 @@ pub async fn run(
         limits: Limits {
             max_turns: None,
             turn_timeout: args.timeout,
+            answer: None,
         },
         workspace: options.workspace.clone(),
     };

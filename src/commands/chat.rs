@@ -64,6 +64,7 @@ pub async fn run(args: ChatArgs, options: super::ToolOptions) -> anyhow::Result<
     let limits = Limits {
         max_turns: None,
         turn_timeout: args.timeout,
+        answer: None,
     };
     let mut chat = Chat {
         agents: KeptAgents::new(Mode::from(args.mode), limits, ThreadSaver::new(store, name)),

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use codecrew::cli::{LogsArgs, LogsCommand, LogsListArgs, LogsStatus, OutputArg, Since};
 use codecrew::output::console::{self, Text};
 use codecrew_core::runs::{self, Filter, RunDetail, RunStatus, RunSummary, Store};
+use codecrew_core::schema::AnswerSchema;
 use codecrew_core::usage::JobUsage;
 use serde_json::json;
 
@@ -58,6 +59,21 @@ pub fn run(args: &LogsArgs, workspace: &Path) -> anyhow::Result<ExitCode> {
 }
 
 fn list(store: Option<&Store>, args: &LogsListArgs, workspace: &Path) -> anyhow::Result<()> {
+    let schema = match (&args.schema, &args.schema_multi) {
+        (Some(schema), _) => Some((schema, false)),
+        (None, Some(schema)) => Some((schema, true)),
+        (None, None) => None,
+    };
+    let schema = match schema {
+        Some((argument, multi)) => {
+            let dir = std::env::current_dir().unwrap_or_default();
+            Some(AnswerSchema::from_argument(argument, multi, &dir)?.hash())
+        }
+        None if args.data => {
+            anyhow::bail!("--data prints the data of the runs of one schema: give it with --schema")
+        }
+        None => None,
+    };
     let filter = Filter {
         limit: args.limit,
         workspace: args.here.then(|| workspace.display().to_string()),
@@ -69,7 +85,18 @@ fn list(store: Option<&Store>, args: &LogsListArgs, workspace: &Path) -> anyhow:
             LogsStatus::NotFinished => RunStatus::NotFinished,
         }),
         command: None,
+        schema,
     };
+    if args.data {
+        for answer in store
+            .map(|store| store.data(&filter))
+            .transpose()?
+            .unwrap_or_default()
+        {
+            console::stdout().json_line(&answer.data)?;
+        }
+        return Ok(());
+    }
     let listed = match store {
         Some(store) => store.list(&filter)?,
         None => Vec::new(),
@@ -79,7 +106,8 @@ fn list(store: Option<&Store>, args: &LogsListArgs, workspace: &Path) -> anyhow:
         return Ok(());
     }
     if listed.is_empty() {
-        let filtered = args.here || args.agent.is_some() || args.since.is_some();
+        let filtered =
+            args.here || args.agent.is_some() || args.since.is_some() || filter.schema.is_some();
         let text = if filtered || args.status.is_some() {
             "No run matches.\n"
         } else {

@@ -16,6 +16,7 @@ pub mod man;
 pub mod mcp;
 pub mod prompt;
 pub mod run;
+pub mod schema;
 pub mod tasks;
 pub mod threads;
 pub mod tools;

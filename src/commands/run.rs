@@ -8,9 +8,9 @@ use codecrew::cli::{RunArgs, RunOutput};
 use codecrew::output::color::{NOTICE, Palette};
 use codecrew::output::console::{self, Text};
 use codecrew::output::live::LiveView;
-use codecrew::output::render::{Renderer, failure_line};
+use codecrew::output::render::{Renderer, failure_line, last_attempt};
 use codecrew_core::engine::{Engine, JobLabel, Limits, Request, Run, StartError, Update};
-use codecrew_core::session::{self, JobReport};
+use codecrew_core::session::{self, Failure, JobReport};
 use codecrew_core::usage::JobUsage;
 use codecrew_policy::NonInteractive;
 use codecrew_tools::Mode;
@@ -22,6 +22,14 @@ pub async fn run(
     mode: Mode,
     options: super::ToolOptions,
 ) -> anyhow::Result<ExitCode> {
+    // A schema that is not one is refused before anything starts.
+    let answer = match args.answer_shape() {
+        Ok(answer) => answer,
+        Err(error) => {
+            console::error(error);
+            return Ok(ExitCode::from(super::EXIT_USAGE));
+        }
+    };
     if args.background.detach {
         return super::detach::start(args, options).await;
     }
@@ -58,6 +66,7 @@ pub async fn run(
         limits: Limits {
             max_turns: args.max_turns,
             turn_timeout: args.timeout,
+            answer: answer.clone(),
         },
         thread: args.thread.clone(),
         input: piped.digest(),
@@ -111,11 +120,15 @@ pub async fn run(
         None => Box::new(console::stdout().into_inner()),
     };
     let mut ticks = tokio::time::interval(std::time::Duration::from_millis(120));
-    let mut renderer =
-        Renderer::new(args.output, args.raw, labels, stdout).with_palette(colors.stdout);
+    let shaped = answer.is_some() && args.output == RunOutput::Text;
+    let mut renderer = if shaped {
+        Renderer::data(&labels, stdout)
+    } else {
+        Renderer::new(args.output, args.raw, labels, stdout).with_palette(colors.stdout)
+    };
     // People at a terminal read the answer rendered; a pipe, --color never and NO_COLOR
     // get the model's markdown as it is (as do JSON and --raw: the renderer knows those).
-    if colors.stdout.enabled() && console::stdout_is_terminal() {
+    if colors.stdout.enabled() && console::stdout_is_terminal() && !shaped {
         renderer = renderer.with_markdown(codecrew::output::markdown::terminal_width());
     }
     renderer.start()?;
@@ -150,6 +163,9 @@ pub async fn run(
                         (report.success, args.output, &report.error, &unwritable)
                     {
                         console::line(&failure_line(colors.stderr, &report.agent, error));
+                        if report.failure == Some(Failure::SchemaMismatch) {
+                            console::line(&last_attempt(colors.stderr, &report));
+                        }
                     }
                     if unwritable.is_none() {
                         written(renderer.done(index, &report), &mut unwritable, &run);
@@ -219,7 +235,12 @@ pub async fn run(
         written(renderer.finish(&reports), &mut unwritable, &run);
     }
     if let (Some(table), RunOutput::Text, None) = (&table, args.output, &unwritable) {
-        written(super::worktrees::show(table), &mut unwritable, &run);
+        if shaped {
+            // Stdout is the answers' data alone (`| jq`): the table goes to the person.
+            console::line(table);
+        } else {
+            written(super::worktrees::show(table), &mut unwritable, &run);
+        }
     }
     if args.output == RunOutput::Text && !args.quiet && unwritable.is_none() {
         print_usage(&reports, colors.stderr);

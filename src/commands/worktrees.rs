@@ -171,7 +171,24 @@ pub fn apply(args: &ApplyArgs, workspace: &Path) -> anyhow::Result<ExitCode> {
                 "applied @{}'s change from run {} {how}\n",
                 record.agent, record.run
             )))?;
-            Ok(ExitCode::SUCCESS)
+            if args.keep {
+                return Ok(ExitCode::SUCCESS);
+            }
+            // The change is in: nothing of the run is left behind.
+            let mut failed = false;
+            for kept in kept::of_run(&folder, &record.run) {
+                if let Err(error) = kept::remove(&repo, &folder, &kept.record) {
+                    console::error(&error);
+                    failed = true;
+                }
+            }
+            if !failed {
+                out.show(&Text::plain(&format!(
+                    "removed run {}'s worktrees and branches (--keep keeps them)\n",
+                    record.run
+                )))?;
+            }
+            Ok(ExitCode::from(u8::from(failed)))
         }
         Err(error) => {
             console::error(&error);

@@ -12,7 +12,7 @@ use rmcp::{ErrorData, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
-use codecrew_core::crew::{self, Crew};
+use codecrew_core::crew::{self, Crew, Delegation};
 use codecrew_core::session::{JobEvent, JobLog, JobReport};
 use codecrew_intercept::neutralise_envelopes;
 use codecrew_tools::{Mode, Status};
@@ -79,6 +79,10 @@ impl Agents {
         if !self.can_delegate() {
             return Ok(error_text(crew::depth_refusal(self.depth)));
         }
+        let answer = match crew::agent_schema(&input) {
+            Ok(answer) => answer,
+            Err(message) => return Ok(error_text(message)),
+        };
         let job = match crew::agent_job(input, self.crew.default_agent()) {
             Ok(job) => job,
             Err(message) => return Ok(error_text(message)),
@@ -102,7 +106,7 @@ impl Agents {
         let (cancel_tx, cancel) = watch::channel(false);
         let job = self.crew.run_job(
             mode,
-            job,
+            Delegation { job, answer },
             self.depth + 1,
             None,
             client,
@@ -186,6 +190,12 @@ fn agent_result(report: &JobReport) -> CallToolResult {
         "usage": report.usage,
         "error": error,
     }));
+    if let (Some(data), Some(Value::Object(fields))) =
+        (&report.data, &mut result.structured_content)
+    {
+        // The answer's checked document (the call's `schema`).
+        fields.insert("data".to_owned(), data.clone());
+    }
     result
 }
 

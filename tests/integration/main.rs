@@ -38,6 +38,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod answer_first;
+mod answer_schema;
 mod background;
 mod chat_commands;
 mod commands;

@@ -378,6 +378,46 @@ async fn query_agent_runs_one_job_and_returns_its_answer_and_summary() {
     client.cancel().await.unwrap();
 }
 
+/// `query_agent`'s `schema`: the answer checked (asked again when it does not fit), its
+/// document in `data`; a schema that names a file is refused (no policy judged it).
+#[tokio::test]
+async fn query_agent_holds_the_answer_to_its_schema() {
+    let world = world().shell_agent(
+        "shaped",
+        "if grep -q 'does not fit the JSON Schema' ; then echo '{\"file\": \"a.rs\", \"risk\": 2}'; \
+         else echo '{\"file\": \"a.rs\", \"risk\": \"low\"}'; fi\n",
+        "",
+    );
+    let client = connect(&world, &[], &[]).await;
+    let result = call(
+        &client,
+        "query_agent",
+        json!({"task": "@shaped which file?", "schema": "file, risk int"}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    let summary = result.structured_content.unwrap();
+    assert_eq!(
+        summary["data"],
+        json!({"file": "a.rs", "risk": 2}),
+        "{summary}"
+    );
+    assert_eq!(summary["turns"], 2);
+    let refused = call(
+        &client,
+        "query_agent",
+        json!({"task": "@shaped hi", "schema": "@/etc/passwd"}),
+    )
+    .await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(
+        text(&refused).contains("cannot name a file"),
+        "{}",
+        text(&refused)
+    );
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn delegation_stops_at_the_maximum_depth() {
     let world = world_with_echo().env("CODECREW_MCP_DEPTH", "2");

@@ -119,7 +119,7 @@ fn two_agents_executing_in_one_repository_each_get_a_worktree_and_neither_is_los
         "{}",
         stdout(&diff)
     );
-    let applied = world.run(&["apply", &run, "beta"]);
+    let applied = world.run(&["apply", &run, "beta", "--keep"]);
     assert!(applied.status.success(), "{}", stderr(&applied));
     assert_eq!(
         std::fs::read_to_string(world.workspace().join("app.py")).unwrap(),
@@ -490,7 +490,7 @@ fn apply_merge_keeps_the_agents_commit_and_a_change_is_applied_once() {
         "@beta fix app.py",
     ]);
     let run = document["worktrees"][0]["run"].as_str().unwrap().to_owned();
-    let merged = world.run(&["apply", &run, "alpha", "--merge"]);
+    let merged = world.run(&["apply", &run, "alpha", "--merge", "--keep"]);
     assert!(merged.status.success(), "{}", stderr(&merged));
     let log = Command::new("git")
         .args(["log", "--format=%s", "-3"])
@@ -558,4 +558,30 @@ fn a_worktrees_submodules_are_initialised_from_the_checkouts_own_without_the_net
         "{document}"
     );
     assert_eq!(document["worktrees"][0]["change"]["files"], 1, "{document}");
+}
+
+#[test]
+fn an_apply_leaves_nothing_of_the_run_behind() {
+    let world = crew();
+    let document = world.run_json(&[
+        "execute",
+        "--yes",
+        "--output",
+        "json",
+        "@alpha fix app.py",
+        "@beta fix app.py",
+    ]);
+    let run = document["worktrees"][0]["run"].as_str().unwrap().to_owned();
+    let applied = world.run(&["apply", &run, "alpha"]);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    assert_eq!(
+        std::fs::read_to_string(world.workspace().join("app.py")).unwrap(),
+        "print(\"alpha\")\n"
+    );
+    assert_eq!(branches(&world.workspace()), "");
+    for row in document["worktrees"].as_array().unwrap() {
+        assert!(!Path::new(row["path"].as_str().unwrap()).exists(), "{row}");
+    }
+    let listed = world.run_json(&["worktrees", "--output", "json"]);
+    assert_eq!(listed["worktrees"], json!([]), "{listed}");
 }

@@ -23,6 +23,12 @@ pub struct Turn<'a> {
     /// `--yes`: what would ask is allowed. A CLI that cannot ask codecrew about its own
     /// tools turns them on only then.
     pub assume_yes: bool,
+    /// On a turn that asks for the answer's JSON document alone (a re-ask after an answer
+    /// that did not fit `--schema`): the schema in the form the CLI's own mechanism takes
+    /// ([`Cli::native_schema`]), which holds its model to it; codecrew checks the answer
+    /// anyway. Never on a turn where the model may call codecrew's tools: they are
+    /// written in its text, which a native schema would forbid.
+    pub schema: Option<&'a serde_json::Value>,
 }
 
 /// Everything one turn's command line is made from.
@@ -121,6 +127,18 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
     /// stdin or in one argv element, never through a shell.
     fn turn_command(&self, turn: &TurnCommand<'_>) -> CommandSpec;
 
+    /// The form in which this CLI's own structured-output mechanism takes `schema` (the
+    /// run's `--schema`) on a turn that asks for the answer's document alone
+    /// ([`Turn::schema`]): `Ok(None)` where codecrew uses none for this CLI (its check and
+    /// re-ask do all), `Err(why)` where the CLI cannot take this schema (refused before
+    /// any CLI starts).
+    fn native_schema(
+        &self,
+        _schema: &serde_json::Value,
+    ) -> Result<Option<serde_json::Value>, String> {
+        Ok(None)
+    }
+
     /// The CLI's long-lived mode, if it has one.
     fn long_lived(&self) -> Option<LongLived> {
         None
@@ -142,6 +160,13 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
     /// Whether the usage the CLI reports at the end of a run counts its whole session,
     /// earlier resumed runs included, rather than this run alone.
     fn reports_session_usage(&self) -> bool {
+        false
+    }
+
+    /// Whether a failed turn that was given [`Turn::schema`] failed because the model
+    /// cannot take a schema (what the CLI said: its error, then its stderr): the turn then
+    /// runs again without it, codecrew's check alone holding the answer to the schema.
+    fn refused_native_schema(&self, _said: &str) -> bool {
         false
     }
 

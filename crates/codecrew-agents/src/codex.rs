@@ -99,6 +99,15 @@ impl Cli for Codex {
         Some(LongLived::AppServer)
     }
 
+    /// Codex's `outputSchema` (its `--output-schema`) takes the strict form only
+    /// ([`crate::strict_schema`]); a schema with none is refused before Codex starts.
+    fn native_schema(
+        &self,
+        schema: &serde_json::Value,
+    ) -> Result<Option<serde_json::Value>, String> {
+        crate::strict_schema::rewrite(schema).map(Some)
+    }
+
     /// `codex app-server`: the thread's model, sandbox and session go in its requests.
     fn kept_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let mut spec = command.spec();

@@ -35,6 +35,7 @@ mod cli;
 pub mod drive;
 pub mod identifiers;
 pub mod notices;
+pub mod strict_schema;
 pub mod wall;
 
 pub use cli::{Cli, LongLived, Preparation, Turn, TurnCommand};
@@ -127,6 +128,15 @@ impl Provider {
         self.cli.can_resume()
     }
 
+    /// `schema` as the CLI's own structured-output mechanism takes it, if codecrew uses
+    /// one for it; why not, where the CLI cannot take it ([`Cli::native_schema`]).
+    pub fn native_schema(
+        &self,
+        schema: &serde_json::Value,
+    ) -> Result<Option<serde_json::Value>, String> {
+        self.cli.native_schema(schema)
+    }
+
     /// `id` when it has the shape of the CLI's session ids, else why not.
     pub fn checked_session<'a>(&self, id: &'a str) -> Result<&'a str, String> {
         let shape = self.cli.session_shape();
@@ -146,6 +156,12 @@ impl Provider {
 
     pub fn reports_session_usage(&self) -> bool {
         self.cli.reports_session_usage()
+    }
+
+    /// Whether a turn failed because its model cannot take the schema it was given
+    /// ([`Cli::refused_native_schema`]).
+    pub fn refused_native_schema(&self, said: &str) -> bool {
+        self.cli.refused_native_schema(said)
     }
 
     pub fn failure_hint(&self, said: &str) -> Option<&'static str> {
@@ -487,6 +503,7 @@ pub(crate) mod testing {
             mode,
             model: Some("haiku"),
             assume_yes: false,
+            schema: None,
         }
     }
 

@@ -35,6 +35,19 @@ impl Cli for Llm {
         Some(wall::State::writable(dir))
     }
 
+    /// llm takes a JSON Schema as it is (`--schema`).
+    fn native_schema(
+        &self,
+        schema: &serde_json::Value,
+    ) -> Result<Option<serde_json::Value>, String> {
+        Ok(Some(schema.clone()))
+    }
+
+    /// llm's words for a model whose plugin cannot hold it to a schema.
+    fn refused_native_schema(&self, said: &str) -> bool {
+        said.contains("does not support schemas")
+    }
+
     fn turn_command(&self, command: &TurnCommand<'_>) -> CommandSpec {
         let mut args: Vec<String> = ["prompt", "--json"].map(String::from).to_vec();
         if let Some(model) = command.model {
@@ -42,6 +55,11 @@ impl Cli for Llm {
         }
         if let Some(conversation) = command.turn.session {
             args.push(format!("--cid={conversation}"));
+        }
+        if let Some(schema) = command.turn.schema {
+            // llm's own: the model is held to the schema where its plugin can (a model
+            // that cannot says so, and the turn fails as any other would).
+            args.push(format!("--schema={schema}"));
         }
         args.extend(command.extra.iter().cloned());
         let mut spec = command.spec();

@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
 use crate::mention::{self, Job};
+use crate::schema::{AnswerSchema, AnswerShape};
 use crate::session::{JobEvent, JobLog, JobReport, JobStream, Place, Settings, SubEvent};
 use codecrew_config::LoadedConfig;
 use codecrew_intercept::neutralise_envelopes;
@@ -116,7 +117,8 @@ impl Crew {
         roster(&self.loaded)
     }
 
-    /// Runs `job` in `mode` as a sub-agent at `depth`, to its end, passing its events to
+    /// Runs the job `asked` for in `mode` as a sub-agent at `depth` (its answer held to
+    /// the call's `schema`, if any), to its end, passing its events to
     /// `on_event`; `cancel` stops it. It is logged under `caller`, the log of the job
     /// whose call started it (none: not logged). An error is a job that could not start
     /// (unknown agent, empty task): its message says what to change. `place`: the
@@ -125,7 +127,7 @@ impl Crew {
     pub async fn run_job(
         &self,
         mode: Mode,
-        job: Job,
+        asked: Delegation,
         depth: u32,
         place: Option<Place>,
         caller: Option<&Arc<dyn JobLog>>,
@@ -135,6 +137,10 @@ impl Crew {
         let mut settings = self.settings.clone();
         settings.mode = mode;
         settings.depth = depth;
+        // The run's --schema shapes the answers of its own agents; a sub-agent answers
+        // its caller in prose, or in the schema its call names.
+        let Delegation { job, answer } = asked;
+        settings.answer = answer;
         settings
             .env
             .retain(|(name, _)| name.as_os_str() != DEPTH_ENV);
@@ -170,6 +176,14 @@ impl Crew {
         }
         Ok(report)
     }
+}
+
+/// What a delegating call asks for: the job, and the shape of its answer.
+#[derive(Debug)]
+pub struct Delegation {
+    pub job: Job,
+    /// The call's `schema` ([`agent_schema`]).
+    pub answer: Option<AnswerShape>,
 }
 
 /// `@claude (default), @gemini, @codex (model gpt-5.5)`.
@@ -233,6 +247,10 @@ pub fn input_schema() -> Value {
             "model": {
                 "type": "string",
                 "description": "The model the agent should use; overrides the mention's"
+            },
+            "schema": {
+                "type": ["object", "string"],
+                "description": "The shape the answer must have: a JSON Schema, or llm's compact form ('file, risk int, why: a sentence'). The answer is then checked (asked again when it does not fit) and its JSON document returned as `data`"
             }
         },
         "required": ["task"],
@@ -258,6 +276,33 @@ struct AgentInput {
     agent: Option<String>,
     #[serde(default)]
     model: Option<String>,
+    /// Read by [`agent_schema`].
+    #[serde(default, rename = "schema")]
+    _schema: Option<Value>,
+}
+
+/// The shape a delegating call asks the answer to have (its `schema`: a JSON Schema, or
+/// the compact form; never `@file`, which would read a file no policy judged).
+pub fn agent_schema(input: &Value) -> Result<Option<AnswerShape>, String> {
+    let schema = match input.get("schema") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(text)) if text.trim_start().starts_with('@') => {
+            return Err(
+                "invalid input: `schema` cannot name a file; give the JSON Schema \
+                        itself, or the compact form ('file, risk int')"
+                    .to_owned(),
+            );
+        }
+        Some(Value::String(text)) => {
+            AnswerSchema::from_argument(text, false, std::path::Path::new("/"))
+        }
+        Some(other) => AnswerSchema::new(other.clone()),
+    };
+    let schema = schema.map_err(|error| format!("invalid input: {error}"))?;
+    Ok(Some(AnswerShape {
+        schema: Arc::new(schema),
+        retries: crate::schema::DEFAULT_RETRIES,
+    }))
 }
 
 /// The job a delegating call asks for: `agent` and `model` when given (the task then as
@@ -314,6 +359,7 @@ pub fn agent_output(report: &JobReport) -> Value {
         "mode": report.mode,
         "success": report.success,
         "answer": neutralise_envelopes(report.response.trim()),
+        "data": report.data,
         "error": report.error.as_deref().map(neutralise_envelopes),
         "stop_reason": report.stop_reason,
         "turns": report.turns,
@@ -343,6 +389,8 @@ impl AgentTool {
         if depth >= MAX_DEPTH {
             return Err(ToolError::new(ErrorCode::DepthLimit, depth_refusal(depth)));
         }
+        let answer = agent_schema(&input)
+            .map_err(|message| ToolError::new(ErrorCode::InvalidInput, message))?;
         let job = agent_job(input, crew.default_agent())
             .map_err(|message| ToolError::new(ErrorCode::InvalidInput, message))?;
         let agent = job.agent.clone();
@@ -363,7 +411,7 @@ impl AgentTool {
         let report = crew
             .run_job(
                 self.mode,
-                job,
+                Delegation { job, answer },
                 depth + 1,
                 // A caller in a worktree of its own keeps its sub-agents there.
                 (!context.exec.git.is_empty()).then(|| Place {

@@ -31,6 +31,9 @@ pub enum PlanError {
     /// lets it without asking.
     #[error("@{agent} cannot start here: {why}")]
     NotInTheHome { agent: String, why: String },
+    /// The run's `--schema` has no form the agent's CLI takes (Codex's strict mode).
+    #[error("@{agent} cannot take this --schema: {why}")]
+    SchemaNotTaken { agent: String, why: String },
     /// A model that its CLI could read as something else (an option, say).
     #[error("@{agent}: {why}")]
     NotAModel { agent: String, why: String },
@@ -124,6 +127,14 @@ pub fn plan(
         if let Some(place) = places.get(index) {
             settings.workspace = place.workspace.clone();
             settings.git = place.git.clone();
+        }
+        if let Some(shape) = &settings.answer
+            && let Err(why) = provider.native_schema(shape.schema.json())
+        {
+            return Err(PlanError::SchemaNotTaken {
+                agent: job.agent,
+                why,
+            });
         }
         if let Some(why) = provider.refuses(&settings.workspace) {
             return Err(PlanError::UntrustedCheckout {

@@ -27,6 +27,7 @@ pub mod mention;
 pub mod piped;
 pub mod prompt;
 pub mod runs;
+pub mod schema;
 pub mod session;
 pub mod thread;
 pub mod toolbox;

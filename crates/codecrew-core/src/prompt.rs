@@ -11,6 +11,8 @@ const TOOLS_TEMPLATE: &str = include_str!("../../../prompts/tools.md");
 const COMPACT_TOOLS_TEMPLATE: &str = include_str!("../../../prompts/tools-compact.md");
 const TASK_TEMPLATE: &str = include_str!("../../../prompts/task.md");
 const RESULTS_TEMPLATE: &str = include_str!("../../../prompts/results.md");
+const SCHEMA_TEMPLATE: &str = include_str!("../../../prompts/schema.md");
+const SCHEMA_RETRY_TEMPLATE: &str = include_str!("../../../prompts/schema-retry.md");
 
 /// The first prompt: the tools section, then the task.
 pub fn render_task(catalog: &ToolCatalog, mode: Mode, message: &str, style: PromptStyle) -> String {
@@ -128,6 +130,24 @@ pub fn render_results(results_json_lines: &str) -> String {
         RESULTS_TEMPLATE,
         &[("results", results_json_lines.trim_end())],
     )
+}
+
+/// What the task's prompt says of the shape its final answer must have (`--schema`):
+/// appended to it, so that tool calls come first and the schema is for the answer.
+pub fn render_schema(schema: &Value) -> String {
+    let pretty = serde_json::to_string_pretty(schema).unwrap_or_else(|_| schema.to_string());
+    fill(SCHEMA_TEMPLATE, &[("schema", &pretty)])
+}
+
+/// The same session asked again: its last answer did not fit, for the checker's
+/// `errors`.
+pub fn render_schema_retry(errors: &[String]) -> String {
+    let errors = errors
+        .iter()
+        .map(|error| format!("- {error}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    fill(SCHEMA_RETRY_TEMPLATE, &[("errors", &errors)])
 }
 
 /// The most characters of earlier exchanges [`render_earlier`] resends: a long thread

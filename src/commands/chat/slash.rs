@@ -124,6 +124,7 @@ impl Chat {
                     merge: false,
                     squash: false,
                     patch: true,
+                    keep: false,
                 };
                 if let Err(error) =
                     crate::commands::worktrees::apply(&args, self.engine.workspace())

@@ -30,10 +30,12 @@ pub enum RunOutput {
 
 pub use codecrew_core::engine::JobLabel;
 
+mod data;
 mod json;
 mod raw;
 mod text;
 
+pub use data::DataRenderer;
 pub use json::{JsonRenderer, StreamJsonRenderer};
 pub use raw::RawRenderer;
 pub use text::TextRenderer;
@@ -68,6 +70,8 @@ pub enum Renderer<W: Write> {
     Raw(RawRenderer<W>),
     Json(JsonRenderer<W>),
     StreamJson(StreamJsonRenderer<W>),
+    /// `--schema` with text output: the checked data alone.
+    Data(DataRenderer<W>),
 }
 
 impl<W: Write + Send> Renderer<W> {
@@ -78,6 +82,12 @@ impl<W: Write + Send> Renderer<W> {
             RunOutput::Json => Renderer::Json(JsonRenderer::new(out)),
             RunOutput::StreamJson => Renderer::StreamJson(StreamJsonRenderer::new(labels, out)),
         }
+    }
+
+    /// For a run with `--schema` and text output (plain or `--raw`): the checked data
+    /// alone ([`DataRenderer`]); JSON keeps its shape, with each report's `data`.
+    pub fn data(labels: &[JobLabel], out: W) -> Self {
+        Renderer::Data(DataRenderer::new(labels, out))
     }
 
     /// Styles codecrew's own lines (call notices, job headers, failures) in the text
@@ -106,6 +116,7 @@ impl<W: Write + Send> Renderer<W> {
             Renderer::Raw(raw) => raw,
             Renderer::Json(json) => json,
             Renderer::StreamJson(stream) => stream,
+            Renderer::Data(data) => data,
         }
     }
 
@@ -136,7 +147,9 @@ impl<W: Write + Send> Renderer<W> {
     pub fn at_line_start(&self) -> bool {
         match self {
             Renderer::Text(text) => text.at_line_start(),
-            Renderer::Raw(_) | Renderer::Json(_) | Renderer::StreamJson(_) => true,
+            Renderer::Raw(_) | Renderer::Json(_) | Renderer::StreamJson(_) | Renderer::Data(_) => {
+                true
+            }
         }
     }
 
@@ -146,6 +159,7 @@ impl<W: Write + Send> Renderer<W> {
             Renderer::Raw(raw) => raw.into_inner(),
             Renderer::Json(json) => json.into_inner(),
             Renderer::StreamJson(stream) => stream.into_inner(),
+            Renderer::Data(data) => data.into_inner(),
         }
     }
 }
@@ -194,6 +208,21 @@ pub fn failure_line(palette: Palette, agent: &str, error: &str) -> Text {
         .push(" ")
         .push(error);
     line
+}
+
+/// `codecrew: @claude's last answer:` and that answer, on stderr for a job none of whose
+/// answers fitted the schema (the model's text goes out inert).
+pub fn last_attempt(palette: Palette, report: &JobReport) -> Text {
+    let mut lines = Text::plain("codecrew: ");
+    lines
+        .push_styled(
+            palette,
+            NOTICE,
+            &format!("@{}'s last answer:", report.agent),
+        )
+        .push("\n")
+        .push(report.response.trim_end());
+    lines
 }
 
 /// `[claude] `: what starts each line of an agent when several print at once.

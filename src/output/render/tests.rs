@@ -44,6 +44,8 @@ fn report(agent: &str, success: bool, response: &str) -> JobReport {
             sub_agents: None,
         },
         failure: None,
+        data: None,
+        schema_errors: Vec::new(),
     }
 }
 
@@ -466,4 +468,45 @@ fn every_format_renders_a_run_of_two_agents_as_the_snapshots_show() {
         let rendered = render(output, raw, &agents, &script, &reports);
         insta::assert_snapshot!(format!("two_agents_{name}"), rendered);
     }
+}
+
+/// `--schema` with text output: the data alone for one agent (never its streamed text),
+/// one line per agent for several, and nothing on stdout for an answer that did not fit.
+#[test]
+fn schema_data_is_printed_alone() {
+    let data = |agents: &[&str], reports: &[JobReport]| {
+        let labels: Vec<JobLabel> = agents.iter().map(|a| label(a)).collect();
+        let mut renderer = Renderer::data(&labels, Vec::new());
+        renderer.start().unwrap();
+        renderer
+            .event(0, &JobEvent::Text("```json\n".into()))
+            .unwrap();
+        for (index, report) in reports.iter().enumerate() {
+            renderer.done(index, report).unwrap();
+        }
+        renderer.finish(reports).unwrap();
+        String::from_utf8(renderer.into_inner()).unwrap()
+    };
+    let mut fits = report("claude", true, "```json\n{\"file\": \"a\"}\n```");
+    fits.data = Some(json!({"file": "a"}));
+    let mut misfit = report("gemini", false, "{\"file\": 3}");
+    misfit.error = Some("the answer does not fit the schema: at /file: 3 is not a string".into());
+    misfit.failure = Some(codecrew_core::session::Failure::SchemaMismatch);
+    assert_eq!(
+        data(&["claude"], std::slice::from_ref(&fits)),
+        "{\"file\":\"a\"}\n"
+    );
+    assert_eq!(data(&["gemini"], std::slice::from_ref(&misfit)), "");
+    let lines: Vec<Value> = data(&["claude", "gemini"], &[fits, misfit])
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            json!({"agent": "claude", "ok": true, "data": {"file": "a"}}),
+            json!({"agent": "gemini", "ok": false,
+                   "error": "the answer does not fit the schema: at /file: 3 is not a string"}),
+        ]
+    );
 }

@@ -114,6 +114,7 @@ mod plants;
 mod query_commands;
 mod rendered;
 mod runs;
+mod schema;
 mod tool_loop;
 mod undo;
 mod usage;

@@ -60,9 +60,10 @@ fn three_clis_fix_one_file_apart_and_the_one_whose_check_passes_is_applied() {
     }
     let run_id = worktrees[0]["run"].as_str().unwrap().to_owned();
 
-    // The one whose check passed, applied as one commit; the others removed.
+    // The one whose check passed, applied as one commit; nothing of the run is left.
     let applied = world.codecrew(&["apply", &run_id, "codex", "--squash"]);
     applied.assert_code(0);
+    assert!(applied.stdout.contains("removed run"), "{}", applied.stdout);
     assert_eq!(
         std::fs::read_to_string(workspace.join("app.py")).unwrap(),
         "print(\"fixed by codex\")\n"
@@ -73,7 +74,6 @@ fn three_clis_fix_one_file_apart_and_the_one_whose_check_passes_is_applied() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&log.stdout).contains("@codex's change"));
-    world.codecrew(&["worktrees", "rm", &run_id]).assert_code(0);
     for row in worktrees {
         assert!(!Path::new(row["path"].as_str().unwrap()).exists(), "{row}");
     }

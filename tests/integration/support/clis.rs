@@ -598,12 +598,15 @@ pub fn qwen_env(home: &TestHome, server_url: &str) -> CliEnv {
 }
 
 /// llm: `LLM_USER_PATH` holding a model `fake` (the default) served by the fake's OpenAI
-/// Chat Completions, and its key.
+/// Chat Completions, and its key; `fake-schema`, the same model declared able to take a
+/// JSON Schema (llm's `--schema`).
 pub fn llm_env(home: &TestHome, server_url: &str) -> CliEnv {
     let dir = home.home().join(".llm");
     std::fs::create_dir_all(&dir).unwrap();
     let models = format!(
-        "- model_id: fake\n  model_name: fake-llm\n  api_base: \"{server_url}/v1\"\n  api_key_name: fake\n"
+        "- model_id: fake\n  model_name: fake-llm\n  api_base: \"{server_url}/v1\"\n  api_key_name: fake\n\
+         - model_id: fake-schema\n  model_name: fake-llm\n  api_base: \"{server_url}/v1\"\n  \
+         api_key_name: fake\n  supports_schema: true\n"
     );
     std::fs::write(dir.join("extra-openai-models.yaml"), models).unwrap();
     std::fs::write(dir.join("default_model.txt"), "fake").unwrap();

@@ -312,7 +312,7 @@ impl<'a> Transport<'a> {
         self.last_kept = provider.long_lived();
         let message = match protocol {
             Protocol::StreamJsonInput(control) => control.start_turn(turn.prompt),
-            Protocol::AppServer(app) => app.start_turn(turn.prompt),
+            Protocol::AppServer(app) => app.start_turn(turn.prompt, turn.schema),
             Protocol::Acp(acp) => acp.start_turn(turn.prompt),
         };
         let outcome = resident

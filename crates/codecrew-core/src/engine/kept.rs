@@ -399,7 +399,7 @@ impl KeptAgents {
             Some(stage) => stage,
             None => self
                 .stage
-                .insert(engine.stage(self.mode, self.limits).await),
+                .insert(engine.stage(self.mode, self.limits.clone()).await),
         };
         let job = Job {
             agent: agent.to_owned(),

@@ -80,12 +80,14 @@ pub struct LogOptions {
 }
 
 /// The flags that override the config's limits for one run.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Limits {
     /// `--max-turns`.
     pub max_turns: Option<u32>,
     /// `--timeout`: one CLI turn.
     pub turn_timeout: Option<Duration>,
+    /// `--schema`: the shape every final answer must have.
+    pub answer: Option<crate::schema::AnswerShape>,
 }
 
 /// Why the engine could not open a workspace: its config or its permission rules. The

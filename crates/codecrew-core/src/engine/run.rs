@@ -154,6 +154,11 @@ impl Engine {
             .as_ref()
             .map(RunWorktrees::places)
             .unwrap_or_default();
+        let schema = request
+            .limits
+            .answer
+            .as_ref()
+            .map(|shape| shape.schema.clone());
         let stage = self.stage(request.mode, request.limits).await;
         let mut runs = match stage.plan_in(self, request.jobs, &places) {
             Ok(runs) => runs,
@@ -195,6 +200,9 @@ impl Engine {
             request.input,
             request.continues.map(|earlier| earlier.run),
         );
+        if let (Some(log), Some(schema)) = (&log, &schema) {
+            log.answered_with(schema);
+        }
         // Before any job can write: the workspace as it is, for `codecrew undo`.
         // In its worktrees, a run changes nothing here (an apply records its own).
         let recording = match request.mode {

@@ -29,6 +29,7 @@ impl Engine {
             turn_timeout: limits.turn_timeout.unwrap_or(config_limits.turn_timeout()),
             // Under an agent (its run_command ran codecrew), delegation goes on counting.
             depth: depth_from_env(),
+            answer: limits.answer,
             ..Settings::new(mode, config_limits, self.workspace().to_path_buf())
         };
         let toolbox = self.toolbox(mode).await;

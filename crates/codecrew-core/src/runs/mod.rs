@@ -28,7 +28,8 @@ use rusqlite::Connection;
 
 pub use alive::process_runs;
 pub use read::{
-    CallDetail, Filter, JobDetail, Progress, RunDetail, RunStatus, RunSummary, SearchHit,
+    AnswerData, CallDetail, Filter, JobDetail, Progress, RunDetail, RunStatus, RunSummary,
+    SearchHit,
 };
 pub use resume::Earlier;
 pub use write::{JobRow, NewJob, NewRun, RunLog, WITHHELD, end_open_runs, new_id};

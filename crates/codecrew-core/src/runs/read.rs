@@ -45,6 +45,16 @@ pub struct Filter {
     pub status: Option<RunStatus>,
     /// Runs of this command (`acp`: an editor's sessions).
     pub command: Option<String>,
+    /// Runs whose answers were held to the schema of this hash (`--schema`).
+    pub schema: Option<String>,
+}
+
+/// One answer's checked data, as `codecrew logs --schema ... --data` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct AnswerData {
+    pub run: String,
+    pub agent: String,
+    pub data: serde_json::Value,
 }
 
 /// A run, as a listing shows it.
@@ -198,6 +208,7 @@ impl Store {
                     OR (?4 = 'failed' AND ended IS NOT NULL AND exit_code IS NOT 0)
                     OR (?4 = 'open' AND ended IS NULL))
                AND (?6 IS NULL OR command = ?6)
+               AND (?7 IS NULL OR schema = ?7)
              ORDER BY started DESC, rowid DESC LIMIT ?5"
         );
         let limit = i64::try_from(filter.limit).unwrap_or(i64::MAX);
@@ -210,11 +221,43 @@ impl Store {
                     filter.agent,
                     status,
                     limit,
-                    filter.command
+                    filter.command,
+                    filter.schema
                 ],
             )
             .map_err(|e| self.sqlite(e))?;
         Ok(rows)
+    }
+
+    /// The checked data of the answers of the runs `filter` lets through, newest run
+    /// first, its jobs in order (`codecrew logs --schema ... --data`).
+    pub fn data(&self, filter: &Filter) -> Result<Vec<AnswerData>> {
+        let runs = self.list(filter)?;
+        let mut found = Vec::new();
+        for run in runs {
+            let rows: Vec<(String, String)> = self
+                .conn
+                .prepare_cached(
+                    "SELECT agent, data FROM jobs WHERE run = ?1 AND data IS NOT NULL
+                     ORDER BY idx",
+                )
+                .and_then(|mut statement| {
+                    statement
+                        .query_map(params![run.id], |row| Ok((row.get(0)?, row.get(1)?)))?
+                        .collect()
+                })
+                .map_err(|e| self.sqlite(e))?;
+            for (agent, data) in rows {
+                if let Ok(data) = serde_json::from_str(&data) {
+                    found.push(AnswerData {
+                        run: run.id.clone(),
+                        agent,
+                        data,
+                    });
+                }
+            }
+        }
+        Ok(found)
     }
 
     /// The runs not ended (running, or their process killed), newest first.

@@ -81,7 +81,18 @@ CREATE INDEX runs_continues ON runs(continues);
     r"
 ALTER TABLE tool_calls ADD COLUMN call_id TEXT;  -- NULL for calls recorded before it
 ",
-    // 4: the git worktree a job of `execute --worktrees` worked in (JSON: path, branch,
+    // 4: the --schema a run's answers were held to (each kept once, by its hash), and
+    // each answer's checked data.
+    r"
+CREATE TABLE schemas (
+    hash        TEXT PRIMARY KEY,      -- 16 hex digits of the SHA-256 of its JSON
+    schema      TEXT NOT NULL          -- the JSON Schema
+);
+ALTER TABLE runs ADD COLUMN schema TEXT;  -- schemas.hash, NULL without --schema
+ALTER TABLE jobs ADD COLUMN data TEXT;  -- JSON: the answer's document, once it fitted
+CREATE INDEX runs_schema ON runs(schema);
+",
+    // 5: the git worktree a job of `execute --worktrees` worked in (JSON: path, branch,
     // base, and once settled what it changed).
     r"
 ALTER TABLE jobs ADD COLUMN worktree TEXT;

@@ -47,6 +47,8 @@ fn report(agent: &str, answer: &str) -> JobReport {
         stop_reason: StopReason::Answered,
         usage: JobUsage::default(),
         failure: None,
+        data: None,
+        schema_errors: Vec::new(),
     }
 }
 

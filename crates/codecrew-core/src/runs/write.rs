@@ -11,6 +11,7 @@ use rusqlite::types::Value as SqlValue;
 use serde_json::Value;
 
 use super::{Result, Store, now_ms};
+use crate::schema::AnswerSchema;
 use crate::session::{JobEvent, JobReport};
 use codecrew_agents::notices;
 use codecrew_tools::{Decided, ToolResult};
@@ -345,10 +346,11 @@ impl RunLog {
             .ok()
             .and_then(|value| value.as_str().map(str::to_owned));
         let code = report.error_code.map(|code| code.as_str().to_owned());
+        let data = report.data.as_ref().map(Value::to_string);
         let mut steps = vec![(
             "UPDATE jobs SET ended = ?3, session_id = ?4, answer = ?5, stop_reason = ?6,
                  success = ?7, error = ?8, error_code = ?9, turns = ?10, usage = ?11,
-                 duration_ms = ?12, model = COALESCE(?13, model)
+                 duration_ms = ?12, model = COALESCE(?13, model), data = ?14
              WHERE run = ?1 AND idx = ?2",
             vec![
                 self.id.clone().into(),
@@ -364,6 +366,7 @@ impl RunLog {
                 usage.into(),
                 i64::try_from(report.duration_ms).unwrap_or(i64::MAX).into(),
                 report.model.clone().into(),
+                data.into(),
             ],
         )];
         if !report.response.is_empty() {
@@ -377,6 +380,22 @@ impl RunLog {
             ));
         }
         self.write(steps);
+    }
+
+    /// The run's answers are held to `schema` (`--schema`): kept once by its hash, which
+    /// `codecrew logs --schema` finds the run by.
+    pub fn answered_with(&self, schema: &AnswerSchema) {
+        let hash = schema.hash();
+        self.write(vec![
+            (
+                "INSERT OR IGNORE INTO schemas (hash, schema) VALUES (?1, ?2)",
+                vec![hash.clone().into(), schema.json().to_string().into()],
+            ),
+            (
+                "UPDATE runs SET schema = ?2 WHERE id = ?1",
+                vec![self.id.clone().into(), hash.into()],
+            ),
+        ]);
     }
 
     /// Job `index` of a served run (a client of `codecrew mcp`) ends as the server does:

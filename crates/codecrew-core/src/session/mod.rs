@@ -21,6 +21,7 @@ pub mod caller;
 mod conversation;
 mod failure;
 mod report;
+mod shaped;
 mod stream;
 mod turn;
 mod turns;
@@ -29,6 +30,7 @@ pub use conversation::{Continuation, Conversation};
 pub use report::{Failure, JobEvent, JobReport, ReportedCall, StopReason, SubEvent, exit_code};
 pub use stream::{JobLog, JobStream};
 
+use crate::schema::AnswerShape;
 use crate::usage::JobUsage;
 use codecrew_intercept::{Rejection, ScannerLimits};
 use codecrew_policy::sandbox::LinkedGit;
@@ -52,6 +54,8 @@ pub struct Settings {
     /// In a linked worktree codecrew made ([`crate::worktree`]): its repository's git
     /// data, which the CLI's wall and the job's commands may reach. Empty elsewhere.
     pub git: LinkedGit,
+    /// The shape the final answer must have (`--schema`), checked and asked again.
+    pub answer: Option<AnswerShape>,
 }
 
 /// Where a job works when not in the run's workspace: a git worktree codecrew made for
@@ -81,6 +85,7 @@ impl Settings {
             env: Vec::new(),
             depth: 0,
             git: LinkedGit::default(),
+            answer: None,
         }
     }
 }
@@ -141,6 +146,8 @@ impl JobRun {
             stop_reason: StopReason::Error,
             usage: JobUsage::default(),
             failure: None,
+            data: None,
+            schema_errors: Vec::new(),
         }
     }
 

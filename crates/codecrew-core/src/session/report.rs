@@ -113,6 +113,13 @@ pub struct JobReport {
     /// and the exit code ([`exit_code`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
+    /// The answer's JSON document, checked against the run's `--schema` (absent without
+    /// one, or when no answer fitted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// What the checker found wrong with the last answer, when none fitted the schema.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schema_errors: Vec<String>,
 }
 
 /// Why a job did not answer, as a front end tells the cases apart. Ordered from the
@@ -128,25 +135,33 @@ pub enum Failure {
     MissingCli,
     /// A turn took longer than its timeout; the CLI was stopped.
     TimedOut,
+    /// No answer fitted the run's `--schema`, asked again as often as it allows.
+    SchemaMismatch,
     /// The user interrupted it.
     Interrupted,
 }
 
 impl Failure {
     /// The exit code of a command that ended with this failure: 1, 3 CLI missing, 124
-    /// timed out, 130 interrupted.
+    /// timed out, 65 no answer fitted the schema (sysexits' EX_DATAERR), 130 interrupted.
     pub fn exit_code(self) -> u8 {
         match self {
             Failure::Failed | Failure::MaxTurns => 1,
             Failure::MissingCli => 3,
             Failure::TimedOut => 124,
+            Failure::SchemaMismatch => EXIT_SCHEMA_MISMATCH,
             Failure::Interrupted => 130,
         }
     }
 }
 
+/// The exit code of a command none of whose answers fitted its `--schema` (when that is
+/// its gravest failure): sysexits' EX_DATAERR, used by nothing else in codecrew.
+pub const EXIT_SCHEMA_MISMATCH: u8 = 65;
+
 /// The exit code of a command whose `expected` jobs ended with `reports`: the code of
-/// the gravest failure (interrupted > timed out > CLI missing > any other), 1 when a job
+/// the gravest failure (interrupted > no answer fitted the schema > timed out > CLI
+/// missing > any other), 1 when a job
 /// ended without a report, 0 when every job answered. The one place a job's failure
 /// becomes an exit code.
 pub fn exit_code(reports: &[JobReport], expected: usize) -> u8 {
@@ -178,6 +193,8 @@ mod tests {
             stop_reason: StopReason::Answered,
             usage: JobUsage::default(),
             failure,
+            data: None,
+            schema_errors: Vec::new(),
         }
     }
 
@@ -194,6 +211,9 @@ mod tests {
         assert_eq!(code(&[Some(Failed), Some(MissingCli)]), 3);
         assert_eq!(code(&[Some(MissingCli), Some(TimedOut), None]), 124);
         assert_eq!(code(&[Some(TimedOut), Some(Interrupted)]), 130);
+        assert_eq!(code(&[None, Some(SchemaMismatch)]), 65);
+        assert_eq!(code(&[Some(TimedOut), Some(SchemaMismatch)]), 65);
+        assert_eq!(code(&[Some(SchemaMismatch), Some(Interrupted)]), 130);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 use super::failure::{self, Recovery, Situation, TurnFailure};
+use super::shaped::Shaped;
 use super::turn::{TurnState, quieted};
 use super::{
     Conversation, Failure, JobEvent, JobReport, JobRun, JobStream, ReportedCall, StopReason,
@@ -34,6 +35,11 @@ struct Course {
     /// What the conversation's tool results held that looks like a call, taken from the
     /// [`Conversation`] for the task and given back at its end.
     echoes: Echoes,
+    /// The run's `--schema` in the form the CLI's own mechanism takes, if it has one.
+    native_schema: Option<serde_json::Value>,
+    /// Whether the next turn asks for the answer's document alone (a re-ask): only then
+    /// does the CLI get [`Course::native_schema`], which would forbid codecrew's calls.
+    answer_only: bool,
 }
 
 impl JobRun {
@@ -49,6 +55,8 @@ impl JobRun {
     ) -> JobReport {
         let mut report = self.report(started);
         let mut course = self.open(task, conversation, &mut report);
+        // How often an answer that did not fit the schema was asked for again.
+        let mut asked_again = 0;
         loop {
             report.turns += 1;
             stream.send(JobEvent::Turn(report.turns));
@@ -71,6 +79,18 @@ impl JobRun {
                 }
             };
             if let Some(failure) = TurnFailure::of(&outcome, &turn, &course.limits) {
+                let said = format!("{failure}\n{}", outcome.stderr_tail);
+                if course.answer_only
+                    && course.native_schema.is_some()
+                    && self.provider.refused_native_schema(&said)
+                {
+                    // The model cannot take the schema natively: the same ask again,
+                    // codecrew's check alone holding the answer to it.
+                    tracing::info!(agent = %self.job.agent, "{said}: asking again without the CLI's schema");
+                    course.native_schema = None;
+                    report.turns -= 1;
+                    continue;
+                }
                 let error = self.explain(&failure, &outcome, transport.program(), &mut report);
                 let at = Situation {
                     turn: report.turns,
@@ -113,47 +133,69 @@ impl JobRun {
                 continue;
             }
             if turn.calls.is_empty() && turn.rejected.is_empty() {
-                report.success = true;
-                report.stop_reason = StopReason::Answered;
-                break;
+                // The CLI was held to a rewritten form of the schema (Codex's strict one).
+                let rewritten = course.answer_only
+                    && course.native_schema.as_ref()
+                        != self
+                            .settings
+                            .answer
+                            .as_ref()
+                            .map(|shape| shape.schema.json());
+                match self.shaped(&turn, rewritten, &mut report, &mut asked_again, stream) {
+                    Shaped::Final => break,
+                    Shaped::AskAgain(prompt) => {
+                        self.remember_turn(&mut course, &report, &turn);
+                        course.prompt = prompt;
+                        course.answer_only = true;
+                        continue;
+                    }
+                }
             }
             let results = self
                 .run_calls(&turn, &mut report, &mut course.echoes, stream, &cancel)
                 .await;
             if report.turns >= self.settings.max_turns {
                 report.stop_reason = StopReason::MaxTurns;
-                if self.settings.max_turns == 1 {
+                if self.settings.max_turns == 1 && self.settings.answer.is_none() {
                     // One turn: the results are the answer the user asked for (as the
                     // original CodeCrew did).
                     report.success = true;
                     report.response = results;
                 } else {
                     // The model was still calling tools: it never answered, and saying
-                    // it succeeded would hand the user an empty or half answer.
+                    // it succeeded would hand the user an empty or half answer (under
+                    // --schema, the results of one turn are no answer to check either).
                     report.error = Some(max_turns_error(self.settings.max_turns, &turn));
                     report.error_code = Some(ErrorCode::MaxTurns);
                 }
                 break;
             }
-            if !self.provider.can_resume() || report.session_id.is_none() {
-                // This turn's own prompt only: the turn's prompt already held the
-                // transcript, and appending it would double the transcript every turn.
-                course.transcript = format!(
-                    "{transcript}{sep}{prompt}\n\n## Your previous answer\n\n{answer}",
-                    transcript = course.transcript,
-                    sep = if course.transcript.is_empty() {
-                        ""
-                    } else {
-                        "\n\n"
-                    },
-                    prompt = course.prompt,
-                    answer = turn.raw_text.trim(),
-                );
-            }
+            self.remember_turn(&mut course, &report, &turn);
             course.prompt = prompt::render_results(&results);
+            course.answer_only = false;
         }
         conversation.echoes = course.echoes;
         report
+    }
+
+    /// For a CLI that cannot resume its session: this turn's prompt and answer added to
+    /// the transcript the next turn resends. This turn's own prompt only: the turn's
+    /// prompt already held the transcript, and appending it would double it every turn.
+    fn remember_turn(&self, course: &mut Course, report: &JobReport, turn: &TurnState) {
+        if self.provider.can_resume() && report.session_id.is_some() {
+            return;
+        }
+        course.transcript = format!(
+            "{transcript}{sep}{prompt}\n\n## Your previous answer\n\n{answer}",
+            transcript = course.transcript,
+            sep = if course.transcript.is_empty() {
+                ""
+            } else {
+                "\n\n"
+            },
+            prompt = course.prompt,
+            answer = turn.raw_text.trim(),
+        );
     }
 
     /// The task's prompt, and where the conversation goes on from: the CLI's own session
@@ -162,6 +204,9 @@ impl JobRun {
         let catalog = self.executor.catalog();
         let style = self.provider.agent.prompt.unwrap_or_default();
         let mut prompt = prompt::render_task(catalog, self.settings.mode, task, style);
+        if let Some(shape) = &self.settings.answer {
+            prompt.push_str(&prompt::render_schema(shape.schema.json()));
+        }
         if let Some(system) = &self.provider.agent.system_prompt {
             prompt = format!("{}\n\n{prompt}", system.trim());
         }
@@ -188,6 +233,14 @@ impl JobRun {
                 max_stdout_bytes: self.settings.max_stdout_bytes,
             },
             echoes: std::mem::take(&mut conversation.echoes),
+            // Checked when the job was planned: a CLI that cannot take it never starts.
+            native_schema: self
+                .settings
+                .answer
+                .as_ref()
+                .and_then(|shape| self.provider.native_schema(shape.schema.json()).ok())
+                .flatten(),
+            answer_only: false,
         }
     }
 
@@ -219,6 +272,7 @@ impl JobRun {
             mode: self.settings.mode,
             model: self.job.model.as_deref(),
             assume_yes: self.executor.assumes_yes(),
+            schema: course.native_schema.as_ref().filter(|_| course.answer_only),
         };
         let mut turn = TurnState::default();
         let mut interceptor = Interceptor::new(transport.format(), self.settings.scanner.clone());

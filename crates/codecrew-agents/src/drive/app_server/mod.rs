@@ -58,6 +58,8 @@ pub struct AppServer {
     thread: Option<String>,
     /// The prompt waiting for the handshake to finish.
     pending: Option<String>,
+    /// The pending turn's output schema (its answer's strict JSON Schema), if any.
+    pending_schema: Option<Value>,
     /// The thread's running token totals (as the server last reported them).
     usage: Option<Value>,
     /// The files each patch in flight touches, by item id, from its `item/started`.
@@ -76,6 +78,7 @@ impl AppServer {
             settings,
             thread: None,
             pending: None,
+            pending_schema: None,
             usage: None,
             patches: HashMap::new(),
             events: TurnEvents::default(),
@@ -84,14 +87,16 @@ impl AppServer {
         }
     }
 
-    /// What starts a turn with `prompt`: the handshake first, for the first turn.
-    pub fn start_turn(&mut self, prompt: &str) -> Vec<u8> {
+    /// What starts a turn with `prompt` (its final message held to `schema`, Codex's
+    /// `outputSchema`, when given): the handshake first, for the first turn.
+    pub fn start_turn(&mut self, prompt: &str, schema: Option<&Value>) -> Vec<u8> {
         self.events = TurnEvents::default();
         self.started.clear();
         match &self.thread {
-            Some(thread) => line(&turn_start(thread, prompt)),
+            Some(thread) => line(&turn_start(thread, prompt, schema)),
             None => {
                 self.pending = Some(prompt.to_owned());
+                self.pending_schema = schema.cloned();
                 line(&json!({
                     "id": INITIALIZE,
                     "method": "initialize",
@@ -208,7 +213,10 @@ impl AppServer {
                 // The model is only in Codex's config, never in what the server says.
                 self.events.session(thread, None, out);
                 let prompt = self.pending.take().unwrap_or_default();
-                outbox.bytes.extend(line(&turn_start(thread, &prompt)));
+                let schema = self.pending_schema.take();
+                outbox
+                    .bytes
+                    .extend(line(&turn_start(thread, &prompt, schema.as_ref())));
             }
             _ => {}
         }
@@ -359,12 +367,12 @@ fn error_text(message: Option<&str>) -> &str {
     }
 }
 
-fn turn_start(thread: &str, prompt: &str) -> Value {
-    json!({
-        "id": TURN,
-        "method": "turn/start",
-        "params": {"threadId": thread, "input": [{"type": "text", "text": prompt}]},
-    })
+fn turn_start(thread: &str, prompt: &str, schema: Option<&Value>) -> Value {
+    let mut params = json!({"threadId": thread, "input": [{"type": "text", "text": prompt}]});
+    if let Some(schema) = schema {
+        params["outputSchema"] = schema.clone();
+    }
+    json!({"id": TURN, "method": "turn/start", "params": params})
 }
 
 /// The script of a command Codex runs as `/bin/bash -lc '<script>'`, which is what the

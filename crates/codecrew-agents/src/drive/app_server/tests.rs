@@ -40,7 +40,7 @@ fn failed(why: &str, usage: Option<Usage>) -> [Event; 2] {
 #[test]
 fn the_first_turn_shakes_hands_opens_the_thread_then_prompts() {
     let mut app = server(None);
-    let first = lines(&app.start_turn("hello"));
+    let first = lines(&app.start_turn("hello", None));
     assert_eq!(first[0]["method"], "initialize");
     let (_, replies, _) = feed(&mut app, json!({"id": INITIALIZE, "result": {}}));
     assert_eq!(replies[0], json!({"method": "initialized"}));
@@ -66,14 +66,20 @@ fn the_first_turn_shakes_hands_opens_the_thread_then_prompts() {
     assert_eq!(replies[0]["method"], "turn/start");
     assert_eq!(replies[0]["params"]["input"][0]["text"], "hello");
     // The next turn goes straight to the thread.
-    let next = lines(&app.start_turn("again"));
+    let next = lines(&app.start_turn("again", None));
     assert_eq!(next[0]["params"]["threadId"], "T1");
+    assert!(next[0]["params"].get("outputSchema").is_none());
+    // A turn held to a schema carries it as Codex's outputSchema.
+    let schema = json!({"type": "object", "properties": {}, "required": [],
+                        "additionalProperties": false});
+    let shaped = lines(&app.start_turn("the document alone", Some(&schema)));
+    assert_eq!(shaped[0]["params"]["outputSchema"], schema);
 }
 
 #[test]
 fn a_turn_becomes_events_and_ends_with_its_running_usage() {
     let mut app = server(Some("T0"));
-    app.start_turn("hi");
+    app.start_turn("hi", None);
     let (_, replies, _) = feed(&mut app, json!({"id": INITIALIZE, "result": {}}));
     assert_eq!(replies[1]["method"], "thread/resume");
     assert_eq!(replies[1]["params"]["threadId"], "T0");
@@ -118,7 +124,7 @@ fn a_turn_becomes_events_and_ends_with_its_running_usage() {
 #[test]
 fn codex_s_commands_are_its_own_tools_with_their_results() {
     let mut app = server(None);
-    app.start_turn("hi");
+    app.start_turn("hi", None);
     let (events, _, _) = feed(
         &mut app,
         json!({"method": "item/started", "params": {"item": {"type": "commandExecution",
@@ -218,7 +224,7 @@ fn a_bash_wrapper_is_judged_by_its_script() {
 #[test]
 fn failures_end_the_turn_as_failed_turns() {
     let mut app = server(Some("gone"));
-    app.start_turn("hi");
+    app.start_turn("hi", None);
     feed(&mut app, json!({"id": INITIALIZE, "result": {}}));
     let (events, _, over) = feed(
         &mut app,
@@ -231,7 +237,7 @@ fn failures_end_the_turn_as_failed_turns() {
         failed("codex app-server: thread not found: gone", None)
     );
     // Retries in progress are not errors; a failed turn is, reported once.
-    app.start_turn("again");
+    app.start_turn("again", None);
     let (events, _, _) = feed(
         &mut app,
         json!({"method": "error", "params": {
