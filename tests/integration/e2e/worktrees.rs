@@ -77,6 +77,15 @@ fn three_clis_fix_one_file_apart_and_the_one_whose_check_passes_is_applied() {
     for row in worktrees {
         assert!(!Path::new(row["path"].as_str().unwrap()).exists(), "{row}");
     }
+    // And one more command takes the apply back.
+    let undone = world.codecrew(&["undo"]);
+    undone.assert_code(0);
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("app.py")).unwrap(),
+        "print(\"bug\")\n",
+        "{}",
+        undone.stdout
+    );
     git(&workspace, &["worktree", "prune"]);
     let branches = Command::new("git")
         .args(["branch", "--list", "codecrew/*"])
