@@ -85,6 +85,9 @@ pub fn parse(prompt: &str) -> Option<Slash> {
             "run `codecrew undo` in a terminal in this folder: it puts back what the last \
              prompt in execute changed",
         ),
+        SlashCommand::Schema(_) => Slash::EditorsOwn(
+            "answers held to a schema are the terminal's: `codecrew query --schema` or chat's /schema",
+        ),
         SlashCommand::Worktrees | SlashCommand::Apply(_) => Slash::EditorsOwn(
             "the agents' worktrees are the terminal's: `codecrew worktrees`, `codecrew apply RUN AGENT`",
         ),

@@ -42,6 +42,9 @@ pub enum SlashCommand {
         run: Option<String>,
         force: bool,
     },
+    /// `/schema SPEC`: the next line's answers held to SPEC (as `--schema`); `/schema
+    /// off` drops it.
+    Schema(Option<String>),
     /// `/worktrees`: the agents' worktrees kept for this repository.
     Worktrees,
     /// `/apply RUN AGENT`: one agent's change from its worktree into the checkout.
@@ -63,6 +66,7 @@ impl SlashCommand {
             SlashCommand::New => "new",
             SlashCommand::Resume(_) => "resume",
             SlashCommand::Undo { .. } => "undo",
+            SlashCommand::Schema(_) => "schema",
             SlashCommand::Worktrees => "worktrees",
             SlashCommand::Apply(_) => "apply",
             SlashCommand::Help => "help",
@@ -89,6 +93,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "/undo",
         "put back what the last line or run of execute here changed; /undo ID, --force",
+    ),
+    (
+        "/schema",
+        "/schema 'file, risk int' (or JSON, @file): the next line's answers as that JSON",
     ),
     (
         "/worktrees",
@@ -168,6 +176,9 @@ pub fn parse(line: &str) -> Input {
         "usage" => SlashCommand::Usage,
         "new" | "clear" => SlashCommand::New,
         "resume" => SlashCommand::Resume(argument),
+        "schema" => SlashCommand::Schema(
+            Some(command[name.len()..].trim().to_owned()).filter(|rest| !rest.is_empty()),
+        ),
         "worktrees" => SlashCommand::Worktrees,
         "apply" => SlashCommand::Apply(rest),
         "help" | "?" => SlashCommand::Help,

@@ -71,6 +71,7 @@ pub async fn run(args: ChatArgs, options: super::ToolOptions) -> anyhow::Result<
         engine,
         last: Vec::new(),
         used: BTreeMap::new(),
+        next_shape: None,
     };
     let mut reader = Reader::start(editor(chat.engine.config())?, history_file())?;
     chat.say_hello(stored.is_some());
@@ -107,6 +108,8 @@ struct Chat {
     last: Vec<String>,
     /// What each agent used, line by line.
     used: BTreeMap<String, Vec<JobUsage>>,
+    /// The shape the next line's answers must have (`/schema`), then none.
+    next_shape: Option<codecrew_core::schema::AnswerShape>,
 }
 
 impl Chat {
@@ -195,8 +198,10 @@ impl Chat {
     async fn line(&mut self, line: &str, signals: &mut Stops) -> Option<Ending> {
         let default_agent = &self.engine.config().config.default_agent;
         let (jobs, addressed) = chat::jobs(line, &self.last, default_agent);
+        // `/schema` holds this line alone.
+        let shape = self.next_shape.take();
         let asked = tokio::select! {
-            asked = self.agents.ask(&self.engine, jobs) => asked,
+            asked = self.agents.ask_shaped(&self.engine, jobs, shape.clone()) => asked,
             code = signals.next() => {
                 if code != EXIT_SIGINT {
                     return Some(Ending::of_signal(code));
@@ -217,16 +222,22 @@ impl Chat {
             console::error(format_args!("@{agent} is not running any more"));
         }
         let colors = console::colors();
-        let mut renderer = Renderer::new(
-            RunOutput::Text,
-            false,
-            line.labels.clone(),
-            console::stdout().into_inner(),
-        )
-        .with_palette(colors.stdout);
-        if colors.stdout.enabled() {
-            renderer = renderer.with_markdown(terminal_width());
-        }
+        let mut renderer = if shape.is_some() {
+            // The answers' data, as `query --schema` prints it.
+            Renderer::data(&line.labels, console::stdout().into_inner())
+        } else {
+            let mut renderer = Renderer::new(
+                RunOutput::Text,
+                false,
+                line.labels.clone(),
+                console::stdout().into_inner(),
+            )
+            .with_palette(colors.stdout);
+            if colors.stdout.enabled() {
+                renderer = renderer.with_markdown(terminal_width());
+            }
+            renderer
+        };
         let mut interrupted = false;
         loop {
             let update = tokio::select! {

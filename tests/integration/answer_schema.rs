@@ -170,3 +170,39 @@ fn logs_finds_the_runs_of_a_schema_and_prints_their_data() {
     assert_eq!(stdout(&other), "");
     assert_exit(&world.run(&["logs", "--data"]), 2);
 }
+
+#[test]
+fn a_chats_schema_holds_the_next_line_alone() {
+    use crate::support::binary::BIN;
+    use crate::support::pty::Terminal;
+    let script = AgentScript::new()
+        .turn(Turn::on_prompt(
+            RETRY,
+            Answer::text("{\"file\": \"b.rs\", \"risk\": 7}"),
+        ))
+        .turn(Turn::on_prompt(
+            "The shape of your final answer",
+            Answer::text("{\"file\": \"b.rs\", \"risk\": \"high\"}"),
+        ))
+        .otherwise(Answer::text("PLAIN-PROSE-ANSWER"));
+    let world = World::new().agent("a", script);
+    let limit = std::time::Duration::from_secs(60);
+    let mut terminal = Terminal::run(&world.env, std::path::Path::new(BIN), &["chat"]);
+    terminal.wait_for("prompt", limit, |shown| shown.contains("query> "));
+    terminal.type_keys(b"/schema file, risk int\r");
+    terminal.wait_for("the schema taken", limit, |shown| {
+        shown.contains("held to the schema")
+    });
+    terminal.type_keys(b"@a which file?\r");
+    // Asked again with the checker's errors, then the data alone.
+    terminal.wait_for("the data", limit, |shown| {
+        shown.contains("{\"file\":\"b.rs\",\"risk\":7}")
+    });
+    terminal.type_keys(b"@a and now?\r");
+    terminal.wait_for("a plain answer", limit, |shown| {
+        shown.contains("PLAIN-PROSE-ANSWER")
+    });
+    let prompts = world.prompts("a");
+    assert_eq!(prompts.len(), 3, "{prompts:?}");
+    assert!(!prompts[2].contains("The shape of your final answer"));
+}

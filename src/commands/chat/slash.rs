@@ -102,6 +102,33 @@ impl Chat {
                 // Its refusal or failure is said; the chat goes on either way.
                 let _ = crate::commands::undo::undo_and_show(workspace, run, force, false).await;
             }
+            SlashCommand::Schema(None) => match &self.next_shape {
+                Some(shape) => self.notice(&format!(
+                    "the next line's answers are held to {}",
+                    shape.schema.json()
+                )),
+                None => self.notice(
+                    "/schema 'file, risk int' holds the next line's answers to that JSON \
+                     (llm's compact form, a JSON Schema, or @file); /schema off drops it",
+                ),
+            },
+            SlashCommand::Schema(Some(spec)) if spec == "off" => {
+                self.next_shape = None;
+                self.notice("no schema for the next line");
+            }
+            SlashCommand::Schema(Some(spec)) => {
+                let dir = self.engine.workspace().to_path_buf();
+                match codecrew_core::schema::AnswerSchema::from_argument(&spec, false, &dir) {
+                    Ok(schema) => {
+                        self.next_shape = Some(codecrew_core::schema::AnswerShape {
+                            schema: std::sync::Arc::new(schema),
+                            retries: codecrew_core::schema::DEFAULT_RETRIES,
+                        });
+                        self.notice("the next line's answers are held to the schema");
+                    }
+                    Err(error) => console::error(error),
+                }
+            }
             SlashCommand::Worktrees => {
                 let args = codecrew::cli::WorktreesArgs {
                     command: None,

@@ -20,6 +20,7 @@ use super::{Engine, JobLabel, Limits, Stage, StartError, ThreadSaver, Update};
 use crate::jobs::PlanError;
 use crate::mention::Job;
 use crate::runs::{Earlier, JobRow, RunLog};
+use crate::schema::AnswerShape;
 use crate::session::{Continuation, Conversation, JobReport, JobRun, JobStream};
 use crate::thread::ThreadName;
 use crate::undo::Recording;
@@ -225,6 +226,17 @@ impl KeptAgents {
     /// running, or started again for another model: none is asked anything when one
     /// cannot start.
     pub async fn ask(&mut self, engine: &Engine, jobs: Vec<Job>) -> Result<Line, StartError> {
+        self.ask_shaped(engine, jobs, None).await
+    }
+
+    /// [`KeptAgents::ask`], each answer held to `shape` (a chat's `/schema`): checked,
+    /// and asked for again in the same session while it does not fit.
+    pub async fn ask_shaped(
+        &mut self,
+        engine: &Engine,
+        jobs: Vec<Job>,
+        shape: Option<AnswerShape>,
+    ) -> Result<Line, StartError> {
         crate::jobs::check(engine.config(), &jobs)?;
         // Kept CLIs share the one workspace: in execute, never two writing it at once.
         if self.mode == Mode::Execute && jobs.len() > 1 {
@@ -273,6 +285,7 @@ impl KeptAgents {
             let sent = self.workers.get(&job.agent).is_some_and(|(worker, _)| {
                 worker.send(Task {
                     task: job.task.clone(),
+                    shape: shape.clone(),
                     stream,
                     cancel: cancelled.clone(),
                     answer,
@@ -459,6 +472,8 @@ impl KeptAgents {
 /// One line for one agent.
 struct Task {
     task: String,
+    /// The shape its answer must have (a chat's `/schema` for this line).
+    shape: Option<AnswerShape>,
     /// Where the line wants this agent's events (under its place on the line), and this
     /// task's log.
     stream: JobStream,
@@ -490,6 +505,7 @@ impl Worker {
                 let report = run
                     .run_task(
                         &task.task,
+                        task.shape.as_ref().or(run.settings.answer.as_ref()),
                         &mut conversation,
                         &mut transport,
                         &task.stream,

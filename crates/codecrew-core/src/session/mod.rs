@@ -177,6 +177,7 @@ impl JobRun {
                 let report = self
                     .run_task(
                         &self.job.task,
+                        self.settings.answer.as_ref(),
                         &mut conversation,
                         &mut transport,
                         &stream,
@@ -224,9 +225,12 @@ impl JobRun {
     /// Runs `task` to its answer through `transport`, going on from `conversation`
     /// (which then holds this exchange too), its events and its answer out on `stream`. A
     /// chat runs each of its lines so, over one transport: a kept CLI serves them all.
+    /// `answer`: the shape this task's answer must have (`--schema`; a chat's `/schema`
+    /// for one line), checked and asked again.
     pub async fn run_task<'a>(
         &'a self,
         task: &str,
+        answer: Option<&AnswerShape>,
         conversation: &mut Conversation,
         transport: &mut Transport<'a>,
         stream: &JobStream,
@@ -236,7 +240,15 @@ impl JobRun {
         // The executor serves every task of a chat: this task's calls are those after now.
         let authorized_before = self.executor.authorized_calls();
         let report = self
-            .run_turns(task, conversation, transport, stream, cancel, started)
+            .run_turns(
+                task,
+                answer,
+                conversation,
+                transport,
+                stream,
+                cancel,
+                started,
+            )
             .await;
         if report.session_id.is_some() {
             conversation.session_id = report.session_id.clone();

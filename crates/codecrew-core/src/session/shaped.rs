@@ -6,7 +6,7 @@
 use super::turn::TurnState;
 use super::{Failure, JobEvent, JobReport, JobRun, JobStream, StopReason};
 use crate::prompt;
-use crate::schema::{Mismatch, json_document};
+use crate::schema::{AnswerShape, Mismatch, json_document};
 use codecrew_agents::strict_schema;
 
 /// What the loop does with an answer (a turn without calls).
@@ -24,13 +24,14 @@ impl JobRun {
     pub(super) fn shaped(
         &self,
         turn: &TurnState,
+        shape: Option<&AnswerShape>,
         rewritten: bool,
         report: &mut JobReport,
         asked_again: &mut u32,
         stream: &JobStream,
     ) -> Shaped {
         report.stop_reason = StopReason::Answered;
-        let Some(shape) = &self.settings.answer else {
+        let Some(shape) = shape else {
             report.success = true;
             return Shaped::Final;
         };

@@ -15,6 +15,7 @@ use super::{
     caller, rejection_line, result_line, sub_agent_usage,
 };
 use crate::prompt;
+use crate::schema::AnswerShape;
 use crate::usage::Usage;
 use codecrew_agents::Turn;
 use codecrew_agents::drive::process::{Outcome, RunLimits, SpawnError};
@@ -40,13 +41,17 @@ struct Course {
     /// Whether the next turn asks for the answer's document alone (a re-ask): only then
     /// does the CLI get [`Course::native_schema`], which would forbid codecrew's calls.
     answer_only: bool,
+    /// The shape the task's final answer must have, if any.
+    answer: Option<AnswerShape>,
 }
 
 impl JobRun {
     /// The turns of one task through `transport`, from where `conversation` stands.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn run_turns<'a>(
         &'a self,
         task: &str,
+        answer: Option<&AnswerShape>,
         conversation: &mut Conversation,
         transport: &mut Transport<'a>,
         stream: &JobStream,
@@ -54,7 +59,7 @@ impl JobRun {
         started: Instant,
     ) -> JobReport {
         let mut report = self.report(started);
-        let mut course = self.open(task, conversation, &mut report);
+        let mut course = self.open(task, answer, conversation, &mut report);
         // How often an answer that did not fit the schema was asked for again.
         let mut asked_again = 0;
         loop {
@@ -136,12 +141,16 @@ impl JobRun {
                 // The CLI was held to a rewritten form of the schema (Codex's strict one).
                 let rewritten = course.answer_only
                     && course.native_schema.as_ref()
-                        != self
-                            .settings
-                            .answer
-                            .as_ref()
-                            .map(|shape| shape.schema.json());
-                match self.shaped(&turn, rewritten, &mut report, &mut asked_again, stream) {
+                        != course.answer.as_ref().map(|shape| shape.schema.json());
+                let shape = course.answer.clone();
+                match self.shaped(
+                    &turn,
+                    shape.as_ref(),
+                    rewritten,
+                    &mut report,
+                    &mut asked_again,
+                    stream,
+                ) {
                     Shaped::Final => break,
                     Shaped::AskAgain(prompt) => {
                         self.remember_turn(&mut course, &report, &turn);
@@ -156,7 +165,7 @@ impl JobRun {
                 .await;
             if report.turns >= self.settings.max_turns {
                 report.stop_reason = StopReason::MaxTurns;
-                if self.settings.max_turns == 1 && self.settings.answer.is_none() {
+                if self.settings.max_turns == 1 && course.answer.is_none() {
                     // One turn: the results are the answer the user asked for (as the
                     // original CodeCrew did).
                     report.success = true;
@@ -200,11 +209,17 @@ impl JobRun {
 
     /// The task's prompt, and where the conversation goes on from: the CLI's own session
     /// when it can resume one, else the earlier exchanges as the transcript.
-    fn open(&self, task: &str, conversation: &mut Conversation, report: &mut JobReport) -> Course {
+    fn open(
+        &self,
+        task: &str,
+        answer: Option<&AnswerShape>,
+        conversation: &mut Conversation,
+        report: &mut JobReport,
+    ) -> Course {
         let catalog = self.executor.catalog();
         let style = self.provider.agent.prompt.unwrap_or_default();
         let mut prompt = prompt::render_task(catalog, self.settings.mode, task, style);
-        if let Some(shape) = &self.settings.answer {
+        if let Some(shape) = answer {
             prompt.push_str(&prompt::render_schema(shape.schema.json()));
         }
         if let Some(system) = &self.provider.agent.system_prompt {
@@ -233,14 +248,13 @@ impl JobRun {
                 max_stdout_bytes: self.settings.max_stdout_bytes,
             },
             echoes: std::mem::take(&mut conversation.echoes),
-            // Checked when the job was planned: a CLI that cannot take it never starts.
-            native_schema: self
-                .settings
-                .answer
-                .as_ref()
+            // Checked when the job was planned: a CLI that cannot take it never starts (a
+            // chat's /schema it cannot take is left to codecrew's check alone).
+            native_schema: answer
                 .and_then(|shape| self.provider.native_schema(shape.schema.json()).ok())
                 .flatten(),
             answer_only: false,
+            answer: answer.cloned(),
         }
     }
 
