@@ -39,6 +39,7 @@
 
 mod answer_first;
 mod background;
+mod binary_size;
 mod chat_commands;
 mod commands;
 mod config;
