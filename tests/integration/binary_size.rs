@@ -3,7 +3,7 @@
 //! `cargo test --release --test integration binary_size` checks the bound a user's
 //! `cargo install` meets. docs/PERFORMANCE.md has the figures of each release.
 
-/// The release binary (`cargo install`): 29.9 MB at the time of writing (issue 52).
+/// The release binary (`cargo install`): 30.1 MB at the time of writing (issue 52).
 const RELEASE_BOUND: u64 = 32_000_000;
 
 /// The debug binary `cargo test` builds, what CI can check without a release build of
