@@ -40,6 +40,7 @@
 mod answer_first;
 mod answer_schema;
 mod background;
+mod binary_size;
 mod chat_commands;
 mod commands;
 mod config;

@@ -74,10 +74,8 @@ impl ClaudeControl {
 
     /// One chunk of Claude's stdout: its questions go to `outbox`.
     pub fn read(&mut self, bytes: &[u8], outbox: &mut Outbox) {
-        for message in self.lines.feed(bytes, "claude") {
-            if message["type"] == "control_request" {
-                self.request(&message, outbox);
-            }
+        for message in self.lines.feed_of_type(bytes, "claude", "control_request") {
+            self.request(&message, outbox);
         }
     }
 
