@@ -228,7 +228,23 @@ pub struct TestHome {
 
 impl TestHome {
     pub fn new(label: &str) -> TestHome {
-        let parent = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-homes");
+        TestHome::new_in(label, &Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-homes"))
+    }
+
+    /// As [`TestHome::new`], never under `/tmp`, which the OS sandbox lets every command
+    /// write: under cargo's scratch folder, or `/var/tmp` when the checkout itself lies in
+    /// `/tmp`.
+    pub fn outside_tmp(label: &str) -> TestHome {
+        let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        if target.starts_with("/tmp") {
+            TestHome::new_in(label, Path::new("/var/tmp/codecrew-test-homes"))
+        } else {
+            TestHome::new_in(label, &target.join("cli-homes"))
+        }
+    }
+
+    fn new_in(label: &str, parent: &Path) -> TestHome {
+        let parent = parent.to_path_buf();
         std::fs::create_dir_all(&parent).unwrap();
         let dir = tempfile::Builder::new()
             .prefix(&format!("{label}-"))

@@ -68,7 +68,7 @@ impl World {
     /// the system's temporary folder: for a test about what a command may write outside
     /// the workspace, which the OS sandbox lets every command write in `/tmp`.
     pub fn outside_tmp() -> World {
-        World::in_folder(TestHome::new("world"))
+        World::in_folder(TestHome::outside_tmp("world"))
     }
 
     fn in_folder(home: TestHome) -> World {
