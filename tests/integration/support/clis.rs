@@ -228,7 +228,10 @@ pub struct TestHome {
 
 impl TestHome {
     pub fn new(label: &str) -> TestHome {
-        TestHome::new_in(label, &Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-homes"))
+        TestHome::new_in(
+            label,
+            &Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-homes"),
+        )
     }
 
     /// As [`TestHome::new`], never under `/tmp`, which the OS sandbox lets every command
