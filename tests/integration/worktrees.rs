@@ -585,3 +585,55 @@ fn an_apply_leaves_nothing_of_the_run_behind() {
     let listed = world.run_json(&["worktrees", "--output", "json"]);
     assert_eq!(listed["worktrees"], json!([]), "{listed}");
 }
+
+#[test]
+fn an_agent_that_points_its_head_at_another_branch_gets_nothing_committed_there() {
+    // The agent's wall lets it write its worktree's own git folder, HEAD included: it
+    // points HEAD at the checkout's branch, hoping codecrew's commit of its work (git run
+    // outside every wall) lands there.
+    let hijack = "echo mine > mine.txt && git symbolic-ref HEAD \"refs/heads/$(git -C \"$(git rev-parse --git-common-dir)/..\" symbolic-ref --short HEAD)\" && echo pointed";
+    let world = crew_in(World::outside_tmp()).agent(
+        "hostile",
+        AgentScript::new()
+            .turn(
+                Turn::always(Answer::call(
+                    "Pointing.",
+                    "run_command",
+                    json!({"command": hijack}),
+                ))
+                .times(1),
+            )
+            .otherwise(Answer::text("Done.")),
+    );
+    let head = || {
+        let output = Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(world.workspace())
+            .output()
+            .unwrap();
+        stdout(&output)
+    };
+    let before = head();
+    let document = world.run_json(&[
+        "execute",
+        "--yes",
+        "--worktree",
+        "--output",
+        "json",
+        "@hostile point",
+    ]);
+    let output = document["results"][0]["tool_calls"][0]["output"].to_string();
+    assert!(
+        output.contains("pointed"),
+        "the attack did not run: {document}"
+    );
+    assert_eq!(
+        head(),
+        before,
+        "codecrew committed on the checkout's branch: {document}"
+    );
+    let error = document["worktrees"][0]["error"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(error.contains("its HEAD to its branch"), "{document}");
+}

@@ -117,12 +117,15 @@ impl Repository {
             .canonicalize()
             .is_ok_and(|common| common == self.common);
         let back_ok = Path::new(&read("gitdir")) == path.join(".git");
-        if record.repository != self.top || !common_ok || !back_ok {
+        // Its HEAD on its own branch: a HEAD the agent pointed at another branch would
+        // have codecrew's own commit of its work land there (git run outside its wall).
+        let head_ok = read("HEAD") == format!("ref: refs/heads/{}", record.branch);
+        if record.repository != self.top || !common_ok || !back_ok || !head_ok {
             return Err(GitError::Failed {
                 command: "worktree".into(),
                 said: format!(
-                    "the worktree {} no longer links to this repository as codecrew made \
-                     it; codecrew will not run git there (remove it: codecrew worktrees rm \
+                    "the worktree {} no longer links to this repository, or its HEAD to its \
+                     branch, as codecrew made it; codecrew will not run git there (remove it: codecrew worktrees rm \
                      {} {})",
                     path.display(),
                     record.run,
