@@ -591,7 +591,23 @@ fn an_agent_that_points_its_head_at_another_branch_gets_nothing_committed_there(
     // The agent's wall lets it write its worktree's own git folder, HEAD included: it
     // points HEAD at the checkout's branch, hoping codecrew's commit of its work (git run
     // outside every wall) lands there.
-    let hijack = "echo mine > mine.txt && git symbolic-ref HEAD \"refs/heads/$(git -C \"$(git rev-parse --git-common-dir)/..\" symbolic-ref --short HEAD)\" && echo pointed";
+    hijacked_head("git symbolic-ref HEAD \"refs/heads/$MAIN\"");
+}
+
+#[test]
+fn an_agent_that_makes_its_branch_a_link_to_another_gets_nothing_committed_there() {
+    // Its branch's ref file is the agent's to write too: made a symbolic ref to the
+    // checkout's branch, a commit on it would move that one.
+    hijacked_head("git symbolic-ref \"$(git symbolic-ref HEAD)\" \"refs/heads/$MAIN\"");
+}
+
+/// Runs `attack` as a worktree agent's command (`$MAIN` the checkout's branch), then
+/// checks the checkout's branch did not move and the worktree was left unsettled.
+fn hijacked_head(attack: &str) {
+    let hijack = format!(
+        "echo mine > mine.txt && MAIN=$(git -C \"$(git rev-parse --git-common-dir)/..\" \
+         symbolic-ref --short HEAD) && {attack} && echo pointed"
+    );
     let world = crew_in(World::outside_tmp()).agent(
         "hostile",
         AgentScript::new()
@@ -636,4 +652,9 @@ fn an_agent_that_points_its_head_at_another_branch_gets_nothing_committed_there(
         .as_str()
         .unwrap_or_default();
     assert!(error.contains("its HEAD to its branch"), "{document}");
+    // Nor is it applied.
+    let run = document["worktrees"][0]["run"].as_str().unwrap();
+    let applied = world.run(&["apply", run, "hostile", "--merge"]);
+    assert_eq!(applied.status.code(), Some(1), "{}", stderr(&applied));
+    assert_eq!(head(), before);
 }

@@ -70,6 +70,9 @@ pub fn apply(
     {
         return Err(ApplyError::Empty(record.agent.clone()));
     }
+    // Its branch and HEAD still as codecrew made them: a branch the agent made a link to
+    // another ref would bring that ref's history in.
+    repo.worktree_git(folder, record)?;
     let dirty = repo.dirty()?;
     if !dirty.tracked.is_empty() {
         return Err(ApplyError::Dirty(dirty.sample()));

@@ -119,7 +119,14 @@ impl Repository {
         let back_ok = Path::new(&read("gitdir")) == path.join(".git");
         // Its HEAD on its own branch: a HEAD the agent pointed at another branch would
         // have codecrew's own commit of its work land there (git run outside its wall).
-        let head_ok = read("HEAD") == format!("ref: refs/heads/{}", record.branch);
+        // And that branch a commit, not a link to another ref (its file is the agent's to
+        // write too): a commit "on" it would move the ref it names.
+        let branch_file = self.common.join("refs/heads").join(&record.branch);
+        let branch_ok = std::fs::read_to_string(&branch_file).map_or(true, |oid| {
+            let oid = oid.trim();
+            !oid.is_empty() && oid.bytes().all(|byte| byte.is_ascii_hexdigit())
+        });
+        let head_ok = branch_ok && read("HEAD") == format!("ref: refs/heads/{}", record.branch);
         if record.repository != self.top || !common_ok || !back_ok || !head_ok {
             return Err(GitError::Failed {
                 command: "worktree".into(),
