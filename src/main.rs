@@ -7,6 +7,7 @@
 
 mod commands;
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
@@ -21,7 +22,14 @@ fn main() -> ExitCode {
     // First, while codecrew is still single-threaded: API keys out of the memory that
     // `/proc/<codecrew>/environ` shows to the commands it runs.
     codecrew_policy::secrets::hide_initial_secrets();
-    let command_line = parse();
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if starts_processes(&args) {
+        // The watchdog is forked now, while codecrew is one thread with an almost empty
+        // heap: the pages it shares with codecrew, copied at codecrew's next write to
+        // each, are few. Forked in the middle of a run it cost a plain answer 1.7 ms.
+        codecrew_policy::lifeline::start_early();
+    }
+    let command_line = parse(&args);
     let colors = Colors::detect(command_line.color, console::terminals());
     console::init(colors);
     // The lower layers print nothing themselves: their notices come out here.
@@ -103,12 +111,11 @@ fn main() -> ExitCode {
 
 /// The command line, with clap's help and errors styled as `--color` says (it is looked
 /// up before parsing, since a usage error ends parsing early).
-fn parse() -> CommandLine {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let choice = ColorChoice::from_args(&args).unwrap_or_default();
+fn parse(args: &[OsString]) -> CommandLine {
+    let choice = ColorChoice::from_args(args).unwrap_or_default();
     let mut command = CommandLine::command().color(choice.into());
     let parsed = command
-        .try_get_matches_from_mut(&args)
+        .try_get_matches_from_mut(args)
         .and_then(|mut matches| CommandLine::from_arg_matches_mut(&mut matches))
         .map_err(|error| error.format(&mut command));
     match parsed {
@@ -121,6 +128,33 @@ fn parse() -> CommandLine {
         }
         Err(error) => error.exit(),
     }
+}
+
+/// Whether the command line names a command that runs agents or tools, which start
+/// processes (and so want the watchdog, [`codecrew_policy::lifeline`]): its first word
+/// that is not an option or a global option's value. Read before clap parses it: a
+/// wrong guess only moves the watchdog's fork to the first process started.
+fn starts_processes(args: &[OsString]) -> bool {
+    const STARTING: &[&str] = &[
+        "query",
+        "execute",
+        "chat",
+        "mcp",
+        "acp",
+        "intercept",
+        "tools",
+        "doctor",
+    ];
+    const TAKING_A_VALUE: &[&str] = &["--workdir", "--color"];
+    let mut words = args.iter().skip(1).filter_map(|arg| arg.to_str());
+    while let Some(word) = words.next() {
+        if TAKING_A_VALUE.contains(&word) {
+            words.next();
+        } else if !word.starts_with('-') {
+            return STARTING.contains(&word);
+        }
+    }
+    false
 }
 
 async fn run(command_line: CommandLine, colors: Colors) -> anyhow::Result<ExitCode> {
@@ -214,4 +248,40 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
                 .downcast_ref::<serde_json::Error>()
                 .is_some_and(|json| json.io_error_kind() == Some(BrokenPipe))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<OsString> {
+        std::iter::once("codecrew")
+            .chain(line.split_whitespace())
+            .map(OsString::from)
+            .collect()
+    }
+
+    #[test]
+    fn the_commands_that_run_agents_or_tools_are_told_from_the_others() {
+        for line in [
+            "query @claude:haiku hello",
+            "-v execute --yes @claude fix it",
+            "--workdir logs chat",
+            "--color never mcp",
+            "--color=never tools call read_file",
+            "acp",
+        ] {
+            assert!(starts_processes(&words(line)), "{line}");
+        }
+        for line in [
+            "",
+            "--version",
+            "logs search query",
+            "--workdir query logs",
+            "prompt hello",
+            "ps",
+        ] {
+            assert!(!starts_processes(&words(line)), "{line}");
+        }
+    }
 }

@@ -32,7 +32,8 @@ const MAX_GROUPS: usize = 4096;
 /// The parent side: the pipe's write end and the watchdog's pid.
 struct Watchdog {
     pipe: Mutex<Option<std::fs::File>>,
-    pid: Pid,
+    /// None when it is not codecrew's child (started detached): nothing to reap.
+    pid: Option<Pid>,
 }
 
 static WATCHDOG: OnceLock<Option<Watchdog>> = OnceLock::new();
@@ -58,6 +59,15 @@ pub fn die_with_codecrew(command: &mut tokio::process::Command) {
     }
 }
 
+/// Starts the watchdog now, detached (not codecrew's child, so never waited for at the
+/// exit), for a command that will start processes. Call it first thing in `main`, while
+/// codecrew is one thread, not yet a subreaper, with an almost empty heap (the fork
+/// copies little). Without this call the watchdog starts at the first process group,
+/// as codecrew's child, reaped at the exit.
+pub fn start_early() {
+    WATCHDOG.get_or_init(|| start(true));
+}
+
 /// Tells the watchdog (started on first use) about a process group codecrew started.
 pub fn watch(pgid: i32) {
     send(pgid);
@@ -69,7 +79,7 @@ pub fn forget(pgid: i32) {
 }
 
 fn send(record: i32) {
-    let Some(watchdog) = WATCHDOG.get_or_init(start) else {
+    let Some(watchdog) = WATCHDOG.get_or_init(|| start(false)) else {
         return;
     };
     if let Ok(mut pipe) = watchdog.pipe.lock()
@@ -89,13 +99,20 @@ pub fn stop() {
     if let Ok(mut pipe) = watchdog.pipe.lock() {
         pipe.take();
     }
-    let _ = nix::sys::wait::waitpid(watchdog.pid, None);
+    if let Some(pid) = watchdog.pid {
+        let _ = nix::sys::wait::waitpid(pid, None);
+    }
 }
 
 /// Forks the watchdog; None (logged) when the pipe or the fork fails, leaving the
 /// parent-death signal and the exit sweep.
+///
+/// `detached` (only while codecrew is one thread, before it is a subreaper): the
+/// watchdog is forked twice, so that it is not codecrew's child but an orphan the init
+/// process (or the user's subreaper) adopts. codecrew then never waits for it: at a
+/// normal exit it only closes the pipe, and the watchdog ends on its own, after.
 #[allow(unsafe_code)]
-fn start() -> Option<Watchdog> {
+fn start(detached: bool) -> Option<Watchdog> {
     let (read, write) = match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
         Ok(pair) => pair,
         Err(error) => {
@@ -104,21 +121,50 @@ fn start() -> Option<Watchdog> {
         }
     };
     // SAFETY: codecrew may have several threads here, so the child runs only
-    // async-signal-safe system calls (`watch_over` says which) on memory it owns (a stack
-    // array), and leaves with `_exit`, never returning into Rust code of the parent.
+    // async-signal-safe system calls (`watch_over` and `orphan` say which) on memory it
+    // owns (a stack array), and leaves with `_exit`, never returning into Rust code of
+    // the parent.
     match unsafe { nix::unistd::fork() } {
+        Ok(ForkResult::Child) if detached => orphan(read.as_raw_fd()),
         Ok(ForkResult::Child) => watch_over(read.as_raw_fd()),
         Ok(ForkResult::Parent { child }) => {
             drop(read);
+            if detached {
+                // The first child ends at once, leaving the watchdog to be adopted.
+                let _ = nix::sys::wait::waitpid(child, None);
+            }
             Some(Watchdog {
                 pipe: Mutex::new(Some(std::fs::File::from(write))),
-                pid: child,
+                pid: (!detached).then_some(child),
             })
         }
         Err(error) => {
             tracing::warn!("no watchdog for killed runs: fork: {error}");
             None
         }
+    }
+}
+
+/// The first child of a detached start: forks the watchdog and ends, so that the
+/// watchdog is an orphan. The fork is the raw system call (no `atfork` handler runs,
+/// as none may in the child of a process that had threads).
+#[allow(unsafe_code)]
+fn orphan(pipe: RawFd) -> ! {
+    // SAFETY: `clone` with only SIGCHLD and no new stack is `fork`, async-signal-safe
+    // as a bare system call; both sides go on with raw system calls only.
+    unsafe {
+        let forked = libc::syscall(
+            libc::SYS_clone,
+            libc::c_long::from(libc::SIGCHLD),
+            0,
+            0,
+            0,
+            0,
+        );
+        if forked == 0 {
+            watch_over(pipe)
+        }
+        libc::_exit(0)
     }
 }
 

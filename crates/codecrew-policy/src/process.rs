@@ -60,6 +60,8 @@ pub fn become_subreaper() {
 /// codecrew exits.
 pub fn kill_all() {
     if !SPAWNED.load(Ordering::Relaxed) {
+        // A watchdog started early, for a run that never started a process.
+        crate::lifeline::stop();
         return;
     }
     let groups: Vec<i32> = GROUPS
