@@ -657,3 +657,56 @@ fn a_run_whose_process_is_gone_is_unfinished_and_not_running() {
             .running()
     );
 }
+
+/// The run's last commit, which codecrew's exit waits for, runs no checkpoint; the WAL is
+/// still folded in by the commits nobody waits for, and never grows past its bound by
+/// more than one run's pages.
+#[test]
+fn the_wal_stays_short_though_no_waited_commit_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    let answer = "an answer that takes some pages ".repeat(400);
+    for n in 0..40 {
+        let log = RunLog::start(&path, &new_run(&format!("task {n}")), u64::MAX).unwrap();
+        let index = log.job_started(&job("alice", "task"));
+        log.job_ended(index, &report("alice", &answer));
+        assert!(log.ended(0));
+    }
+    let wal = std::fs::metadata(path.with_extension("db-wal"))
+        .unwrap()
+        .len();
+    // 64 pages of 4 KiB (and each frame's header), plus one run's.
+    assert!(wal < 2 * 64 * 4_120, "the WAL is {wal} bytes");
+    let store = Store::open(&path).unwrap();
+    assert_eq!(all(&store).len(), 40);
+}
+
+/// The WAL's frames and those already folded into the database, from the wal-index
+/// (`-shm`): `mxFrame` of its header, `nBackfill` of its checkpoint record.
+fn wal_frames(path: &std::path::Path) -> (u32, u32) {
+    let shm = std::fs::read(path.with_extension("db-shm")).unwrap();
+    let word = |at: usize| u32::from_ne_bytes(shm[at..at + 4].try_into().unwrap());
+    (word(16), word(96))
+}
+
+#[test]
+fn a_commit_someone_waits_for_leaves_the_checkpoint_to_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    let store = Store::open(&path).unwrap();
+    let step = |text: String| {
+        vec![(
+            "INSERT INTO texts (run, job, text) VALUES ('r', NULL, ?1)",
+            vec![rusqlite::types::Value::from(text)],
+        )]
+    };
+    // Far more than the WAL's bound (64 pages) in one commit, waited for: not folded in.
+    write::run_steps_unless_waited(&store, &step("word ".repeat(80_000)), true).unwrap();
+    let (frames, folded) = wal_frames(&path);
+    assert!(frames > 64, "{frames} frames");
+    assert!(folded < frames, "checkpointed: {folded} of {frames}");
+    // The next commit nobody waits for folds it in.
+    write::run_steps_unless_waited(&store, &step("more".to_owned()), false).unwrap();
+    let (frames, folded) = wal_frames(&path);
+    assert_eq!(folded, frames, "not checkpointed");
+}

@@ -513,6 +513,24 @@ fn run_steps(store: &Store, steps: &[Step]) -> rusqlite::Result<()> {
     tx.commit()
 }
 
+/// [`run_steps`]; with `waited`, without the automatic checkpoint its commit would
+/// run when the WAL is long.
+pub(super) fn run_steps_unless_waited(
+    store: &Store,
+    steps: &[Step],
+    waited: bool,
+) -> rusqlite::Result<()> {
+    if !waited {
+        return run_steps(store, steps);
+    }
+    store.conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    let done = run_steps(store, steps);
+    store
+        .conn
+        .pragma_update(None, "wal_autocheckpoint", super::WAL_PAGES)?;
+    done
+}
+
 /// The writer's loop: every step in order until every handle is gone; after a failure
 /// (said once) the steps are dropped. The steps waiting when the writer comes to them go
 /// in one transaction: a run whose events come quickly costs few commits.
@@ -532,8 +550,12 @@ fn serve(mut store: Option<Store>, writes: mpsc::Receiver<Write>) {
                         Err(_) => break,
                     }
                 }
+                // Someone waits for these (the run's end): SQLite's checkpoint, with its
+                // two fsyncs, is left to a later commit nobody waits for (the next
+                // run's first), rather than delaying codecrew's exit.
+                let waited = matches!(next, Some(Write::Flush(_)));
                 if let Some(open) = &store
-                    && let Err(error) = run_steps(open, &steps)
+                    && let Err(error) = run_steps_unless_waited(open, &steps, waited)
                 {
                     warn(&open.sqlite(error));
                     store = None;
