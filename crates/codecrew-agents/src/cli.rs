@@ -29,6 +29,11 @@ pub struct Turn<'a> {
     /// anyway. Never on a turn where the model may call codecrew's tools: they are
     /// written in its text, which a native schema would forbid.
     pub schema: Option<&'a serde_json::Value>,
+    /// codecrew's standing instructions for the whole session (its tools section), for a
+    /// CLI that takes a system prompt of its own ([`Cli::takes_system_prompt`]); the
+    /// prompt then carries only the task. Given on every turn: a kept process takes it
+    /// when it starts, a turn run by a process of its own each time.
+    pub system: Option<&'a str>,
 }
 
 /// Everything one turn's command line is made from.
@@ -110,6 +115,12 @@ pub trait Cli: std::fmt::Debug + Send + Sync {
     /// sends the transcript so far.
     fn can_resume(&self) -> bool {
         true
+    }
+
+    /// Whether the CLI takes codecrew's tools section as a system prompt of its own
+    /// ([`Turn::system`], on its command line) rather than in the first message.
+    fn takes_system_prompt(&self) -> bool {
+        false
     }
 
     /// The shape of the session ids the CLI gives: a stored or reported id of another

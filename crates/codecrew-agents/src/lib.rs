@@ -128,6 +128,12 @@ impl Provider {
         self.cli.can_resume()
     }
 
+    /// Whether the CLI takes codecrew's tools section as its system prompt
+    /// ([`Cli::takes_system_prompt`]).
+    pub fn takes_system_prompt(&self) -> bool {
+        self.cli.takes_system_prompt()
+    }
+
     /// `schema` as the CLI's own structured-output mechanism takes it, if codecrew uses
     /// one for it; why not, where the CLI cannot take it ([`Cli::native_schema`]).
     pub fn native_schema(
@@ -504,6 +510,7 @@ pub(crate) mod testing {
             model: Some("haiku"),
             assume_yes: false,
             schema: None,
+            system: None,
         }
     }
 

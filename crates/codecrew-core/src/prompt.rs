@@ -16,14 +16,23 @@ const SCHEMA_RETRY_TEMPLATE: &str = include_str!("../../../prompts/schema-retry.
 
 /// The first prompt: the tools section, then the task.
 pub fn render_task(catalog: &ToolCatalog, mode: Mode, message: &str, style: PromptStyle) -> String {
-    let tools_section = match style {
+    with_tools_section(&render_tools(catalog, mode, style), message)
+}
+
+/// The tools section in `style`.
+pub fn render_tools(catalog: &ToolCatalog, mode: Mode, style: PromptStyle) -> String {
+    match style {
         PromptStyle::Full => render_tools_section(catalog, mode),
         PromptStyle::Compact => render_compact_tools_section(catalog, mode),
-    };
+    }
+}
+
+/// The first prompt from a tools section already rendered, then the task.
+pub fn with_tools_section(tools_section: &str, message: &str) -> String {
     fill(
         TASK_TEMPLATE,
         &[
-            ("tools_section", &tools_section),
+            ("tools_section", tools_section),
             ("message", message.trim()),
         ],
     )

@@ -53,8 +53,13 @@ fn a_call_written_to_the_compact_prompt_runs(agent: &str) {
     let requests = world.server.model_requests();
     let prompt = requests
         .iter()
-        .find_map(|r| r.prompt.clone().filter(|p| p.contains("E2E-COMPACT")))
-        .unwrap();
+        .find(|r| {
+            r.prompt
+                .as_deref()
+                .is_some_and(|p| p.contains("E2E-COMPACT"))
+        })
+        .unwrap()
+        .read_by_the_model();
     assert!(
         prompt.contains("- codecrew:read_file: ") && prompt.contains("Input: path"),
         "{agent}: {prompt}"

@@ -67,8 +67,9 @@ fn query_runs_reading_commands_refuses_writes_and_outside_reads(agent: &str) {
         .server
         .model_requests()
         .iter()
-        .find_map(|request| request.prompt.clone())
-        .unwrap();
+        .find(|request| request.prompt.is_some())
+        .unwrap()
+        .read_by_the_model();
     assert!(prompt.contains("### codecrew:run_command"), "{prompt}");
     assert!(prompt.contains("read-only OS sandbox"), "{prompt}");
 }

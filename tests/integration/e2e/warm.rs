@@ -32,8 +32,11 @@ impl Counted {
         std::fs::create_dir_all(&state).unwrap();
         let log = state.join("codecrew-test-starts.log");
         let real = clis.bin_dir().join(cli);
+        // One line a start, whatever its arguments hold (Claude's system prompt, on its
+        // command line, spans many lines).
         let script = format!(
-            "#!/bin/sh\necho \"start $*\" >> '{}'\nexec '{}' \"$@\"\n",
+            "#!/bin/sh\nif [ \"$*\" = '--no-auto-update --version' ]; then echo version; \
+             else echo start; fi >> '{}'\nexec '{}' \"$@\"\n",
             log.display(),
             real.display()
         );
@@ -50,7 +53,7 @@ impl Counted {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
-            .filter(|line| *line != "start --no-auto-update --version")
+            .filter(|line| *line == "start")
             .count()
     }
 }

@@ -55,6 +55,12 @@ impl Cli for Claude {
         SessionShape::Uuid
     }
 
+    /// `--append-system-prompt`: the tools section is part of Claude Code's own system
+    /// prompt, said once for the session rather than in each task's message.
+    fn takes_system_prompt(&self) -> bool {
+        true
+    }
+
     fn failure_hint(&self, said: &str) -> Option<&'static str> {
         // Its own words send a user of `claude -p` to its interactive `/login`.
         said.contains("Not logged in").then_some(
@@ -209,8 +215,16 @@ impl Claude {
         if let Some(disallowed) = disallowed {
             args.extend(["--disallowedTools".to_owned(), disallowed.to_owned()]);
         }
+        let mut system: Vec<String> = turn.system.map(str::to_owned).into_iter().collect();
         if !command.trusted {
-            args.extend(untrusted_project(command.cwd));
+            args.extend(["--setting-sources".to_owned(), "user".to_owned()]);
+            system.extend(project_instructions(command.cwd));
+        }
+        if !system.is_empty() {
+            args.extend([
+                "--append-system-prompt".to_owned(),
+                fit_in_one_argument(system.join("\n\n")),
+            ]);
         }
         args.extend(command.extra.iter().cloned());
         let mut spec = command.spec();
@@ -275,7 +289,7 @@ const INSTRUCTIONS: &[&str] = &["CLAUDE.md", ".claude/CLAUDE.md"];
 /// The most of one instruction file passed on.
 const MAX_INSTRUCTIONS: u64 = 64 * 1024;
 
-/// Claude in a project the user has not trusted: only the user's own settings
+/// Claude in a project the user has not trusted gets only the user's own settings
 /// (`--setting-sources user`: no project or local settings, so none of their hooks,
 /// `env`, helper programs or permission rules, no `.mcp.json` server, no project skill,
 /// agent or command). That also drops the project's `CLAUDE.md`, which is only text
@@ -284,8 +298,7 @@ const MAX_INSTRUCTIONS: u64 = 64 * 1024;
 /// The files are opened as codecrew's `read_file` opens them: beneath the workspace, no
 /// link, regular, no other hard link, so a `CLAUDE.md` that leads to `~/.ssh/id_rsa`
 /// puts nothing in the prompt.
-fn untrusted_project(cwd: &Path) -> Vec<String> {
-    let mut args = vec!["--setting-sources".to_owned(), "user".to_owned()];
+fn project_instructions(cwd: &Path) -> Option<String> {
     let root = cwd.canonicalize().ok();
     let beneath = root
         .as_deref()
@@ -304,13 +317,25 @@ fn untrusted_project(cwd: &Path) -> Vec<String> {
                 .then(|| format!("Contents of {name} (project instructions):\n\n{text}"))
         })
         .collect();
-    if !instructions.is_empty() {
-        args.extend([
-            "--append-system-prompt".to_owned(),
-            instructions.join("\n\n"),
-        ]);
+    (!instructions.is_empty()).then(|| instructions.join("\n\n"))
+}
+
+/// The longest single argument Linux passes to a program (`MAX_ARG_STRLEN`, 32 pages),
+/// less a margin.
+const MAX_ARGUMENT: usize = 128 * 1024 - 1024;
+
+/// `text` cut to [`MAX_ARGUMENT`] bytes at a character's boundary: the tools section
+/// (bounded by the caller) comes first, a project's instructions after it are what is
+/// cut, rather than Claude failing to start.
+fn fit_in_one_argument(mut text: String) -> String {
+    if text.len() > MAX_ARGUMENT {
+        let mut end = MAX_ARGUMENT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
     }
-    args
+    text
 }
 
 #[cfg(test)]
@@ -319,6 +344,7 @@ mod tests {
 
     use super::super::testing::*;
     use super::*;
+    use crate::Turn;
 
     #[test]
     fn not_signed_in_says_how_to_sign_in() {
@@ -509,5 +535,66 @@ mod tests {
                 .iter()
                 .any(|a| a == "--setting-sources" || a == "--append-system-prompt")
         );
+    }
+
+    /// codecrew's tools section is Claude's system prompt, kept or per turn, with an
+    /// untrusted project's instructions after it in the same (single) flag; the message
+    /// on stdin is the task alone.
+    #[test]
+    fn the_tools_section_is_appended_to_claudes_system_prompt() {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::write(workspace.path().join("CLAUDE.md"), "Use tabs.").unwrap();
+        let with_system = |mut turn: Turn<'static>| {
+            turn.system = Some("# Tools from codecrew");
+            turn
+        };
+        let claude = provider("claude");
+        let kept = claude.resident_command(
+            Path::new("claude"),
+            &with_system(turn(None, Mode::Query)),
+            workspace.path(),
+        );
+        let per_turn = claude.command(
+            Path::new("claude"),
+            &with_system(turn(
+                Some("4a0d1c0e-0000-4000-8000-000000000001"),
+                Mode::Query,
+            )),
+            workspace.path(),
+        );
+        for spec in [&kept, &per_turn] {
+            let args = args(spec);
+            let flags: Vec<usize> = args
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| *a == "--append-system-prompt")
+                .map(|(at, _)| at)
+                .collect();
+            assert_eq!(flags.len(), 1, "{args:?}");
+            let system = &args[flags[0] + 1];
+            assert!(system.starts_with("# Tools from codecrew\n\n"), "{system}");
+            assert!(system.contains("Use tabs."), "{system}");
+        }
+        assert_eq!(per_turn.stdin.as_deref(), Some(b"the prompt".as_slice()));
+
+        let trusted = claude.trusting_project(true).resident_command(
+            Path::new("claude"),
+            &with_system(turn(None, Mode::Query)),
+            workspace.path(),
+        );
+        let args = args(&trusted);
+        let at = args
+            .iter()
+            .position(|a| a == "--append-system-prompt")
+            .unwrap();
+        assert_eq!(args[at + 1], "# Tools from codecrew");
+    }
+
+    #[test]
+    fn a_system_prompt_too_long_for_one_argument_is_cut_at_a_character() {
+        let long = "é".repeat(MAX_ARGUMENT);
+        let cut = fit_in_one_argument(long);
+        assert!(cut.len() <= MAX_ARGUMENT && cut.len() >= MAX_ARGUMENT - 1);
+        assert_eq!(fit_in_one_argument("short".to_owned()), "short");
     }
 }

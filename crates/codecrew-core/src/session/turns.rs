@@ -27,9 +27,17 @@ use codecrew_tools::ErrorCode;
 use codecrew_tools::executor::CallRequest;
 
 /// What the loop carries from one turn to the next.
+/// The longest tools section given as a system prompt, on the CLI's command line (one
+/// argument holds at most 128 KiB; a project's instructions may follow it there).
+const MAX_SYSTEM_PROMPT: usize = 32 * 1024;
+
 struct Course {
     /// The next prompt: the task's, then each turn's results.
     prompt: String,
+    /// The tools section as the CLI's own system prompt, for a CLI that takes one
+    /// ([`codecrew_agents::Provider::takes_system_prompt`]); the task's prompt then
+    /// carries none.
+    system: Option<String>,
     /// For CLIs that cannot resume: everything said so far, resent each turn.
     transcript: String,
     limits: RunLimits,
@@ -218,7 +226,16 @@ impl JobRun {
     ) -> Course {
         let catalog = self.executor.catalog();
         let style = self.provider.agent.prompt.unwrap_or_default();
-        let mut prompt = prompt::render_task(catalog, self.settings.mode, task, style);
+        let tools = prompt::render_tools(catalog, self.settings.mode, style);
+        // Said once, as the CLI's system prompt, where the CLI takes one: every task of a
+        // kept CLI (a chat's lines) then costs its words alone. A section too long for a
+        // command line (a great many MCP tools) stays in the message.
+        let (mut prompt, system) =
+            if self.provider.takes_system_prompt() && tools.len() <= MAX_SYSTEM_PROMPT {
+                (task.trim().to_owned(), Some(tools))
+            } else {
+                (prompt::with_tools_section(&tools, task), None)
+            };
         if let Some(shape) = answer {
             prompt.push_str(&prompt::render_schema(shape.schema.json()));
         }
@@ -242,6 +259,7 @@ impl JobRun {
         }
         Course {
             prompt,
+            system,
             transcript,
             limits: RunLimits {
                 timeout: self.settings.turn_timeout,
@@ -287,6 +305,7 @@ impl JobRun {
             model: self.job.model.as_deref(),
             assume_yes: self.executor.assumes_yes(),
             schema: course.native_schema.as_ref().filter(|_| course.answer_only),
+            system: course.system.as_deref(),
         };
         let mut turn = TurnState::default();
         let mut interceptor = Interceptor::new(transport.format(), self.settings.scanner.clone());

@@ -70,6 +70,46 @@ impl LoggedRequest {
         )
     }
 
+    /// The system prompt the CLI sent (Anthropic `system`, Gemini `systemInstruction`,
+    /// OpenAI `instructions` or its system messages), its texts joined; empty when none.
+    pub fn system(&self) -> String {
+        let texts = |value: &Value| -> Vec<String> {
+            match value {
+                Value::String(text) => vec![text.clone()],
+                Value::Array(blocks) => blocks
+                    .iter()
+                    .filter_map(|block| {
+                        block
+                            .as_str()
+                            .or_else(|| block["text"].as_str())
+                            .map(str::to_owned)
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            }
+        };
+        let body = &self.body;
+        let mut pieces = texts(&body["system"]);
+        pieces.extend(texts(&body["systemInstruction"]["parts"]));
+        pieces.extend(texts(&body["instructions"]));
+        for message in body["messages"].as_array().into_iter().flatten() {
+            if message["role"] == "system" || message["role"] == "developer" {
+                pieces.extend(texts(&message["content"]));
+            }
+        }
+        pieces.join("\n")
+    }
+
+    /// What the model read of this request as instructions and task: the system prompt,
+    /// then the latest prompt (codecrew gives its tools section in either, by CLI).
+    pub fn read_by_the_model(&self) -> String {
+        format!(
+            "{}\n{}",
+            self.system(),
+            self.prompt.as_deref().unwrap_or_default()
+        )
+    }
+
     /// True for a model call (not an unknown path, not a structured-output/router request).
     pub fn is_model_turn(&self) -> bool {
         self.api != Api::Other && self.reply.is_some()
