@@ -38,6 +38,8 @@ pub use write::{JobRow, NewJob, NewRun, RunLog, WITHHELD, end_open_runs, new_id}
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The WAL's length, in pages, at which SQLite folds it into the database.
 const WAL_PAGES: i64 = 64;
+/// The same, once a run's first commit is behind it (see `write::serve`).
+const WAL_PAGES_IN_A_RUN: i64 = 4 * WAL_PAGES;
 /// The fewest characters a run's id is shown with.
 pub const MIN_ID_LEN: usize = 6;
 
@@ -149,6 +151,12 @@ impl Store {
             conn,
             path: path.to_owned(),
         })
+    }
+
+    /// From now on, SQLite's automatic checkpoint runs at a commit only when the WAL
+    /// holds more than `pages` pages.
+    fn checkpoint_past(&self, pages: i64) -> rusqlite::Result<()> {
+        self.conn.pragma_update(None, "wal_autocheckpoint", pages)
     }
 
     pub fn path(&self) -> &Path {

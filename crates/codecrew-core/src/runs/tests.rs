@@ -658,11 +658,11 @@ fn a_run_whose_process_is_gone_is_unfinished_and_not_running() {
     );
 }
 
-/// The run's last commit, which codecrew's exit waits for, runs no checkpoint; the WAL is
-/// still folded in by the commits nobody waits for, and never grows past its bound by
-/// more than one run's pages.
+/// A run's later commits (its end, which codecrew's exit waits for) run no checkpoint;
+/// each run's first folds the WAL in, which never grows past its bound by more than one
+/// run's pages.
 #[test]
-fn the_wal_stays_short_though_no_waited_commit_checkpoints() {
+fn the_wal_stays_short_though_a_runs_end_never_checkpoints() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("runs.db");
     let answer = "an answer that takes some pages ".repeat(400);
@@ -690,23 +690,30 @@ fn wal_frames(path: &std::path::Path) -> (u32, u32) {
 }
 
 #[test]
-fn a_commit_someone_waits_for_leaves_the_checkpoint_to_the_next() {
+fn a_runs_later_commits_leave_the_checkpoint_to_the_next_runs_first() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("runs.db");
-    let store = Store::open(&path).unwrap();
-    let step = |text: String| {
-        vec![(
-            "INSERT INTO texts (run, job, text) VALUES ('r', NULL, ?1)",
-            vec![rusqlite::types::Value::from(text)],
-        )]
-    };
-    // Far more than the WAL's bound (64 pages) in one commit, waited for: not folded in.
-    write::run_steps_unless_waited(&store, &step("word ".repeat(80_000)), true).unwrap();
+    let answer = |pages: usize| "word ".repeat(pages * 800);
+    // A run whose end is past the WAL's bound (64 pages) but under 256: not folded in.
+    let log = RunLog::try_start(&path, &new_run("first")).unwrap();
+    let index = log.job_started(&job("alice", "first"));
+    log.job_ended(index, &report("alice", &answer(40)));
+    assert!(log.ended(0));
     let (frames, folded) = wal_frames(&path);
     assert!(frames > 64, "{frames} frames");
-    assert!(folded < frames, "checkpointed: {folded} of {frames}");
-    // The next commit nobody waits for folds it in.
-    write::run_steps_unless_waited(&store, &step("more".to_owned()), false).unwrap();
+    assert!(
+        folded < frames,
+        "checkpointed at the run's end: {folded} of {frames}"
+    );
+    // The next run's first commit folds it in.
+    let next = RunLog::try_start(&path, &new_run("second")).unwrap();
     let (frames, folded) = wal_frames(&path);
-    assert_eq!(folded, frames, "not checkpointed");
+    assert!(folded > 0, "not checkpointed: {folded} of {frames}");
+    // Within a run, past four times the bound, a commit folds it in all the same.
+    let index = next.job_started(&job("alice", "second"));
+    next.job_ended(index, &report("alice", &answer(400)));
+    assert!(next.flush());
+    let (frames, folded) = wal_frames(&path);
+    assert_eq!(folded, frames, "a long run's WAL was never folded in");
+    assert!(next.ended(0));
 }

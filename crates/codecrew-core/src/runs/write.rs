@@ -513,28 +513,21 @@ fn run_steps(store: &Store, steps: &[Step]) -> rusqlite::Result<()> {
     tx.commit()
 }
 
-/// [`run_steps`]; with `waited`, without the automatic checkpoint its commit would
-/// run when the WAL is long.
-pub(super) fn run_steps_unless_waited(
-    store: &Store,
-    steps: &[Step],
-    waited: bool,
-) -> rusqlite::Result<()> {
-    if !waited {
-        return run_steps(store, steps);
-    }
-    store.conn.pragma_update(None, "wal_autocheckpoint", 0)?;
-    let done = run_steps(store, steps);
-    store
-        .conn
-        .pragma_update(None, "wal_autocheckpoint", super::WAL_PAGES)?;
-    done
-}
-
 /// The writer's loop: every step in order until every handle is gone; after a failure
 /// (said once) the steps are dropped. The steps waiting when the writer comes to them go
 /// in one transaction: a run whose events come quickly costs few commits.
 fn serve(mut store: Option<Store>, writes: mpsc::Receiver<Write>) {
+    // The run's first commit is behind it (its row), and ran SQLite's checkpoint if the
+    // WAL was long. The rest of the run's commits leave the WAL to the next run's first
+    // unless it grows far past its bound (a long chat): the last of them is what
+    // codecrew's exit waits for, and a checkpoint's two fsyncs there held it until the
+    // disk answered (one run's end in three, in the shared bench).
+    if let Some(open) = &store
+        && let Err(error) = open.checkpoint_past(super::WAL_PAGES_IN_A_RUN)
+    {
+        warn(&open.sqlite(error));
+        store = None;
+    }
     let mut next = writes.recv().ok();
     while let Some(write) = next.take() {
         match write {
@@ -550,12 +543,8 @@ fn serve(mut store: Option<Store>, writes: mpsc::Receiver<Write>) {
                         Err(_) => break,
                     }
                 }
-                // Someone waits for these (the run's end): SQLite's checkpoint, with its
-                // two fsyncs, is left to a later commit nobody waits for (the next
-                // run's first), rather than delaying codecrew's exit.
-                let waited = matches!(next, Some(Write::Flush(_)));
                 if let Some(open) = &store
-                    && let Err(error) = run_steps_unless_waited(open, &steps, waited)
+                    && let Err(error) = run_steps(open, &steps)
                 {
                     warn(&open.sqlite(error));
                     store = None;
