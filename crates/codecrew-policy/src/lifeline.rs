@@ -21,6 +21,7 @@
 
 use std::io::Write;
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use nix::libc;
@@ -93,6 +94,7 @@ fn send(record: i32) {
 /// Ends the watchdog at a normal exit (after the sweep, which has killed the groups):
 /// closes the pipe and reaps it, so the exit sweep finds no child of codecrew left.
 pub fn stop() {
+    reap_first_child();
     let Some(Some(watchdog)) = WATCHDOG.get() else {
         return;
     };
@@ -130,8 +132,10 @@ fn start(detached: bool) -> Option<Watchdog> {
         Ok(ForkResult::Parent { child }) => {
             drop(read);
             if detached {
-                // The first child ends at once, leaving the watchdog to be adopted.
-                let _ = nix::sys::wait::waitpid(child, None);
+                // The first child ends at once, leaving the watchdog to be adopted; it is
+                // reaped before codecrew becomes a subreaper ([`reap_first_child`]), by
+                // when it has long ended, rather than waited for here.
+                FIRST_CHILD.store(child.as_raw(), Ordering::Relaxed);
             }
             Some(Watchdog {
                 pipe: Mutex::new(Some(std::fs::File::from(write))),
@@ -142,6 +146,19 @@ fn start(detached: bool) -> Option<Watchdog> {
             tracing::warn!("no watchdog for killed runs: fork: {error}");
             None
         }
+    }
+}
+
+/// The first child of a detached start, until it is reaped (0: none).
+static FIRST_CHILD: AtomicI32 = AtomicI32::new(0);
+
+/// Reaps the first child of a detached start (see [`start_early`]). Called before
+/// codecrew becomes a subreaper: the watchdog must be orphaned by then, or it would be
+/// adopted by codecrew itself, and its exit waited for after all.
+pub(crate) fn reap_first_child() {
+    let child = FIRST_CHILD.swap(0, Ordering::Relaxed);
+    if child > 0 {
+        let _ = nix::sys::wait::waitpid(Pid::from_raw(child), None);
     }
 }
 
