@@ -318,7 +318,28 @@ impl Store {
 
     /// The runs whose task or answers hold `text` (every word of it, as SQLite's FTS5
     /// reads words), newest first.
+    /// Puts into the search index the tasks and answers recorded since it was last
+    /// filled: runs leave it to the search, which is rare, rather than pay for its pages
+    /// on the way to each answer (issue 52).
+    fn index_pending(&self) -> Result<()> {
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(|e| self.sqlite(e))?;
+        tx.execute_batch(
+            "INSERT INTO texts (run, job, text)
+                 SELECT id, NULL, task FROM runs WHERE task_indexed = 0;
+             UPDATE runs SET task_indexed = 1 WHERE task_indexed = 0;
+             INSERT INTO texts (run, job, text)
+                 SELECT run, idx, answer FROM jobs WHERE answer_indexed = 0 AND answer <> '';
+             UPDATE jobs SET answer_indexed = 1 WHERE answer_indexed = 0;",
+        )
+        .map_err(|e| self.sqlite(e))?;
+        tx.commit().map_err(|e| self.sqlite(e))
+    }
+
     pub fn search(&self, text: &str, limit: usize) -> Result<Vec<SearchHit>> {
+        self.index_pending()?;
         // Each word quoted: the user's text is words, never FTS5's query syntax.
         let query: Vec<String> = text
             .split_whitespace()

@@ -97,6 +97,12 @@ CREATE INDEX runs_schema ON runs(schema);
     r"
 ALTER TABLE jobs ADD COLUMN worktree TEXT;
 ",
+    // 6: the search index filled when `logs search` runs, not by each run (its pages were
+    // a third of a run's writes): what is not in `texts` yet is marked 0.
+    r"
+ALTER TABLE runs ADD COLUMN task_indexed INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE jobs ADD COLUMN answer_indexed INTEGER NOT NULL DEFAULT 1;
+",
 ];
 
 /// The schema version this codecrew writes.

@@ -717,3 +717,65 @@ fn a_runs_later_commits_leave_the_checkpoint_to_the_next_runs_first() {
     assert_eq!(folded, frames, "a long run's WAL was never folded in");
     assert!(next.ended(0));
 }
+
+fn indexed_texts(store: &Store) -> i64 {
+    store
+        .conn
+        .query_row("SELECT count(*) FROM texts", [], |row| row.get(0))
+        .unwrap()
+}
+
+/// A run writes nothing to the search index: `logs search` puts what is new in it
+/// first, once (a second search adds nothing), and finds it.
+#[test]
+fn the_search_index_is_filled_by_the_search_not_by_the_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    answered_run(
+        &path,
+        new_run("explain the lexer"),
+        &[("alice", "explain the lexer", "it splits tokens")],
+    );
+    let store = Store::open(&path).unwrap();
+    assert_eq!(indexed_texts(&store), 0, "a run wrote to the index");
+    assert_eq!(store.search("tokens", 10).unwrap().len(), 1);
+    assert_eq!(indexed_texts(&store), 2, "its task and its answer");
+    assert_eq!(store.search("lexer", 10).unwrap()[0].found_in, "task");
+    assert_eq!(indexed_texts(&store), 2, "indexed twice");
+    // A run recorded after the search is found by the next.
+    answered_run(
+        &path,
+        new_run("explain the parser"),
+        &[("bob", "explain the parser", "it builds trees")],
+    );
+    assert_eq!(store.search("trees", 10).unwrap()[0].found_in, "job 0");
+}
+
+/// A store whose runs were indexed as they were recorded (schema 5) keeps its index as
+/// it is: nothing is indexed twice.
+#[test]
+fn a_store_indexed_by_its_runs_is_not_indexed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        for migration in &schema::MIGRATIONS[..5] {
+            conn.execute_batch(migration).unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO runs (id, started, pid, workspace, command, mode, task, ended, exit_code)
+                 VALUES ('00112233aabbccdd', 1, 1, '/w', 'query', 'query', 'old task', 2, 0);
+             INSERT INTO jobs (run, idx, agent, cli, task, started, success, answer)
+                 VALUES ('00112233aabbccdd', 0, 'alice', 'command', 'old task', 1, 1, 'kept words');
+             INSERT INTO texts (run, job, text) VALUES ('00112233aabbccdd', NULL, 'old task');
+             INSERT INTO texts (run, job, text) VALUES ('00112233aabbccdd', 0, 'kept words');
+             PRAGMA user_version = 5;",
+        )
+        .unwrap();
+    }
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.search("kept", 10).unwrap().len(), 1);
+    assert_eq!(store.search("old", 10).unwrap().len(), 1);
+    assert_eq!(indexed_texts(&store), 2);
+}

@@ -186,16 +186,10 @@ impl RunLog {
     /// The run's task becomes `task` (a conversation started before its first line: an
     /// editor's session), searched as a task is.
     pub fn titled(&self, task: &str) {
-        self.write(vec![
-            (
-                "UPDATE runs SET task = ?2 WHERE id = ?1",
-                vec![self.id.clone().into(), task.to_owned().into()],
-            ),
-            (
-                "INSERT INTO texts (run, job, text) VALUES (?1, NULL, ?2)",
-                vec![self.id.clone().into(), task.to_owned().into()],
-            ),
-        ]);
+        self.write(vec![(
+            "UPDATE runs SET task = ?2, task_indexed = 0 WHERE id = ?1",
+            vec![self.id.clone().into(), task.to_owned().into()],
+        )]);
     }
 
     fn spawn(
@@ -347,10 +341,12 @@ impl RunLog {
             .and_then(|value| value.as_str().map(str::to_owned));
         let code = report.error_code.map(|code| code.as_str().to_owned());
         let data = report.data.as_ref().map(Value::to_string);
-        let mut steps = vec![(
+        // The answer goes into the search index when `logs search` next runs.
+        self.write(vec![(
             "UPDATE jobs SET ended = ?3, session_id = ?4, answer = ?5, stop_reason = ?6,
                  success = ?7, error = ?8, error_code = ?9, turns = ?10, usage = ?11,
-                 duration_ms = ?12, model = COALESCE(?13, model), data = ?14
+                 duration_ms = ?12, model = COALESCE(?13, model), data = ?14,
+                 answer_indexed = ?15
              WHERE run = ?1 AND idx = ?2",
             vec![
                 self.id.clone().into(),
@@ -367,19 +363,9 @@ impl RunLog {
                 i64::try_from(report.duration_ms).unwrap_or(i64::MAX).into(),
                 report.model.clone().into(),
                 data.into(),
+                report.response.is_empty().into(),
             ],
-        )];
-        if !report.response.is_empty() {
-            steps.push((
-                "INSERT INTO texts (run, job, text) VALUES (?1, ?2, ?3)",
-                vec![
-                    self.id.clone().into(),
-                    int(index).into(),
-                    report.response.clone().into(),
-                ],
-            ));
-        }
-        self.write(steps);
+        )]);
     }
 
     /// The run's answers are held to `schema` (`--schema`): kept once by its hash, which
@@ -476,30 +462,25 @@ fn start_steps(run: &NewRun) -> (String, Vec<Step>) {
         ),
         None => (None, None),
     };
-    let steps = vec![
-        (
-            "INSERT INTO runs (id, started, pid, workspace, command, mode, task, input_bytes,
-                 input_sha256, continues, pid_start)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            vec![
-                id.clone().into(),
-                now_ms().into(),
-                std::process::id().into(),
-                run.workspace.clone().into(),
-                run.command.clone().into(),
-                run.mode.clone().into(),
-                run.task.clone().into(),
-                bytes.into(),
-                digest.into(),
-                run.continues.clone().into(),
-                own_start().into(),
-            ],
-        ),
-        (
-            "INSERT INTO texts (run, job, text) VALUES (?1, NULL, ?2)",
-            vec![id.clone().into(), run.task.clone().into()],
-        ),
-    ];
+    // The task goes into the search index when `logs search` next runs (`task_indexed`).
+    let steps = vec![(
+        "INSERT INTO runs (id, started, pid, workspace, command, mode, task, input_bytes,
+             input_sha256, continues, pid_start, task_indexed)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 0)",
+        vec![
+            id.clone().into(),
+            now_ms().into(),
+            std::process::id().into(),
+            run.workspace.clone().into(),
+            run.command.clone().into(),
+            run.mode.clone().into(),
+            run.task.clone().into(),
+            bytes.into(),
+            digest.into(),
+            run.continues.clone().into(),
+            own_start().into(),
+        ],
+    )];
     (id, steps)
 }
 
