@@ -10,10 +10,10 @@ use super::CommandLine;
 /// cost the model 1,200 tokens and codecrew 2 ms to render (issue 52).
 pub fn help_text(command: Option<&str>) -> Option<String> {
     use clap::CommandFactory;
-    let mut root = CommandLine::command();
     match command {
-        None => Some(command_index(&root)),
+        None => Some(overview().index.clone()),
         Some(name) => {
+            let mut root = CommandLine::command();
             let mut path = name.split_whitespace();
             let first = path.next()?;
             let mut current = root.find_subcommand_mut(first)?.clone();
@@ -52,11 +52,29 @@ fn command_index(root: &clap::Command) -> String {
 
 /// The names of the top-level commands.
 pub fn command_names() -> Vec<String> {
+    overview().names.clone()
+}
+
+/// What the help tool gives without input, from one build of the command tree, kept
+/// for the process (it does not change).
+struct Overview {
+    names: Vec<String>,
+    index: String,
+}
+
+fn overview() -> &'static Overview {
     use clap::CommandFactory;
-    CommandLine::command()
-        .get_subcommands()
-        .map(|c| c.get_name().to_owned())
-        .collect()
+    static OVERVIEW: std::sync::OnceLock<Overview> = std::sync::OnceLock::new();
+    OVERVIEW.get_or_init(|| {
+        let root = CommandLine::command();
+        Overview {
+            names: root
+                .get_subcommands()
+                .map(|c| c.get_name().to_owned())
+                .collect(),
+            index: command_index(&root),
+        }
+    })
 }
 
 /// The help tool's text: the command line's own help, for the tools of a run.
