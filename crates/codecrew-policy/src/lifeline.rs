@@ -188,10 +188,13 @@ fn orphan(pipe: RawFd) -> ! {
 /// The watchdog's whole life, in the forked child: raw system calls only.
 #[allow(unsafe_code)]
 fn watch_over(pipe: RawFd) -> ! {
-    // SAFETY: every call below is async-signal-safe (setsid, sigprocmask, prctl, dup2,
-    // close_range, read, kill, _exit) and works on this function's own stack.
+    // SAFETY: every call below is async-signal-safe (setsid, chdir, sigprocmask, prctl,
+    // dup2, close_range, read, kill, _exit) and works on this function's own stack.
     unsafe {
         libc::setsid();
+        // It may outlive codecrew by a moment: it holds no folder of the user's (a
+        // workspace on a drive to unmount), as it holds no file.
+        libc::chdir(c"/".as_ptr());
         let mut all: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
         libc::sigprocmask(libc::SIG_SETMASK, &all, std::ptr::null_mut());
