@@ -451,6 +451,10 @@ impl Tool for AgentTool {
         self.mode == Mode::Query
     }
 
+    fn schema_is_codecrews(&self) -> bool {
+        true
+    }
+
     fn execute<'a>(&'a self, ctx: &'a ToolContext, input: Value) -> ToolFuture<'a> {
         Box::pin(self.consult(ctx, input))
     }

@@ -24,7 +24,15 @@ impl CatalogEntry {
     fn validator(&self) -> Result<&jsonschema::Validator, CatalogError> {
         self.validator
             .get_or_init(|| {
-                jsonschema::validator_for(&self.tool.input_schema()).map_err(|e| e.to_string())
+                let schema = self.tool.input_schema();
+                let compiled = if self.tool.schema_is_codecrews() {
+                    jsonschema::options()
+                        .with_draft(jsonschema::Draft::Draft7)
+                        .build(&schema)
+                } else {
+                    jsonschema::validator_for(&schema)
+                };
+                compiled.map_err(|e| e.to_string())
             })
             .as_ref()
             .map_err(|message| CatalogError {
@@ -146,5 +154,54 @@ mod tests {
         .unwrap();
         assert_eq!(catalog.names().count(), 8);
         catalog.check_schemas().unwrap();
+    }
+
+    /// The built-in tools' schemas are compiled as draft 7 (`Tool::schema_is_codecrews`):
+    /// each is a schema under both drafts, so that it means the same under either.
+    #[test]
+    fn every_builtin_schema_is_codecrews_and_a_schema_of_both_drafts() {
+        let registry = ToolRegistry::builtin(Arc::new(crate::builtin::NoCommands));
+        for tool in registry.iter() {
+            assert!(tool.schema_is_codecrews(), "{}", tool.name());
+            let schema = tool.input_schema();
+            if let Err(error) = jsonschema::meta::validate(&schema) {
+                panic!("{}: {error}", tool.name());
+            }
+            if let Err(error) = jsonschema::draft7::meta::validate(&schema) {
+                panic!("{} (draft 7): {error}", tool.name());
+            }
+        }
+    }
+
+    /// A schema from elsewhere still gets the meta-schema's check: one that is not a
+    /// schema is refused, naming the tool, rather than compiled into a validator that
+    /// means something else.
+    #[test]
+    fn a_schema_from_elsewhere_that_is_not_one_is_refused() {
+        struct Foreign;
+        impl Tool for Foreign {
+            fn name(&self) -> &str {
+                "foreign"
+            }
+            fn description(&self) -> &str {
+                "a tool of an MCP server"
+            }
+            fn input_schema(&self) -> Value {
+                serde_json::json!({"type": "object", "minProperties": "two"})
+            }
+            fn readonly(&self) -> bool {
+                true
+            }
+            fn execute<'a>(
+                &'a self,
+                _ctx: &'a crate::ToolContext,
+                _input: Value,
+            ) -> crate::ToolFuture<'a> {
+                Box::pin(async { Ok(Value::Null) })
+            }
+        }
+        let entry = CatalogEntry::new(Arc::new(Foreign));
+        let errors = entry.validate(&serde_json::json!({})).unwrap_err();
+        assert!(errors[0].contains("foreign"), "{errors:?}");
     }
 }

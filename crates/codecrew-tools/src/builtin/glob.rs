@@ -61,6 +61,10 @@ impl Tool for Glob {
         true
     }
 
+    fn schema_is_codecrews(&self) -> bool {
+        true
+    }
+
     fn execute<'a>(&'a self, ctx: &'a ToolContext, input: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let pattern = required_str(&input, "pattern")?;

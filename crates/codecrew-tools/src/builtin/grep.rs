@@ -104,6 +104,10 @@ impl Tool for Grep {
         true
     }
 
+    fn schema_is_codecrews(&self) -> bool {
+        true
+    }
+
     fn execute<'a>(&'a self, ctx: &'a ToolContext, input: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let query = Query::from_input(&input)?;

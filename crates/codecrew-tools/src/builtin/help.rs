@@ -84,6 +84,10 @@ impl Tool for Help {
         true
     }
 
+    fn schema_is_codecrews(&self) -> bool {
+        true
+    }
+
     fn execute<'a>(&'a self, _ctx: &'a ToolContext, input: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             match input.get("command").and_then(Value::as_str) {

@@ -61,6 +61,10 @@ impl Tool for ListDirectory {
         true
     }
 
+    fn schema_is_codecrews(&self) -> bool {
+        true
+    }
+
     fn execute<'a>(&'a self, ctx: &'a ToolContext, input: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let requested = optional_str(&input, "path").unwrap_or(".");

@@ -73,6 +73,10 @@ impl Tool for ReadFile {
         true
     }
 
+    fn schema_is_codecrews(&self) -> bool {
+        true
+    }
+
     fn execute<'a>(&'a self, ctx: &'a ToolContext, input: Value) -> ToolFuture<'a> {
         Box::pin(async move {
             let requested = required_str(&input, "path")?;

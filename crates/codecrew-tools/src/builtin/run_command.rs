@@ -88,6 +88,10 @@ impl Tool for RunCommand {
         false
     }
 
+    fn schema_is_codecrews(&self) -> bool {
+        true
+    }
+
     fn query_description(&self) -> Option<&str> {
         Some(
             "Runs a reading shell command with `bash -c` in the workspace (or in `cwd`, a \
