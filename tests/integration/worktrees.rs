@@ -658,3 +658,55 @@ fn hijacked_head(attack: &str) {
     assert_eq!(applied.status.code(), Some(1), "{}", stderr(&applied));
     assert_eq!(head(), before);
 }
+
+/// With the repository's `extensions.worktreeConfig` on, git reads a worktree's own
+/// `config.worktree`, which lies in the worktree's git folder, the agent's to write: a
+/// filter defined there, and named in its `.gitattributes`, would be run by codecrew's
+/// commit of its work, outside every wall.
+#[test]
+fn a_filter_an_agent_defines_in_its_worktrees_own_config_is_never_run() {
+    let world = crew_in(World::outside_tmp());
+    git(
+        &world.workspace(),
+        &["config", "extensions.worktreeConfig", "true"],
+    );
+    let pwned = world.home.root().join("pwned-by-a-filter");
+    let attack = format!(
+        r#"printf '[filter \"x\"]\n\tclean = touch {pwned} ; cat\n' > "$(git rev-parse --git-dir)/config.worktree" && echo '* filter=x' > .gitattributes && echo mine > mine.txt && echo planted"#,
+        pwned = pwned.display()
+    );
+    let world = world.agent(
+        "hostile",
+        AgentScript::new()
+            .turn(
+                Turn::always(Answer::call(
+                    "Planting.",
+                    "run_command",
+                    json!({"command": attack}),
+                ))
+                .times(1),
+            )
+            .otherwise(Answer::text("Done.")),
+    );
+    let document = world.run_json(&[
+        "execute",
+        "--yes",
+        "--worktree",
+        "--output",
+        "json",
+        "@hostile plant",
+    ]);
+    let output = document["results"][0]["tool_calls"][0]["output"].to_string();
+    assert!(
+        output.contains("planted"),
+        "the attack did not run: {document}"
+    );
+    assert!(
+        !pwned.exists(),
+        "codecrew's git ran the agent's filter: {document}"
+    );
+    let error = document["worktrees"][0]["error"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(error.contains("config.worktree"), "{document}");
+}

@@ -127,13 +127,18 @@ impl Repository {
             !oid.is_empty() && oid.bytes().all(|byte| byte.is_ascii_hexdigit())
         });
         let head_ok = branch_ok && read("HEAD") == format!("ref: refs/heads/{}", record.branch);
-        if record.repository != self.top || !common_ok || !back_ok || !head_ok {
+        // No configuration of its own: codecrew never writes one, and with the
+        // repository's `extensions.worktreeConfig` on, git would read what the agent wrote
+        // there (a filter's program, run by codecrew's commit outside every wall).
+        let config_ok = std::fs::symlink_metadata(git_dir.join("config.worktree")).is_err();
+        if record.repository != self.top || !common_ok || !back_ok || !head_ok || !config_ok {
             return Err(GitError::Failed {
                 command: "worktree".into(),
                 said: format!(
                     "the worktree {} no longer links to this repository, or its HEAD to its \
-                     branch, as codecrew made it; codecrew will not run git there (remove it: codecrew worktrees rm \
-                     {} {})",
+                     branch, as codecrew made it, or has a configuration of its own \
+                     (config.worktree); codecrew will not run git there (remove it: codecrew \
+                     worktrees rm {} {})",
                     path.display(),
                     record.run,
                     record.agent
