@@ -54,8 +54,16 @@ fn main() -> ExitCode {
         stderr = colors.stderr.enabled(),
         "styled output"
     );
+    // A run of query or execute is one conversation per agent, waiting on its CLI's
+    // pipes: the main thread (which drives the command) and one worker serve it, and
+    // starting a second worker cost a plain answer 0.3 ms (docs/PERFORMANCE.md, issue
+    // 52). The servers (mcp, acp) and chat, which serve several at once, keep two.
+    let workers = match command_line.command {
+        CodecrewCommand::Query(_) | CodecrewCommand::Execute(_) => 1,
+        _ => 2,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(workers)
         .enable_all()
         .build()
     {
