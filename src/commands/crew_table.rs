@@ -188,14 +188,8 @@ pub fn table(
         .iter()
         .filter(|one| one.record.change.as_ref().is_some_and(|c| !c.is_empty()))
         .collect();
-    if changed.is_empty() {
-        text.push_styled(
-            palette,
-            NOTICE,
-            "no agent changed anything; the worktrees are removed\n",
-        );
-    } else {
-        let agent = &changed[0].record.agent;
+    if let Some(suggested) = suggested(&changed, ranking) {
+        let agent = &suggested.record.agent;
         text.push_styled(
             palette,
             NOTICE,
@@ -204,8 +198,29 @@ pub fn table(
                  codecrew worktrees rm {run}\n"
             ),
         );
+    } else {
+        text.push_styled(
+            palette,
+            NOTICE,
+            "no agent changed anything; the worktrees are removed\n",
+        );
     }
     text
+}
+
+/// The changed worktree the closing hint names: the judge's first, else the first whose
+/// `--check` passed, else the first.
+fn suggested<'a>(changed: &[&'a Settled], ranking: Option<&Ranking>) -> Option<&'a Settled> {
+    let place = |one: &Settled| {
+        ranking
+            .and_then(|ranking| ranking.places.get(&one.record.agent))
+            .map_or(usize::MAX, |(place, _)| *place)
+    };
+    let passed = |one: &Settled| one.record.check.as_ref().is_some_and(|check| check.passed);
+    changed
+        .iter()
+        .copied()
+        .min_by_key(|one| (place(one), !passed(one)))
 }
 
 /// The worktrees as `--output json`'s `worktrees` (with the judge's place and reason).

@@ -214,6 +214,28 @@ fn a_check_that_fails_is_said_in_its_row() {
     assert_eq!(worktrees[1]["check"]["exit_code"], 1, "{document}");
 }
 
+/// The table's closing hint names the agent whose `--check` passed, not the first that
+/// changed something.
+#[test]
+fn the_hint_names_the_agent_whose_check_passed() {
+    let world = crew();
+    let output = world.run(&[
+        "execute",
+        "--yes",
+        "--check",
+        "grep -q beta app.py",
+        "@alpha fix app.py",
+        "@beta fix app.py",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = stdout(&output);
+    let hint = out
+        .lines()
+        .find(|line| line.starts_with("codecrew diff"))
+        .unwrap_or_else(|| panic!("no hint: {out}"));
+    assert!(hint.contains(" beta ") && !hint.contains(" alpha "), "{hint}");
+}
+
 #[test]
 fn outside_a_repository_two_writing_agents_are_refused_unless_they_share() {
     let world = World::new()
