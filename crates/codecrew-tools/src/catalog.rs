@@ -6,6 +6,9 @@ use serde_json::Value;
 
 use super::{Mode, Tool, ToolRegistry};
 
+/// The draft codecrew's own tool schemas are compiled as ([`Tool::schema_is_codecrews`]).
+const DRAFT_7: &str = "http://json-schema.org/draft-07/schema#";
+
 /// One offered tool with its input schema, compiled on first use: most runs call few of
 /// the offered tools, and compiling every schema up front would cost each start-up.
 pub struct CatalogEntry {
@@ -24,15 +27,15 @@ impl CatalogEntry {
     fn validator(&self) -> Result<&jsonschema::Validator, CatalogError> {
         self.validator
             .get_or_init(|| {
-                let schema = self.tool.input_schema();
-                let compiled = if self.tool.schema_is_codecrews() {
-                    jsonschema::options()
-                        .with_draft(jsonschema::Draft::Draft7)
-                        .build(&schema)
-                } else {
-                    jsonschema::validator_for(&schema)
-                };
-                compiled.map_err(|e| e.to_string())
+                let mut schema = self.tool.input_schema();
+                // Named in the schema, not with `options().with_draft(..)`, which compiled
+                // a second copy of the validator's code into the binary (1.3 MB).
+                if self.tool.schema_is_codecrews()
+                    && let Some(fields) = schema.as_object_mut()
+                {
+                    fields.insert("$schema".to_owned(), DRAFT_7.into());
+                }
+                jsonschema::validator_for(&schema).map_err(|e| e.to_string())
             })
             .as_ref()
             .map_err(|message| CatalogError {
