@@ -233,7 +233,10 @@ fn the_hint_names_the_agent_whose_check_passed() {
         .lines()
         .find(|line| line.starts_with("codecrew diff"))
         .unwrap_or_else(|| panic!("no hint: {out}"));
-    assert!(hint.contains(" beta ") && !hint.contains(" alpha "), "{hint}");
+    assert!(
+        hint.contains(" beta ") && !hint.contains(" alpha "),
+        "{hint}"
+    );
 }
 
 #[test]
