@@ -51,6 +51,46 @@ fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// `world` with an agent `hostile` whose one turn runs `command` (in its worktree, when
+/// run by [`execute_in_a_worktree`]).
+fn hostile(world: World, command: &str) -> World {
+    world.agent(
+        "hostile",
+        AgentScript::new()
+            .turn(
+                Turn::always(Answer::call(
+                    "Running it.",
+                    "run_command",
+                    json!({"command": command}),
+                ))
+                .times(1),
+            )
+            .otherwise(Answer::text("Done.")),
+    )
+}
+
+/// The `--output json` document of `execute --yes --worktree` with the `hostile` agent.
+fn execute_in_a_worktree(world: &World) -> serde_json::Value {
+    world.run_json(&[
+        "execute",
+        "--yes",
+        "--worktree",
+        "--output",
+        "json",
+        "@hostile go",
+    ])
+}
+
+/// The commit the checkout of `dir` is on.
+fn head_of(dir: &Path) -> String {
+    let output = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    stdout(&output)
+}
+
 fn branches(dir: &Path) -> String {
     let output = Command::new("git")
         .args(["branch", "--list", "codecrew/*"])
@@ -281,27 +321,8 @@ fn a_worktree_agent_commits_on_its_branch_but_cannot_plant_a_hook_in_the_reposit
     let plant = "printf '#!/bin/sh\\necho planted\\n' > \"$(git rev-parse --git-common-dir)/hooks/post-checkout\"; \
                  echo mine > mine.txt && git add mine.txt && git -c user.name=a -c user.email=a@a commit -qm mine && echo committed";
     // Outside /tmp, which the sandbox lets every command write.
-    let world = crew_in(World::outside_tmp()).agent(
-        "hostile",
-        AgentScript::new()
-            .turn(
-                Turn::always(Answer::call(
-                    "Committing.",
-                    "run_command",
-                    json!({"command": plant}),
-                ))
-                .times(1),
-            )
-            .otherwise(Answer::text("Done.")),
-    );
-    let document = world.run_json(&[
-        "execute",
-        "--yes",
-        "--worktree",
-        "--output",
-        "json",
-        "@hostile commit",
-    ]);
+    let world = hostile(crew_in(World::outside_tmp()), plant);
+    let document = execute_in_a_worktree(&world);
     let hook = world.workspace().join(".git/hooks/post-checkout");
     assert!(!hook.exists(), "the hook was planted: {document}");
     let output = document["results"][0]["tool_calls"][0]["output"].to_string();
@@ -633,36 +654,10 @@ fn hijacked_head(attack: &str) {
         "echo mine > mine.txt && MAIN=$(git -C \"$(git rev-parse --git-common-dir)/..\" \
          symbolic-ref --short HEAD) && {attack} && echo pointed"
     );
-    let world = crew_in(World::outside_tmp()).agent(
-        "hostile",
-        AgentScript::new()
-            .turn(
-                Turn::always(Answer::call(
-                    "Pointing.",
-                    "run_command",
-                    json!({"command": hijack}),
-                ))
-                .times(1),
-            )
-            .otherwise(Answer::text("Done.")),
-    );
-    let head = || {
-        let output = Command::new("git")
-            .args(["rev-parse", "HEAD"])
-            .current_dir(world.workspace())
-            .output()
-            .unwrap();
-        stdout(&output)
-    };
+    let world = hostile(crew_in(World::outside_tmp()), &hijack);
+    let head = || head_of(&world.workspace());
     let before = head();
-    let document = world.run_json(&[
-        "execute",
-        "--yes",
-        "--worktree",
-        "--output",
-        "json",
-        "@hostile point",
-    ]);
+    let document = execute_in_a_worktree(&world);
     let output = document["results"][0]["tool_calls"][0]["output"].to_string();
     assert!(
         output.contains("pointed"),
@@ -700,27 +695,8 @@ fn a_filter_an_agent_defines_in_its_worktrees_own_config_is_never_run() {
         r#"printf '[filter \"x\"]\n\tclean = touch {pwned} ; cat\n' > "$(git rev-parse --git-dir)/config.worktree" && echo '* filter=x' > .gitattributes && echo mine > mine.txt && echo planted"#,
         pwned = pwned.display()
     );
-    let world = world.agent(
-        "hostile",
-        AgentScript::new()
-            .turn(
-                Turn::always(Answer::call(
-                    "Planting.",
-                    "run_command",
-                    json!({"command": attack}),
-                ))
-                .times(1),
-            )
-            .otherwise(Answer::text("Done.")),
-    );
-    let document = world.run_json(&[
-        "execute",
-        "--yes",
-        "--worktree",
-        "--output",
-        "json",
-        "@hostile plant",
-    ]);
+    let world = hostile(world, &attack);
+    let document = execute_in_a_worktree(&world);
     let output = document["results"][0]["tool_calls"][0]["output"].to_string();
     assert!(
         output.contains("planted"),
