@@ -18,6 +18,7 @@ mod alive;
 mod read;
 mod resume;
 mod schema;
+mod search;
 mod write;
 
 use std::fs;
@@ -29,9 +30,9 @@ use rusqlite::Connection;
 pub use alive::process_runs;
 pub use read::{
     AnswerData, CallDetail, Filter, JobDetail, Progress, RunDetail, RunStatus, RunSummary,
-    SearchHit,
 };
 pub use resume::Earlier;
+pub use search::SearchHit;
 pub use write::{JobRow, NewJob, NewRun, RunLog, WITHHELD, end_open_runs, new_id};
 
 /// How long a write waits for another codecrew's.
