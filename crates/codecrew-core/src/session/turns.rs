@@ -26,11 +26,11 @@ use codecrew_intercept::{Echoes, Interceptor};
 use codecrew_tools::ErrorCode;
 use codecrew_tools::executor::CallRequest;
 
-/// What the loop carries from one turn to the next.
 /// The longest tools section given as a system prompt, on the CLI's command line (one
 /// argument holds at most 128 KiB; a project's instructions may follow it there).
 const MAX_SYSTEM_PROMPT: usize = 32 * 1024;
 
+/// What the loop carries from one turn to the next.
 struct Course {
     /// The next prompt: the task's, then each turn's results.
     prompt: String,
