@@ -21,6 +21,7 @@ pub use undo::UndoArgs;
 mod background;
 mod help;
 mod logs;
+mod quick_parse;
 mod servers;
 mod spans;
 #[cfg(test)]
@@ -36,6 +37,7 @@ use codecrew_core::thread::ThreadName;
 use codecrew_intercept::decode::Format;
 use codecrew_tools::Mode;
 pub use help::{CliHelp, command_names, help_text};
+pub use quick_parse::{command_word, parse_run};
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -57,6 +59,13 @@ pub struct CommandLine {
     #[command(subcommand)]
     pub command: CodecrewCommand,
 
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+/// The options every command takes (before or after its name).
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
     /// The workspace root: file tools never leave it [default: the current directory]
     #[arg(long, global = true, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
