@@ -21,7 +21,6 @@
 
 use std::io::Write;
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use nix::libc;
@@ -94,7 +93,6 @@ fn send(record: i32) {
 /// Ends the watchdog at a normal exit (after the sweep, which has killed the groups):
 /// closes the pipe and reaps it, so the exit sweep finds no child of codecrew left.
 pub fn stop() {
-    reap_first_child();
     let Some(Some(watchdog)) = WATCHDOG.get() else {
         return;
     };
@@ -110,9 +108,10 @@ pub fn stop() {
 /// parent-death signal and the exit sweep.
 ///
 /// `detached` (only while codecrew is one thread, before it is a subreaper): the
-/// watchdog is forked twice, so that it is not codecrew's child but an orphan the init
-/// process (or the user's subreaper) adopts. codecrew then never waits for it: at a
-/// normal exit it only closes the pipe, and the watchdog ends on its own, after.
+/// watchdog is forked by a first child, which then ends, so that it is not codecrew's
+/// child but an orphan the init process (or the user's subreaper) adopts. codecrew then
+/// never waits for it: at a normal exit it only closes the pipe, and the watchdog ends on
+/// its own, after.
 #[allow(unsafe_code)]
 fn start(detached: bool) -> Option<Watchdog> {
     let (read, write) = match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
@@ -122,24 +121,32 @@ fn start(detached: bool) -> Option<Watchdog> {
             return None;
         }
     };
+    if detached {
+        return match orphan(read.as_raw_fd()) {
+            Ok(()) => {
+                drop(read);
+                Some(Watchdog {
+                    pipe: Mutex::new(Some(std::fs::File::from(write))),
+                    pid: None,
+                })
+            }
+            Err(error) => {
+                tracing::warn!("no watchdog for killed runs: clone: {error}");
+                None
+            }
+        };
+    }
     // SAFETY: codecrew may have several threads here, so the child runs only
-    // async-signal-safe system calls (`watch_over` and `orphan` say which) on memory it
-    // owns (a stack array), and leaves with `_exit`, never returning into Rust code of
-    // the parent.
+    // async-signal-safe system calls (`watch_over` says which) on memory it owns (a
+    // stack array), and leaves with `_exit`, never returning into Rust code of the
+    // parent.
     match unsafe { nix::unistd::fork() } {
-        Ok(ForkResult::Child) if detached => orphan(read.as_raw_fd()),
         Ok(ForkResult::Child) => watch_over(read.as_raw_fd()),
         Ok(ForkResult::Parent { child }) => {
             drop(read);
-            if detached {
-                // The first child ends at once, leaving the watchdog to be adopted; it is
-                // reaped before codecrew becomes a subreaper ([`reap_first_child`]), by
-                // when it has long ended, rather than waited for here.
-                FIRST_CHILD.store(child.as_raw(), Ordering::Relaxed);
-            }
             Some(Watchdog {
                 pipe: Mutex::new(Some(std::fs::File::from(write))),
-                pid: (!detached).then_some(child),
+                pid: Some(child),
             })
         }
         Err(error) => {
@@ -149,26 +156,54 @@ fn start(detached: bool) -> Option<Watchdog> {
     }
 }
 
-/// The first child of a detached start, until it is reaped (0: none).
-static FIRST_CHILD: AtomicI32 = AtomicI32::new(0);
+/// The first child's stack: it makes two system calls; the watchdog, forked from it, goes
+/// on with a copy of it (`watch_over` keeps the groups in an array on it).
+const FIRST_CHILD_STACK: usize = 64 * 1024;
 
-/// Reaps the first child of a detached start (see [`start_early`]). Called before
-/// codecrew becomes a subreaper: the watchdog must be orphaned by then, or it would be
-/// adopted by codecrew itself, and its exit waited for after all.
-pub(crate) fn reap_first_child() {
-    let child = FIRST_CHILD.swap(0, Ordering::Relaxed);
-    if child > 0 {
-        let _ = nix::sys::wait::waitpid(Pid::from_raw(child), None);
+/// Starts the watchdog as an orphan: a first child forks it and ends, and is reaped here.
+///
+/// The first child shares codecrew's memory and codecrew waits while it runs
+/// (`CLONE_VM | CLONE_VFORK`, as `posix_spawn` does): it copies no page tables of its own
+/// and has none to tear down when it ends, so it is over by the time `clone` returns.
+/// A first child forked the usual way still had both to do when codecrew came to reap
+/// it, 0.2 ms later (docs/PERFORMANCE.md, issue 52).
+#[allow(unsafe_code)]
+fn orphan(pipe: RawFd) -> std::io::Result<()> {
+    let mut stack = vec![0u8; FIRST_CHILD_STACK];
+    // SAFETY: the stack is ours and outlives the child: codecrew is suspended until the
+    // child has ended (`CLONE_VFORK`), and only then is the stack dropped. The child
+    // runs `first_child` on it, which makes raw system calls only and never returns into
+    // codecrew's code. The stack grows down from its (16-byte aligned) end.
+    let child = unsafe {
+        let end = stack.as_mut_ptr().add(FIRST_CHILD_STACK);
+        let top = end.sub(end as usize % 16);
+        libc::clone(
+            first_child,
+            top.cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            std::ptr::without_provenance_mut(usize::try_from(pipe).unwrap_or(usize::MAX)),
+        )
+    };
+    drop(stack);
+    if child < 0 {
+        return Err(std::io::Error::last_os_error());
     }
+    // Ended already (see above): reaped before codecrew becomes a subreaper, which would
+    // otherwise adopt the watchdog when the first child ends.
+    let _ = nix::sys::wait::waitpid(Pid::from_raw(child), None);
+    Ok(())
 }
 
-/// The first child of a detached start: forks the watchdog and ends, so that the
-/// watchdog is an orphan. The fork is the raw system call (no `atfork` handler runs,
-/// as none may in the child of a process that had threads).
+/// The first child of a detached start (see [`orphan`]): forks the watchdog and ends.
+/// The fork is the raw system call (no `atfork` handler runs, as none may in a child
+/// that shares its parent's memory).
 #[allow(unsafe_code)]
-fn orphan(pipe: RawFd) -> ! {
-    // SAFETY: `clone` with only SIGCHLD and no new stack is `fork`, async-signal-safe
-    // as a bare system call; both sides go on with raw system calls only.
+extern "C" fn first_child(pipe: *mut libc::c_void) -> libc::c_int {
+    let pipe = RawFd::try_from(pipe.addr()).unwrap_or(-1);
+    // SAFETY: `clone` with only SIGCHLD and no new stack is `fork`, async-signal-safe as a
+    // bare system call; the watchdog goes on with raw system calls only, on its own copy
+    // of this stack, and this child ends with `_exit` (its own, not codecrew's: it is a
+    // process of its own that shares codecrew's memory, not one of its threads).
     unsafe {
         let forked = libc::syscall(
             libc::SYS_clone,

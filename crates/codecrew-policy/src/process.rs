@@ -51,10 +51,10 @@ pub fn release_if_empty(pgid: i32) {
     }
 }
 
-/// Makes orphaned descendants come back to this process (Linux); best effort. The
-/// watchdog started early is orphaned first, so that it is not adopted.
+/// Makes orphaned descendants come back to this process (Linux); best effort. Called
+/// after the watchdog started early is an orphan ([`crate::lifeline::start_early`]), so
+/// that it is not adopted.
 pub fn become_subreaper() {
-    crate::lifeline::reap_first_child();
     let _ = nix::sys::prctl::set_child_subreaper(true);
 }
 
