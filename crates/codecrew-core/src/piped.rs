@@ -78,6 +78,16 @@ pub fn read(input: impl Read + AsFd, wait: Duration) -> Result<Piped, PipedError
     text(bytes, cut)
 }
 
+/// Whether reading `input` to its end can never make codecrew wait: a file, or a device
+/// that is not a terminal (`< /dev/null`). A pipe or a socket may stay silent.
+pub fn never_waits(input: impl AsFd) -> bool {
+    use nix::sys::stat::{SFlag, fstat};
+    fstat(input.as_fd()).is_ok_and(|stat| {
+        let kind = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT;
+        kind == SFlag::S_IFREG || kind == SFlag::S_IFCHR
+    })
+}
+
 /// The bytes as text: a NUL byte or a sequence that is not UTF-8 is refused, but a
 /// character cut in two at [`MAX_BYTES`] is only dropped.
 fn text(mut bytes: Vec<u8>, cut: bool) -> Result<Piped, PipedError> {
@@ -185,6 +195,20 @@ mod tests {
             let _ = writer.write_all(&bytes);
         });
         reader
+    }
+
+    /// A file and `/dev/null` are read at once; a pipe, which may stay silent, is not.
+    #[test]
+    fn only_files_and_devices_never_wait() {
+        let file = tempfile::tempfile().unwrap();
+        assert!(never_waits(&file));
+        assert!(never_waits(std::fs::File::open("/dev/null").unwrap()));
+        let (reader, _writer) = std::io::pipe().unwrap();
+        assert!(!never_waits(&reader));
+        assert_eq!(
+            read(std::fs::File::open("/dev/null").unwrap(), WAIT).unwrap(),
+            Piped::Nothing
+        );
     }
 
     #[test]
