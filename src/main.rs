@@ -104,6 +104,9 @@ fn main() -> ExitCode {
     // runtime; a question at the terminal that nobody answers) cannot hold the exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     Engine::finish();
+    // Last: what is left of the exit is freeing codecrew's memory, which a helper does
+    // after codecrew has ended.
+    codecrew_policy::teardown::hand_off();
     match result {
         Ok(code) => code,
         Err(error) => {

@@ -46,6 +46,7 @@ pub mod sandbox;
 pub mod secrets;
 pub mod shell;
 pub mod state_folder;
+pub mod teardown;
 pub mod tracked;
 pub mod workspace_reads;
 
