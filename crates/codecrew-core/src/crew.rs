@@ -451,7 +451,7 @@ impl Tool for AgentTool {
         self.mode == Mode::Query
     }
 
-    fn schema_is_codecrews(&self) -> bool {
+    fn is_codecrews(&self) -> bool {
         true
     }
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Mode, Tool, ToolRegistry};
 
-/// The draft codecrew's own tool schemas are compiled as ([`Tool::schema_is_codecrews`]).
+/// The draft codecrew's own tool schemas are compiled as ([`Tool::is_codecrews`]).
 const DRAFT_7: &str = "http://json-schema.org/draft-07/schema#";
 
 /// One offered tool with its input schema, compiled on first use: most runs call few of
@@ -30,7 +30,7 @@ impl CatalogEntry {
                 let mut schema = self.tool.input_schema();
                 // Named in the schema, not with `options().with_draft(..)`, which compiled
                 // a second copy of the validator's code into the binary (1.3 MB).
-                if self.tool.schema_is_codecrews()
+                if self.tool.is_codecrews()
                     && let Some(fields) = schema.as_object_mut()
                 {
                     fields.insert("$schema".to_owned(), DRAFT_7.into());
@@ -159,13 +159,13 @@ mod tests {
         catalog.check_schemas().unwrap();
     }
 
-    /// The built-in tools' schemas are compiled as draft 7 (`Tool::schema_is_codecrews`):
+    /// The built-in tools' schemas are compiled as draft 7 (`Tool::is_codecrews`):
     /// each is a schema under both drafts, so that it means the same under either.
     #[test]
-    fn every_builtin_schema_is_codecrews_and_a_schema_of_both_drafts() {
+    fn every_builtin_is_codecrews_and_a_schema_of_both_drafts() {
         let registry = ToolRegistry::builtin(Arc::new(crate::builtin::NoCommands));
         for tool in registry.iter() {
-            assert!(tool.schema_is_codecrews(), "{}", tool.name());
+            assert!(tool.is_codecrews(), "{}", tool.name());
             let schema = tool.input_schema();
             if let Err(error) = jsonschema::meta::validate(&schema) {
                 panic!("{}: {error}", tool.name());

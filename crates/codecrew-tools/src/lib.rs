@@ -65,14 +65,17 @@ pub trait Tool: Send + Sync {
     fn input_schema(&self) -> Value;
     /// True when the tool never changes anything outside codecrew's own memory.
     fn readonly(&self) -> bool;
-    /// Whether codecrew itself wrote the input schema (its built-in tools, the crew's),
-    /// in JSON Schema draft 7's words: it is compiled as draft 7 (its `$schema` set to
-    /// it when compiled), whose meta-schema
-    /// (each schema is checked against it as it is compiled) takes 0.4 ms to build
-    /// where draft 2020-12's took 1.5 ms of a run's first call. A schema from elsewhere
-    /// (`[tools.*]`, an MCP server) is compiled as the draft it names, by default
-    /// 2020-12.
-    fn schema_is_codecrews(&self) -> bool {
+    /// Whether codecrew itself wrote the tool, its description and its input schema
+    /// (its built-in tools, the crew's), not a configuration or an MCP server.
+    ///
+    /// Such a schema is in JSON Schema draft 7's words and compiled as draft 7 (its
+    /// `$schema` set to it when compiled), whose meta-schema (each schema is checked
+    /// against it as it is compiled) takes 0.4 ms to build where draft 2020-12's took
+    /// 1.5 ms of a run's first call; a schema from elsewhere (`[tools.*]`, an MCP server)
+    /// is compiled as the draft it names, by default 2020-12. And only a catalog of such
+    /// tools is described in a CLI's system prompt (Claude Code's), where text from
+    /// elsewhere would carry more weight than in the message.
+    fn is_codecrews(&self) -> bool {
         false
     }
     /// Runs the call. The input has already been validated against the schema.

@@ -40,6 +40,54 @@ fn plain_answer(agent: &str) {
     }
 }
 
+/// Claude Code gets the tools section as its system prompt only while every tool in it is
+/// codecrew's own: one a configuration describes (or an MCP server) is text codecrew did
+/// not write, which a system prompt would give more weight than the message it came in
+/// before. The whole section then stays in the message.
+#[test]
+fn a_tool_codecrew_did_not_describe_keeps_the_section_in_claudes_message() {
+    let script = Script::new().rule(Rule::on_prompt(
+        "E2E-FOREIGN",
+        Reply::text("Answered without a tool."),
+    ));
+    let Some(world) = World::new("e2e-foreign-tool", script) else {
+        return;
+    };
+    let env = super::config::with_user_config(
+        &world,
+        "[tools.notes]\ncommand = \"/bin/true\"\n\n[[tools.notes.exports]]\n\
+         name = \"lookup\"\ndescription = \"FOREIGN-TOOL-WORDS: look a note up\"\n\
+         readonly = true\ninput_schema = { type = \"object\" }\n",
+    );
+    let run = world.codecrew_with(
+        &env,
+        &["query", "--output", "json", "@claude E2E-FOREIGN say hi"],
+    );
+    run.assert_code(0);
+    let doc: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(
+        result(&doc)["response"],
+        "Answered without a tool.",
+        "{doc}"
+    );
+    let requests = world.server.model_requests();
+    let first = requests
+        .iter()
+        .find(|r| {
+            r.prompt
+                .as_deref()
+                .is_some_and(|p| p.contains("E2E-FOREIGN"))
+        })
+        .unwrap();
+    let message = first.prompt.as_deref().unwrap_or_default();
+    assert!(message.contains("### codecrew:notes__lookup"), "{message}");
+    assert!(message.contains("FOREIGN-TOOL-WORDS"), "{message}");
+    assert!(message.contains("### codecrew:read_file"), "{message}");
+    let system = first.system();
+    assert!(!system.contains("FOREIGN-TOOL-WORDS"), "{system}");
+    assert!(!system.contains("### codecrew:"), "{system}");
+}
+
 per_cli!(one_tool_call_then_the_answer_in_the_same_session);
 
 fn one_tool_call_then_the_answer_in_the_same_session(agent: &str) {

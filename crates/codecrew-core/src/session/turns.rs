@@ -228,10 +228,15 @@ impl JobRun {
         let style = self.provider.agent.prompt.unwrap_or_default();
         let tools = prompt::render_tools(catalog, self.settings.mode, style);
         // Said once, as the CLI's system prompt, where the CLI takes one: every task of a
-        // kept CLI (a chat's lines) then costs its words alone. A section too long for a
-        // command line (a great many MCP tools) stays in the message.
+        // kept CLI (a chat's lines) then costs its words alone. Only codecrew's own words
+        // go there: a tool an MCP server or a configuration describes is text codecrew did
+        // not write (a server's description may say anything), and it stays in the
+        // message, as a user's words, with the rest of the section. So does a section too
+        // long for a command line.
+        let own_words = catalog.tools().all(|tool| tool.is_codecrews());
         let (mut prompt, system) =
-            if self.provider.takes_system_prompt() && tools.len() <= MAX_SYSTEM_PROMPT {
+            if self.provider.takes_system_prompt() && own_words && tools.len() <= MAX_SYSTEM_PROMPT
+            {
                 (task.trim().to_owned(), Some(tools))
             } else {
                 (prompt::with_tools_section(&tools, task), None)

@@ -70,7 +70,7 @@ impl Tool for EditFile {
         false
     }
 
-    fn schema_is_codecrews(&self) -> bool {
+    fn is_codecrews(&self) -> bool {
         true
     }
 

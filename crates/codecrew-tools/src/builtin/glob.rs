@@ -61,7 +61,7 @@ impl Tool for Glob {
         true
     }
 
-    fn schema_is_codecrews(&self) -> bool {
+    fn is_codecrews(&self) -> bool {
         true
     }
 

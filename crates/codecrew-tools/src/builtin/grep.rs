@@ -104,7 +104,7 @@ impl Tool for Grep {
         true
     }
 
-    fn schema_is_codecrews(&self) -> bool {
+    fn is_codecrews(&self) -> bool {
         true
     }
 

@@ -84,7 +84,7 @@ impl Tool for Help {
         true
     }
 
-    fn schema_is_codecrews(&self) -> bool {
+    fn is_codecrews(&self) -> bool {
         true
     }
 

@@ -73,7 +73,7 @@ impl Tool for ReadFile {
         true
     }
 
-    fn schema_is_codecrews(&self) -> bool {
+    fn is_codecrews(&self) -> bool {
         true
     }
 

@@ -88,7 +88,7 @@ impl Tool for RunCommand {
         false
     }
 
-    fn schema_is_codecrews(&self) -> bool {
+    fn is_codecrews(&self) -> bool {
         true
     }
 

@@ -47,7 +47,7 @@ impl Tool for WriteFile {
         false
     }
 
-    fn schema_is_codecrews(&self) -> bool {
+    fn is_codecrews(&self) -> bool {
         true
     }
 
