@@ -55,18 +55,21 @@ fn main() -> ExitCode {
         "styled output"
     );
     // A run of query or execute is one conversation per agent, waiting on its CLI's
-    // pipes: the main thread (which drives the command) and one worker serve it, and
-    // starting a second worker cost a plain answer 0.3 ms (docs/PERFORMANCE.md, issue
-    // 52). The servers (mcp, acp) and chat, which serve several at once, keep two.
-    let workers = match command_line.command {
-        CodecrewCommand::Query(_) | CodecrewCommand::Execute(_) => 1,
-        _ => 2,
+    // pipes: the main thread serves it alone (what blocks, a tool's file work or a
+    // question at the terminal, goes to the blocking pool). A worker beside it cost a
+    // plain answer 0.3 ms, a second one 0.3 ms more (docs/PERFORMANCE.md, issue 52). The
+    // servers (mcp, acp) and chat, which serve several at once, keep two workers.
+    let mut builder = match command_line.command {
+        CodecrewCommand::Query(_) | CodecrewCommand::Execute(_) => {
+            tokio::runtime::Builder::new_current_thread()
+        }
+        _ => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(2);
+            builder
+        }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .enable_all()
-        .build()
-    {
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             console::error(format_args!("cannot start the async runtime: {error}"));
