@@ -173,24 +173,20 @@ fn orphan(pipe: RawFd) -> std::io::Result<()> {
     // SAFETY: the stack is ours and outlives the child: codecrew is suspended until the
     // child has ended (`CLONE_VFORK`), and only then is the stack dropped. The child
     // runs `first_child` on it, which makes raw system calls only and never returns into
-    // codecrew's code. The stack grows down from its (16-byte aligned) end.
+    // codecrew's code.
     let child = unsafe {
-        let end = stack.as_mut_ptr().add(FIRST_CHILD_STACK);
-        let top = end.sub(end as usize % 16);
-        libc::clone(
+        crate::process::clone_sharing_memory(
+            &mut stack,
             first_child,
-            top.cast(),
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            libc::CLONE_VFORK | libc::SIGCHLD,
             std::ptr::without_provenance_mut(usize::try_from(pipe).unwrap_or(usize::MAX)),
         )
     };
     drop(stack);
-    if child < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    let child = child?;
     // Ended already (see above): reaped before codecrew becomes a subreaper, which would
     // otherwise adopt the watchdog when the first child ends.
-    let _ = nix::sys::wait::waitpid(Pid::from_raw(child), None);
+    let _ = nix::sys::wait::waitpid(child, None);
     Ok(())
 }
 
