@@ -31,6 +31,7 @@
 //! without a terminal; `--yes` never overrides a Deny.
 
 pub mod ask;
+mod clone_vm;
 mod config;
 mod context;
 pub mod error;

@@ -175,7 +175,7 @@ fn orphan(pipe: RawFd) -> std::io::Result<()> {
     // runs `first_child` on it, which makes raw system calls only and never returns into
     // codecrew's code.
     let child = unsafe {
-        crate::process::clone_sharing_memory(
+        crate::clone_vm::start(
             &mut stack,
             first_child,
             libc::CLONE_VFORK | libc::SIGCHLD,

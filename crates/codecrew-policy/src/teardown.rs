@@ -32,7 +32,7 @@ pub fn hand_off() -> Option<nix::unistd::Pid> {
     // into codecrew's code. It has its own table of open files (no `CLONE_FILES`), so
     // its copy of the write end is its own to close.
     let started = unsafe {
-        crate::process::clone_sharing_memory(
+        crate::clone_vm::start(
             stack,
             wait_for_exit,
             libc::SIGCHLD,
