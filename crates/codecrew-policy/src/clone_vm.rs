@@ -7,8 +7,8 @@ use nix::unistd::Pid;
 
 /// Starts `entry(arg)` as a process of its own that shares codecrew's memory
 /// (`CLONE_VM`, and `flags`: `SIGCHLD`, `CLONE_VFORK`), running on `stack`, which grows
-/// down from its end: its pid. What `posix_spawn` does to start a child without copying
-/// codecrew's page tables.
+/// down from its end, with every signal blocked: its pid. What `posix_spawn` does to
+/// start a child without copying codecrew's page tables.
 ///
 /// # Safety
 ///
@@ -23,13 +23,26 @@ pub(crate) unsafe fn start(
     flags: nix::libc::c_int,
     arg: *mut nix::libc::c_void,
 ) -> std::io::Result<Pid> {
+    use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
     let end = stack.as_mut_ptr_range().end;
     // The ABI wants the stack pointer 16-byte aligned.
     let top = end.wrapping_sub(end.addr() % 16);
+    // Every signal blocked across the start, as `posix_spawn` does: the child starts with
+    // them blocked (its mask is a copy of this thread's), so that no handler of codecrew's
+    // (the runtime's, on codecrew's memory) ever runs in it.
+    let mut before = SigSet::empty();
+    pthread_sigmask(
+        SigmaskHow::SIG_SETMASK,
+        Some(&SigSet::all()),
+        Some(&mut before),
+    )?;
     // SAFETY: the caller keeps the stack and restricts `entry` as said above.
     let child = unsafe { nix::libc::clone(entry, top.cast(), nix::libc::CLONE_VM | flags, arg) };
-    if child < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(Pid::from_raw(child))
+    let started = if child < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(Pid::from_raw(child))
+    };
+    let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&before), None);
+    started
 }

@@ -51,13 +51,13 @@ pub fn hand_off() -> Option<nix::unistd::Pid> {
 #[allow(unsafe_code)]
 extern "C" fn wait_for_exit(ends: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `ends` is the leaked pair of descriptors `hand_off` passed. Every call is a
-    // plain system call on this stack (sigprocmask, chdir, close_range, read, exit_group): no
+    // plain system call on this stack (chdir, close_range, read, exit_group): no
     // lock, no allocation, nothing of codecrew's state touched.
     unsafe {
+        // Every signal is blocked already (`clone_vm::start`): neither Ctrl-C at the
+        // terminal (the helper is in codecrew's process group) nor anything else runs a
+        // handler of codecrew's here.
         let [read, _write]: [RawFd; 2] = *ends.cast::<[RawFd; 2]>();
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::sigprocmask(libc::SIG_SETMASK, &all, std::ptr::null_mut());
         // It holds no folder of the user's (a workspace a test or a script looks for
         // what still runs in, a drive to unmount).
         libc::chdir(c"/".as_ptr());
@@ -118,6 +118,24 @@ mod tests {
             std::fs::read_link(format!("/proc/{helper}/cwd")).unwrap(),
             std::path::Path::new("/")
         );
+        // Every signal blocked: Ctrl-C to codecrew's process group runs nothing in it.
+        let status = std::fs::read_to_string(format!("/proc/{helper}/status")).unwrap();
+        let blocked = status
+            .lines()
+            .find_map(|line| line.strip_prefix("SigBlk:"))
+            .unwrap()
+            .trim();
+        let mask = u64::from_str_radix(blocked, 16).unwrap();
+        for signal in [
+            libc::SIGINT,
+            libc::SIGTERM,
+            libc::SIGHUP,
+            libc::SIGQUIT,
+            libc::SIGCHLD,
+            libc::SIGPIPE,
+        ] {
+            assert_ne!(mask & (1 << (signal - 1)), 0, "{signal} in {blocked}");
+        }
         let stat = std::fs::read_to_string(format!("/proc/{helper}/stat")).unwrap();
         let state = stat.rsplit_once(") ").unwrap().1.chars().next();
         assert_eq!(state, Some('S'), "it waits: {stat}");
