@@ -122,6 +122,21 @@ mod tests {
         }
     }
 
+    /// The options skipped with their value are the global options that take one.
+    #[test]
+    fn the_options_taking_a_value_are_the_global_ones_that_do() {
+        let global = GlobalArgs::augment_args(Command::new("codecrew"));
+        let mut taking: Vec<String> = global
+            .get_arguments()
+            .filter(|arg| arg.get_action().takes_values())
+            .filter_map(|arg| arg.get_long().map(|long| format!("--{long}")))
+            .collect();
+        taking.sort();
+        let mut listed: Vec<String> = TAKING_A_VALUE.iter().map(|s| s.to_string()).collect();
+        listed.sort();
+        assert_eq!(listed, taking);
+    }
+
     #[test]
     fn the_command_word_skips_options_and_their_values() {
         assert_eq!(command_word(&argv(&["-v", "query", "x"])), Some("query"));

@@ -78,13 +78,14 @@ pub fn read(input: impl Read + AsFd, wait: Duration) -> Result<Piped, PipedError
     text(bytes, cut)
 }
 
-/// Whether reading `input` to its end can never make codecrew wait: a file, or a device
-/// that is not a terminal (`< /dev/null`). A pipe or a socket may stay silent.
+/// Whether reading `input` to its end can never make codecrew wait: a file, or
+/// `/dev/null`. A pipe, a socket or another device may stay silent (or, as `/dev/kmsg`
+/// does, block at its end).
 pub fn never_waits(input: impl AsFd) -> bool {
-    use nix::sys::stat::{SFlag, fstat};
+    use nix::sys::stat::{SFlag, fstat, makedev};
     fstat(input.as_fd()).is_ok_and(|stat| {
         let kind = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT;
-        kind == SFlag::S_IFREG || kind == SFlag::S_IFCHR
+        kind == SFlag::S_IFREG || (kind == SFlag::S_IFCHR && stat.st_rdev == makedev(1, 3))
     })
 }
 
@@ -197,7 +198,8 @@ mod tests {
         reader
     }
 
-    /// A file and `/dev/null` are read at once; a pipe, which may stay silent, is not.
+    /// A file and `/dev/null` are read at once; a pipe or another device, which may stay
+    /// silent, is not.
     #[test]
     fn only_files_and_devices_never_wait() {
         let file = tempfile::tempfile().unwrap();
@@ -205,6 +207,8 @@ mod tests {
         assert!(never_waits(std::fs::File::open("/dev/null").unwrap()));
         let (reader, _writer) = std::io::pipe().unwrap();
         assert!(!never_waits(&reader));
+        // Another device is read with the wait and its timeout, as a pipe is.
+        assert!(!never_waits(std::fs::File::open("/dev/zero").unwrap()));
         assert_eq!(
             read(std::fs::File::open("/dev/null").unwrap(), WAIT).unwrap(),
             Piped::Nothing
