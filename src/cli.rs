@@ -104,7 +104,17 @@ pub struct GlobalArgs {
 pub enum CodecrewCommand {
     /// Ask one or more agents a question; they may use codecrew's read-only tools, and run
     /// reading commands (git log, grep, ...) in a read-only sandbox
-    #[command(after_help = RUN_EXAMPLES_QUERY)]
+    // The worktree flags are execute's (query never writes): parsed all the same, so
+    // that query can say so, but not listed in its help.
+    #[command(
+        after_help = RUN_EXAMPLES_QUERY,
+        mut_arg("worktrees", |arg| arg.hide(true)),
+        mut_arg("shared_workspace", |arg| arg.hide(true)),
+        mut_arg("base", |arg| arg.hide(true)),
+        mut_arg("dirty", |arg| arg.hide(true)),
+        mut_arg("check", |arg| arg.hide(true)),
+        mut_arg("judge", |arg| arg.hide(true)),
+    )]
     Query(RunArgs),
     /// Have one or more agents do a task; they may write files and run commands,
     /// within the permission policy

@@ -218,9 +218,11 @@ impl<'a> Relay<'a> {
                     fields,
                 ))]
             }
-            JobEvent::Notice(notice) => vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(
-                ContentBlock::from(format!("@{agent}: {notice}\n")),
-            ))],
+            JobEvent::Notice(notice) | JobEvent::Retry(notice) => {
+                vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+                    ContentBlock::from(format!("@{agent}: {notice}\n")),
+                ))]
+            }
             JobEvent::Text(_)
             | JobEvent::Turn(_)
             | JobEvent::TurnEnd { .. }

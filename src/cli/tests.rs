@@ -174,3 +174,37 @@ fn every_list_of_clis_is_the_registrys() {
         "README.md, intercept --from"
     );
 }
+
+/// The worktree flags are execute's: `query --help` does not list them, `execute --help`
+/// does, and query still parses them (to say they are execute's).
+#[test]
+fn only_execute_lists_the_worktree_flags() {
+    let flags = [
+        "--worktrees",
+        "--shared-workspace",
+        "--base",
+        "--dirty",
+        "--check",
+        "--judge",
+    ];
+    let mut command = CommandLine::command();
+    let help = |command: &mut clap::Command, name: &str| {
+        command
+            .find_subcommand_mut(name)
+            .expect("a command")
+            .render_long_help()
+            .to_string()
+    };
+    let query = help(&mut command, "query");
+    let execute = help(&mut command, "execute");
+    for flag in flags {
+        assert!(!query.contains(flag), "query --help lists {flag}:\n{query}");
+        assert!(execute.contains(flag), "execute --help lacks {flag}");
+    }
+    let parsed = CommandLine::try_parse_from(["codecrew", "query", "--worktrees", "@claude hi"])
+        .expect("query parses --worktrees");
+    let CodecrewCommand::Query(args) = parsed.command else {
+        panic!("not a query");
+    };
+    assert!(args.isolation.wants_worktrees());
+}

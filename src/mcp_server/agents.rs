@@ -213,7 +213,7 @@ fn progress_message(agent: &str, event: &JobEvent) -> Option<String> {
                 Status::Denied => "denied",
             }
         )),
-        JobEvent::Notice(notice) => Some(format!("@{agent}: {notice}")),
+        JobEvent::Notice(notice) | JobEvent::Retry(notice) => Some(format!("@{agent}: {notice}")),
         JobEvent::NativeTool { name, .. } => Some(format!("@{agent}: its {name}")),
         JobEvent::Sub(sub) => {
             progress_message(&sub.agent, &sub.event).map(|m| format!("@{agent} → {m}"))

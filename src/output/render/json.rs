@@ -163,6 +163,11 @@ fn event_value(index: usize, agent: &str, event: &JobEvent) -> Option<Value> {
         JobEvent::Notice(message) => {
             json!({"type": "error", "job": index, "agent": agent, "message": message})
         }
+        // Not an error: the job goes on (a script that stops at an `error` event would
+        // give up on a run that then answers).
+        JobEvent::Retry(message) => {
+            json!({"type": "retry", "job": index, "agent": agent, "message": message})
+        }
         JobEvent::Sub(sub) => {
             let mut value = event_value(index, &sub.agent, &sub.event)?;
             if let Value::Object(map) = &mut value

@@ -510,3 +510,39 @@ fn schema_data_is_printed_alone() {
         ]
     );
 }
+
+/// A turn asked again (an answer that did not fit `--schema`) is a `retry` event in
+/// stream-json, not an `error`: the job goes on, and a script that stops at an error
+/// would give up on a run that then answers.
+#[test]
+fn a_turn_asked_again_is_a_retry_not_an_error() {
+    let script = [
+        (
+            0,
+            JobEvent::Retry(
+                "the answer does not fit the schema; asking again (1 of 2): not JSON".into(),
+            ),
+        ),
+        (0, JobEvent::Text("{\"ok\": true}".into())),
+    ];
+    let reports = [report("claude", true, "{\"ok\": true}")];
+    let rendered = render(RunOutput::StreamJson, false, &["claude"], &script, &reports);
+    let events: Vec<serde_json::Value> = rendered
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let retry = events
+        .iter()
+        .find(|event| event["type"] == "retry")
+        .unwrap_or_else(|| panic!("no retry event in {rendered}"));
+    assert_eq!(retry["agent"], "claude");
+    assert_eq!(retry["job"], 0);
+    assert!(
+        retry["message"].as_str().unwrap().contains("asking again"),
+        "{retry}"
+    );
+    assert!(
+        events.iter().all(|event| event["type"] != "error"),
+        "{rendered}"
+    );
+}

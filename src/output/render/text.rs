@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use super::{JobLabel, Render, agent_prefix, call_line, shorten};
-use crate::output::color::{ERROR, Palette};
+use crate::output::color::{ERROR, Palette, WARNING};
 use crate::output::console::{Inert, Out, Text};
 use crate::output::markdown::Markdown;
 use codecrew_core::session::{JobEvent, JobReport, SubEvent};
@@ -71,7 +71,10 @@ impl<W: Write> TextRenderer<W> {
         let chunk = match event {
             JobEvent::Text(text) => return self.write_text(index, text),
             JobEvent::MessageEnd => self.end_stream(index),
-            JobEvent::Turn(_) | JobEvent::TurnEnd { .. } | JobEvent::Notice(_) => {
+            JobEvent::Turn(_)
+            | JobEvent::TurnEnd { .. }
+            | JobEvent::Notice(_)
+            | JobEvent::Retry(_) => {
                 return Ok(());
             }
             JobEvent::Sub(sub) => {
@@ -154,6 +157,11 @@ impl<W: Write> TextRenderer<W> {
                 flush(partial, &mut lines);
                 let line = format!("{prefix}✗ {}", shorten(message, 200));
                 lines.push_styled(palette, ERROR, &line).push("\n");
+            }
+            JobEvent::Retry(message) => {
+                flush(partial, &mut lines);
+                let line = format!("{prefix}↻ {}", shorten(message, 200));
+                lines.push_styled(palette, WARNING, &line).push("\n");
             }
             event => {
                 if let Some((style, line)) = call_line(event) {

@@ -315,3 +315,42 @@ fn llm_is_held_to_the_schema_on_the_re_ask() {
         "{format}"
     );
 }
+
+/// In stream-json, the re-ask is a `retry` event, never an `error`: a script that stops
+/// at an error would give up on a run that then answers.
+#[test]
+fn the_re_ask_is_a_retry_event_in_stream_json() {
+    let script = Script::new()
+        .rule(Rule::on_prompt(RETRY, Reply::text(FITS)).and_prompt("at /risk"))
+        .on_prompt("E2E-SCHEMA-RETRY", Reply::text(RISK_IN_WORDS));
+    let Some(world) = World::new("e2e-schema-retry-event", script) else {
+        return;
+    };
+    let run = world.codecrew(&[
+        "query",
+        "--output",
+        "stream-json",
+        "--schema",
+        "file, risk int",
+        "@claude E2E-SCHEMA-RETRY",
+    ]);
+    run.assert_code(0);
+    let events: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|event| event["type"].as_str())
+        .collect();
+    assert!(!kinds.contains(&"error"), "{}", run.stdout);
+    let retry = events
+        .iter()
+        .find(|event| event["type"] == "retry")
+        .unwrap_or_else(|| panic!("no retry event:\n{}", run.stdout));
+    assert_eq!(retry["agent"], "claude");
+    let message = retry["message"].as_str().unwrap();
+    assert!(message.contains("asking again (1 of 2)"), "{message}");
+    assert!(message.contains("/risk"), "{message}");
+}

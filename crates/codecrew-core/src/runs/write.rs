@@ -270,6 +270,7 @@ impl RunLog {
             | JobEvent::MessageEnd
             | JobEvent::Rejected(_)
             | JobEvent::Notice(_)
+            | JobEvent::Retry(_)
             | JobEvent::Sub(_)
             | JobEvent::NativeTool { .. }
             | JobEvent::NativeToolResult { .. } => {}

@@ -34,6 +34,10 @@ pub enum JobEvent {
     ToolResult(ToolResult),
     /// Something the user should know that is not the model's text (a CLI error).
     Notice(String),
+    /// What went wrong with a turn, and that codecrew asks it again (an answer that does
+    /// not fit `--schema`) or runs it again (a kept CLI that ended, a session that cannot
+    /// be resumed): the job goes on, unlike after a [`JobEvent::Notice`].
+    Retry(String),
     /// An event of a sub-agent that one of this job's calls started.
     Sub(Box<SubEvent>),
     /// A call to one of the CLI's own tools (its Read, its shell), as the CLI reported

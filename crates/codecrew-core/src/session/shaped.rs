@@ -63,7 +63,7 @@ impl JobRun {
                      ({asked_again} of {})",
                     shape.retries
                 );
-                stream.send(JobEvent::Notice(format!(
+                stream.send(JobEvent::Retry(format!(
                     "the answer does not fit the schema; asking again ({asked_again} of {}): \
                      {mismatch}",
                     shape.retries

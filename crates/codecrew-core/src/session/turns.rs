@@ -113,7 +113,7 @@ impl JobRun {
                 };
                 match failure.recovery(at) {
                     Recovery::RetryInNewProcess => {
-                        stream.send(JobEvent::Notice(format!(
+                        stream.send(JobEvent::Retry(format!(
                             "{error}; the CLI kept for the loop ended, so this turn runs \
                                  again in a new process that resumes the session"
                         )));
@@ -121,7 +121,7 @@ impl JobRun {
                         report.turns -= 1;
                     }
                     Recovery::StartFresh => {
-                        stream.send(JobEvent::Notice(format!(
+                        stream.send(JobEvent::Retry(format!(
                             "could not resume the thread's session ({error}); starting a \
                                  new session with the thread's earlier exchanges"
                         )));
