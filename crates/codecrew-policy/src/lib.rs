@@ -46,6 +46,7 @@ pub mod rules;
 pub mod sandbox;
 pub mod secrets;
 pub mod shell;
+pub mod spawn;
 pub mod state_folder;
 pub mod teardown;
 pub mod tracked;

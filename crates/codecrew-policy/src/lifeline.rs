@@ -6,7 +6,8 @@
 //!
 //! - **The parent-death signal.** Every process codecrew starts (the agent CLIs, tool
 //!   commands, MCP servers) gets `PR_SET_PDEATHSIG(SIGKILL)` before it executes its
-//!   program ([`die_with_codecrew`]). The kernel sends it when the *thread* that forked
+//!   program ([`die_with_codecrew`]; an agent CLI makes the same call itself, started
+//!   without fork: [`crate::spawn`]). The kernel sends it when the *thread* that started
 //!   the child ends, not the process, so children are started only from threads that
 //!   live as long as codecrew's runtime (its main and worker threads; never from a
 //!   `spawn_blocking` thread, which ends when idle).

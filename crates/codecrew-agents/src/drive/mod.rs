@@ -1,5 +1,6 @@
 //! The means of driving the CLIs, apart from the CLIs themselves (one module each in
-//! [`super`]): [`process`] runs a command once, [`resident`] keeps one running,
+//! [`super`]): [`process`] runs a command once, [`resident`] keeps one running (each
+//! started by `child`, without `fork` where it can),
 //! [`transport`] chooses between them per job; [`acp`], [`app_server`] and
 //! [`claude_control`] speak the long-lived JSON-RPC and control protocols (with
 //! [`claude_tools`], what Claude's own tools amount to) (lines split by [`json_lines`];
@@ -13,6 +14,7 @@
 
 pub mod acp;
 pub mod app_server;
+mod child;
 pub mod claude_control;
 pub mod claude_tools;
 pub mod json_lines;

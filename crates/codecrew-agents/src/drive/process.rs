@@ -11,9 +11,15 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use std::collections::BTreeMap;
+
+use codecrew_policy::spawn::{Apart, Walls};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStderr, Command};
+use tokio::net::unix::pipe;
+use tokio::process::Command;
 use tokio::sync::watch;
+
+use super::child::{self, CliChild, Start};
 
 /// How much of stderr is kept: its last bytes, for error messages.
 const STDERR_TAIL: usize = 8 * 1024;
@@ -198,46 +204,51 @@ pub async fn run(
 }
 
 /// Spawns `spec` as the leader of its own process group, stdout and stderr piped, stdin
-/// piped or null. The guard kills the group when dropped.
-pub(crate) fn spawn(spec: &CommandSpec, stdin: bool) -> Result<(Child, GroupGuard), SpawnError> {
-    let mut command = Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    // The token of a `codecrew mcp --http` server: with it, an agent could call the server
-    // (in a mode above its own) from inside its wall.
-    command.env_remove(codecrew_config::MCP_TOKEN_ENV);
-    for name in &spec.env_remove {
-        command.env_remove(name);
-    }
-    for (name, value) in &spec.env {
-        command.env(name, value);
-    }
-    if let Some(cwd) = &spec.cwd {
-        command.current_dir(cwd);
-    }
-    match &spec.confinement {
-        // A session of its own (so no controlling terminal: the CLI cannot read the keys
-        // typed at a permission prompt), and the wall.
-        Some(confinement) => {
-            let domain = confinement.wall.domain().map_err(|error| SpawnError {
-                program: spec.program.display().to_string(),
-                source: std::io::Error::other(format!("cannot build its sandbox: {error}")),
-            })?;
-            codecrew_policy::sandbox::confine(&mut command, domain);
-        }
-        None => {
-            command.process_group(0);
-        }
-    }
-    codecrew_policy::lifeline::die_with_codecrew(&mut command);
-    let child = command.spawn().map_err(|source| SpawnError {
+/// piped or null: without `fork` where it can ([`super::child`]), else through tokio.
+/// The guard kills the group when dropped.
+pub(crate) fn spawn(spec: &CommandSpec, stdin: bool) -> Result<(CliChild, GroupGuard), SpawnError> {
+    let failed = |source| SpawnError {
         program: spec.program.display().to_string(),
         source,
-    })?;
+    };
+    // A session of its own (so no controlling terminal: the CLI cannot read the keys
+    // typed at a permission prompt), and the wall.
+    let domain = spec
+        .confinement
+        .as_ref()
+        .map(|confinement| confinement.wall.domain())
+        .transpose()
+        .map_err(|error| {
+            failed(std::io::Error::other(format!(
+                "cannot build its sandbox: {error}"
+            )))
+        })?;
+    let env = environment(spec);
+    let child = match child::spawnable(&spec.program, &env) {
+        Some(program) => {
+            let apart = match domain {
+                Some(_) => Apart::Session,
+                None => Apart::Group,
+            };
+            let walls = domain.map(|domain| {
+                let (ruleset, filter) = domain.into_parts();
+                Walls { ruleset, filter }
+            });
+            child::spawn(
+                &program,
+                Start {
+                    args: &spec.args,
+                    env,
+                    cwd: spec.cwd.as_deref(),
+                    stdin,
+                    apart,
+                    walls,
+                },
+            )
+        }
+        None => forked(spec, stdin, domain),
+    }
+    .map_err(failed)?;
     // Registered: what the CLI starts in its group dies with codecrew, even a killed one.
     if let Some(pgid) = child.id().and_then(|id| i32::try_from(id).ok()) {
         codecrew_policy::process::register(pgid);
@@ -246,9 +257,51 @@ pub(crate) fn spawn(spec: &CommandSpec, stdin: bool) -> Result<(Child, GroupGuar
     Ok((child, group))
 }
 
+/// The variables `spec` runs with: codecrew's, but those it removes, with its own on top.
+/// Never the token of a `codecrew mcp --http` server: with it, an agent could call the
+/// server (in a mode above its own) from inside its wall.
+fn environment(spec: &CommandSpec) -> Vec<(OsString, OsString)> {
+    let mut env: BTreeMap<OsString, OsString> = std::env::vars_os()
+        .filter(|(name, _)| {
+            name != codecrew_config::MCP_TOKEN_ENV && !spec.env_remove.contains(name)
+        })
+        .collect();
+    env.extend(spec.env.iter().cloned());
+    env.into_iter().collect()
+}
+
+/// The start through tokio's `Command` (a `fork`; the walls made in the child), where
+/// [`child::spawnable`] says the start without it cannot be used.
+fn forked(
+    spec: &CommandSpec,
+    stdin: bool,
+    domain: Option<codecrew_policy::sandbox::Domain>,
+) -> std::io::Result<CliChild> {
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .env_clear()
+        .envs(environment(spec));
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
+    }
+    match domain {
+        Some(domain) => codecrew_policy::sandbox::confine(&mut command, domain),
+        None => {
+            command.process_group(0);
+        }
+    }
+    codecrew_policy::lifeline::die_with_codecrew(&mut command);
+    child::forked(command.spawn()?)
+}
+
 /// Reads stderr to its end, keeping its last [`STDERR_TAIL`] bytes in `tail`: a noisy
 /// stderr can never block the child.
-pub(crate) async fn drain_stderr(mut stderr: ChildStderr, tail: Arc<Mutex<Vec<u8>>>) {
+pub(crate) async fn drain_stderr(mut stderr: pipe::Receiver, tail: Arc<Mutex<Vec<u8>>>) {
     let mut buffer = vec![0u8; 8192];
     while let Ok(read) = stderr.read(&mut buffer).await {
         if read == 0 {
@@ -275,7 +328,7 @@ pub(crate) fn tail_text(tail: &Mutex<Vec<u8>>) -> String {
 }
 
 pub(crate) async fn wait_for_exit(
-    child: &mut Child,
+    child: &mut CliChild,
     deadline: &mut std::pin::Pin<&mut tokio::time::Sleep>,
     cancel: &mut watch::Receiver<bool>,
     group: &GroupGuard,
@@ -321,7 +374,7 @@ impl GroupGuard {
     /// Stops the group led by `child`: SIGTERM, then SIGKILL to whatever is left once
     /// the leader has exited or after a short grace; the leader reaped. (The grace is not
     /// waited out for a CLI that ends at once: Ctrl-C is that much quicker.)
-    pub(crate) async fn stop(&self, child: &mut Child) {
+    pub(crate) async fn stop(&self, child: &mut CliChild) {
         use nix::sys::signal::{Signal, killpg};
         if let Some(pgid) = self.pgid()
             && killpg(pgid, Signal::SIGTERM).is_ok()

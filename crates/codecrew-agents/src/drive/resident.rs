@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::net::unix::pipe;
+
+use crate::drive::child::CliChild;
 use tokio::sync::watch;
 
 use crate::drive::native::{self, NativeGate, Outbox};
@@ -26,9 +28,9 @@ const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 /// A running CLI that answers one message after another.
 pub struct Resident {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: Option<ChildStdout>,
+    child: CliChild,
+    stdin: Option<pipe::Sender>,
+    stdout: Option<pipe::Receiver>,
     stderr_tail: Arc<Mutex<Vec<u8>>>,
     /// The task draining stderr; awaited once the CLI has exited, so the tail is whole.
     stderr_task: Option<tokio::task::JoinHandle<()>>,
@@ -197,7 +199,7 @@ async fn cancelled(cancel: &mut watch::Receiver<bool>) {
     }
 }
 
-async fn write_line(stdin: &mut ChildStdin, message: &[u8]) -> io::Result<()> {
+async fn write_line(stdin: &mut pipe::Sender, message: &[u8]) -> io::Result<()> {
     stdin.write_all(message).await?;
     if !message.ends_with(b"\n") {
         stdin.write_all(b"\n").await?;

@@ -28,9 +28,11 @@
 //! one the timeout and Ctrl-C kill, and it has no controlling terminal, so it cannot read
 //! the keys typed at codecrew's permission prompt.
 //!
-//! The rules are built in codecrew before the fork; the child only calls `setsid` and
-//! `landlock_restrict_self`, which allocate nothing. A kernel without Landlock runs the
-//! command unconfined, and codecrew says so on stderr once per run.
+//! The rules are built in codecrew before the child starts; the child only calls
+//! `setsid` and `landlock_restrict_self`, which allocate nothing: a forked child through
+//! [`confine`], an agent CLI's started without fork through [`Domain::into_parts`] and
+//! [`crate::spawn`]. A kernel without Landlock runs the command unconfined, and codecrew
+//! says so on stderr once per run.
 
 mod cli;
 mod linked_git;
@@ -227,6 +229,14 @@ fn user_git_config() -> Vec<PathBuf> {
 pub struct Domain {
     ruleset: Option<RulesetCreated>,
     filter: Option<BpfProgram>,
+}
+
+impl Domain {
+    /// The ruleset's descriptor and the filter, for a child that enters them with plain
+    /// system calls ([`crate::spawn`]).
+    pub fn into_parts(self) -> (Option<std::os::fd::OwnedFd>, Option<BpfProgram>) {
+        (self.ruleset.and_then(Option::from), self.filter)
+    }
 }
 
 impl From<Option<RulesetCreated>> for Domain {
