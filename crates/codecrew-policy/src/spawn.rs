@@ -14,7 +14,7 @@
 //! that started it waits (`CLONE_VFORK`); codecrew's other threads go on. It allocates
 //! nothing, takes no lock and writes nothing of codecrew's but its one failure slot.
 
-use std::ffi::{CString, OsString};
+use std::ffi::{CString, OsStr, OsString};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
@@ -27,6 +27,9 @@ use seccompiler::BpfProgram;
 /// The child's stack: a few frames of plain system calls (debug builds' frames are
 /// large, hence the room).
 const CHILD_STACK: usize = 256 * 1024;
+
+/// The shell a program without `#!` runs in.
+const SH: &std::ffi::CStr = c"/bin/sh";
 
 /// Linux's number for CAP_SYS_PTRACE (capability.h).
 const CAP_SYS_PTRACE: libc::c_ulong = 19;
@@ -55,23 +58,25 @@ pub struct Walls {
 /// must not allocate.
 pub struct Launch {
     program: CString,
-    /// `argv[0]` is the program.
+    /// `argv[0]` first.
     args: Vec<CString>,
     env: Vec<CString>,
     cwd: Option<CString>,
 }
 
 impl Launch {
-    /// `program` (a path: the child does not search PATH) with `args`, in `cwd`, with
-    /// exactly the variables `env` (nothing inherited but what it names).
+    /// `program` (a path: the child does not search PATH) with `args`, named `arg0`
+    /// (its `argv[0]`, as the command was given), in `cwd`, with exactly the variables
+    /// `env` (nothing inherited but what it names).
     pub fn new(
         program: &Path,
+        arg0: &OsStr,
         args: &[OsString],
         env: impl IntoIterator<Item = (OsString, OsString)>,
         cwd: Option<&Path>,
     ) -> std::io::Result<Launch> {
         let program = c_string(program.as_os_str().as_bytes())?;
-        let mut all_args = vec![program.clone()];
+        let mut all_args = vec![c_string(arg0.as_bytes())?];
         for arg in args {
             all_args.push(c_string(arg.as_bytes())?);
         }
@@ -114,10 +119,17 @@ impl Launch {
             ));
         }
         let args = null_terminated(&self.args);
+        // A program the kernel cannot execute (ENOEXEC: a script without `#!`) runs in
+        // `/bin/sh`, as `execvp` (std's start) runs it: `sh PROGRAM ARGS...`.
+        let sh_args: Vec<*const libc::c_char> = [SH.as_ptr(), self.program.as_ptr()]
+            .into_iter()
+            .chain(args[1..].iter().copied())
+            .collect();
         let env = null_terminated(&self.env);
         let plan = Plan {
             program: self.program.as_ptr(),
             args: args.as_ptr(),
+            sh_args: sh_args.as_ptr(),
             env: env.as_ptr(),
             cwd: self
                 .cwd
@@ -179,6 +191,8 @@ fn null_terminated(strings: &[CString]) -> Vec<*const libc::c_char> {
 struct Plan<'a> {
     program: *const libc::c_char,
     args: *const *const libc::c_char,
+    /// `/bin/sh`'s, for a program without `#!`.
+    sh_args: *const *const libc::c_char,
     env: *const *const libc::c_char,
     /// NULL: codecrew's own.
     cwd: *const libc::c_char,
@@ -288,7 +302,11 @@ unsafe fn prepare_and_execute(plan: &Plan) -> libc::c_int {
         libc::sigemptyset(&mut none);
         libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
         libc::execve(plan.program, plan.args, plan.env);
-        errno()
+        let failed = errno();
+        if failed == libc::ENOEXEC {
+            libc::execve(SH.as_ptr(), plan.sh_args, plan.env);
+        }
+        failed
     }
 }
 
@@ -308,6 +326,7 @@ mod tests {
     fn sh(script: &str, env: &[(&str, &str)]) -> Launch {
         Launch::new(
             Path::new("/bin/sh"),
+            OsStr::new("sh"),
             &["-c".into(), script.into()],
             env.iter()
                 .map(|(name, value)| ((*name).into(), (*value).into())),
@@ -356,6 +375,27 @@ mod tests {
     }
 
     #[test]
+    fn a_script_without_a_shebang_runs_in_sh_and_argv0_is_as_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("cli");
+        std::fs::write(&script, "echo \"$0 $1\"\n").unwrap();
+        std::fs::set_permissions(
+            &script,
+            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
+        )
+        .unwrap();
+        let launch = Launch::new(&script, OsStr::new("cli"), &["one".into()], [], None).unwrap();
+        let (out, status) = run(&launch, Apart::Group, None);
+        assert_eq!(
+            (out.as_str(), status),
+            (format!("{} one\n", script.display()).as_str(), 0)
+        );
+        // A program run directly sees argv[0] as the command gave it, not its path.
+        let (out, _) = run(&sh("echo $0", &[]), Apart::Group, None);
+        assert_eq!(out, "sh\n");
+    }
+
+    #[test]
     fn a_child_in_a_group_of_its_own_stays_in_codecrews_session() {
         let (out, _) = run(
             &sh("cut -d' ' -f5,6 /proc/$$/stat; echo $$", &[]),
@@ -374,7 +414,14 @@ mod tests {
 
     #[test]
     fn a_program_or_folder_that_cannot_be_used_is_an_error() {
-        let launch = Launch::new(Path::new("/nonexistent/cli"), &[], [], None).unwrap();
+        let launch = Launch::new(
+            Path::new("/nonexistent/cli"),
+            OsStr::new("cli"),
+            &[],
+            [],
+            None,
+        )
+        .unwrap();
         let (read, write) = pipe();
         let error = launch
             .start([&read, &write, &write], Apart::Group, None)
@@ -382,6 +429,7 @@ mod tests {
         assert_eq!(error.raw_os_error(), Some(libc::ENOENT));
         let folder = Launch::new(
             Path::new("/bin/true"),
+            OsStr::new("true"),
             &[],
             [],
             Some(Path::new("/nonexistent")),
@@ -396,9 +444,15 @@ mod tests {
     #[test]
     #[allow(unsafe_code)]
     fn a_nul_byte_or_a_standard_stream_is_refused_before_any_start() {
-        let error = Launch::new(Path::new("/bin/true"), &["a\0b".into()], [], None)
-            .err()
-            .unwrap();
+        let error = Launch::new(
+            Path::new("/bin/true"),
+            OsStr::new("true"),
+            &["a\0b".into()],
+            [],
+            None,
+        )
+        .err()
+        .unwrap();
         assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
         // codecrew's own stderr as a child's: refused, since another stream's dup2 could
         // overwrite it first. Never closed here.

@@ -44,6 +44,8 @@ enum Exit {
 
 /// What to start, as [`spawn`] takes it.
 pub(crate) struct Start<'a> {
+    /// Its `argv[0]`: the program as the command names it.
+    pub arg0: &'a std::ffi::OsStr,
     pub args: &'a [OsString],
     /// Exactly the child's variables.
     pub env: Vec<(OsString, OsString)>,
@@ -66,7 +68,7 @@ pub(crate) fn spawnable(program: &Path, env: &[(OsString, OsString)]) -> Option<
 
 /// Starts `program` (as [`spawnable`] gave it) without `fork`.
 pub(crate) fn spawn(program: &Path, start: Start) -> io::Result<CliChild> {
-    let launch = Launch::new(program, start.args, start.env, start.cwd)?;
+    let launch = Launch::new(program, start.arg0, start.args, start.env, start.cwd)?;
     let pipe = || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(io::Error::from);
     let (stdin_read, stdin_write) = if start.stdin {
         let (read, write) = pipe()?;
@@ -276,6 +278,7 @@ mod tests {
         spawn(
             &program,
             Start {
+                arg0: program.as_os_str(),
                 args,
                 env,
                 cwd: None,

@@ -237,6 +237,7 @@ pub(crate) fn spawn(spec: &CommandSpec, stdin: bool) -> Result<(CliChild, GroupG
             child::spawn(
                 &program,
                 Start {
+                    arg0: spec.program.as_os_str(),
                     args: &spec.args,
                     env,
                     cwd: spec.cwd.as_deref(),
