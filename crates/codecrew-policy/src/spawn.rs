@@ -7,7 +7,7 @@
 //! the child in the parent's memory until it executes (`clone(CLONE_VM | CLONE_VFORK)`),
 //! but it cannot make the walls a CLI needs before it executes: a session of its own,
 //! no CAP_SYS_PTRACE, its Landlock domain and filter, the parent-death signal. So the
-//! child here is started as `posix_spawn` starts one ([`crate::clone_vm::start`]) and
+//! child here is started as `posix_spawn` starts one (`clone_vm::start`) and
 //! makes them itself, with plain system calls on what [`Launch`] made ready before.
 //!
 //! The child runs on a stack of its own in codecrew's memory while codecrew's thread
@@ -25,7 +25,7 @@ use nix::unistd::Pid;
 use seccompiler::BpfProgram;
 
 /// The child's stack: a few frames of plain system calls (debug builds' frames are
-/// large, hence the room).
+/// large, hence the room), above a guard page (`clone_vm::Stack`).
 const CHILD_STACK: usize = 256 * 1024;
 
 /// The shell a program without `#!` runs in.
@@ -143,7 +143,7 @@ impl Launch {
             parent: nix::unistd::getpid().as_raw(),
             failed: AtomicI32::new(0),
         };
-        let mut stack = vec![0u8; CHILD_STACK];
+        let mut stack = crate::clone_vm::Stack::new(CHILD_STACK)?;
         // SAFETY: the stack and the plan live until `start` returns, which with
         // CLONE_VFORK is after the child has executed the program or exited: it never
         // runs on them after. `child` makes plain system calls only (and the filter's,
@@ -151,7 +151,7 @@ impl Launch {
         // atomic failure slot, and ends in `execve` or `_exit`.
         let pid = unsafe {
             crate::clone_vm::start(
-                &mut stack,
+                stack.as_mut_slice(),
                 child,
                 libc::SIGCHLD | libc::CLONE_VFORK,
                 std::ptr::from_ref(&plan).cast_mut().cast(),

@@ -86,25 +86,25 @@ pub(crate) fn spawn(program: &Path, start: Start) -> io::Result<CliChild> {
     // The child's ends are its own now: codecrew's copies go, so that its reads see the
     // end of the child's output.
     drop((stdin_read, stdout_write, stderr_write));
-    let pidfd = match pidfd_open(pid) {
-        Ok(fd) => Some(watched(fd)?),
-        Err(error) => {
-            // Never seen once the probe passed; without it the child is killed and reaped.
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-            let _ = nix::sys::wait::waitpid(pid, None);
-            return Err(error);
-        }
-    };
-    Ok(CliChild {
-        stdin: stdin_write.map(pipe::Sender::from_owned_fd).transpose()?,
-        stdout: Some(pipe::Receiver::from_owned_fd(stdout_read)?),
-        stderr: Some(pipe::Receiver::from_owned_fd(stderr_read)?),
+    // Held from here on: whatever fails below, its drop kills the child and reaps it.
+    let mut child = CliChild {
+        stdin: None,
+        stdout: None,
+        stderr: None,
         exit: Exit::Spawned {
             pid,
-            pidfd,
+            pidfd: None,
             status: None,
         },
-    })
+    };
+    let pidfd = watched(pidfd_open(pid)?)?;
+    if let Exit::Spawned { pidfd: slot, .. } = &mut child.exit {
+        *slot = Some(pidfd);
+    }
+    child.stdin = stdin_write.map(pipe::Sender::from_owned_fd).transpose()?;
+    child.stdout = Some(pipe::Receiver::from_owned_fd(stdout_read)?);
+    child.stderr = Some(pipe::Receiver::from_owned_fd(stderr_read)?);
+    Ok(child)
 }
 
 /// `pidfd` registered with the runtime, to be awaited readable.
@@ -254,17 +254,27 @@ fn has_pidfd() -> bool {
 }
 
 /// `program` as the child would find it: a path as it is, a bare name on the PATH of
-/// the child's variables (the first executable file), as `execvp` searches.
+/// the child's variables (the first executable regular file), as `execvp` searches. None
+/// when a relative or empty entry of PATH comes first (`execvp` would look in the CLI's
+/// folder there: the forked start does), or nothing is found.
 fn located(program: &Path, env: &[(OsString, OsString)]) -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     if program.as_os_str().as_bytes().contains(&b'/') {
         return Some(program.to_path_buf());
     }
     let path = env.iter().find(|(name, _)| name == "PATH")?;
-    std::env::split_paths(&path.1)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join(program))
-        .find(|candidate| nix::unistd::access(candidate, nix::unistd::AccessFlags::X_OK).is_ok())
+    for dir in std::env::split_paths(&path.1) {
+        if !dir.is_absolute() {
+            return None;
+        }
+        let candidate = dir.join(program);
+        if candidate.is_file()
+            && nix::unistd::access(&candidate, nix::unistd::AccessFlags::X_OK).is_ok()
+        {
+            return Some(candidate);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -353,6 +363,21 @@ mod tests {
             Some(PathBuf::from("/bin/sh"))
         );
         assert_eq!(located(Path::new("no-such-program-here"), &env), None);
+        // A folder of that name is passed over; a relative entry first is execvp's to
+        // search (the forked start).
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sh")).unwrap();
+        let mut path = dir.path().as_os_str().to_owned();
+        path.push(":/bin");
+        let folder_first = vec![(OsString::from("PATH"), path)];
+        assert_eq!(
+            located(Path::new("sh"), &folder_first),
+            Some(PathBuf::from("/bin/sh"))
+        );
+        let relative_first = vec![(OsString::from("PATH"), OsString::from(".:/bin"))];
+        assert_eq!(located(Path::new("sh"), &relative_first), None);
+        let empty_first = vec![(OsString::from("PATH"), OsString::from(":/bin"))];
+        assert_eq!(located(Path::new("sh"), &empty_first), None);
         assert_eq!(
             located(Path::new("./relative/cli"), &[]),
             Some(PathBuf::from("./relative/cli"))
