@@ -256,6 +256,7 @@ unsafe fn prepare_and_execute(plan: &Plan) -> libc::c_int {
         if plan.confined {
             // Fails without CAP_SETPCAP (not root), where there is nothing to drop.
             let _ = libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
+            crate::sandbox::close_inherited_on_exec();
         }
         // What the landlock crate's `restrict_self` does: no new privileges (Landlock
         // requires it of an unprivileged process), then the domain.
@@ -393,6 +394,32 @@ mod tests {
         // A program run directly sees argv[0] as the command gave it, not its path.
         let (out, _) = run(&sh("echo $0", &[]), Apart::Group, None);
         assert_eq!(out, "sh\n");
+    }
+
+    /// A confined CLI cannot write through a descriptor codecrew's caller left open.
+    #[test]
+    fn a_confined_child_cannot_use_a_descriptor_it_inherited() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_held, fd) = crate::sandbox::tests::inherited_file(dir.path());
+        let launch = sh(
+            &format!("(echo through >&{fd}) 2>/dev/null && echo wrote || echo refused"),
+            &[],
+        );
+        let walls = Walls {
+            ruleset: None,
+            filter: None,
+        };
+        let (out, _) = run(&launch, Apart::Session, Some(&walls));
+        assert_eq!(out, "refused\n");
+        let (out, _) = run(&launch, Apart::Group, None);
+        assert_eq!(
+            out, "wrote\n",
+            "unconfined it can: the refusal was the wall's"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("held-open.txt")).unwrap(),
+            "through\n"
+        );
     }
 
     #[test]

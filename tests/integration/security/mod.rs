@@ -186,6 +186,7 @@ fn marker(name: &str) -> String {
     )
 }
 
+mod cli_process;
 mod deny_depth;
 mod injection;
 mod options;

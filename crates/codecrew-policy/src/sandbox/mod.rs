@@ -64,10 +64,12 @@ pub enum Support {
     Unsupported,
 }
 
-/// Makes codecrew's own process non-dumpable: its `/proc/<pid>/environ` and memory are
-/// then readable only with CAP_SYS_PTRACE, which the commands it runs give up. Without
-/// this a command could read the API keys codecrew passes to the agent CLIs from
-/// `/proc/$PPID/environ`, scrub or not. (It also turns off core dumps of codecrew.)
+/// Makes codecrew's own process non-dumpable: its memory (`/proc/<pid>/mem`, ptrace) is
+/// then open only to CAP_SYS_PTRACE, which the commands it runs give up, and with it the
+/// API keys codecrew keeps for the agent CLIs. Its `/proc/<pid>/environ` stays readable
+/// to a process of the same user on current kernels, which is why the keys' values are
+/// zeroed there first ([`crate::secrets::hide_initial_secrets`]). (It also turns off
+/// core dumps of codecrew.)
 pub fn protect_self() {
     if let Err(error) = nix::sys::prctl::set_dumpable(false) {
         tracing::warn!("could not make codecrew non-dumpable: {error}");
@@ -231,6 +233,24 @@ pub struct Domain {
     filter: Option<BpfProgram>,
 }
 
+/// Marks every descriptor above the standard streams close-on-exec, in a child about to
+/// enter its wall: what codecrew's caller left open for it (a pipe of the shell's, a file
+/// an editor holds open for writing) is not the confined program's to use, and Landlock,
+/// which judges a path when it is opened, does not stop the use of one already open. Not
+/// closed at once: the forked start's own report pipe must last until the `exec`. A plain
+/// system call. Before Linux 5.11, which has no Landlock either, nothing changes.
+#[allow(unsafe_code)]
+pub(crate) fn close_inherited_on_exec() {
+    // SAFETY: a plain system call on this process's own table of descriptors.
+    unsafe {
+        nix::libc::close_range(
+            3,
+            nix::libc::c_uint::MAX,
+            nix::libc::CLOSE_RANGE_CLOEXEC as i32,
+        );
+    }
+}
+
 impl Domain {
     /// The ruleset's descriptor and the filter, for a child that enters them with plain
     /// system calls ([`crate::spawn`]).
@@ -353,7 +373,8 @@ pub fn confine_blocking(command: &mut std::process::Command, domain: impl Into<D
     }
 }
 
-/// What the child does between fork and exec: a session of its own, no CAP_SYS_PTRACE,
+/// What the child does between fork and exec: a session of its own, the descriptors it
+/// inherited closed at the exec, no CAP_SYS_PTRACE,
 /// the ruleset, the filter. It runs in the forked child, where only async-signal-safe
 /// work is sound: plain system calls (setsid, prctl, and prctl plus
 /// landlock_restrict_self inside `restrict_self`, prctl plus seccomp inside
@@ -362,6 +383,7 @@ pub fn confine_blocking(command: &mut std::process::Command, domain: impl Into<D
 #[allow(unsafe_code)]
 fn enter(domain: &mut Domain) -> std::io::Result<()> {
     nix::unistd::setsid().map_err(|errno| std::io::Error::from_raw_os_error(errno as i32))?;
+    close_inherited_on_exec();
     // Fails without CAP_SETPCAP (not root), where there is nothing to drop.
     // SAFETY: a plain prctl with integer arguments.
     let _ = unsafe { nix::libc::prctl(nix::libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0) };
@@ -375,4 +397,48 @@ fn enter(domain: &mut Domain) -> std::io::Result<()> {
             .map_err(|_| std::io::Error::from_raw_os_error(nix::errno::Errno::EPERM as i32))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    /// A file outside any workspace held open by codecrew's caller, not close-on-exec, as
+    /// a shell's `exec 7>>file` leaves one: its descriptor number.
+    pub(crate) fn inherited_file(dir: &Path) -> (std::fs::File, i32) {
+        let file = std::fs::File::create(dir.join("held-open.txt")).unwrap();
+        nix::fcntl::fcntl(
+            &file,
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+        )
+        .unwrap();
+        let fd = file.as_raw_fd();
+        (file, fd)
+    }
+
+    /// The forked start (a tool's command, a CLI where the kernel has no pidfd): what the
+    /// child inherited beyond its streams is closed when it executes, so a confined
+    /// program cannot write through it.
+    #[test]
+    fn a_confined_command_cannot_use_a_descriptor_it_inherited() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_held, fd) = inherited_file(dir.path());
+        let script = format!("echo through >&{fd} && echo wrote || echo refused");
+        let mut command = std::process::Command::new("/bin/sh");
+        command.args(["-c", &script]);
+        confine_blocking(&mut command, Domain::default());
+        let output = command.output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "refused\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("held-open.txt")).unwrap(),
+            ""
+        );
+        // Unconfined, the same command can: the refusal was the wall's.
+        let output = std::process::Command::new("/bin/sh")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "wrote\n");
+    }
 }
