@@ -335,20 +335,18 @@ fn the_re_ask_is_a_retry_event_in_stream_json() {
         "@claude E2E-SCHEMA-RETRY",
     ]);
     run.assert_code(0);
-    let events: Vec<Value> = run
-        .stdout
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    let kinds: Vec<&str> = events
-        .iter()
-        .filter_map(|event| event["type"].as_str())
-        .collect();
-    assert!(!kinds.contains(&"error"), "{}", run.stdout);
-    let retry = events
-        .iter()
-        .find(|event| event["type"] == "retry")
-        .unwrap_or_else(|| panic!("no retry event:\n{}", run.stdout));
+    // Every line an event; none an error, one a retry.
+    assert_eq!(
+        run.json_lines().len(),
+        run.stdout.lines().count(),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.events("error"), Vec::<Value>::new());
+    let retries = run.events("retry");
+    let [retry] = retries.as_slice() else {
+        panic!("not one retry event:\n{}", run.stdout);
+    };
     assert_eq!(retry["agent"], "claude");
     let message = retry["message"].as_str().unwrap();
     assert!(message.contains("asking again (1 of 2)"), "{message}");

@@ -58,12 +58,20 @@ pub(crate) struct Start<'a> {
 
 /// The program to give [`spawn`], or None when this kernel or this program needs the
 /// forked start ([`forked`]): no pidfd, or a program not found on the PATH of `env`, the
-/// child's variables (tokio's start then says why).
-pub(crate) fn spawnable(program: &Path, env: &[(OsString, OsString)]) -> Option<PathBuf> {
+/// child's variables, from `cwd`, its folder (tokio's start then says why).
+pub(crate) fn spawnable(
+    program: &Path,
+    env: &[(OsString, OsString)],
+    cwd: Option<&Path>,
+) -> Option<PathBuf> {
     if !has_pidfd() {
         return None;
     }
-    located(program, env)
+    let cwd = match cwd {
+        Some(cwd) => cwd.to_path_buf(),
+        None => std::env::current_dir().ok()?,
+    };
+    located(program, env, &cwd)
 }
 
 /// Starts `program` (as [`spawnable`] gave it) without `fork`.
@@ -254,27 +262,15 @@ fn has_pidfd() -> bool {
 }
 
 /// `program` as the child would find it: a path as it is, a bare name on the PATH of
-/// the child's variables (the first executable regular file), as `execvp` searches. None
-/// when a relative or empty entry of PATH comes first (`execvp` would look in the CLI's
-/// folder there: the forked start does), or nothing is found.
-fn located(program: &Path, env: &[(OsString, OsString)]) -> Option<PathBuf> {
+/// the child's variables, a relative entry of it taken from `cwd`, the child's folder
+/// (`which`, as `execvp` searches).
+fn located(program: &Path, env: &[(OsString, OsString)], cwd: &Path) -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     if program.as_os_str().as_bytes().contains(&b'/') {
         return Some(program.to_path_buf());
     }
     let path = env.iter().find(|(name, _)| name == "PATH")?;
-    for dir in std::env::split_paths(&path.1) {
-        if !dir.is_absolute() {
-            return None;
-        }
-        let candidate = dir.join(program);
-        if candidate.is_file()
-            && nix::unistd::access(&candidate, nix::unistd::AccessFlags::X_OK).is_ok()
-        {
-            return Some(candidate);
-        }
-    }
-    None
+    which::which_in(program, Some(&path.1), cwd).ok()
 }
 
 #[cfg(test)]
@@ -284,7 +280,7 @@ mod tests {
 
     fn start(program: &Path, args: &[OsString], stdin: bool) -> io::Result<CliChild> {
         let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-        let program = spawnable(program, &env).expect("this kernel has pidfds");
+        let program = spawnable(program, &env, None).expect("this kernel has pidfds");
         spawn(
             &program,
             Start {
@@ -357,31 +353,36 @@ mod tests {
 
     #[test]
     fn a_program_is_found_as_execvp_finds_it() {
-        let env = vec![(OsString::from("PATH"), OsString::from("/nonexistent:/bin"))];
+        let here = tempfile::tempdir().unwrap();
+        let env = |path: &str| vec![(OsString::from("PATH"), OsString::from(path))];
+        let found = |name: &str, path: &str| located(Path::new(name), &env(path), here.path());
         assert_eq!(
-            located(Path::new("sh"), &env),
+            found("sh", "/nonexistent:/bin"),
             Some(PathBuf::from("/bin/sh"))
         );
-        assert_eq!(located(Path::new("no-such-program-here"), &env), None);
-        // A folder of that name is passed over; a relative entry first is execvp's to
-        // search (the forked start).
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("sh")).unwrap();
-        let mut path = dir.path().as_os_str().to_owned();
-        path.push(":/bin");
-        let folder_first = vec![(OsString::from("PATH"), path)];
+        assert_eq!(found("no-such-program-here", "/bin"), None);
         assert_eq!(
-            located(Path::new("sh"), &folder_first),
-            Some(PathBuf::from("/bin/sh"))
-        );
-        let relative_first = vec![(OsString::from("PATH"), OsString::from(".:/bin"))];
-        assert_eq!(located(Path::new("sh"), &relative_first), None);
-        let empty_first = vec![(OsString::from("PATH"), OsString::from(":/bin"))];
-        assert_eq!(located(Path::new("sh"), &empty_first), None);
-        assert_eq!(
-            located(Path::new("./relative/cli"), &[]),
+            located(Path::new("./relative/cli"), &[], here.path()),
             Some(PathBuf::from("./relative/cli"))
         );
-        assert_eq!(located(Path::new("sh"), &[]), None, "no PATH, not found");
+        assert_eq!(located(Path::new("sh"), &[], here.path()), None, "no PATH");
+        // A folder of the program's name is passed over.
+        let folders = tempfile::tempdir().unwrap();
+        std::fs::create_dir(folders.path().join("sh")).unwrap();
+        assert_eq!(
+            found("sh", &format!("{}:/bin", folders.path().display())),
+            Some(PathBuf::from("/bin/sh"))
+        );
+        // A relative entry is looked up from the child's folder.
+        let tool = here.path().join("tool");
+        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let relative = found("tool", ".:/bin").unwrap();
+        assert_eq!(
+            relative.canonicalize().unwrap(),
+            tool.canonicalize().unwrap()
+        );
+        assert_eq!(found("sh", ".:/bin"), Some(PathBuf::from("/bin/sh")));
     }
 }

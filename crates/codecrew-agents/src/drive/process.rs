@@ -5,13 +5,12 @@
 //! can never block the child), stderr keeps only its tail, and a timeout or a cancel
 //! (Ctrl-C) kills the whole group — the CLI and anything it started.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-use std::collections::BTreeMap;
 
 use codecrew_policy::spawn::{Apart, Walls};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -224,7 +223,7 @@ pub(crate) fn spawn(spec: &CommandSpec, stdin: bool) -> Result<(CliChild, GroupG
             )))
         })?;
     let env = environment(spec);
-    let child = match child::spawnable(&spec.program, &env) {
+    let child = match child::spawnable(&spec.program, &env, spec.cwd.as_deref()) {
         Some(program) => {
             let apart = match domain {
                 Some(_) => Apart::Session,
