@@ -79,7 +79,10 @@ impl Resident {
         let mut stdout_bytes = 0u64;
         let deadline = tokio::time::sleep(limits.timeout);
         tokio::pin!(deadline);
-        // A CLI that died between turns is found here: the write fails.
+        // A CLI that stopped reading, or ended, fails the write; what it printed is still
+        // read to its end below (one that answers at once and exits before reading its
+        // input, faster than codecrew writes, has its answer there), and a CLI that died
+        // between turns is found by that end.
         let sent = match self.stdin.as_mut() {
             Some(stdin) => write_line(stdin, message).await,
             None => Err(io::Error::from(io::ErrorKind::BrokenPipe)),
@@ -87,7 +90,6 @@ impl Resident {
         let mut stop: Option<Ending> = None;
         if sent.is_err() {
             self.stdin = None;
-            self.stdout = None;
         }
         let mut buffer = vec![0u8; CHUNK];
         let mut outbox = Outbox::default();
@@ -305,6 +307,23 @@ mod tests {
         assert_eq!(outcome.ending, Ending::Exited(7));
         assert_eq!(out, "partial\n");
         assert!(outcome.stderr_tail.contains("it broke"), "{outcome:?}");
+    }
+
+    /// A CLI that answers at once and exits before it reads its input: codecrew's write
+    /// fails, and the answer it printed is still the turn's.
+    #[tokio::test]
+    async fn an_answer_printed_before_the_cli_read_its_input_is_read() {
+        let mut resident = Resident::spawn(&bash("echo 'answer: at once'; echo done")).unwrap();
+        // It has ended, so the write below fails (its stdin's reader is gone).
+        let pid = resident.child.id().unwrap();
+        while codecrew_policy::process::stat(i32::try_from(pid).unwrap())
+            .is_some_and(|stat| !stat.zombie)
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let (outcome, out) = turn(&mut resident, "hello", 10_000).await;
+        assert_eq!(out, "answer: at once\ndone\n");
+        assert_eq!(outcome.ending, Ending::TurnEnded);
     }
 
     #[tokio::test]
